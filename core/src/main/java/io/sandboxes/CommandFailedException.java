@@ -1,0 +1,32 @@
+package io.sandboxes;
+
+/**
+ * Thrown by {@link ExecResult#orThrow()} for a command that exited non-zero. Commands never throw
+ * this on their own: a non-zero exit is data until the caller says otherwise.
+ *
+ * @since 0.1
+ */
+public class CommandFailedException extends SandboxException {
+  private static final long serialVersionUID = 1L;
+
+  private final transient ExecResult result;
+
+  /** @param result the result of the failed command */
+  public CommandFailedException(ExecResult result) {
+    super("command exited with code " + result.exitCode() + tail(result.stderr()));
+    this.result = result;
+  }
+
+  private static String tail(String stderr) {
+    String s = stderr.strip();
+    if (s.isEmpty()) {
+      return "";
+    }
+    return ": " + (s.length() > 500 ? "…" + s.substring(s.length() - 500) : s);
+  }
+
+  /** @return the full result of the command */
+  public ExecResult result() {
+    return result;
+  }
+}

@@ -1,0 +1,89 @@
+package io.sandboxes;
+
+import java.nio.charset.StandardCharsets;
+
+/**
+ * A live sandbox: an isolated machine that runs commands and holds files.
+ *
+ * <p>Obtained from a provider; {@link #close()} destroys the sandbox, so use it with
+ * try-with-resources:
+ *
+ * <pre>{@code
+ * try (Sandbox sandbox = provider.create()) {
+ *   sandbox.writeFile("/home/user/hello.py", "print('hi')");
+ *   ExecResult result = sandbox.exec("python3 /home/user/hello.py");
+ *   System.out.println(result.stdout());
+ * }
+ * }</pre>
+ *
+ * @since 0.1
+ */
+public interface Sandbox extends AutoCloseable {
+
+  /** @return the sandbox's id, as the provider knows it */
+  String id();
+
+  /**
+   * Runs a shell command ({@code bash -l -c}) and waits for it to finish, with the default options.
+   *
+   * @param command the command line
+   * @return its exit code and output; a non-zero exit is returned, not thrown
+   * @throws SandboxException when the command's outcome could not be obtained
+   */
+  default ExecResult exec(String command) {
+    return exec(command, ExecOptions.defaults());
+  }
+
+  /**
+   * Runs a shell command ({@code bash -l -c}) and waits for it to finish.
+   *
+   * @param command the command line
+   * @param options working directory, environment, user and deadline
+   * @return its exit code and output; a non-zero exit is returned, not thrown
+   * @throws SandboxException when the command's outcome could not be obtained
+   */
+  ExecResult exec(String command, ExecOptions options);
+
+  /**
+   * Writes a file with exactly these bytes, creating parent directories; an existing file is
+   * replaced.
+   *
+   * @param path absolute, or relative to the default user's home
+   * @param content the bytes to write
+   */
+  void writeBytes(String path, byte[] content);
+
+  /**
+   * Writes text as UTF-8, creating parent directories; an existing file is replaced.
+   *
+   * @param path absolute, or relative to the default user's home
+   * @param content the text to write
+   */
+  default void writeFile(String path, String content) {
+    writeBytes(path, content.getBytes(StandardCharsets.UTF_8));
+  }
+
+  /**
+   * Reads a file's exact bytes.
+   *
+   * @param path absolute, or relative to the default user's home
+   * @return the file's content
+   * @throws SandboxFileNotFoundException when there is no such file
+   */
+  byte[] readBytes(String path);
+
+  /**
+   * Reads a file as UTF-8 text.
+   *
+   * @param path absolute, or relative to the default user's home
+   * @return the file's content
+   * @throws SandboxFileNotFoundException when there is no such file
+   */
+  default String readFile(String path) {
+    return new String(readBytes(path), StandardCharsets.UTF_8);
+  }
+
+  /** Destroys the sandbox. Idempotent; a sandbox already gone is not an error. */
+  @Override
+  void close();
+}

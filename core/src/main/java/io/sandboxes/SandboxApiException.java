@@ -1,0 +1,37 @@
+package io.sandboxes;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The control plane answered with an error status. Carries the HTTP status and the server's own
+ * message, so a caller can tell a refused key (401) from an overloaded service (503).
+ *
+ * @since 0.1
+ */
+public class SandboxApiException extends SandboxException {
+  private static final long serialVersionUID = 1L;
+
+  private final int statusCode;
+  private final @Nullable String serverMessage;
+
+  /**
+   * @param statusCode the HTTP status the server answered with
+   * @param serverMessage the {@code message} of the error body, when the body had one
+   * @param context what was being attempted, e.g. {@code "create sandbox"}
+   */
+  public SandboxApiException(int statusCode, @Nullable String serverMessage, String context) {
+    super(context + " failed: HTTP " + statusCode + (serverMessage == null ? "" : ": " + serverMessage));
+    this.statusCode = statusCode;
+    this.serverMessage = serverMessage;
+  }
+
+  /** @return the HTTP status code of the failed response */
+  public int statusCode() {
+    return statusCode;
+  }
+
+  /** @return the error message the server put in its body, if any */
+  public @Nullable String serverMessage() {
+    return serverMessage;
+  }
+}

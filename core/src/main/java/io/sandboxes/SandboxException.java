@@ -1,0 +1,29 @@
+package io.sandboxes;
+
+/**
+ * Root of every exception this SDK throws. Unchecked: sandbox operations are remote calls whose
+ * failures a caller handles where it makes sense, not at every call site.
+ *
+ * <p>Subtypes say what kind of failure it was: {@link SandboxNotFoundException} for a sandbox that
+ * positively does not exist, {@link SandboxFileNotFoundException} for a missing path inside one,
+ * {@link SandboxApiException} for an HTTP-level refusal, {@link SandboxRpcException} for an
+ * error reported by the in-sandbox daemon.
+ *
+ * @since 0.1
+ */
+public class SandboxException extends RuntimeException {
+  private static final long serialVersionUID = 1L;
+
+  /** @param message what failed, naming the sandbox or path where there is one */
+  public SandboxException(String message) {
+    super(message);
+  }
+
+  /**
+   * @param message what failed
+   * @param cause the underlying failure
+   */
+  public SandboxException(String message, Throwable cause) {
+    super(message, cause);
+  }
+}

@@ -1,0 +1,26 @@
+package io.sandboxes;
+
+/**
+ * A path inside a sandbox does not exist. The sandbox itself does.
+ *
+ * @since 0.1
+ */
+public class SandboxFileNotFoundException extends SandboxException {
+  private static final long serialVersionUID = 1L;
+
+  private final String path;
+
+  /**
+   * @param path the path inside the sandbox
+   * @param message the daemon's explanation
+   */
+  public SandboxFileNotFoundException(String path, String message) {
+    super("no such path in sandbox: " + path + " (" + message + ")");
+    this.path = path;
+  }
+
+  /** @return the path that was missing */
+  public String path() {
+    return path;
+  }
+}

@@ -1,0 +1,29 @@
+package io.sandboxes;
+
+/**
+ * The in-sandbox daemon (envd) reported an error on a Connect RPC, such as {@code not_found},
+ * {@code invalid_argument} or {@code deadline_exceeded}. {@link #code()} is the Connect error code
+ * string as it was on the wire.
+ *
+ * @since 0.1
+ */
+public class SandboxRpcException extends SandboxException {
+  private static final long serialVersionUID = 1L;
+
+  private final String code;
+
+  /**
+   * @param code the Connect error code, e.g. {@code "not_found"}
+   * @param message the daemon's message
+   * @param context what was being attempted
+   */
+  public SandboxRpcException(String code, String message, String context) {
+    super(context + " failed: [" + code + "] " + message);
+    this.code = code;
+  }
+
+  /** @return the Connect error code string, e.g. {@code "not_found"} or {@code "unavailable"} */
+  public String code() {
+    return code;
+  }
+}

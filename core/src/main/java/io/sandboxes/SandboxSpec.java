@@ -1,0 +1,75 @@
+package io.sandboxes;
+
+import java.time.Duration;
+import java.util.Map;
+import java.util.Objects;
+import java.util.regex.Pattern;
+
+/**
+ * What sandbox to create: its template, how long it may live, its default environment and its
+ * metadata. Immutable; each {@code with...} method returns a copy and validates its argument.
+ *
+ * <pre>{@code
+ * SandboxSpec spec = SandboxSpec.of("base").withTimeout(Duration.ofMinutes(10)).withMetadata(Map.of("team", "infra"));
+ * }</pre>
+ *
+ * @param template template id or alias, e.g. {@code "base"}
+ * @param timeout how long the sandbox lives before the server kills it (whole seconds are sent)
+ * @param env environment variables every process in the sandbox gets
+ * @param metadata string labels stored with the sandbox and usable as a listing filter
+ * @since 0.1
+ */
+public record SandboxSpec(String template, Duration timeout, Map<String, String> env, Map<String, String> metadata) {
+
+  /** The template E2B and the local runtime use when none is named. */
+  public static final String DEFAULT_TEMPLATE = "base";
+
+  /** E2B's default sandbox lifetime: 5 minutes. */
+  public static final Duration DEFAULT_TIMEOUT = Duration.ofMinutes(5);
+
+  private static final Pattern TEMPLATE = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._:/-]*");
+
+  /** Validates and copies the components. */
+  public SandboxSpec {
+    Objects.requireNonNull(template, "template");
+    if (!TEMPLATE.matcher(template).matches()) {
+      throw new IllegalArgumentException("template must be an id or alias like 'base', got '" + template + "'");
+    }
+    Objects.requireNonNull(timeout, "timeout");
+    if (timeout.isNegative() || timeout.isZero()) {
+      throw new IllegalArgumentException("timeout must be positive, got " + timeout);
+    }
+    env = Map.copyOf(Objects.requireNonNull(env, "env"));
+    metadata = Map.copyOf(Objects.requireNonNull(metadata, "metadata"));
+  }
+
+  /** @return the default spec: template {@code base}, 5 minutes, no env, no metadata */
+  public static SandboxSpec defaults() {
+    return of(DEFAULT_TEMPLATE);
+  }
+
+  /** @param template template id or alias @return a spec for it with the defaults otherwise */
+  public static SandboxSpec of(String template) {
+    return new SandboxSpec(template, DEFAULT_TIMEOUT, Map.of(), Map.of());
+  }
+
+  /** @param template template id or alias @return a copy with it */
+  public SandboxSpec withTemplate(String template) {
+    return new SandboxSpec(template, timeout, env, metadata);
+  }
+
+  /** @param timeout the sandbox's lifetime, positive @return a copy with it */
+  public SandboxSpec withTimeout(Duration timeout) {
+    return new SandboxSpec(template, timeout, env, metadata);
+  }
+
+  /** @param env default environment of every process @return a copy with it */
+  public SandboxSpec withEnv(Map<String, String> env) {
+    return new SandboxSpec(template, timeout, env, metadata);
+  }
+
+  /** @param metadata labels stored with the sandbox @return a copy with them */
+  public SandboxSpec withMetadata(Map<String, String> metadata) {
+    return new SandboxSpec(template, timeout, env, metadata);
+  }
+}

@@ -1,0 +1,60 @@
+package io.sandboxes.e2b;
+
+import java.util.EnumSet;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A listing filter: which states, which metadata, how many per page, and where to continue.
+ *
+ * @param states the states to include; empty means both running and paused
+ * @param metadata pairs a sandbox's metadata must all contain
+ * @param limit page size, 1 to 100
+ * @param nextToken the token of the page to fetch, from {@link SandboxPage#nextToken()}, or null
+ *     for the first page
+ * @since 0.1
+ */
+public record SandboxQuery(Set<SandboxState> states, Map<String, String> metadata, int limit, @Nullable String nextToken) {
+
+  /** The largest page the control plane serves. */
+  public static final int MAX_LIMIT = 100;
+
+  /** Validates and copies the components. */
+  public SandboxQuery {
+    states = Set.copyOf(Objects.requireNonNull(states, "states"));
+    metadata = Map.copyOf(Objects.requireNonNull(metadata, "metadata"));
+    if (limit < 1 || limit > MAX_LIMIT) {
+      throw new IllegalArgumentException("limit must be between 1 and " + MAX_LIMIT + ", got " + limit);
+    }
+    if (nextToken != null && nextToken.isEmpty()) {
+      throw new IllegalArgumentException("nextToken must not be empty; use null for the first page");
+    }
+  }
+
+  /** @return a query for all sandboxes, running and paused, 100 a page */
+  public static SandboxQuery all() {
+    return new SandboxQuery(EnumSet.noneOf(SandboxState.class), Map.of(), MAX_LIMIT, null);
+  }
+
+  /** @param states the states to include @return a copy with them */
+  public SandboxQuery withStates(Set<SandboxState> states) {
+    return new SandboxQuery(states, metadata, limit, nextToken);
+  }
+
+  /** @param metadata pairs to match @return a copy with them */
+  public SandboxQuery withMetadata(Map<String, String> metadata) {
+    return new SandboxQuery(states, metadata, limit, nextToken);
+  }
+
+  /** @param limit page size, 1 to 100 @return a copy with it */
+  public SandboxQuery withLimit(int limit) {
+    return new SandboxQuery(states, metadata, limit, nextToken);
+  }
+
+  /** @param nextToken where to continue @return a copy with it */
+  public SandboxQuery withNextToken(@Nullable String nextToken) {
+    return new SandboxQuery(states, metadata, limit, nextToken);
+  }
+}

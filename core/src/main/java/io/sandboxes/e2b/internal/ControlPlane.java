@@ -1,0 +1,172 @@
+package io.sandboxes.e2b.internal;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.sandboxes.SandboxApiException;
+import io.sandboxes.SandboxException;
+import io.sandboxes.SandboxNotFoundException;
+import java.io.IOException;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.StringJoiner;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * E2B's control-plane REST API: create, connect, read, list, time out and kill sandboxes.
+ * Error bodies are {@code {code, message}}; a 404 becomes {@link SandboxNotFoundException} and
+ * every other failure a {@link SandboxApiException} with its status and message.
+ */
+public final class ControlPlane {
+  public static final String API_KEY_HEADER = "X-API-KEY";
+
+  private final Http http;
+  private final URI apiUrl;
+  private final @Nullable String apiKey;
+
+  public ControlPlane(Http http, URI apiUrl, @Nullable String apiKey) {
+    this.http = http;
+    this.apiUrl = apiUrl;
+    this.apiKey = apiKey;
+  }
+
+  /** One page of a listing: the rows as the server sent them and the next-page token. */
+  public record Page(List<JsonNode> rows, @Nullable String nextToken) {}
+
+  public JsonNode create(ObjectNode body) {
+    return call("POST", "/sandboxes", body, "create sandbox", null);
+  }
+
+  public JsonNode connect(String sandboxId, long timeoutSeconds) {
+    ObjectNode body = Json.object().put("timeout", timeoutSeconds);
+    return call("POST", "/sandboxes/" + pathSegment(sandboxId) + "/connect", body, "connect to sandbox " + sandboxId, sandboxId);
+  }
+
+  public JsonNode info(String sandboxId) {
+    return call("GET", "/sandboxes/" + pathSegment(sandboxId), null, "get sandbox " + sandboxId, sandboxId);
+  }
+
+  /** @return true when killed, false when the server says there was no such sandbox */
+  public boolean kill(String sandboxId) {
+    try {
+      call("DELETE", "/sandboxes/" + pathSegment(sandboxId), null, "kill sandbox " + sandboxId, sandboxId);
+      return true;
+    } catch (SandboxNotFoundException e) {
+      return false;
+    }
+  }
+
+  public void setTimeout(String sandboxId, long timeoutSeconds) {
+    ObjectNode body = Json.object().put("timeout", timeoutSeconds);
+    call("POST", "/sandboxes/" + pathSegment(sandboxId) + "/timeout", body, "set timeout of sandbox " + sandboxId, sandboxId);
+  }
+
+  public Page list(List<String> states, Map<String, String> metadata, int limit, @Nullable String nextToken) {
+    StringJoiner query = new StringJoiner("&", "?", "");
+    if (!states.isEmpty()) {
+      query.add("state=" + enc(String.join(",", states)));
+    }
+    if (!metadata.isEmpty()) {
+      query.add("metadata=" + enc(encodeMetadata(metadata)));
+    }
+    query.add("limit=" + limit);
+    if (nextToken != null) {
+      query.add("nextToken=" + enc(nextToken));
+    }
+    HttpResponse<byte[]> response = exchange("GET", "/v2/sandboxes" + query, null, "list sandboxes");
+    if (response.statusCode() == 404) {
+      throw new SandboxApiException(404, errorMessage(response), "list sandboxes");
+    }
+    JsonNode body = readBody(response, "list sandboxes");
+    if (!body.isArray()) {
+      throw new SandboxException("list sandboxes: the server answered a listing of a shape this client cannot read: "
+          + Json.abbreviate(new String(response.body(), StandardCharsets.UTF_8)));
+    }
+    List<JsonNode> rows = new ArrayList<>();
+    body.forEach(rows::add);
+    String next = response.headers().firstValue("x-next-token").filter(s -> !s.isEmpty()).orElse(null);
+    return new Page(rows, next);
+  }
+
+  /**
+   * The metadata filter as E2B's SDKs put it on the wire: each key and value encoded, joined as a
+   * form string, and that string encoded once more (the query encoding is a third layer).
+   */
+  static String encodeMetadata(Map<String, String> metadata) {
+    StringJoiner form = new StringJoiner("&");
+    metadata.forEach((k, v) -> form.add(enc(enc(k)) + "=" + enc(enc(v))));
+    return form.toString();
+  }
+
+  private JsonNode call(String method, String path, @Nullable JsonNode body, String context, @Nullable String sandboxId) {
+    HttpResponse<byte[]> response = exchange(method, path, body, context);
+    int status = response.statusCode();
+    if (status >= 200 && status < 300) {
+      return readBody(response, context);
+    }
+    String message = errorMessage(response);
+    if (status == 404 && sandboxId != null) {
+      throw new SandboxNotFoundException(sandboxId, message == null ? "HTTP 404" : message);
+    }
+    throw new SandboxApiException(status, message, context);
+  }
+
+  private HttpResponse<byte[]> exchange(String method, String path, @Nullable JsonNode body, String context) {
+    if (apiKey == null || apiKey.isBlank()) {
+      throw new SandboxException("E2B provider requires an API key (config.apiKey or E2B_API_KEY)");
+    }
+    HttpRequest.Builder b = http.request(apiUrl.resolve(path))
+        .header(API_KEY_HEADER, apiKey)
+        .header("Accept", "application/json");
+    if (body != null) {
+      b.header("Content-Type", "application/json").method(method, HttpRequest.BodyPublishers.ofByteArray(Json.bytes(body)));
+    } else {
+      b.method(method, HttpRequest.BodyPublishers.noBody());
+    }
+    HttpResponse<byte[]> response = http.send(b.build(), context);
+    int status = response.statusCode();
+    if ((status < 200 || status >= 300) && status != 404) {
+      throw new SandboxApiException(status, errorMessage(response), context);
+    }
+    return response;
+  }
+
+  private static JsonNode readBody(HttpResponse<byte[]> response, String context) {
+    try {
+      return Json.parse(response.body());
+    } catch (IOException e) {
+      throw new SandboxException(context + ": the server's answer is not JSON: "
+          + Json.abbreviate(new String(response.body(), StandardCharsets.UTF_8)), e);
+    }
+  }
+
+  private static @Nullable String errorMessage(HttpResponse<byte[]> response) {
+    String raw = new String(response.body(), StandardCharsets.UTF_8);
+    try {
+      JsonNode node = Json.parse(response.body());
+      String message = Json.text(node, "message");
+      if (message != null) {
+        return message;
+      }
+    } catch (IOException | RuntimeException notJson) {
+      // fall through to the raw body
+    }
+    return raw.isBlank() ? null : Json.abbreviate(raw.strip());
+  }
+
+  static String enc(String s) {
+    return URLEncoder.encode(s, StandardCharsets.UTF_8);
+  }
+
+  private static String pathSegment(String id) {
+    if (id.isEmpty() || !id.chars().allMatch(c -> Character.isLetterOrDigit(c) || c == '-' || c == '_')) {
+      throw new IllegalArgumentException("sandbox id must be letters, digits, '-' or '_', got '" + id + "'");
+    }
+    return id;
+  }
+}

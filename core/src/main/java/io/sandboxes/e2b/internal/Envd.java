@@ -1,0 +1,206 @@
+package io.sandboxes.e2b.internal;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.sandboxes.SandboxException;
+import io.sandboxes.SandboxFileNotFoundException;
+import io.sandboxes.SandboxNotFoundException;
+import io.sandboxes.SandboxRpcException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Base64;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The in-sandbox daemon of one sandbox: Connect RPCs (unary and server-streaming, JSON) and the
+ * {@code /files} REST endpoint. Every request carries the routing headers and the sandbox's own
+ * access token.
+ */
+public final class Envd {
+  public static final int PORT = 49983;
+  public static final String SANDBOX_ID_HEADER = "E2b-Sandbox-Id";
+  public static final String SANDBOX_PORT_HEADER = "E2b-Sandbox-Port";
+  public static final String ACCESS_TOKEN_HEADER = "X-Access-Token";
+  /** How often the server should send keepalive events on a quiet stream, in seconds. */
+  public static final int KEEPALIVE_SECONDS = 50;
+
+  private final Http http;
+  private final URI base;
+  private final String sandboxId;
+  private final @Nullable String accessToken;
+
+  public Envd(Http http, URI base, String sandboxId, @Nullable String accessToken) {
+    this.http = http;
+    this.base = base.toString().endsWith("/") ? base : URI.create(base + "/");
+    this.sandboxId = sandboxId;
+    this.accessToken = accessToken;
+  }
+
+  public String sandboxId() {
+    return sandboxId;
+  }
+
+  private HttpRequest.Builder request(String path, @Nullable String user) {
+    HttpRequest.Builder b = http.request(base.resolve(path))
+        .header(SANDBOX_ID_HEADER, sandboxId)
+        .header(SANDBOX_PORT_HEADER, Integer.toString(PORT));
+    if (accessToken != null) {
+      b.header(ACCESS_TOKEN_HEADER, accessToken);
+    }
+    if (user != null) {
+      String basic = Base64.getEncoder().encodeToString((user + ":").getBytes(StandardCharsets.UTF_8));
+      b.header("Authorization", "Basic " + basic);
+    }
+    return b;
+  }
+
+  public JsonNode unary(String method, ObjectNode body, @Nullable String user, String context) {
+    HttpRequest req = request(method, user)
+        .header("Content-Type", Connect.UNARY_CONTENT_TYPE)
+        .header(Connect.PROTOCOL_VERSION_HEADER, "1")
+        .POST(HttpRequest.BodyPublishers.ofByteArray(Json.bytes(body)))
+        .build();
+    HttpResponse<byte[]> response = http.send(req, context);
+    if (response.statusCode() != 200) {
+      throw rpcError(response.statusCode(), response.body(), context, null);
+    }
+    try {
+      return Json.parse(response.body());
+    } catch (IOException e) {
+      throw new SandboxException(context + ": unreadable answer from the sandbox daemon", e);
+    }
+  }
+
+  /**
+   * Opens a server stream.
+   *
+   * @param timeout the stream's deadline, sent as {@code Connect-Timeout-Ms}; zero for none
+   */
+  public ConnectStream stream(String method, ObjectNode body, @Nullable String user, Duration timeout, String context,
+      @Nullable String path) {
+    HttpRequest.Builder b = request(method, user)
+        .header("Content-Type", Connect.STREAM_CONTENT_TYPE)
+        .header(Connect.PROTOCOL_VERSION_HEADER, "1")
+        .header(Connect.KEEPALIVE_HEADER, Integer.toString(KEEPALIVE_SECONDS));
+    if (!timeout.isZero()) {
+      b.header(Connect.TIMEOUT_HEADER, Long.toString(timeout.toMillis()));
+    }
+    HttpRequest req = b.POST(HttpRequest.BodyPublishers.ofByteArray(Connect.envelope(0, Json.bytes(body)))).build();
+    HttpResponse<InputStream> response = http.stream(req, context);
+    InputStream in = response.body();
+    if (response.statusCode() != 200) {
+      byte[] raw;
+      try (in) {
+        raw = in.readNBytes(64 * 1024);
+      } catch (IOException e) {
+        raw = new byte[0];
+      }
+      throw rpcError(response.statusCode(), raw, context, path);
+    }
+    String type = response.headers().firstValue("content-type").orElse("");
+    if (!type.startsWith(Connect.STREAM_CONTENT_TYPE)) {
+      closeQuietly(in);
+      throw new SandboxException(context + ": unsupported content type '" + type + "' on a stream");
+    }
+    return new ConnectStream(in, context, (code, message) -> mapped(code, message, context, path));
+  }
+
+  public byte[] readFile(String path, @Nullable String user) {
+    String context = "read " + path + " in sandbox " + sandboxId;
+    HttpRequest req = request(filesPath(path, user), null).GET().build();
+    HttpResponse<byte[]> response = http.send(req, context);
+    if (response.statusCode() == 200) {
+      return response.body();
+    }
+    throw filesError(response, path, context);
+  }
+
+  public void writeFile(String path, byte[] content, @Nullable String user) {
+    String context = "write " + path + " in sandbox " + sandboxId;
+    HttpRequest req = request(filesPath(path, user), null)
+        .header("Content-Type", "application/octet-stream")
+        .POST(HttpRequest.BodyPublishers.ofByteArray(content))
+        .build();
+    HttpResponse<byte[]> response = http.send(req, context);
+    if (response.statusCode() != 200) {
+      throw filesError(response, path, context);
+    }
+  }
+
+  private String filesPath(String path, @Nullable String user) {
+    String q = "files?path=" + URLEncoder.encode(path, StandardCharsets.UTF_8);
+    if (user != null) {
+      q += "&username=" + URLEncoder.encode(user, StandardCharsets.UTF_8);
+    }
+    return q;
+  }
+
+  private RuntimeException filesError(HttpResponse<byte[]> response, String path, String context) {
+    int status = response.statusCode();
+    String message = messageOf(response.body());
+    if (status == 404) {
+      return new SandboxFileNotFoundException(path, message);
+    }
+    if (status == 502) {
+      return new SandboxNotFoundException(sandboxId, message);
+    }
+    return new SandboxException(context + " failed: HTTP " + status + ": " + message);
+  }
+
+  private RuntimeException rpcError(int status, byte[] body, String context, @Nullable String path) {
+    if (status == 502) {
+      return new SandboxNotFoundException(sandboxId, messageOf(body));
+    }
+    String code = Connect.codeForHttpStatus(status);
+    String message = "HTTP " + status;
+    try {
+      JsonNode node = Json.parse(body);
+      JsonNode c = node.get("code");
+      if (c != null && c.isTextual()) {
+        code = c.asText();
+      }
+      message = node.path("message").asText(message);
+    } catch (IOException | RuntimeException notJson) {
+      String raw = new String(body, StandardCharsets.UTF_8).strip();
+      if (!raw.isEmpty()) {
+        message = Json.abbreviate(raw);
+      }
+    }
+    return mapped(code, message, context, path);
+  }
+
+  private RuntimeException mapped(String code, String message, String context, @Nullable String path) {
+    if ("not_found".equals(code) && path != null) {
+      return new SandboxFileNotFoundException(path, message);
+    }
+    return new SandboxRpcException(code, message, context);
+  }
+
+  private static String messageOf(byte[] body) {
+    try {
+      JsonNode node = Json.parse(body);
+      String m = Json.text(node, "message");
+      if (m != null) {
+        return m;
+      }
+    } catch (IOException | RuntimeException notJson) {
+      // use the raw text
+    }
+    String raw = new String(body, StandardCharsets.UTF_8).strip();
+    return raw.isEmpty() ? "(empty body)" : Json.abbreviate(raw);
+  }
+
+  private static void closeQuietly(InputStream in) {
+    try {
+      in.close();
+    } catch (IOException ignored) {
+      // aborting the exchange
+    }
+  }
+}

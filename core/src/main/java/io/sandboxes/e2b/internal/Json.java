@@ -1,0 +1,125 @@
+package io.sandboxes.e2b.internal;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.format.DateTimeParseException;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The one configured Jackson mapper of the project, and small helpers for reading wire JSON.
+ * Unknown fields are ignored and absent values are left out, as E2B's own clients do. Internal:
+ * no Jackson type appears in a public signature.
+ */
+public final class Json {
+  public static final ObjectMapper MAPPER = new ObjectMapper()
+      .configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, false)
+      .setSerializationInclusion(JsonInclude.Include.NON_NULL);
+
+  private Json() {}
+
+  public static ObjectNode object() {
+    return MAPPER.createObjectNode();
+  }
+
+  public static ArrayNode array() {
+    return MAPPER.createArrayNode();
+  }
+
+  public static byte[] bytes(JsonNode node) {
+    try {
+      return MAPPER.writeValueAsBytes(node);
+    } catch (JsonProcessingException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  public static String string(JsonNode node) {
+    try {
+      return MAPPER.writeValueAsString(node);
+    } catch (JsonProcessingException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /** Parses JSON, throwing {@link IOException} for anything that is not JSON. */
+  public static JsonNode parse(byte[] body) throws IOException {
+    if (body.length == 0) {
+      return MAPPER.createObjectNode();
+    }
+    return MAPPER.readTree(body);
+  }
+
+  public static @Nullable String text(JsonNode node, String field) {
+    JsonNode v = node.get(field);
+    return v == null || v.isNull() ? null : v.asText();
+  }
+
+  public static String requireText(JsonNode node, String field) {
+    String v = text(node, field);
+    if (v == null) {
+      throw new IllegalArgumentException("field '" + field + "' is missing in " + abbreviate(node));
+    }
+    return v;
+  }
+
+  public static int intValue(JsonNode node, String field, int fallback) {
+    JsonNode v = node.get(field);
+    if (v == null || v.isNull()) {
+      return fallback;
+    }
+    if (v.isTextual()) {
+      return Integer.parseInt(v.asText());
+    }
+    return v.asInt();
+  }
+
+  public static long longValue(JsonNode node, String field, long fallback) {
+    JsonNode v = node.get(field);
+    if (v == null || v.isNull()) {
+      return fallback;
+    }
+    if (v.isTextual()) {
+      return Long.parseLong(v.asText());
+    }
+    return v.asLong();
+  }
+
+  public static Map<String, String> stringMap(@Nullable JsonNode node) {
+    Map<String, String> out = new LinkedHashMap<>();
+    if (node != null && node.isObject()) {
+      node.properties().forEach(e -> out.put(e.getKey(), e.getValue().asText()));
+    }
+    return out;
+  }
+
+  public static ObjectNode toObject(Map<String, String> map) {
+    ObjectNode node = object();
+    map.forEach(node::put);
+    return node;
+  }
+
+  public static Instant instant(JsonNode node, String field) {
+    String v = requireText(node, field);
+    try {
+      return OffsetDateTime.parse(v).toInstant();
+    } catch (DateTimeParseException e) {
+      return Instant.parse(v);
+    }
+  }
+
+  public static String abbreviate(@Nullable Object value) {
+    String s = String.valueOf(value);
+    return s.length() > 200 ? s.substring(0, 200) + "…" : s;
+  }
+}

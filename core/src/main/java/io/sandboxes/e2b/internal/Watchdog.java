@@ -1,0 +1,32 @@
+package io.sandboxes.e2b.internal;
+
+import java.time.Duration;
+
+/**
+ * Runs an action once a deadline passes, unless closed first. One virtual thread that is
+ * interrupted on close, so nothing outlives the guarded call on any path.
+ */
+public final class Watchdog implements AutoCloseable {
+  private final Thread thread;
+
+  private Watchdog(Thread thread) {
+    this.thread = thread;
+  }
+
+  public static Watchdog arm(Duration after, Runnable action) {
+    Thread t = Thread.ofVirtual().name("sandboxes-watchdog").start(() -> {
+      try {
+        Thread.sleep(after);
+      } catch (InterruptedException e) {
+        return;
+      }
+      action.run();
+    });
+    return new Watchdog(t);
+  }
+
+  @Override
+  public void close() {
+    thread.interrupt();
+  }
+}

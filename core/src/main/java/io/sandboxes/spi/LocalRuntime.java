@@ -1,0 +1,36 @@
+package io.sandboxes.spi;
+
+import java.net.URI;
+
+/**
+ * Service-provider interface through which the DSL finds the local runtime when
+ * {@code sandboxes-local} is on the class path ({@link java.util.ServiceLoader}). Not for
+ * application code.
+ *
+ * @since 0.1
+ */
+public interface LocalRuntime {
+
+  /**
+   * Starts an E2B-compatible server in this process, on loopback, on ephemeral ports.
+   *
+   * @return where it listens and the key it accepts; closing it stops the server
+   */
+  Endpoint start();
+
+  /** A running local server. */
+  interface Endpoint extends AutoCloseable {
+    /** @return the control-plane base URL */
+    URI apiUrl();
+
+    /** @return the daemon URL shared by all its sandboxes */
+    URI sandboxUrl();
+
+    /** @return the API key it accepts */
+    String apiKey();
+
+    /** Stops the server, leaving its sandboxes as configured. */
+    @Override
+    void close();
+  }
+}

@@ -1,0 +1,42 @@
+package io.sandboxes.local;
+
+import io.sandboxes.spi.LocalRuntime;
+import java.net.URI;
+
+/**
+ * Lets {@code Sandboxes.local()} find and start the local server through
+ * {@link java.util.ServiceLoader}. Not for direct use.
+ *
+ * @since 0.1
+ */
+public final class LocalRuntimeService implements LocalRuntime {
+
+  /** Needed by {@link java.util.ServiceLoader}. */
+  public LocalRuntimeService() {}
+
+  @Override
+  public Endpoint start() {
+    LocalServer server = LocalServer.builder().progress(line -> System.err.println("[sandboxes-local] " + line)).build().start();
+    return new Endpoint() {
+      @Override
+      public URI apiUrl() {
+        return server.apiUrl();
+      }
+
+      @Override
+      public URI sandboxUrl() {
+        return server.sandboxUrl();
+      }
+
+      @Override
+      public String apiKey() {
+        return server.apiKey();
+      }
+
+      @Override
+      public void close() {
+        server.close();
+      }
+    };
+  }
+}

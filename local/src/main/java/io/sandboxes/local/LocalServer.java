@@ -1,0 +1,246 @@
+package io.sandboxes.local;
+
+import io.sandboxes.SandboxException;
+import io.sandboxes.local.internal.Registry;
+import io.sandboxes.local.internal.docker.BaseImage;
+import io.sandboxes.local.internal.docker.DockerRuntime;
+import io.sandboxes.local.internal.http.ApiHandler;
+import io.sandboxes.local.internal.http.EnvdHandler;
+import java.net.URI;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
+import org.eclipse.jetty.server.Handler;
+import org.eclipse.jetty.server.HttpConfiguration;
+import org.eclipse.jetty.server.HttpConnectionFactory;
+import org.eclipse.jetty.server.Request;
+import org.eclipse.jetty.server.Response;
+import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.util.Callback;
+import org.eclipse.jetty.util.thread.QueuedThreadPool;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * {@code sandboxes-local}: an E2B-compatible server whose sandboxes are Docker containers.
+ *
+ * <p>It serves E2B's control plane on one port and the in-sandbox daemon (envd) for every
+ * sandbox on another, both on 127.0.0.1. Any E2B client reaches it with
+ * {@code E2B_API_URL=}{@link #apiUrl()}, {@code E2B_SANDBOX_URL=}{@link #sandboxUrl()} and
+ * {@code E2B_API_KEY=}{@link #apiKey()}.
+ *
+ * <pre>{@code
+ * try (LocalServer server = LocalServer.builder().build().start()) {
+ *   System.out.println("E2B_API_URL=" + server.apiUrl());
+ * }
+ * }</pre>
+ *
+ * <p>Secure by default: loopback only, an API key on every control-plane call, a separate
+ * access token per sandbox on every daemon call, and containers with no network.
+ *
+ * @since 0.1
+ */
+public final class LocalServer implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(LocalServer.class);
+
+  /** The port E2B's daemon listens on, which a standalone server uses for its envd by default. */
+  public static final int DEFAULT_ENVD_PORT = 49983;
+  /** The control-plane port a standalone server uses by default. */
+  public static final int DEFAULT_API_PORT = 3000;
+
+  private final Builder config;
+  private final AtomicBoolean closed = new AtomicBoolean();
+  private @Nullable Server jetty;
+  private @Nullable Registry registry;
+  private @Nullable URI apiUrl;
+  private @Nullable URI sandboxUrl;
+
+  private LocalServer(Builder config) {
+    this.config = config;
+  }
+
+  /** @return a builder with secure defaults: loopback, ephemeral ports, a random API key */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /**
+   * Connects to Docker, makes sure the base image exists (building it when it does not), and
+   * starts serving.
+   *
+   * @return this server, started
+   * @throws SandboxException when Docker cannot be reached or the image cannot be built
+   */
+  public LocalServer start() {
+    if (jetty != null) {
+      throw new IllegalStateException("already started");
+    }
+    DockerRuntime docker;
+    try {
+      docker = DockerRuntime.connect();
+    } catch (RuntimeException e) {
+      throw new SandboxException("the local runtime needs a Docker engine, and none answered: " + e.getMessage(), e);
+    }
+    String baseImage = BaseImage.ensure(docker, config.progress);
+    Registry reg = new Registry(docker, Map.of("base", baseImage), config.serverId);
+
+    QueuedThreadPool threads = new QueuedThreadPool();
+    threads.setName("sandboxes-local");
+    threads.setVirtualThreadsExecutor(Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("sandboxes-local-", 0).factory()));
+    Server server = new Server(threads);
+    HttpConfiguration http = new HttpConfiguration();
+    http.setSendServerVersion(false);
+    http.setSendDateHeader(true);
+    ServerConnector api = connector(server, http, config.apiPort);
+    ServerConnector envd = connector(server, http, config.envdPort);
+    Path uploads = Path.of(System.getProperty("java.io.tmpdir"), "sandboxes-uploads-" + config.serverId);
+    ApiHandler apiHandler = new ApiHandler(reg, config.apiKey);
+    EnvdHandler envdHandler = new EnvdHandler(reg, uploads);
+    server.setHandler(new Handler.Abstract() {
+      @Override
+      public boolean handle(Request request, Response response, Callback callback) throws Exception {
+        if (request.getConnectionMetaData().getConnector() == envd) {
+          return envdHandler.handle(request, response, callback);
+        }
+        return apiHandler.handle(request, response, callback);
+      }
+    });
+    server.setStopTimeout(Duration.ofSeconds(2).toMillis());
+    try {
+      server.start();
+    } catch (Exception e) {
+      reg.close(true);
+      throw new SandboxException("the local server could not start: " + e.getMessage(), e);
+    }
+    this.jetty = server;
+    this.registry = reg;
+    this.apiUrl = URI.create("http://" + config.host + ":" + api.getLocalPort());
+    this.sandboxUrl = URI.create("http://" + config.host + ":" + envd.getLocalPort());
+    LOG.info("sandboxes-local serving E2B_API_URL={} E2B_SANDBOX_URL={}", apiUrl, sandboxUrl);
+    return this;
+  }
+
+  private ServerConnector connector(Server server, HttpConfiguration http, int port) {
+    ServerConnector c = new ServerConnector(server, new HttpConnectionFactory(http));
+    c.setHost(config.host);
+    c.setPort(port);
+    c.setIdleTimeout(Duration.ofMinutes(5).toMillis());
+    server.addConnector(c);
+    return c;
+  }
+
+  /** @return the control-plane base URL, for {@code E2B_API_URL} */
+  public URI apiUrl() {
+    return Objects.requireNonNull(apiUrl, "not started");
+  }
+
+  /** @return the daemon URL of every sandbox, for {@code E2B_SANDBOX_URL} */
+  public URI sandboxUrl() {
+    return Objects.requireNonNull(sandboxUrl, "not started");
+  }
+
+  /** @return the API key clients must send */
+  public String apiKey() {
+    return config.apiKey;
+  }
+
+  /**
+   * Stops serving. Sandboxes are killed unless the builder said to keep them. Idempotent.
+   */
+  @Override
+  public void close() {
+    if (!closed.compareAndSet(false, true)) {
+      return;
+    }
+    Server server = jetty;
+    if (server != null) {
+      try {
+        server.stop();
+      } catch (Exception e) {
+        LOG.warn("stopping the HTTP server failed: {}", e.toString());
+      }
+    }
+    Registry reg = registry;
+    if (reg != null) {
+      reg.close(!config.keepSandboxesOnClose);
+    }
+    LOG.info("sandboxes-local stopped");
+  }
+
+  /** Configures a {@link LocalServer}. */
+  public static final class Builder {
+    private String host = "127.0.0.1";
+    private int apiPort;
+    private int envdPort;
+    private String apiKey = "e2b_" + Registry.newToken();
+    private boolean keepSandboxesOnClose;
+    private String serverId = Registry.newSandboxId().substring(0, 8);
+    private Consumer<String> progress = line -> { };
+
+    private Builder() {}
+
+    /** @param port the control-plane port; 0 picks a free one @return this */
+    public Builder apiPort(int port) {
+      this.apiPort = checkPort(port, "apiPort");
+      return this;
+    }
+
+    /** @param port the daemon port; 0 picks a free one @return this */
+    public Builder envdPort(int port) {
+      this.envdPort = checkPort(port, "envdPort");
+      return this;
+    }
+
+    /**
+     * @param apiKey the key clients must send; E2B's SDK 2.45 wants {@code e2b_} and hex digits
+     * @return this
+     */
+    public Builder apiKey(String apiKey) {
+      if (Objects.requireNonNull(apiKey, "apiKey").isBlank()) {
+        throw new IllegalArgumentException("apiKey must not be blank");
+      }
+      this.apiKey = apiKey;
+      return this;
+    }
+
+    /**
+     * @param host the address to bind; loopback by default, and anything else exposes sandboxes
+     *     to the network
+     * @return this
+     */
+    public Builder host(String host) {
+      this.host = Objects.requireNonNull(host, "host");
+      return this;
+    }
+
+    /** @param keep whether sandboxes outlive the server's {@link #close()} (default: killed) @return this */
+    public Builder keepSandboxesOnClose(boolean keep) {
+      this.keepSandboxesOnClose = keep;
+      return this;
+    }
+
+    /** @param progress receives a line per step while the base image is built @return this */
+    public Builder progress(Consumer<String> progress) {
+      this.progress = Objects.requireNonNull(progress, "progress");
+      return this;
+    }
+
+    /** @return a server, not yet started */
+    public LocalServer build() {
+      return new LocalServer(this);
+    }
+
+    private static int checkPort(int port, String name) {
+      if (port < 0 || port > 65535) {
+        throw new IllegalArgumentException(name + " must be between 0 and 65535, got " + port);
+      }
+      return port;
+    }
+  }
+}

@@ -1,0 +1,122 @@
+package io.sandboxes.local;
+
+import io.sandboxes.local.internal.docker.BaseImage;
+import io.sandboxes.local.internal.docker.DockerRuntime;
+import java.io.PrintStream;
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+
+/**
+ * The command line of {@code sandboxes-local}.
+ *
+ * <pre>
+ * sandboxes-local serve [--port 3000] [--envd-port 49983] [--api-key KEY] [--keep-sandboxes]
+ * sandboxes-local image build
+ * </pre>
+ *
+ * @since 0.1
+ */
+public final class Main {
+  private Main() {}
+
+  /** @param args the command and its options; {@code --help} lists them */
+  public static void main(String[] args) {
+    System.exit(run(List.of(args), System.out, System.err));
+  }
+
+  static int run(List<String> args, PrintStream out, PrintStream err) {
+    Deque<String> rest = new ArrayDeque<>(args);
+    String command = rest.isEmpty() ? "--help" : rest.pop();
+    try {
+      return switch (command) {
+        case "serve" -> serve(rest, out);
+        case "image" -> image(rest, out);
+        case "--help", "-h", "help" -> {
+          usage(out);
+          yield 0;
+        }
+        default -> {
+          err.println("unknown command '" + command + "'");
+          usage(err);
+          yield 2;
+        }
+      };
+    } catch (IllegalArgumentException e) {
+      err.println("error: " + e.getMessage());
+      return 2;
+    } catch (RuntimeException e) {
+      err.println("error: " + e.getMessage());
+      return 1;
+    }
+  }
+
+  private static void usage(PrintStream out) {
+    out.println("""
+        usage:
+          sandboxes-local serve [--port N] [--envd-port N] [--api-key KEY] [--keep-sandboxes]
+              serve E2B's API on 127.0.0.1:N (default 3000) and envd on 127.0.0.1:N (default 49983)
+          sandboxes-local image build
+              build the base template image if it is missing, showing progress""");
+  }
+
+  private static int serve(Deque<String> opts, PrintStream out) {
+    LocalServer.Builder b = LocalServer.builder()
+        .apiPort(LocalServer.DEFAULT_API_PORT)
+        .envdPort(LocalServer.DEFAULT_ENVD_PORT)
+        .progress(out::println);
+    while (!opts.isEmpty()) {
+      String o = opts.pop();
+      switch (o) {
+        case "--port" -> b.apiPort(intArg(opts, o));
+        case "--envd-port" -> b.envdPort(intArg(opts, o));
+        case "--api-key" -> b.apiKey(arg(opts, o));
+        case "--keep-sandboxes" -> b.keepSandboxesOnClose(true);
+        default -> throw new IllegalArgumentException("unknown option '" + o + "' for serve");
+      }
+    }
+    LocalServer server = b.build().start();
+    CountDownLatch stopped = new CountDownLatch(1);
+    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+      server.close();
+      stopped.countDown();
+    }, "sandboxes-local-shutdown"));
+    out.println("export E2B_API_URL=" + server.apiUrl());
+    out.println("export E2B_SANDBOX_URL=" + server.sandboxUrl());
+    out.println("export E2B_API_KEY=" + server.apiKey());
+    out.flush();
+    try {
+      stopped.await();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    return 0;
+  }
+
+  private static int image(Deque<String> opts, PrintStream out) {
+    String sub = opts.isEmpty() ? "" : opts.pop();
+    if (!sub.equals("build") || !opts.isEmpty()) {
+      throw new IllegalArgumentException("usage: sandboxes-local image build");
+    }
+    String ref = BaseImage.ensure(DockerRuntime.connect(), out::println);
+    out.println("base image: " + ref);
+    return 0;
+  }
+
+  private static String arg(Deque<String> opts, String name) {
+    if (opts.isEmpty()) {
+      throw new IllegalArgumentException(name + " needs a value");
+    }
+    return opts.pop();
+  }
+
+  private static int intArg(Deque<String> opts, String name) {
+    String v = arg(opts, name);
+    try {
+      return Integer.parseInt(v);
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException(name + " must be a number, got '" + v + "'");
+    }
+  }
+}

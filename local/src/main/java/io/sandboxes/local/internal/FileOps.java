@@ -1,0 +1,201 @@
+package io.sandboxes.local.internal;
+
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.sandboxes.e2b.internal.Json;
+import io.sandboxes.local.internal.docker.DockerRuntime;
+import java.io.InputStream;
+import java.math.BigDecimal;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * envd's file operations, done inside the sandbox by small shell programs run as the requesting
+ * user, so the sandbox's own permissions apply and no path is ever resolved on the host. Paths
+ * that are relative (or start with {@code ~}) resolve against that user's home.
+ */
+public final class FileOps {
+  // exit codes the helper programs use to say what went wrong
+  static final int NOT_FOUND = 90;
+  static final int IS_DIR = 91;
+  static final int NOT_DIR = 92;
+  static final int EXISTS = 93;
+
+  private static final String RESOLVE = """
+      r() { case $1 in "~") printf '%s' "$HOME";; "~/"*) printf '%s/%s' "$HOME" "${1#"~/"}";; /*) printf '%s' "$1";; *) printf '%s/%s' "$HOME" "$1";; esac; }
+      """;
+  /** type-after-links, size, permission bits, symbolic mode, owner, group, mtime, link target, path. */
+  private static final String ENTRY_FORMAT = "%Y\\t%s\\t%m\\t%M\\t%u\\t%g\\t%T@\\t%l\\t%p\\0";
+
+  private final LocalSandbox sandbox;
+
+  FileOps(LocalSandbox sandbox) {
+    this.sandbox = sandbox;
+  }
+
+  private DockerRuntime.Completed sh(String user, String script, @Nullable InputStream stdin, String... args) throws RpcError {
+    List<String> cmd = new ArrayList<>(List.of("/bin/sh", "-c", RESOLVE + script, "sh"));
+    cmd.addAll(List.of(args));
+    return sandbox.run(user, cmd, stdin);
+  }
+
+  private static RpcError failure(DockerRuntime.Completed c, String path, String what) {
+    Integer code = c.exitCode();
+    String err = c.stderrText();
+    if (code == null) {
+      return new RpcError("unavailable", what + " " + path + ": the outcome could not be observed");
+    }
+    return switch (code) {
+      case NOT_FOUND -> new RpcError("not_found", "path '" + path + "' does not exist");
+      case IS_DIR -> new RpcError("invalid_argument", "path '" + path + "' is a directory");
+      case NOT_DIR -> new RpcError("invalid_argument", "path '" + path + "' is not a directory");
+      case EXISTS -> new RpcError("already_exists", "path '" + path + "' already exists");
+      default -> err.contains("Permission denied")
+          ? new RpcError("permission_denied", what + " " + path + ": " + err)
+          : new RpcError("internal", what + " " + path + " failed (exit " + code + "): " + err);
+    };
+  }
+
+  /** The file's bytes. */
+  public byte[] read(String user, String path) throws RpcError {
+    DockerRuntime.Completed c = sh(user, """
+        p=$(r "$1")
+        if [ -d "$p" ]; then exit 91; fi
+        if [ ! -e "$p" ]; then exit 90; fi
+        exec cat -- "$p"
+        """, null, path);
+    if (c.exitCode() == null || c.exitCode() != 0) {
+      throw failure(c, path, "read");
+    }
+    return c.stdout();
+  }
+
+  /** Writes the stream to the file, creating parents. @return the absolute path written */
+  public String write(String user, String path, InputStream content) throws RpcError {
+    DockerRuntime.Completed c = sh(user, """
+        p=$(r "$1")
+        if [ -d "$p" ]; then cat >/dev/null; exit 91; fi
+        mkdir -p -- "$(dirname -- "$p")" || { cat >/dev/null; exit 1; }
+        cat > "$p" || exit 1
+        readlink -f -- "$p"
+        """, content, path);
+    if (c.exitCode() == null || c.exitCode() != 0) {
+      throw failure(c, path, "write");
+    }
+    return c.stdoutText().strip();
+  }
+
+  public ObjectNode stat(String user, String path) throws RpcError {
+    DockerRuntime.Completed c = sh(user, """
+        p=$(r "$1")
+        if [ ! -e "$p" ] && [ ! -L "$p" ]; then exit 90; fi
+        find "$p" -maxdepth 0 -printf '%s'
+        """.formatted(ENTRY_FORMAT), null, path);
+    if (c.exitCode() == null || c.exitCode() != 0) {
+      throw failure(c, path, "stat");
+    }
+    List<ObjectNode> entries = parseEntries(c.stdout());
+    if (entries.isEmpty()) {
+      throw new RpcError("internal", "stat " + path + " gave no entry");
+    }
+    return entries.get(0);
+  }
+
+  public ArrayNode list(String user, String path, int depth) throws RpcError {
+    DockerRuntime.Completed c = sh(user, """
+        p=$(r "$1")
+        if [ ! -e "$p" ]; then exit 90; fi
+        if [ ! -d "$p" ]; then exit 92; fi
+        find "$p" -mindepth 1 -maxdepth "$2" -printf '%s'
+        """.formatted(ENTRY_FORMAT), null, path, Integer.toString(depth));
+    if (c.exitCode() == null || c.exitCode() != 0) {
+      throw failure(c, path, "list");
+    }
+    ArrayNode out = Json.array();
+    parseEntries(c.stdout()).forEach(out::add);
+    return out;
+  }
+
+  public ObjectNode makeDir(String user, String path) throws RpcError {
+    DockerRuntime.Completed c = sh(user, """
+        p=$(r "$1")
+        if [ -d "$p" ]; then exit 93; fi
+        if [ -e "$p" ] || [ -L "$p" ]; then exit 92; fi
+        mkdir -p -- "$p" || exit 1
+        find "$p" -maxdepth 0 -printf '%s'
+        """.formatted(ENTRY_FORMAT), null, path);
+    if (c.exitCode() == null || c.exitCode() != 0) {
+      throw failure(c, path, "make directory");
+    }
+    return parseEntries(c.stdout()).get(0);
+  }
+
+  public ObjectNode move(String user, String source, String destination) throws RpcError {
+    DockerRuntime.Completed c = sh(user, """
+        s=$(r "$1"); d=$(r "$2")
+        if [ ! -e "$s" ] && [ ! -L "$s" ]; then exit 90; fi
+        mkdir -p -- "$(dirname -- "$d")" && mv -T -- "$s" "$d" || exit 1
+        find "$d" -maxdepth 0 -printf '%s'
+        """.formatted(ENTRY_FORMAT), null, source, destination);
+    if (c.exitCode() == null || c.exitCode() != 0) {
+      throw failure(c, source, "move");
+    }
+    return parseEntries(c.stdout()).get(0);
+  }
+
+  public void remove(String user, String path) throws RpcError {
+    DockerRuntime.Completed c = sh(user, """
+        p=$(r "$1")
+        rm -rf -- "$p"
+        """, null, path);
+    if (c.exitCode() == null || c.exitCode() != 0) {
+      throw failure(c, path, "remove");
+    }
+  }
+
+  static List<ObjectNode> parseEntries(byte[] raw) {
+    List<ObjectNode> out = new ArrayList<>();
+    String all = new String(raw, StandardCharsets.UTF_8);
+    for (String record : all.split("\0")) {
+      if (record.isEmpty()) {
+        continue;
+      }
+      String[] f = record.split("\t", 9);
+      if (f.length < 9) {
+        continue;
+      }
+      String path = f[8];
+      ObjectNode e = Json.object();
+      e.put("name", path.equals("/") ? "/" : path.substring(path.lastIndexOf('/') + 1));
+      e.put("type", switch (f[0]) {
+        case "f" -> "FILE_TYPE_FILE";
+        case "d" -> "FILE_TYPE_DIRECTORY";
+        default -> "FILE_TYPE_UNSPECIFIED";
+      });
+      e.put("path", path);
+      e.put("size", f[1]);
+      e.put("mode", Integer.parseInt(f[2], 8) & 0777);
+      String perms = f[3];
+      e.put("permissions", perms.startsWith("l") ? "L" + perms.substring(1) : perms);
+      e.put("owner", f[4]);
+      e.put("group", f[5]);
+      BigDecimal seconds = new BigDecimal(f[6]);
+      Instant mtime = Instant.ofEpochSecond(seconds.longValue(), seconds.remainder(BigDecimal.ONE).movePointRight(9).longValue());
+      e.put("modifiedTime", mtime.toString());
+      if (!f[7].isEmpty()) {
+        String target = f[7].startsWith("/") ? f[7] : parentOf(path) + "/" + f[7];
+        e.put("symlinkTarget", java.nio.file.Path.of(target).normalize().toString());
+      }
+      out.add(e);
+    }
+    return out;
+  }
+
+  private static String parentOf(String path) {
+    int i = path.lastIndexOf('/');
+    return i <= 0 ? "" : path.substring(0, i);
+  }
+}

@@ -1,0 +1,286 @@
+package io.sandboxes.local.internal;
+
+import io.sandboxes.local.internal.docker.DockerRuntime;
+import io.sandboxes.local.internal.docker.RawExec;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One sandbox of the local runtime: its container, its record (template, metadata, token,
+ * deadline) and its process table. Every file and process operation happens inside the container,
+ * through {@code docker exec} as the requesting user; no sandbox path is ever resolved on the host.
+ */
+public final class LocalSandbox {
+  private static final Logger LOG = LoggerFactory.getLogger(LocalSandbox.class);
+
+  /** How long a finished process's end is kept for a late {@code Connect}, as envd does. */
+  static final Duration END_RETENTION = Duration.ofSeconds(30);
+
+  /**
+   * Runs the requested program as the session leader docker exec made it, after reporting its
+   * pid on the first line of stdout and moving to the working directory (the user's home when
+   * none is given). A missing working directory is reported instead of a pid.
+   */
+  static final String WRAPPER = """
+      u=$(id -un 2>/dev/null) || u=""
+      export USER="${USER:-$u}" LOGNAME="${LOGNAME:-$u}"
+      if [ -n "$1" ]; then cd -- "$1" 2>/dev/null || { printf 'sbx:cwd\\n'; exit 126; }
+      else cd -- "${HOME:-/}" 2>/dev/null || cd /; fi
+      shift
+      printf 'sbx:pid:%s\\n' "$$"
+      exec "$@"
+      """;
+
+  private final String id;
+  private final String containerId;
+  private final String templateId;
+  private final String envdToken;
+  private final Map<String, String> metadata;
+  private final Map<String, String> envVars;
+  private final Instant startedAt;
+  private final int cpuCount;
+  private final int memoryMB;
+  private volatile Instant endAt;
+  private final DockerRuntime docker;
+  private final ConcurrentMap<Integer, SandboxProcess> processes = new ConcurrentHashMap<>();
+  private final FileOps files;
+
+  LocalSandbox(String id, String containerId, String templateId, String envdToken, Map<String, String> metadata,
+      Map<String, String> envVars, Instant startedAt, Instant endAt, int cpuCount, int memoryMB, DockerRuntime docker) {
+    this.id = id;
+    this.containerId = containerId;
+    this.templateId = templateId;
+    this.envdToken = envdToken;
+    this.metadata = Map.copyOf(metadata);
+    this.envVars = Map.copyOf(envVars);
+    this.startedAt = startedAt;
+    this.endAt = endAt;
+    this.cpuCount = cpuCount;
+    this.memoryMB = memoryMB;
+    this.docker = docker;
+    this.files = new FileOps(this);
+  }
+
+  public String id() {
+    return id;
+  }
+
+  public String containerId() {
+    return containerId;
+  }
+
+  public String templateId() {
+    return templateId;
+  }
+
+  public String envdToken() {
+    return envdToken;
+  }
+
+  public Map<String, String> metadata() {
+    return metadata;
+  }
+
+  public Map<String, String> envVars() {
+    return envVars;
+  }
+
+  public Instant startedAt() {
+    return startedAt;
+  }
+
+  public Instant endAt() {
+    return endAt;
+  }
+
+  void endAt(Instant endAt) {
+    this.endAt = endAt;
+  }
+
+  public int cpuCount() {
+    return cpuCount;
+  }
+
+  public int memoryMB() {
+    return memoryMB;
+  }
+
+  public FileOps files() {
+    return files;
+  }
+
+  DockerRuntime docker() {
+    return docker;
+  }
+
+  /** Runs a helper command to completion as {@code user}. */
+  DockerRuntime.Completed run(String user, List<String> cmd, @Nullable InputStream stdin) throws RpcError {
+    try {
+      DockerRuntime.Completed c = docker.run(containerId, user, cmd, stdin);
+      if (c.exitCode() != null && c.exitCode() == 126 && c.stdoutText().contains("unable to find user")) {
+        throw new RpcError("unauthenticated", "invalid user: '" + user + "'");
+      }
+      return c;
+    } catch (IOException | RuntimeException e) {
+      throw unavailable(e);
+    }
+  }
+
+  private RpcError unavailable(Exception e) {
+    LOG.warn("docker call for sandbox {} failed: {}", id, e.toString());
+    return new RpcError("unavailable", "sandbox " + id + " could not be reached: " + e.getMessage());
+  }
+
+  /** What {@code Start} asked for. */
+  public record StartSpec(String user, String cmd, List<String> args, Map<String, String> envs, @Nullable String cwd,
+      @Nullable String tag, boolean pty, int cols, int rows, boolean stdin, Duration timeout) {}
+
+  /**
+   * Starts a process and attaches {@code subscriber} before any output is pumped, so the starter
+   * sees everything from the first byte.
+   */
+  public SandboxProcess start(StartSpec spec, SandboxProcess.Subscriber[] subscriberOut) throws RpcError {
+    pruneFinished();
+    List<String> cmd = new ArrayList<>(List.of("/bin/sh", "-c", WRAPPER, "sh", spec.cwd() == null ? "" : spec.cwd(), spec.cmd()));
+    cmd.addAll(spec.args());
+    List<String> env = new ArrayList<>();
+    spec.envs().forEach((k, v) -> env.add(k + "=" + v));
+    RawExec exec;
+    try {
+      exec = docker.exec(containerId, new DockerRuntime.ExecSpec(cmd, spec.user(), env, spec.pty()));
+    } catch (IOException | RuntimeException e) {
+      throw unavailable(e);
+    }
+    int pid;
+    SandboxProcess.Data leftover;
+    try {
+      ByteArrayOutputStream line = new ByteArrayOutputStream();
+      ByteArrayOutputStream other = new ByteArrayOutputStream();
+      byte[] rest = null;
+      RawExec.Stream restStream = RawExec.Stream.STDOUT;
+      while (rest == null) {
+        RawExec.Frame f = exec.read();
+        if (f == null) {
+          break;
+        }
+        if (f.stream() == RawExec.Stream.STDERR) {
+          other.write(f.data());
+          continue;
+        }
+        byte[] d = f.data();
+        int nl = indexOf(d, (byte) '\n');
+        if (nl < 0) {
+          line.write(d);
+        } else {
+          line.write(d, 0, nl);
+          rest = java.util.Arrays.copyOfRange(d, nl + 1, d.length);
+          restStream = f.stream();
+        }
+      }
+      String first = line.toString(StandardCharsets.UTF_8).strip();
+      if (rest == null || !first.startsWith("sbx:")) {
+        exec.close();
+        String said = (first + " " + other.toString(StandardCharsets.UTF_8)).strip();
+        if (said.contains("unable to find user") || said.contains("no matching entries in passwd")) {
+          throw new RpcError("unauthenticated", "invalid user: '" + spec.user() + "'");
+        }
+        throw new RpcError("internal", "the process could not be started: " + (said.isEmpty() ? "no output" : said));
+      }
+      if (first.equals("sbx:cwd")) {
+        exec.close();
+        throw new RpcError("invalid_argument", "cwd '" + spec.cwd() + "' does not exist or is not a directory");
+      }
+      pid = Integer.parseInt(first.substring("sbx:pid:".length()));
+      leftover = rest.length == 0 ? null : new SandboxProcess.Data(restStream, rest);
+      if (!spec.stdin() && !spec.pty()) {
+        exec.closeStdin();
+      }
+      if (spec.pty() && spec.cols() > 0 && spec.rows() > 0) {
+        resize(exec.execId(), spec.cols(), spec.rows());
+      }
+    } catch (IOException | NumberFormatException e) {
+      exec.close();
+      throw unavailable(e);
+    }
+    SandboxProcess process = new SandboxProcess(pid, spec.tag(), spec.cmd(), spec.args(), spec.envs(), spec.cwd(), spec.pty(), exec);
+    subscriberOut[0] = process.subscribe();
+    processes.put(pid, process);
+    Thread.ofVirtual().name("sandboxes-proc-" + id + "-" + pid).start(() -> process.pump(leftover, () -> docker.exitCode(exec.execId())));
+    if (!spec.timeout().isZero()) {
+      Thread.ofVirtual().name("sandboxes-deadline-" + id + "-" + pid).start(() -> {
+        try {
+          Thread.sleep(spec.timeout());
+        } catch (InterruptedException e) {
+          return;
+        }
+        if (process.end() == null) {
+          process.deliver(new SandboxProcess.Failure("deadline_exceeded", "the process exceeded its deadline of " + spec.timeout().toMillis() + " ms and was killed"));
+          signal(process, 9);
+        }
+      });
+    }
+    return process;
+  }
+
+  void resize(String execId, int cols, int rows) {
+    docker.client().resizeExecCmd(execId).withSize(cols, rows).exec();
+  }
+
+  public void resize(SandboxProcess p, int cols, int rows) {
+    resize(p.exec().execId(), cols, rows);
+  }
+
+  private static int indexOf(byte[] data, byte b) {
+    for (int i = 0; i < data.length; i++) {
+      if (data[i] == b) {
+        return i;
+      }
+    }
+    return -1;
+  }
+
+  public @Nullable SandboxProcess process(int pid) {
+    pruneFinished();
+    return processes.get(pid);
+  }
+
+  public @Nullable SandboxProcess processByTag(String tag) {
+    pruneFinished();
+    return processes.values().stream().filter(p -> tag.equals(p.tag()) && p.end() == null).findFirst().orElse(null);
+  }
+
+  /** @return the processes still running */
+  public Collection<SandboxProcess> running() {
+    pruneFinished();
+    return processes.values().stream().filter(p -> p.end() == null).toList();
+  }
+
+  /** Sends a signal to the process's whole group, as root inside the container. */
+  public void signal(SandboxProcess p, int signal) {
+    p.recordSignal(signal);
+    try {
+      docker.runAsRoot(containerId, "/bin/sh", "-c", "kill -" + signal + " -- -\"$1\" 2>/dev/null || kill -" + signal + " \"$1\"", "sh",
+          Integer.toString(p.pid()));
+    } catch (IOException | RuntimeException e) {
+      LOG.warn("signal {} to pid {} in sandbox {} failed: {}", signal, p.pid(), id, e.toString());
+    }
+  }
+
+  private void pruneFinished() {
+    long now = System.nanoTime();
+    processes.values().removeIf(p -> p.end() != null && now - p.finishedAtNanos() > END_RETENTION.toNanos());
+  }
+}

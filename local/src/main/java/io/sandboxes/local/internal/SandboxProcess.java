@@ -1,0 +1,202 @@
+package io.sandboxes.local.internal;
+
+import io.sandboxes.local.internal.docker.RawExec;
+import java.io.IOException;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * One process started through envd's {@code Start}: a {@code docker exec} whose output is pumped
+ * to whoever is attached. It lives independently of the request that started it; output produced
+ * while nobody is attached is dropped, as envd does.
+ */
+public final class SandboxProcess {
+
+  /** What attached streams receive. */
+  public sealed interface Event permits Data, End, Failure {}
+
+  /** A chunk of output. */
+  public record Data(RawExec.Stream stream, byte[] bytes) implements Event {}
+
+  /**
+   * The process ended.
+   *
+   * @param exitCode the code to report; -1 for a signal or an unobservable outcome
+   * @param exited whether it exited by itself
+   * @param status envd's status text, e.g. {@code exit status 3} or {@code signal: killed}
+   * @param error the error text, when it did not exit 0
+   */
+  public record End(int exitCode, boolean exited, String status, @Nullable String error) implements Event {}
+
+  /** The stream must end with a Connect error instead of an end event. */
+  public record Failure(String code, String message) implements Event {}
+
+  /** A client attached to the process's output. */
+  public static final class Subscriber {
+    private final BlockingQueue<Event> queue = new ArrayBlockingQueue<>(1024);
+
+    public @Nullable Event poll(long timeout, TimeUnit unit) throws InterruptedException {
+      return queue.poll(timeout, unit);
+    }
+
+    boolean offer(Event e) {
+      try {
+        return queue.offer(e, 30, TimeUnit.SECONDS);
+      } catch (InterruptedException ie) {
+        Thread.currentThread().interrupt();
+        return false;
+      }
+    }
+  }
+
+  private final int pid;
+  private final @Nullable String tag;
+  private final String cmd;
+  private final List<String> args;
+  private final Map<String, String> envs;
+  private final @Nullable String cwd;
+  private final boolean pty;
+  private final RawExec exec;
+  private final List<Subscriber> subscribers = new CopyOnWriteArrayList<>();
+  private volatile @Nullable End end;
+  private volatile @Nullable Integer signalSent;
+  private volatile long finishedAtNanos;
+
+  SandboxProcess(int pid, @Nullable String tag, String cmd, List<String> args, Map<String, String> envs,
+      @Nullable String cwd, boolean pty, RawExec exec) {
+    this.pid = pid;
+    this.tag = tag;
+    this.cmd = cmd;
+    this.args = List.copyOf(args);
+    this.envs = Map.copyOf(envs);
+    this.cwd = cwd;
+    this.pty = pty;
+    this.exec = exec;
+  }
+
+  public int pid() {
+    return pid;
+  }
+
+  public @Nullable String tag() {
+    return tag;
+  }
+
+  public String cmd() {
+    return cmd;
+  }
+
+  public List<String> args() {
+    return args;
+  }
+
+  public Map<String, String> envs() {
+    return envs;
+  }
+
+  public @Nullable String cwd() {
+    return cwd;
+  }
+
+  public boolean pty() {
+    return pty;
+  }
+
+  public @Nullable End end() {
+    return end;
+  }
+
+  long finishedAtNanos() {
+    return finishedAtNanos;
+  }
+
+  /** Attaches a subscriber; a finished process gives it its end event at once. */
+  public Subscriber subscribe() {
+    Subscriber s = new Subscriber();
+    subscribers.add(s);
+    End e = end;
+    if (e != null) {
+      subscribers.remove(s);
+      s.offer(e);
+    }
+    return s;
+  }
+
+  public void unsubscribe(Subscriber s) {
+    subscribers.remove(s);
+  }
+
+  void deliver(Event event) {
+    for (Subscriber s : subscribers) {
+      if (!s.offer(event)) {
+        // a client that does not read for 30 s is dropped rather than stalling the process
+        subscribers.remove(s);
+      }
+    }
+  }
+
+  /** Pumps output until the exec ends, then reports the end. Runs on its own virtual thread. */
+  void pump(@Nullable Data first, Supplier<@Nullable Integer> exitCode) {
+    try {
+      if (first != null) {
+        deliver(first);
+      }
+      RawExec.Frame frame;
+      while ((frame = exec.read()) != null) {
+        deliver(new Data(frame.stream(), frame.data()));
+      }
+    } catch (IOException e) {
+      // the connection to Docker broke; the exit code below says what is known
+    } finally {
+      exec.close();
+    }
+    End e = toEnd(exitCode.get(), signalSent);
+    finishedAtNanos = System.nanoTime();
+    end = e;
+    for (Subscriber s : subscribers) {
+      s.offer(e);
+    }
+    subscribers.clear();
+  }
+
+  static End toEnd(@Nullable Integer code, @Nullable Integer signal) {
+    if (code == null) {
+      return new End(-1, false, "unknown", "the exit status could not be observed");
+    }
+    if (signal != null && code == 128 + signal) {
+      String name = switch (signal) {
+        case 9 -> "killed";
+        case 15 -> "terminated";
+        case 2 -> "interrupt";
+        default -> "signal " + signal;
+      };
+      return new End(-1, false, "signal: " + name, "signal: " + name);
+    }
+    if (code == 0) {
+      return new End(0, true, "exit status 0", null);
+    }
+    return new End(code, true, "exit status " + code, "exit status " + code);
+  }
+
+  void recordSignal(int signal) {
+    signalSent = signal;
+  }
+
+  public void writeInput(byte[] data) throws IOException {
+    exec.write(data);
+  }
+
+  public void closeInput() throws IOException {
+    exec.closeStdin();
+  }
+
+  RawExec exec() {
+    return exec;
+  }
+}

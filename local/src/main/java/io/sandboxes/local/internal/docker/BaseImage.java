@@ -1,0 +1,157 @@
+package io.sandboxes.local.internal.docker;
+
+import io.sandboxes.SandboxException;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The {@code base} template's image: Debian with bash, coreutils, tar, curl, python3, procps and a
+ * {@code user} account (uid 1000, home {@code /home/user}), like E2B's base template.
+ *
+ * <p>No registry is needed: the root filesystem is built from Debian packages with
+ * {@code debootstrap} and imported with {@code docker import}. The tag carries a hash of the
+ * recipe, so a built image is reused until the recipe changes. Building needs root and
+ * debootstrap, and takes about a minute; progress goes to the log and to the given listener.
+ */
+public final class BaseImage {
+  private static final Logger LOG = LoggerFactory.getLogger(BaseImage.class);
+
+  public static final String REPOSITORY = "sandboxes-local/base";
+  public static final String SUITE = "bookworm";
+  public static final String DEFAULT_MIRROR = "http://deb.debian.org/debian";
+  static final List<String> PACKAGES = List.of(
+      "bash", "coreutils", "tar", "curl", "python3", "procps", "ca-certificates", "findutils", "sudo");
+  /** Commands run in the new root filesystem after debootstrap, as root. */
+  static final List<String> SETUP = List.of(
+      "useradd --create-home --uid 1000 --shell /bin/bash user",
+      "printf 'user ALL=(ALL:ALL) NOPASSWD: ALL\\n' > /etc/sudoers.d/user && chmod 0440 /etc/sudoers.d/user",
+      "apt-get clean && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin");
+
+  private BaseImage() {}
+
+  /** @return the image reference of the current recipe, e.g. {@code sandboxes-local/base:bookworm-1a2b3c4d} */
+  public static String reference() {
+    return REPOSITORY + ":" + tag();
+  }
+
+  static String tag() {
+    try {
+      MessageDigest sha = MessageDigest.getInstance("SHA-256");
+      sha.update((SUITE + "\n" + String.join(",", PACKAGES) + "\n" + String.join("\n", SETUP)).getBytes(StandardCharsets.UTF_8));
+      return SUITE + "-" + HexFormat.of().formatHex(sha.digest()).substring(0, 10);
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /**
+   * Makes sure the image exists, building it when it does not.
+   *
+   * @param progress receives one line per step while building
+   * @return the image reference
+   */
+  public static String ensure(DockerRuntime docker, Consumer<String> progress) {
+    String ref = reference();
+    if (docker.imageExists(ref)) {
+      return ref;
+    }
+    build(docker, progress);
+    return ref;
+  }
+
+  private static void build(DockerRuntime docker, Consumer<String> progress) {
+    String mirror = System.getenv().getOrDefault("SANDBOXES_DEBIAN_MIRROR", DEFAULT_MIRROR);
+    Path work;
+    try {
+      work = Files.createTempDirectory(Path.of(System.getProperty("java.io.tmpdir")), "sandboxes-rootfs-");
+    } catch (IOException e) {
+      throw new SandboxException("cannot make a folder to build the base image in", e);
+    }
+    Path rootfs = work.resolve("rootfs");
+    long started = System.nanoTime();
+    try {
+      say(progress, "building " + reference() + " from Debian " + SUITE + " packages (" + mirror + "); this takes about a minute, once");
+      List<String> debootstrap = new ArrayList<>(List.of(
+          "debootstrap", "--variant=minbase", "--include=" + String.join(",", PACKAGES), SUITE, rootfs.toString(), mirror));
+      int[] steps = {0};
+      runLogged(debootstrap, line -> {
+        steps[0]++;
+        if (line.startsWith("I: Retrieving") || line.startsWith("I: Validating")) {
+          if (steps[0] % 20 == 0) {
+            say(progress, "debootstrap: " + line.substring(3));
+          }
+        } else {
+          say(progress, "debootstrap: " + line.replaceFirst("^[IWE]: ", ""));
+        }
+      });
+      for (String step : SETUP) {
+        say(progress, "setup: " + step);
+        runLogged(List.of("chroot", rootfs.toString(), "/bin/sh", "-c", step), line -> say(progress, "setup: " + line));
+      }
+      say(progress, "importing the root filesystem into Docker as " + reference());
+      Path tarFile = work.resolve("rootfs.tar");
+      runLogged(List.of("tar", "--numeric-owner", "-C", rootfs.toString(), "-cf", tarFile.toString(), "."), line -> say(progress, "tar: " + line));
+      docker.importImage(tarFile, REPOSITORY, tag());
+      if (!docker.imageExists(reference())) {
+        throw new SandboxException("docker import reported success but " + reference() + " does not exist");
+      }
+      say(progress, "built " + reference() + " in " + (System.nanoTime() - started) / 1_000_000_000L + " s");
+    } catch (IOException e) {
+      throw new SandboxException("building the base image failed: " + e.getMessage()
+          + " (it needs root, debootstrap and access to a Debian mirror; set SANDBOXES_DEBIAN_MIRROR to use another)", e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new SandboxException("building the base image was interrupted", e);
+    } finally {
+      deleteTree(work);
+    }
+  }
+
+  private static void say(Consumer<String> progress, String line) {
+    LOG.debug("[base image] {}", line);
+    progress.accept(line);
+  }
+
+  private static void runLogged(List<String> command, Consumer<String> lines) throws IOException, InterruptedException {
+    Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+    List<String> tail = new ArrayList<>();
+    try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+      String line;
+      while ((line = r.readLine()) != null) {
+        lines.accept(line);
+        tail.add(line);
+        if (tail.size() > 20) {
+          tail.remove(0);
+        }
+      }
+    }
+    int code = p.waitFor();
+    if (code != 0) {
+      throw new IOException("'" + String.join(" ", command) + "' exited with " + code + ":\n" + String.join("\n", tail));
+    }
+  }
+
+  private static void deleteTree(Path dir) {
+    try {
+      // rootfs holds device nodes and root-owned files: rm handles them where Files.walk would not
+      new ProcessBuilder("rm", "-rf", "--one-file-system", dir.toString()).inheritIO().start().waitFor();
+    } catch (IOException e) {
+      LOG.warn("could not remove {}: {}", dir, e.toString());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}

@@ -1,0 +1,247 @@
+package io.sandboxes.local.internal.docker;
+
+import com.github.dockerjava.api.DockerClient;
+import com.github.dockerjava.api.command.CreateContainerCmd;
+import com.github.dockerjava.api.command.InspectExecResponse;
+import com.github.dockerjava.api.exception.NotFoundException;
+import com.github.dockerjava.api.model.Container;
+import com.github.dockerjava.api.model.HostConfig;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.URI;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.jspecify.annotations.Nullable;
+import org.testcontainers.DockerClientFactory;
+
+/**
+ * The local runtime's hold on Docker: containers as sandboxes, {@code docker exec} as processes.
+ * Reached through Testcontainers' Docker client, which finds the daemon the way Java users expect
+ * ({@code DOCKER_HOST}, the default socket, Testcontainers' own configuration).
+ */
+public final class DockerRuntime {
+  /** Marks a container as made by the local runtime; cleanup touches nothing without it. */
+  public static final String LABEL_OURS = "io.sandboxes.local";
+  public static final String LABEL_SANDBOX_ID = "io.sandboxes.sandbox-id";
+  public static final String LABEL_TEMPLATE = "io.sandboxes.template";
+  public static final String LABEL_METADATA = "io.sandboxes.metadata";
+  public static final String LABEL_DEADLINE = "io.sandboxes.deadline";
+  public static final String LABEL_STARTED = "io.sandboxes.started-at";
+  public static final String LABEL_ENVD_TOKEN = "io.sandboxes.envd-token";
+  public static final String LABEL_SERVER = "io.sandboxes.server";
+
+  private final DockerClient docker;
+  private final URI dockerHost;
+
+  private DockerRuntime(DockerClient docker, URI dockerHost) {
+    this.docker = docker;
+    this.dockerHost = dockerHost;
+  }
+
+  /** Connects to the Docker daemon Testcontainers finds. */
+  public static DockerRuntime connect() {
+    DockerClientFactory factory = DockerClientFactory.instance();
+    DockerClient client = factory.client();
+    return new DockerRuntime(client, factory.getTransportConfig().getDockerHost());
+  }
+
+  public DockerClient client() {
+    return docker;
+  }
+
+  /** What a sandbox container is made of. */
+  public record ContainerSpec(
+      String image,
+      String name,
+      Map<String, String> labels,
+      List<String> env,
+      String hostname,
+      int cpuCount,
+      long memoryBytes,
+      long pidsLimit) {}
+
+  /** Creates and starts a container with no network, limited CPU, memory and pids. */
+  public String createAndStart(ContainerSpec spec) {
+    HostConfig host = HostConfig.newHostConfig()
+        .withNetworkMode("none")
+        .withNanoCPUs(spec.cpuCount() * 1_000_000_000L)
+        .withMemory(spec.memoryBytes())
+        .withMemorySwap(spec.memoryBytes())
+        .withPidsLimit(spec.pidsLimit())
+        .withInit(true);
+    try (CreateContainerCmd cmd = docker.createContainerCmd(spec.image())) {
+      String id = cmd
+          .withName(spec.name())
+          .withLabels(spec.labels())
+          .withEnv(spec.env())
+          .withHostName(spec.hostname())
+          .withCmd("sleep", "infinity")
+          .withUser("root")
+          .withHostConfig(host)
+          .exec()
+          .getId();
+      try {
+        docker.startContainerCmd(id).exec();
+      } catch (RuntimeException e) {
+        remove(id);
+        throw e;
+      }
+      return id;
+    }
+  }
+
+  /** Removes a container and its anonymous volumes. @return false when it did not exist */
+  public boolean remove(String containerId) {
+    try {
+      docker.removeContainerCmd(containerId).withForce(true).withRemoveVolumes(true).exec();
+      return true;
+    } catch (NotFoundException e) {
+      return false;
+    }
+  }
+
+  public boolean isRunning(String containerId) {
+    try {
+      Boolean running = docker.inspectContainerCmd(containerId).exec().getState().getRunning();
+      return Boolean.TRUE.equals(running);
+    } catch (NotFoundException e) {
+      return false;
+    }
+  }
+
+  /** Every container the local runtime made, running or not. */
+  public List<Container> listOurs() {
+    return docker.listContainersCmd().withShowAll(true).withLabelFilter(Map.of(LABEL_OURS, "true")).exec();
+  }
+
+  public boolean imageExists(String image) {
+    try {
+      docker.inspectImageCmd(image).exec();
+      return true;
+    } catch (NotFoundException e) {
+      return false;
+    }
+  }
+
+  /** Imports a root filesystem tar file as an image ({@code docker import}). */
+  public void importImage(java.nio.file.Path rootfsTar, String repository, String tag) throws IOException {
+    String query = "/images/create?fromSrc=-&repo=" + java.net.URLEncoder.encode(repository, java.nio.charset.StandardCharsets.UTF_8)
+        + "&tag=" + java.net.URLEncoder.encode(tag, java.nio.charset.StandardCharsets.UTF_8);
+    String[] answer;
+    try (InputStream in = java.nio.file.Files.newInputStream(rootfsTar)) {
+      answer = RawExec.post(dockerHost, query, "application/x-tar", in, java.nio.file.Files.size(rootfsTar));
+    }
+    if (!answer[0].contains(" 200 ") || answer[1].contains("\"error\"")) {
+      throw new IOException("docker import failed: " + answer[0] + " " + answer[1].strip());
+    }
+  }
+
+  /** How to run one exec. */
+  public record ExecSpec(List<String> cmd, String user, List<String> env, boolean tty) {}
+
+  /** Creates an exec and attaches to it over a raw, half-closable connection. */
+  public RawExec exec(String containerId, ExecSpec spec) throws IOException {
+    String execId = docker.execCreateCmd(containerId)
+        .withCmd(spec.cmd().toArray(String[]::new))
+        .withUser(spec.user())
+        .withEnv(spec.env())
+        .withAttachStdin(true)
+        .withAttachStdout(true)
+        .withAttachStderr(true)
+        .withTty(spec.tty())
+        .exec()
+        .getId();
+    return RawExec.start(dockerHost, execId, spec.tty());
+  }
+
+  /**
+   * The exit code of a finished exec, waiting briefly for Docker to record it.
+   *
+   * @return the exit code, or null when Docker could not say
+   */
+  public @Nullable Integer exitCode(String execId) {
+    for (int attempt = 0; attempt < 100; attempt++) {
+      InspectExecResponse r;
+      try {
+        r = docker.inspectExecCmd(execId).exec();
+      } catch (NotFoundException e) {
+        return null;
+      }
+      if (!Boolean.TRUE.equals(r.isRunning()) && r.getExitCodeLong() != null) {
+        return r.getExitCodeLong().intValue();
+      }
+      try {
+        Thread.sleep(10);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return null;
+      }
+    }
+    return null;
+  }
+
+  /** Result of {@link #run}. */
+  public record Completed(@Nullable Integer exitCode, byte[] stdout, byte[] stderr) {
+    public String stderrText() {
+      return new String(stderr, java.nio.charset.StandardCharsets.UTF_8).strip();
+    }
+
+    public String stdoutText() {
+      return new String(stdout, java.nio.charset.StandardCharsets.UTF_8);
+    }
+  }
+
+  /**
+   * Runs a command to completion, feeding it {@code stdin} (then EOF) and collecting its output.
+   */
+  public Completed run(String containerId, String user, List<String> cmd, @Nullable InputStream stdin) throws IOException {
+    try (RawExec exec = exec(containerId, new ExecSpec(cmd, user, List.of(), false))) {
+      Thread feeder = null;
+      if (stdin != null) {
+        feeder = Thread.ofVirtual().name("sandboxes-stdin").start(() -> {
+          try (stdin) {
+            byte[] buf = new byte[64 * 1024];
+            int n;
+            while ((n = stdin.read(buf)) >= 0) {
+              if (n > 0) {
+                exec.write(n == buf.length ? buf : java.util.Arrays.copyOf(buf, n));
+              }
+            }
+          } catch (IOException ignored) {
+            // the process stopped reading; its exit code tells what happened
+          } finally {
+            try {
+              exec.closeStdin();
+            } catch (IOException ignored) {
+              // already closed
+            }
+          }
+        });
+      } else {
+        exec.closeStdin();
+      }
+      ByteArrayOutputStream out = new ByteArrayOutputStream();
+      ByteArrayOutputStream err = new ByteArrayOutputStream();
+      RawExec.Frame frame;
+      while ((frame = exec.read()) != null) {
+        (frame.stream() == RawExec.Stream.STDERR ? err : out).write(frame.data());
+      }
+      if (feeder != null) {
+        try {
+          feeder.join();
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          feeder.interrupt();
+        }
+      }
+      return new Completed(exitCode(exec.execId()), out.toByteArray(), err.toByteArray());
+    }
+  }
+
+  /** Runs a command as root with no input. */
+  public Completed runAsRoot(String containerId, String... cmd) throws IOException {
+    return run(containerId, "root", new ArrayList<>(List.of(cmd)), null);
+  }
+}

@@ -1,0 +1,358 @@
+package io.sandboxes.local.internal.http;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.sandboxes.e2b.internal.Connect;
+import io.sandboxes.e2b.internal.Json;
+import io.sandboxes.local.internal.LocalSandbox;
+import io.sandboxes.local.internal.Registry;
+import io.sandboxes.local.internal.RpcError;
+import java.io.IOException;
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.eclipse.jetty.server.Handler;
+import org.eclipse.jetty.server.Request;
+import org.eclipse.jetty.server.Response;
+import org.eclipse.jetty.util.Callback;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * E2B's control plane, as the official SDKs call it: create (v1 and v2), get, list (v2 with
+ * state and metadata filters and token paging; v1 running only), kill, connect (v1 and v2),
+ * timeout and refreshes. Errors are {@code {code, message}} with the same HTTP status.
+ */
+public final class ApiHandler extends Handler.Abstract {
+  private static final Logger LOG = LoggerFactory.getLogger(ApiHandler.class);
+  private static final Pattern SANDBOX_PATH = Pattern.compile("^/(?:v2/)?sandboxes/([^/]+)(?:/([a-z]+))?$");
+  /** The longest lifetime a sandbox may be given, as E2B's paid plans allow: 24 hours. */
+  static final Duration MAX_TIMEOUT = Duration.ofHours(24);
+
+  private final Registry registry;
+  private final byte[] apiKey;
+
+  public ApiHandler(Registry registry, String apiKey) {
+    this.registry = registry;
+    this.apiKey = apiKey.getBytes(StandardCharsets.UTF_8);
+  }
+
+  @Override
+  public boolean handle(Request request, Response response, Callback callback) {
+    Exchange ex = new Exchange(request, response, callback);
+    try {
+      route(ex);
+    } catch (RpcError e) {
+      error(ex, Connect.httpStatus(e.code()), e.getMessage());
+    } catch (IOException | RuntimeException e) {
+      LOG.warn("{} {} failed", ex.method(), ex.path(), e);
+      if (!ex.completed()) {
+        error(ex, 500, "internal error: " + e.getMessage());
+      } else {
+        ex.abort(e);
+      }
+    }
+    return true;
+  }
+
+  static void error(Exchange ex, int status, String message) {
+    ex.json(status, Json.object().put("code", status).put("message", message));
+  }
+
+  private boolean authorized(Exchange ex) {
+    String key = ex.header("X-API-KEY");
+    return key != null && MessageDigest.isEqual(key.getBytes(StandardCharsets.UTF_8), apiKey);
+  }
+
+  private void route(Exchange ex) throws RpcError, IOException {
+    String method = ex.method();
+    String path = ex.path();
+    if (path.equals("/health") && method.equals("GET")) {
+      ex.empty(204);
+      return;
+    }
+    if (!authorized(ex)) {
+      error(ex, 401, ex.header("X-API-KEY") == null ? "Missing API key (X-API-KEY header)" : "Invalid API key");
+      return;
+    }
+    if (path.equals("/sandboxes") || path.equals("/v2/sandboxes")) {
+      switch (method) {
+        case "POST" -> create(ex, path.startsWith("/v2/"));
+        case "GET" -> list(ex, path.startsWith("/v2/"));
+        default -> error(ex, 405, "method " + method + " is not allowed on " + path);
+      }
+      return;
+    }
+    Matcher m = SANDBOX_PATH.matcher(path);
+    if (m.matches()) {
+      String id = m.group(1);
+      String action = m.group(2);
+      boolean v2 = path.startsWith("/v2/");
+      if (action == null && !v2) {
+        switch (method) {
+          case "GET" -> ex.json(200, detail(find(id)));
+          case "DELETE" -> {
+            if (!registry.kill(id)) {
+              throw notFound(id);
+            }
+            ex.empty(204);
+          }
+          default -> error(ex, 405, "method " + method + " is not allowed on " + path);
+        }
+        return;
+      }
+      if ("POST".equals(method) && "connect".equals(action)) {
+        connect(ex, id, v2);
+        return;
+      }
+      if ("POST".equals(method) && !v2 && "timeout".equals(action)) {
+        JsonNode body = readJson(ex);
+        long seconds = requireSeconds(body, "timeout", null);
+        registry.setTimeout(find(id), Duration.ofSeconds(seconds), false);
+        ex.empty(204);
+        return;
+      }
+      if ("POST".equals(method) && !v2 && "refreshes".equals(action)) {
+        JsonNode body = readJson(ex);
+        long seconds = body.has("duration") ? requireSeconds(body, "duration", null) : 0;
+        if (seconds > 3600) {
+          throw new RpcError("invalid_argument", "duration must be between 0 and 3600 seconds");
+        }
+        registry.setTimeout(find(id), Duration.ofSeconds(seconds), true);
+        ex.empty(204);
+        return;
+      }
+    }
+    error(ex, 501, "not implemented by the local runtime: " + method + " " + path);
+  }
+
+  private LocalSandbox find(String id) throws RpcError {
+    return registry.find(id).orElseThrow(() -> notFound(id));
+  }
+
+  private static RpcError notFound(String id) {
+    return new RpcError("not_found", "Sandbox \"" + id + "\" doesn't exist or you don't have access to it");
+  }
+
+  private static JsonNode readJson(Exchange ex) throws RpcError, IOException {
+    byte[] raw = ex.bodyBytes();
+    try {
+      JsonNode node = Json.parse(raw);
+      if (!node.isObject()) {
+        throw new RpcError("invalid_argument", "request body must be a JSON object");
+      }
+      return node;
+    } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+      throw new RpcError("invalid_argument", "request body is not valid JSON: " + e.getOriginalMessage());
+    }
+  }
+
+  private static long requireSeconds(JsonNode body, String field, Long fallback) throws RpcError {
+    JsonNode v = body.get(field);
+    if (v == null || v.isNull()) {
+      if (fallback != null) {
+        return fallback;
+      }
+      throw new RpcError("invalid_argument", "'" + field + "' is required");
+    }
+    if (!v.canConvertToLong() || v.asLong() < 0) {
+      throw new RpcError("invalid_argument", "'" + field + "' must be a non-negative number of seconds");
+    }
+    long s = v.asLong();
+    if (s > MAX_TIMEOUT.toSeconds()) {
+      throw new RpcError("invalid_argument", "Timeout cannot be greater than " + MAX_TIMEOUT.toHours() + " hours");
+    }
+    return s;
+  }
+
+  private static Map<String, String> stringMap(JsonNode body, String field) throws RpcError {
+    JsonNode v = body.get(field);
+    if (v == null || v.isNull()) {
+      return Map.of();
+    }
+    if (!v.isObject()) {
+      throw new RpcError("invalid_argument", "'" + field + "' must be an object of strings");
+    }
+    Map<String, String> out = new LinkedHashMap<>();
+    for (Map.Entry<String, JsonNode> e : v.properties()) {
+      if (!e.getValue().isValueNode() || e.getValue().isNull()) {
+        throw new RpcError("invalid_argument", "'" + field + "." + e.getKey() + "' must be a string");
+      }
+      out.put(e.getKey(), e.getValue().asText());
+    }
+    return out;
+  }
+
+  private void create(Exchange ex, boolean v2) throws RpcError, IOException {
+    JsonNode body = readJson(ex);
+    String template = Json.text(body, "templateID");
+    if (template == null || template.isBlank()) {
+      throw new RpcError("invalid_argument", "'templateID' is required");
+    }
+    long timeout = requireSeconds(body, "timeout", v2 ? 300L : 15L);
+    if (body.path("autoPause").asBoolean(false)) {
+      throw new RpcError("invalid_argument", "autoPause is not supported by this local runtime yet: sandboxes are killed at their timeout");
+    }
+    JsonNode mounts = body.get("volumeMounts");
+    if (mounts != null && mounts.isArray() && !mounts.isEmpty()) {
+      throw new RpcError("invalid_argument", "volumeMounts are not supported by this local runtime yet");
+    }
+    if (!registry.hasTemplate(template)) {
+      throw new RpcError("not_found", "template '" + template + "' not found");
+    }
+    LocalSandbox s = registry.create(template, Duration.ofSeconds(timeout), stringMap(body, "metadata"), stringMap(body, "envVars"));
+    ex.json(201, sandboxJson(s));
+  }
+
+  private void connect(Exchange ex, String id, boolean v2) throws RpcError, IOException {
+    JsonNode body = readJson(ex);
+    long timeout = requireSeconds(body, "timeout", v2 ? 300L : null);
+    LocalSandbox s = registry.find(id).orElseThrow(() -> new RpcError("not_found", "Paused sandbox " + id + " not found"));
+    registry.setTimeout(s, Duration.ofSeconds(timeout), true);
+    ex.json(200, sandboxJson(s));
+  }
+
+  static ObjectNode sandboxJson(LocalSandbox s) {
+    ObjectNode n = Json.object()
+        .put("templateID", s.templateId())
+        .put("sandboxID", s.id())
+        .put("clientID", "local")
+        .put("alias", s.templateId())
+        .put("envdVersion", Registry.ENVD_VERSION)
+        .put("envdAccessToken", s.envdToken());
+    n.putNull("trafficAccessToken");
+    n.putNull("domain");
+    return n;
+  }
+
+  private static ObjectNode listed(LocalSandbox s) {
+    ObjectNode n = Json.object()
+        .put("templateID", s.templateId())
+        .put("sandboxID", s.id())
+        .put("clientID", "local")
+        .put("alias", s.templateId())
+        .put("startedAt", s.startedAt().toString())
+        .put("endAt", s.endAt().toString())
+        .put("cpuCount", s.cpuCount())
+        .put("memoryMB", s.memoryMB())
+        .put("diskSizeMB", Registry.DISK_SIZE_MB)
+        .put("state", "running")
+        .put("envdVersion", Registry.ENVD_VERSION);
+    n.set("metadata", Json.toObject(s.metadata()));
+    n.putArray("volumeMounts");
+    return n;
+  }
+
+  static ObjectNode detail(LocalSandbox s) {
+    ObjectNode n = listed(s);
+    n.put("envdAccessToken", s.envdToken());
+    n.putNull("domain");
+    n.put("allowInternetAccess", false);
+    n.putObject("lifecycle").put("autoResume", false).put("onTimeout", "kill");
+    return n;
+  }
+
+  private void list(Exchange ex, boolean v2) throws RpcError {
+    Map<String, String> filter = parseMetadataFilter(ex.query("metadata"));
+    boolean wantRunning = true;
+    if (v2) {
+      String state = ex.query("state");
+      if (state != null && !state.isBlank()) {
+        List<String> states = List.of(state.split(","));
+        for (String st : states) {
+          if (!st.equals("running") && !st.equals("paused")) {
+            throw new RpcError("invalid_argument", "unknown state '" + st + "'");
+          }
+        }
+        wantRunning = states.contains("running");
+      }
+    }
+    int limit = 100;
+    String rawLimit = ex.query("limit");
+    if (v2 && rawLimit != null) {
+      try {
+        limit = Integer.parseInt(rawLimit);
+      } catch (NumberFormatException e) {
+        throw new RpcError("invalid_argument", "limit must be a number from 1 to 100");
+      }
+      if (limit < 1 || limit > 100) {
+        throw new RpcError("invalid_argument", "limit must be a number from 1 to 100");
+      }
+    }
+    List<LocalSandbox> rows = new ArrayList<>();
+    if (wantRunning) {
+      for (LocalSandbox s : registry.list()) {
+        if (s.metadata().entrySet().containsAll(filter.entrySet())) {
+          rows.add(s);
+        }
+      }
+    }
+    int from = 0;
+    String token = v2 ? ex.query("nextToken") : null;
+    if (token != null && !token.isEmpty()) {
+      String cursor = decodeToken(token);
+      while (from < rows.size() && cursorOf(rows.get(from)).compareTo(cursor) <= 0) {
+        from++;
+      }
+    }
+    int to = v2 ? Math.min(rows.size(), from + limit) : rows.size();
+    ArrayNode out = Json.array();
+    for (LocalSandbox s : rows.subList(from, to)) {
+      out.add(listed(s));
+    }
+    if (to < rows.size()) {
+      ex.response.getHeaders().put("X-Next-Token", Base64.getUrlEncoder().withoutPadding()
+          .encodeToString(cursorOf(rows.get(to - 1)).getBytes(StandardCharsets.UTF_8)));
+    }
+    ex.response.getHeaders().put("X-Total-Running", Integer.toString(registry.list().size()));
+    ex.json(200, out);
+  }
+
+  /** Sorts like the listing (newest first): a descending timestamp, then the id. */
+  private static String cursorOf(LocalSandbox s) {
+    long nanos = s.startedAt().getEpochSecond() * 1_000_000_000L + s.startedAt().getNano();
+    return String.format("%020d__%s", Long.MAX_VALUE - nanos, s.id());
+  }
+
+  private static String decodeToken(String token) throws RpcError {
+    try {
+      return new String(Base64.getUrlDecoder().decode(token), StandardCharsets.UTF_8);
+    } catch (IllegalArgumentException e) {
+      throw new RpcError("invalid_argument", "invalid nextToken");
+    }
+  }
+
+  /**
+   * The SDKs encode the filter in layers: each key and value, then the joined form string, then
+   * the query parameter. Jetty has undone the last; this undoes the other two, as E2B's API does.
+   */
+  static Map<String, String> parseMetadataFilter(String raw) throws RpcError {
+    if (raw == null || raw.isEmpty()) {
+      return Map.of();
+    }
+    Map<String, String> out = new LinkedHashMap<>();
+    try {
+      String form = URLDecoder.decode(raw, StandardCharsets.UTF_8);
+      for (String pair : form.split("&")) {
+        String[] kv = pair.split("=", -1);
+        if (kv.length != 2) {
+          throw new RpcError("invalid_argument", "invalid metadata filter '" + raw + "'");
+        }
+        out.put(URLDecoder.decode(kv[0], StandardCharsets.UTF_8), URLDecoder.decode(kv[1], StandardCharsets.UTF_8));
+      }
+    } catch (IllegalArgumentException e) {
+      throw new RpcError("invalid_argument", "invalid metadata filter '" + raw + "'");
+    }
+    return out;
+  }
+
+}

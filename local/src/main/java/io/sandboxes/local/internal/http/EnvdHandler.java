@@ -1,0 +1,640 @@
+package io.sandboxes.local.internal.http;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.sandboxes.e2b.internal.Connect;
+import io.sandboxes.e2b.internal.Json;
+import io.sandboxes.local.internal.LocalSandbox;
+import io.sandboxes.local.internal.Registry;
+import io.sandboxes.local.internal.RpcError;
+import io.sandboxes.local.internal.SandboxProcess;
+import io.sandboxes.local.internal.docker.RawExec;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.eclipse.jetty.http.MultiPart;
+import org.eclipse.jetty.http.MultiPartFormData;
+import org.eclipse.jetty.server.Handler;
+import org.eclipse.jetty.server.Request;
+import org.eclipse.jetty.server.Response;
+import org.eclipse.jetty.util.Callback;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * envd, the in-sandbox daemon, for every local sandbox at one address: requests are routed by the
+ * {@code E2b-Sandbox-Id} header (or, for pre-signed file URLs, by whose token signed them) and
+ * need that sandbox's access token. Serves {@code /health}, {@code /files} and the Connect RPCs of
+ * {@code process.Process} and {@code filesystem.Filesystem}.
+ */
+public final class EnvdHandler extends Handler.Abstract {
+  private static final Logger LOG = LoggerFactory.getLogger(EnvdHandler.class);
+  static final String DEFAULT_USER = "user";
+  /** envd's own keepalive interval when the client names none. */
+  static final Duration DEFAULT_KEEPALIVE = Duration.ofSeconds(90);
+
+  private final Registry registry;
+  private final Path uploadDir;
+
+  public EnvdHandler(Registry registry, Path uploadDir) {
+    this.registry = registry;
+    this.uploadDir = uploadDir;
+  }
+
+  @Override
+  public boolean handle(Request request, Response response, Callback callback) {
+    Exchange ex = new Exchange(request, response, callback);
+    try {
+      route(ex);
+    } catch (RpcError e) {
+      if (!ex.completed()) {
+        rpcError(ex, e);
+      }
+    } catch (IOException | RuntimeException e) {
+      LOG.warn("envd {} {} failed", ex.method(), ex.path(), e);
+      if (!ex.completed()) {
+        rpcError(ex, new RpcError("internal", String.valueOf(e.getMessage())));
+      } else {
+        ex.abort(e);
+      }
+    }
+    return true;
+  }
+
+  private static void rpcError(Exchange ex, RpcError e) {
+    ex.json(Connect.httpStatus(e.code()), Json.object().put("code", e.code()).put("message", e.getMessage()));
+  }
+
+  private static void restError(Exchange ex, int status, String message) {
+    ex.json(status, Json.object().put("code", status).put("message", message));
+  }
+
+  private static void sandboxMissing(Exchange ex, @Nullable String id) {
+    ObjectNode body = Json.object();
+    body.put("sandboxId", id == null ? "" : id);
+    body.put("message", "The sandbox was not found");
+    body.put("code", 502);
+    ex.json(502, body);
+  }
+
+  private void route(Exchange ex) throws RpcError, IOException {
+    String path = ex.path();
+    String id = ex.header("E2b-Sandbox-Id");
+    LocalSandbox sandbox = id == null ? null : registry.find(id).orElse(null);
+    if (path.equals("/files")) {
+      files(ex, sandbox, id);
+      return;
+    }
+    if (sandbox == null) {
+      sandboxMissing(ex, id);
+      return;
+    }
+    if (path.equals("/health")) {
+      ex.empty(204);
+      return;
+    }
+    if (!tokenMatches(ex, sandbox)) {
+      restError(ex, 401, "unauthorized access, please provide a valid access token or method signing if supported");
+      return;
+    }
+    if (!ex.method().equals("POST")) {
+      restError(ex, 405, "method " + ex.method() + " is not allowed on " + path);
+      return;
+    }
+    switch (path) {
+      case "/process.Process/Start" -> start(ex, sandbox);
+      case "/process.Process/Connect" -> connect(ex, sandbox);
+      case "/process.Process/List" -> listProcesses(ex, sandbox);
+      case "/process.Process/SendInput" -> sendInput(ex, sandbox);
+      case "/process.Process/SendSignal" -> sendSignal(ex, sandbox);
+      case "/process.Process/CloseStdin" -> closeStdin(ex, sandbox);
+      case "/process.Process/Update" -> update(ex, sandbox);
+      case "/filesystem.Filesystem/Stat" -> {
+        JsonNode req = unaryRequest(ex);
+        reply(ex, entry(sandbox.files().stat(user(ex), requirePath(req, "path"))));
+      }
+      case "/filesystem.Filesystem/ListDir" -> {
+        JsonNode req = unaryRequest(ex);
+        int depth = Json.intValue(req, "depth", 1);
+        ObjectNode out = Json.object();
+        out.set("entries", sandbox.files().list(user(ex), requirePath(req, "path"), Math.max(depth, 1)));
+        reply(ex, out);
+      }
+      case "/filesystem.Filesystem/MakeDir" -> {
+        JsonNode req = unaryRequest(ex);
+        reply(ex, entry(sandbox.files().makeDir(user(ex), requirePath(req, "path"))));
+      }
+      case "/filesystem.Filesystem/Move" -> {
+        JsonNode req = unaryRequest(ex);
+        reply(ex, entry(sandbox.files().move(user(ex), requirePath(req, "source"), requirePath(req, "destination"))));
+      }
+      case "/filesystem.Filesystem/Remove" -> {
+        JsonNode req = unaryRequest(ex);
+        sandbox.files().remove(user(ex), requirePath(req, "path"));
+        reply(ex, Json.object());
+      }
+      default -> throw new RpcError("unimplemented", "not implemented by the local runtime: " + path);
+    }
+  }
+
+  private static ObjectNode entry(ObjectNode entry) {
+    ObjectNode out = Json.object();
+    out.set("entry", entry);
+    return out;
+  }
+
+  private static void reply(Exchange ex, JsonNode body) {
+    ex.bytes(200, Connect.UNARY_CONTENT_TYPE, Json.bytes(body));
+  }
+
+  private static boolean tokenMatches(Exchange ex, LocalSandbox sandbox) {
+    String token = ex.header("X-Access-Token");
+    return token != null && MessageDigest.isEqual(token.getBytes(StandardCharsets.UTF_8),
+        sandbox.envdToken().getBytes(StandardCharsets.UTF_8));
+  }
+
+  /** The user from {@code Authorization: Basic base64(user:)}, or the sandbox's default user. */
+  private static String user(Exchange ex) throws RpcError {
+    String auth = ex.header("Authorization");
+    if (auth == null || auth.isBlank()) {
+      return DEFAULT_USER;
+    }
+    if (!auth.regionMatches(true, 0, "Basic ", 0, 6)) {
+      throw new RpcError("unauthenticated", "unsupported Authorization scheme");
+    }
+    try {
+      String decoded = new String(Base64.getDecoder().decode(auth.substring(6).strip()), StandardCharsets.UTF_8);
+      String name = decoded.contains(":") ? decoded.substring(0, decoded.indexOf(':')) : decoded;
+      return checkUser(name);
+    } catch (IllegalArgumentException e) {
+      throw new RpcError("unauthenticated", "malformed Authorization header");
+    }
+  }
+
+  private static String checkUser(String name) throws RpcError {
+    if (name.isEmpty()) {
+      return DEFAULT_USER;
+    }
+    if (!name.matches("[a-z_][a-z0-9_-]{0,31}")) {
+      throw new RpcError("unauthenticated", "invalid user: '" + name + "'");
+    }
+    return name;
+  }
+
+  private static String requirePath(JsonNode req, String field) throws RpcError {
+    String p = Json.text(req, field);
+    if (p == null || p.isEmpty()) {
+      throw new RpcError("invalid_argument", "'" + field + "' is required");
+    }
+    return p;
+  }
+
+  private static JsonNode unaryRequest(Exchange ex) throws RpcError, IOException {
+    String type = ex.header("Content-Type");
+    if (type == null || !type.startsWith(Connect.UNARY_CONTENT_TYPE)) {
+      throw new RpcError("invalid_argument", "unary calls take Content-Type application/json, got " + type);
+    }
+    return parseObject(ex.bodyBytes());
+  }
+
+  private static JsonNode parseObject(byte[] raw) throws RpcError {
+    try {
+      JsonNode n = Json.parse(raw);
+      if (!n.isObject()) {
+        throw new RpcError("invalid_argument", "the request message must be a JSON object");
+      }
+      return n;
+    } catch (IOException e) {
+      throw new RpcError("invalid_argument", "the request message is not valid JSON");
+    }
+  }
+
+  private static JsonNode streamRequest(Exchange ex) throws RpcError, IOException {
+    String type = ex.header("Content-Type");
+    if (type == null || !type.startsWith(Connect.STREAM_CONTENT_TYPE)) {
+      throw new RpcError("invalid_argument", "streaming calls take Content-Type application/connect+json, got " + type);
+    }
+    try (InputStream in = ex.body()) {
+      Connect.Envelope env = Connect.read(in);
+      if (env == null) {
+        throw new RpcError("invalid_argument", "the request has no message");
+      }
+      return parseObject(env.payload());
+    }
+  }
+
+  // ---- processes ----
+
+  private static Duration timeoutHeader(Exchange ex) throws RpcError {
+    String raw = ex.header(Connect.TIMEOUT_HEADER);
+    if (raw == null || raw.isBlank()) {
+      return Duration.ZERO;
+    }
+    try {
+      long ms = Long.parseLong(raw.strip());
+      if (ms < 0) {
+        throw new NumberFormatException();
+      }
+      return Duration.ofMillis(ms);
+    } catch (NumberFormatException e) {
+      throw new RpcError("invalid_argument", "invalid " + Connect.TIMEOUT_HEADER + ": " + raw);
+    }
+  }
+
+  private static Duration keepalive(Exchange ex) {
+    String raw = ex.header(Connect.KEEPALIVE_HEADER);
+    if (raw != null) {
+      try {
+        long s = Long.parseLong(raw.strip());
+        if (s > 0) {
+          return Duration.ofSeconds(Math.min(s, 3600));
+        }
+      } catch (NumberFormatException ignored) {
+        // fall back to envd's default
+      }
+    }
+    return DEFAULT_KEEPALIVE;
+  }
+
+  private void start(Exchange ex, LocalSandbox sandbox) throws RpcError, IOException {
+    JsonNode req = streamRequest(ex);
+    String user = user(ex);
+    Duration timeout = timeoutHeader(ex);
+    JsonNode process = req.path("process");
+    String cmd = Json.text(process, "cmd");
+    if (cmd == null || cmd.isEmpty()) {
+      streamError(ex, new RpcError("invalid_argument", "'process.cmd' is required"));
+      return;
+    }
+    List<String> args = new ArrayList<>();
+    process.path("args").forEach(a -> args.add(a.asText()));
+    Map<String, String> envs = new LinkedHashMap<>(sandbox.envVars());
+    envs.putAll(Json.stringMap(process.get("envs")));
+    JsonNode size = req.path("pty").path("size");
+    boolean pty = req.has("pty") && !req.get("pty").isNull();
+    boolean stdin = !req.has("stdin") || req.get("stdin").asBoolean(true);
+    LocalSandbox.StartSpec spec = new LocalSandbox.StartSpec(user, cmd, args, envs, Json.text(process, "cwd"),
+        Json.text(req, "tag"), pty, size.path("cols").asInt(0), size.path("rows").asInt(0), stdin, timeout);
+    SandboxProcess.Subscriber[] sub = new SandboxProcess.Subscriber[1];
+    SandboxProcess p;
+    try {
+      p = sandbox.start(spec, sub);
+    } catch (RpcError e) {
+      streamError(ex, e);
+      return;
+    }
+    follow(ex, p, sub[0], keepalive(ex));
+  }
+
+  private void connect(Exchange ex, LocalSandbox sandbox) throws RpcError, IOException {
+    JsonNode req = streamRequest(ex);
+    SandboxProcess p;
+    try {
+      p = select(sandbox, req.path("process"));
+    } catch (RpcError e) {
+      streamError(ex, e);
+      return;
+    }
+    follow(ex, p, p.subscribe(), keepalive(ex));
+  }
+
+  private static SandboxProcess select(LocalSandbox sandbox, JsonNode selector) throws RpcError {
+    if (selector.has("pid")) {
+      int pid = Json.intValue(selector, "pid", -1);
+      SandboxProcess p = sandbox.process(pid);
+      if (p == null) {
+        throw new RpcError("not_found", "process with pid " + pid + " not found");
+      }
+      return p;
+    }
+    if (selector.has("tag")) {
+      String tag = selector.get("tag").asText();
+      SandboxProcess p = sandbox.processByTag(tag);
+      if (p == null) {
+        throw new RpcError("not_found", "process with tag " + tag + " not found");
+      }
+      return p;
+    }
+    throw new RpcError("invalid_argument", "the process selector needs a pid or a tag");
+  }
+
+  private static void streamError(Exchange ex, RpcError e) {
+    ObjectNode end = Json.object();
+    end.putObject("error").put("code", e.code()).put("message", e.getMessage());
+    ex.bytes(200, Connect.STREAM_CONTENT_TYPE, Connect.envelope(Connect.FLAG_END_STREAM, Json.bytes(end)));
+  }
+
+  /** Streams a process's events to the client until it ends, the deadline fails it, or the client leaves. */
+  private static void follow(Exchange ex, SandboxProcess p, SandboxProcess.Subscriber sub, Duration keepalive) {
+    OutputStream out = ex.stream(200, Connect.STREAM_CONTENT_TYPE);
+    try {
+      ObjectNode start = Json.object();
+      start.putObject("event").putObject("start").put("pid", p.pid());
+      writeMessage(out, start);
+      while (true) {
+        SandboxProcess.Event e = sub.poll(keepalive.toMillis(), TimeUnit.MILLISECONDS);
+        if (e == null) {
+          ObjectNode ka = Json.object();
+          ka.putObject("event").putObject("keepalive");
+          writeMessage(out, ka);
+          continue;
+        }
+        switch (e) {
+          case SandboxProcess.Data d -> {
+            ObjectNode msg = Json.object();
+            String field = d.stream() == RawExec.Stream.STDERR ? "stderr" : d.stream() == RawExec.Stream.TTY ? "pty" : "stdout";
+            msg.putObject("event").putObject("data").put(field, Base64.getEncoder().encodeToString(d.bytes()));
+            writeMessage(out, msg);
+          }
+          case SandboxProcess.End end -> {
+            ObjectNode msg = Json.object();
+            ObjectNode endJson = msg.putObject("event").putObject("end");
+            if (end.exitCode() != 0) {
+              endJson.put("exitCode", end.exitCode());
+            }
+            if (end.exited()) {
+              endJson.put("exited", true);
+            }
+            endJson.put("status", end.status());
+            if (end.error() != null) {
+              endJson.put("error", end.error());
+            }
+            writeMessage(out, msg);
+            out.write(Connect.envelope(Connect.FLAG_END_STREAM, "{}".getBytes(StandardCharsets.UTF_8)));
+            ex.finish(out);
+            return;
+          }
+          case SandboxProcess.Failure f -> {
+            ObjectNode endMsg = Json.object();
+            endMsg.putObject("error").put("code", f.code()).put("message", f.message());
+            out.write(Connect.envelope(Connect.FLAG_END_STREAM, Json.bytes(endMsg)));
+            ex.finish(out);
+            return;
+          }
+        }
+      }
+    } catch (IOException e) {
+      // the client went away; the process goes on, as envd's do
+      p.unsubscribe(sub);
+      ex.abort(e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      p.unsubscribe(sub);
+      ex.abort(e);
+    }
+  }
+
+  private static void writeMessage(OutputStream out, JsonNode message) throws IOException {
+    out.write(Connect.envelope(0, Json.bytes(message)));
+    out.flush();
+  }
+
+  private static void listProcesses(Exchange ex, LocalSandbox sandbox) throws RpcError, IOException {
+    unaryRequest(ex);
+    ObjectNode out = Json.object();
+    ArrayNode list = out.putArray("processes");
+    for (SandboxProcess p : sandbox.running()) {
+      ObjectNode info = list.addObject();
+      ObjectNode config = info.putObject("config").put("cmd", p.cmd());
+      ArrayNode args = config.putArray("args");
+      p.args().forEach(args::add);
+      config.set("envs", Json.toObject(p.envs()));
+      if (p.cwd() != null) {
+        config.put("cwd", p.cwd());
+      }
+      info.put("pid", p.pid());
+      if (p.tag() != null) {
+        info.put("tag", p.tag());
+      }
+    }
+    reply(ex, out);
+  }
+
+  private static SandboxProcess running(LocalSandbox sandbox, JsonNode req) throws RpcError {
+    SandboxProcess p = select(sandbox, req.path("process"));
+    if (p.end() != null) {
+      throw new RpcError("not_found", "process with pid " + p.pid() + " has exited");
+    }
+    return p;
+  }
+
+  private static void sendInput(Exchange ex, LocalSandbox sandbox) throws RpcError, IOException {
+    JsonNode req = unaryRequest(ex);
+    SandboxProcess p = running(sandbox, req);
+    JsonNode input = req.path("input");
+    String b64 = input.has("pty") ? input.get("pty").asText() : input.path("stdin").asText("");
+    byte[] data;
+    try {
+      data = Base64.getDecoder().decode(b64);
+    } catch (IllegalArgumentException e) {
+      data = Base64.getUrlDecoder().decode(b64);
+    }
+    try {
+      p.writeInput(data);
+    } catch (IOException e) {
+      throw new RpcError("failed_precondition", "stdin of process " + p.pid() + " is closed");
+    }
+    reply(ex, Json.object());
+  }
+
+  private static void sendSignal(Exchange ex, LocalSandbox sandbox) throws RpcError, IOException {
+    JsonNode req = unaryRequest(ex);
+    SandboxProcess p = running(sandbox, req);
+    JsonNode sig = req.path("signal");
+    int signal = switch (sig.isNumber() ? Integer.toString(sig.asInt()) : sig.asText("")) {
+      case "SIGNAL_SIGKILL", "9" -> 9;
+      case "SIGNAL_SIGTERM", "15" -> 15;
+      default -> throw new RpcError("invalid_argument", "unsupported signal " + sig);
+    };
+    sandbox.signal(p, signal);
+    reply(ex, Json.object());
+  }
+
+  private static void closeStdin(Exchange ex, LocalSandbox sandbox) throws RpcError, IOException {
+    JsonNode req = unaryRequest(ex);
+    SandboxProcess p = running(sandbox, req);
+    if (p.pty()) {
+      throw new RpcError("failed_precondition", "a PTY has no stdin to close; send Ctrl-D (0x04) as input instead");
+    }
+    p.closeInput();
+    reply(ex, Json.object());
+  }
+
+  private static void update(Exchange ex, LocalSandbox sandbox) throws RpcError, IOException {
+    JsonNode req = unaryRequest(ex);
+    SandboxProcess p = running(sandbox, req);
+    JsonNode size = req.path("pty").path("size");
+    if (!p.pty()) {
+      throw new RpcError("failed_precondition", "process " + p.pid() + " has no PTY to resize");
+    }
+    if (size.path("cols").asInt(0) < 1 || size.path("rows").asInt(0) < 1) {
+      throw new RpcError("invalid_argument", "pty.size needs cols and rows of at least 1");
+    }
+    sandbox.resize(p, size.get("cols").asInt(), size.get("rows").asInt());
+    reply(ex, Json.object());
+  }
+
+  // ---- files ----
+
+  private void files(Exchange ex, @Nullable LocalSandbox sandbox, @Nullable String id) throws IOException {
+    String path = ex.query("path");
+    String username = ex.query("username");
+    String signature = ex.query("signature");
+    boolean read = ex.method().equals("GET");
+    if (!read && !ex.method().equals("POST")) {
+      restError(ex, 405, "method " + ex.method() + " is not allowed on /files");
+      return;
+    }
+    String op = read ? "read" : "write";
+    if (sandbox == null && signature != null && id == null) {
+      sandbox = registry.bySignature(s -> signatureValid(s, path, op, username, signature, ex.query("signature_expiration"))).orElse(null);
+    }
+    if (sandbox == null) {
+      sandboxMissing(ex, id);
+      return;
+    }
+    boolean allowed = tokenMatches(ex, sandbox)
+        || (signature != null && signatureValid(sandbox, path, op, username, signature, ex.query("signature_expiration")));
+    if (!allowed) {
+      restError(ex, 401, "unauthorized access, please provide a valid access token or method signing if supported");
+      return;
+    }
+    String user;
+    try {
+      user = checkUser(username == null ? "" : username);
+    } catch (RpcError e) {
+      restError(ex, 401, e.getMessage());
+      return;
+    }
+    try {
+      if (read) {
+        if (path == null || path.isEmpty()) {
+          restError(ex, 400, "the 'path' query parameter is required");
+          return;
+        }
+        ex.bytes(200, "application/octet-stream", sandbox.files().read(user, path));
+      } else {
+        writeFiles(ex, sandbox, user, path);
+      }
+    } catch (RpcError e) {
+      int status = switch (e.code()) {
+        case "not_found" -> 404;
+        case "invalid_argument" -> 400;
+        case "unauthenticated" -> 401;
+        case "permission_denied" -> 403;
+        case "unavailable" -> 502;
+        default -> 500;
+      };
+      if (!ex.completed()) {
+        restError(ex, status, e.getMessage());
+      }
+    }
+  }
+
+  private void writeFiles(Exchange ex, LocalSandbox sandbox, String user, @Nullable String path) throws RpcError, IOException {
+    String type = ex.header("Content-Type");
+    ArrayNode written = Json.array();
+    if (type != null && type.toLowerCase(java.util.Locale.ROOT).startsWith("multipart/form-data")) {
+      MultiPartFormData.Parser parser = new MultiPartFormData.Parser(MultiPart.extractBoundary(type));
+      Path dir = Files.createDirectories(uploadDir);
+      parser.setFilesDirectory(dir);
+      parser.setMaxMemoryFileSize(1024 * 1024);
+      MultiPartFormData.Parts parts;
+      try {
+        parts = parser.parse(ex.request).get();
+      } catch (ExecutionException e) {
+        restError(ex, 400, "unreadable multipart body: " + e.getCause().getMessage());
+        return;
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IOException("interrupted while reading an upload", e);
+      }
+      try (parts) {
+        Set<String> targets = new HashSet<>();
+        for (MultiPart.Part part : parts) {
+          String target = path != null && !path.isEmpty() ? path : part.getFileName();
+          if (target == null || target.isEmpty()) {
+            restError(ex, 400, "a file part has no target path (no 'path' parameter and no filename)");
+            return;
+          }
+          if (!targets.add(target)) {
+            restError(ex, 400, "two parts write the same path " + target);
+            return;
+          }
+          try (InputStream in = org.eclipse.jetty.io.Content.Source.asInputStream(part.newContentSource())) {
+            written.add(writtenEntry(sandbox.files().write(user, target, in)));
+          }
+        }
+      }
+    } else {
+      if (path == null || path.isEmpty()) {
+        restError(ex, 400, "the 'path' query parameter is required for a raw upload");
+        return;
+      }
+      InputStream body = ex.body();
+      if ("gzip".equalsIgnoreCase(ex.header("Content-Encoding"))) {
+        body = new java.util.zip.GZIPInputStream(body);
+      }
+      try (InputStream in = body) {
+        written.add(writtenEntry(sandbox.files().write(user, path, in)));
+      }
+    }
+    if (written.isEmpty()) {
+      restError(ex, 400, "the upload held no file");
+      return;
+    }
+    ex.json(200, written);
+  }
+
+  private static ObjectNode writtenEntry(String absolute) {
+    return Json.object()
+        .put("path", absolute)
+        .put("name", absolute.substring(absolute.lastIndexOf('/') + 1))
+        .put("type", "file");
+  }
+
+  /** envd's pre-signed URL check: v1_ + base64(sha256(path:op:user:token[:expiration])), no padding. */
+  static boolean signatureValid(LocalSandbox s, @Nullable String path, String op, @Nullable String username,
+      String signature, @Nullable String expiration) {
+    if (path == null) {
+      return false;
+    }
+    String raw = path + ":" + op + ":" + (username == null ? "" : username) + ":" + s.envdToken();
+    if (expiration != null && !expiration.isEmpty()) {
+      try {
+        if (Instant.ofEpochSecond(Long.parseLong(expiration)).isBefore(Instant.now())) {
+          return false;
+        }
+      } catch (NumberFormatException e) {
+        return false;
+      }
+      raw += ":" + expiration;
+    }
+    try {
+      byte[] digest = MessageDigest.getInstance("SHA-256").digest(raw.getBytes(StandardCharsets.UTF_8));
+      String expected = "v1_" + Base64.getEncoder().withoutPadding().encodeToString(digest);
+      return MessageDigest.isEqual(expected.getBytes(StandardCharsets.UTF_8), signature.getBytes(StandardCharsets.UTF_8));
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+}

@@ -1,0 +1,106 @@
+package io.sandboxes.local.internal.http;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.sandboxes.e2b.internal.Json;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.io.Content;
+import org.eclipse.jetty.server.Request;
+import org.eclipse.jetty.server.Response;
+import org.eclipse.jetty.util.Callback;
+import org.eclipse.jetty.util.Fields;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * One request and its response, for handlers that run on a virtual thread and may block: read
+ * the body as a stream, answer with JSON, bytes, an empty status, or a stream of writes. Every
+ * answer completes the Jetty callback exactly once.
+ */
+final class Exchange {
+  final Request request;
+  final Response response;
+  private final Callback callback;
+  private @Nullable Fields query;
+  private boolean completed;
+
+  Exchange(Request request, Response response, Callback callback) {
+    this.request = request;
+    this.response = response;
+    this.callback = callback;
+  }
+
+  String method() {
+    return request.getMethod();
+  }
+
+  String path() {
+    return Request.getPathInContext(request);
+  }
+
+  @Nullable String header(String name) {
+    return request.getHeaders().get(name);
+  }
+
+  @Nullable String query(String name) {
+    if (query == null) {
+      query = Request.extractQueryParameters(request, StandardCharsets.UTF_8);
+    }
+    return query.getValue(name);
+  }
+
+  InputStream body() {
+    return Content.Source.asInputStream(request);
+  }
+
+  byte[] bodyBytes() throws IOException {
+    try (InputStream in = body()) {
+      return in.readAllBytes();
+    }
+  }
+
+  boolean completed() {
+    return completed;
+  }
+
+  void json(int status, JsonNode body) {
+    bytes(status, "application/json", Json.bytes(body));
+  }
+
+  void bytes(int status, String contentType, byte[] body) {
+    response.setStatus(status);
+    response.getHeaders().put(HttpHeader.CONTENT_TYPE, contentType);
+    response.getHeaders().put(HttpHeader.CONTENT_LENGTH, body.length);
+    completed = true;
+    response.write(true, java.nio.ByteBuffer.wrap(body), callback);
+  }
+
+  void empty(int status) {
+    response.setStatus(status);
+    completed = true;
+    response.write(true, java.nio.ByteBuffer.allocate(0), callback);
+  }
+
+  /** Starts a streamed answer; the caller writes, flushes and finally calls {@link #finish}. */
+  OutputStream stream(int status, String contentType) {
+    response.setStatus(status);
+    response.getHeaders().put(HttpHeader.CONTENT_TYPE, contentType);
+    completed = true;
+    return Content.Sink.asOutputStream(response);
+  }
+
+  void finish(OutputStream out) {
+    try {
+      out.close();
+      callback.succeeded();
+    } catch (IOException e) {
+      callback.failed(e);
+    }
+  }
+
+  void abort(Throwable failure) {
+    callback.failed(failure);
+  }
+}

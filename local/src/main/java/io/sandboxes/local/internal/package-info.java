@@ -1,0 +1,5 @@
+/** Implementation of the local runtime. Not API. */
+@NullMarked
+package io.sandboxes.local.internal;
+
+import org.jspecify.annotations.NullMarked;
