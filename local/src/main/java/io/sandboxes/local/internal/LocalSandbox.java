@@ -165,7 +165,7 @@ public final class LocalSandbox {
       throw unavailable(e);
     }
     int pid;
-    SandboxProcess.Data leftover;
+    List<SandboxProcess.Data> early = new ArrayList<>();
     try {
       ByteArrayOutputStream line = new ByteArrayOutputStream();
       ByteArrayOutputStream other = new ByteArrayOutputStream();
@@ -177,7 +177,9 @@ public final class LocalSandbox {
           break;
         }
         if (f.stream() == RawExec.Stream.STDERR) {
+          // Docker copies stdout and stderr separately: stderr may overtake the pid line
           other.write(f.data());
+          early.add(new SandboxProcess.Data(RawExec.Stream.STDERR, f.data()));
           continue;
         }
         byte[] d = f.data();
@@ -204,7 +206,9 @@ public final class LocalSandbox {
         throw new RpcError("invalid_argument", "cwd '" + spec.cwd() + "' does not exist or is not a directory");
       }
       pid = Integer.parseInt(first.substring("sbx:pid:".length()));
-      leftover = rest.length == 0 ? null : new SandboxProcess.Data(restStream, rest);
+      if (rest.length > 0) {
+        early.add(new SandboxProcess.Data(restStream, rest));
+      }
       if (!spec.stdin() && !spec.pty()) {
         exec.closeStdin();
       }
@@ -218,7 +222,7 @@ public final class LocalSandbox {
     SandboxProcess process = new SandboxProcess(pid, spec.tag(), spec.cmd(), spec.args(), spec.envs(), spec.cwd(), spec.pty(), exec);
     subscriberOut[0] = process.subscribe();
     processes.put(pid, process);
-    Thread.ofVirtual().name("sandboxes-proc-" + id + "-" + pid).start(() -> process.pump(leftover, () -> docker.exitCode(exec.execId())));
+    Thread.ofVirtual().name("sandboxes-proc-" + id + "-" + pid).start(() -> process.pump(early, () -> docker.exitCode(exec.execId())));
     if (!spec.timeout().isZero()) {
       Thread.ofVirtual().name("sandboxes-deadline-" + id + "-" + pid).start(() -> {
         try {

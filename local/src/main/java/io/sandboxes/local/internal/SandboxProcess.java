@@ -142,11 +142,9 @@ public final class SandboxProcess {
   }
 
   /** Pumps output until the exec ends, then reports the end. Runs on its own virtual thread. */
-  void pump(@Nullable Data first, Supplier<@Nullable Integer> exitCode) {
+  void pump(List<Data> early, Supplier<@Nullable Integer> exitCode) {
     try {
-      if (first != null) {
-        deliver(first);
-      }
+      early.forEach(this::deliver);
       RawExec.Frame frame;
       while ((frame = exec.read()) != null) {
         deliver(new Data(frame.stream(), frame.data()));

@@ -579,7 +579,7 @@ public final class EnvdHandler extends Handler.Abstract {
             restError(ex, 400, "two parts write the same path " + target);
             return;
           }
-          try (InputStream in = org.eclipse.jetty.io.Content.Source.asInputStream(part.newContentSource())) {
+          try (InputStream in = org.eclipse.jetty.io.Content.Source.asInputStream(part.createContentSource())) {
             written.add(writtenEntry(sandbox.files().write(user, target, in)));
           }
         }

@@ -1,0 +1,345 @@
+package io.sandboxes.local;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import io.sandboxes.ExecOptions;
+import io.sandboxes.ExecResult;
+import io.sandboxes.SandboxApiException;
+import io.sandboxes.SandboxFileNotFoundException;
+import io.sandboxes.SandboxNotFoundException;
+import io.sandboxes.SandboxRpcException;
+import io.sandboxes.SandboxSpec;
+import io.sandboxes.e2b.E2BSandbox;
+import io.sandboxes.e2b.E2BSandboxProvider;
+import io.sandboxes.e2b.SandboxInfo;
+import io.sandboxes.e2b.SandboxPage;
+import io.sandboxes.e2b.SandboxQuery;
+import io.sandboxes.e2b.SandboxState;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.UUID;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * The E2B client against the local server, over real HTTP, with real containers: no mock on
+ * either side.
+ */
+@ExtendWith(SharedServer.class)
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class ClientServerTest {
+  private E2BSandboxProvider e2b;
+  private LocalServer server;
+  private E2BSandbox sandbox;
+
+  @BeforeAll
+  void start(SharedServer.Running running) {
+    this.e2b = running.provider();
+    this.server = running.server();
+    this.sandbox = e2b.create(SandboxSpec.defaults()
+        .withEnv(Map.of("SANDBOX_LEVEL", "from-create"))
+        .withMetadata(Map.of("suite", "client-server")));
+  }
+
+  @AfterAll
+  void stop() {
+    if (sandbox != null) {
+      sandbox.close();
+    }
+  }
+
+  @Test
+  @DisplayName("a command runs in the sandbox and its output and exit code come back")
+  void echoRoundTrip() {
+    ExecResult r = sandbox.exec("echo hello from $(whoami) in $PWD");
+    assertThat(r.exitCode()).isZero();
+    assertThat(r.stdout()).isEqualTo("hello from user in /home/user\n");
+    assertThat(r.stderr()).isEmpty();
+  }
+
+  @Test
+  @DisplayName("a non-zero exit is data: code, stdout and stderr all arrive")
+  void nonZeroExit() {
+    ExecResult r = sandbox.exec("echo partial; echo boom >&2; exit 3");
+    assertThat(r.exitCode()).isEqualTo(3);
+    assertThat(r.stdout()).isEqualTo("partial\n");
+    assertThat(r.stderr()).isEqualTo("boom\n");
+    assertThatThrownBy(r::orThrow).hasMessageContaining("exited with code 3").hasMessageContaining("boom");
+  }
+
+  @Test
+  @DisplayName("stderr that Docker delivers ahead of stdout is never lost, however quick the command")
+  void quickCommandsKeepBothStreams() {
+    for (int i = 0; i < 15; i++) {
+      ExecResult r = sandbox.exec("echo err" + i + " >&2; echo out" + i + "; exit 2");
+      assertThat(r.exitCode()).isEqualTo(2);
+      assertThat(r.stderr()).isEqualTo("err" + i + "\n");
+      assertThat(r.stdout()).isEqualTo("out" + i + "\n");
+    }
+  }
+
+  @Test
+  @DisplayName("environment: sandbox-wide from create, per command, and the working directory")
+  void envAndCwd() {
+    ExecResult r = sandbox.exec("echo $SANDBOX_LEVEL $PER_CALL; pwd",
+        ExecOptions.defaults().withEnv(Map.of("PER_CALL", "from-exec")).withCwd("/tmp"));
+    assertThat(r.stdout()).isEqualTo("from-create from-exec\n/tmp\n");
+  }
+
+  @Test
+  @DisplayName("a working directory that does not exist is refused as invalid")
+  void missingCwd() {
+    assertThatThrownBy(() -> sandbox.exec("true", ExecOptions.defaults().withCwd("/no/such/dir")))
+        .isInstanceOfSatisfying(SandboxRpcException.class, e -> assertThat(e.code()).isEqualTo("invalid_argument"));
+  }
+
+  @Test
+  @DisplayName("commands run as the default user, or as root when asked")
+  void users() {
+    assertThat(sandbox.exec("id -u").stdout()).isEqualTo("1000\n");
+    assertThat(sandbox.exec("id -u", ExecOptions.defaults().withUser("root")).stdout()).isEqualTo("0\n");
+    assertThatThrownBy(() -> sandbox.exec("id", ExecOptions.defaults().withUser("nosuchuser")))
+        .isInstanceOfSatisfying(SandboxRpcException.class, e -> assertThat(e.code()).isEqualTo("unauthenticated"));
+  }
+
+  @Test
+  @DisplayName("text files written through envd are read back, in a new parent directory")
+  void textFiles() {
+    sandbox.writeFile("/home/user/work/deep/hello.py", "print('héllo, wörld')\n");
+    assertThat(sandbox.readFile("/home/user/work/deep/hello.py")).isEqualTo("print('héllo, wörld')\n");
+    ExecResult r = sandbox.exec("python3 work/deep/hello.py && stat -c %U work/deep/hello.py");
+    assertThat(r.stdout()).isEqualTo("héllo, wörld\nuser\n");
+  }
+
+  @Test
+  @DisplayName("binary files keep their exact bytes both ways")
+  void binaryRoundTrip() {
+    byte[] data = new byte[1_500_000];
+    new Random(42).nextBytes(data);
+    for (int i = 0; i < 256; i++) {
+      data[i] = (byte) i;
+    }
+    sandbox.writeBytes("/tmp/blob.bin", data);
+    assertThat(sandbox.readBytes("/tmp/blob.bin")).isEqualTo(data);
+    assertThat(sandbox.exec("sha256sum /tmp/blob.bin | cut -c1-64").stdout().strip())
+        .isEqualTo(sha256(data));
+    byte[] fromSandbox = sandbox.exec("head -c 300000 /dev/urandom > /tmp/made.bin").isSuccess()
+        ? sandbox.readBytes("/tmp/made.bin") : new byte[0];
+    assertThat(fromSandbox).hasSize(300_000);
+    assertThat(sha256(fromSandbox)).isEqualTo(sandbox.exec("sha256sum /tmp/made.bin | cut -c1-64").stdout().strip());
+  }
+
+  @Test
+  @DisplayName("reading a missing file is a typed not-found; a directory is refused")
+  void missingFile() {
+    assertThatThrownBy(() -> sandbox.readFile("/home/user/nope.txt"))
+        .isInstanceOf(SandboxFileNotFoundException.class)
+        .hasMessageContaining("/home/user/nope.txt");
+    assertThatThrownBy(() -> sandbox.readFile("/home/user"))
+        .isNotInstanceOf(SandboxFileNotFoundException.class)
+        .hasMessageContaining("directory");
+  }
+
+  @Test
+  @DisplayName("several MB of stdout stream through whole, and UTF-8 split across chunks arrives intact")
+  void largeOutput() {
+    ExecResult r = sandbox.exec("head -c 6000000 /dev/zero | tr '\\0' 'a'; python3 -c \"import sys; sys.stdout.write('é€😀' * 100000)\"");
+    assertThat(r.exitCode()).isZero();
+    assertThat(r.stdout()).hasSize(6_000_000 + 4 * 100_000);
+    assertThat(r.stdout().substring(0, 6_000_000)).matches("a+");
+    assertThat(r.stdout().substring(6_000_000)).isEqualTo("é€😀".repeat(100_000));
+  }
+
+  @Test
+  @DisplayName("a command past its deadline is killed and reported as deadline_exceeded")
+  void commandDeadline() {
+    long t0 = System.nanoTime();
+    assertThatThrownBy(() -> sandbox.exec("sleep 60", ExecOptions.defaults().withTimeout(Duration.ofSeconds(1))))
+        .isInstanceOfSatisfying(SandboxRpcException.class, e -> assertThat(e.code()).isEqualTo("deadline_exceeded"));
+    assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(Duration.ofSeconds(30));
+    await().atMost(Duration.ofSeconds(10))
+        .until(() -> sandbox.exec("pgrep -fx 'sleep 60' >/dev/null && echo running || echo gone").stdout().strip().equals("gone"));
+  }
+
+  @Test
+  @DisplayName("a missing sandbox is a typed 404 everywhere: info, connect, get, kill, timeout")
+  void notFound() {
+    String missing = "nosuchsandbox0000000";
+    assertThatThrownBy(() -> e2b.info(missing)).isInstanceOfSatisfying(SandboxNotFoundException.class,
+        e -> assertThat(e.sandboxId()).isEqualTo(missing));
+    assertThatThrownBy(() -> e2b.connect(missing)).isInstanceOf(SandboxNotFoundException.class);
+    assertThat(e2b.get(missing)).isEmpty();
+    assertThat(e2b.kill(missing)).isFalse();
+    assertThatThrownBy(() -> e2b.setTimeout(missing, Duration.ofMinutes(1))).isInstanceOf(SandboxNotFoundException.class);
+  }
+
+  @Test
+  @DisplayName("a wrong API key is refused with 401, and so is a missing key")
+  void wrongKey() {
+    try (E2BSandboxProvider wrong = E2BSandboxProvider.builder()
+        .apiUrl(server.apiUrl()).sandboxUrl(server.sandboxUrl()).apiKey("e2b_0000").build()) {
+      assertThatThrownBy(() -> wrong.list(SandboxQuery.all()))
+          .isInstanceOfSatisfying(SandboxApiException.class, e -> assertThat(e.statusCode()).isEqualTo(401));
+      assertThatThrownBy(wrong::create)
+          .isInstanceOfSatisfying(SandboxApiException.class, e -> assertThat(e.statusCode()).isEqualTo(401));
+    }
+    try (E2BSandboxProvider none = E2BSandboxProvider.builder()
+        .apiUrl(server.apiUrl()).sandboxUrl(server.sandboxUrl()).environment(Map.of()).build()) {
+      assertThatThrownBy(none::create).hasMessageContaining("requires an API key");
+    }
+  }
+
+  @Test
+  @DisplayName("envd refuses a request without the sandbox's own token, or with another sandbox's")
+  void wrongToken() throws Exception {
+    try (HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build()) {
+      for (String token : List.of("", "not-the-token")) {
+        HttpRequest.Builder b = HttpRequest.newBuilder(server.sandboxUrl().resolve("/filesystem.Filesystem/Stat"))
+            .header("E2b-Sandbox-Id", sandbox.id())
+            .header("Content-Type", "application/json")
+            .POST(HttpRequest.BodyPublishers.ofString("{\"path\":\"/etc/passwd\"}"));
+        if (!token.isEmpty()) {
+          b.header("X-Access-Token", token);
+        }
+        HttpResponse<String> r = http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(r.statusCode()).isEqualTo(401);
+      }
+      HttpResponse<String> files = http.send(HttpRequest.newBuilder(server.sandboxUrl().resolve("/files?path=/etc/passwd"))
+          .header("E2b-Sandbox-Id", sandbox.id()).header("X-Access-Token", "wrong").GET().build(), HttpResponse.BodyHandlers.ofString());
+      assertThat(files.statusCode()).isEqualTo(401);
+      assertThat(files.body()).doesNotContain("root:");
+    }
+    try (E2BSandbox other = e2b.create()) {
+      // the other sandbox's token must not open this one
+      URI url = server.sandboxUrl().resolve("/files?path=/etc/hostname");
+      try (HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build()) {
+        String otherToken = tokenOf(other);
+        HttpResponse<String> r = http.send(HttpRequest.newBuilder(url).header("E2b-Sandbox-Id", sandbox.id())
+            .header("X-Access-Token", otherToken).GET().build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(r.statusCode()).isEqualTo(401);
+        HttpResponse<String> own = http.send(HttpRequest.newBuilder(url).header("E2b-Sandbox-Id", other.id())
+            .header("X-Access-Token", otherToken).GET().build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(own.statusCode()).isEqualTo(200);
+        assertThat(own.body().strip()).isEqualTo(other.id());
+      }
+    }
+  }
+
+  private String tokenOf(E2BSandbox s) throws Exception {
+    try (HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build()) {
+      HttpResponse<String> r = http.send(HttpRequest.newBuilder(server.apiUrl().resolve("/sandboxes/" + s.id()))
+          .header("X-API-KEY", server.apiKey()).GET().build(), HttpResponse.BodyHandlers.ofString());
+      String body = r.body();
+      int i = body.indexOf("\"envdAccessToken\":\"") + "\"envdAccessToken\":\"".length();
+      return body.substring(i, body.indexOf('"', i));
+    }
+  }
+
+  @Test
+  @DisplayName("a sandbox has no network: only loopback, no route, and the host's loopback server is out of reach")
+  void noNetwork() {
+    ExecResult ifaces = sandbox.exec("ls /sys/class/net");
+    assertThat(ifaces.stdout().strip()).isEqualTo("lo");
+    ExecResult routes = sandbox.exec("tail -n +2 /proc/net/route | wc -l");
+    assertThat(routes.stdout().strip()).isEqualTo("0");
+    int apiPort = server.apiUrl().getPort();
+    ExecResult curl = sandbox.exec("curl -sS --max-time 5 http://127.0.0.1:" + apiPort + "/health");
+    assertThat(curl.exitCode()).isNotZero();
+    assertThat(curl.stderr()).containsIgnoringCase("failed to connect");
+  }
+
+  @Test
+  @DisplayName("a sandbox cannot read the host's files, not even through a symlink it makes")
+  void hostFilesOutOfReach() throws Exception {
+    Path secret = Files.createTempFile(Path.of("/tmp"), "sandboxes-host-secret-", ".txt");
+    try {
+      String marker = "host-secret-" + UUID.randomUUID();
+      Files.writeString(secret, marker);
+      ExecResult cat = sandbox.exec("cat " + secret + " 2>&1; grep -rs " + marker + " /tmp /home /root /etc | head -1");
+      assertThat(cat.stdout()).doesNotContain(marker).contains("No such file");
+      assertThatThrownBy(() -> sandbox.readFile(secret.toString())).isInstanceOf(SandboxFileNotFoundException.class);
+      sandbox.exec("ln -sf " + secret + " /home/user/link-to-host");
+      assertThatThrownBy(() -> sandbox.readFile("/home/user/link-to-host")).isInstanceOf(SandboxFileNotFoundException.class);
+      sandbox.writeFile("/home/user/link-to-host", "written through the link");
+      assertThat(Files.readString(secret)).isEqualTo(marker);
+    } finally {
+      Files.deleteIfExists(secret);
+    }
+  }
+
+  @Test
+  @DisplayName("info and listing report the sandbox with its template, metadata and times; filters and pages work")
+  void infoAndList() {
+    SandboxInfo info = e2b.info(sandbox.id());
+    assertThat(info.sandboxId()).isEqualTo(sandbox.id());
+    assertThat(info.templateId()).isEqualTo("base");
+    assertThat(info.state()).isEqualTo(SandboxState.RUNNING);
+    assertThat(info.metadata()).containsEntry("suite", "client-server");
+    assertThat(info.endAt()).isAfter(info.startedAt());
+    assertThat(info.envdVersion()).matches("\\d+\\.\\d+\\.\\d+");
+
+    String tag = "list-" + UUID.randomUUID();
+    try (E2BSandbox a = e2b.create(SandboxSpec.defaults().withMetadata(Map.of("tag", tag, "who", "a b&c=d")));
+         E2BSandbox b = e2b.create(SandboxSpec.defaults().withMetadata(Map.of("tag", tag, "who", "b")))) {
+      List<SandboxInfo> both = e2b.listAll(SandboxQuery.all().withMetadata(Map.of("tag", tag)));
+      assertThat(both).extracting(SandboxInfo::sandboxId).containsExactlyInAnyOrder(a.id(), b.id());
+      List<SandboxInfo> onlyA = e2b.listAll(SandboxQuery.all().withMetadata(Map.of("tag", tag, "who", "a b&c=d")));
+      assertThat(onlyA).extracting(SandboxInfo::sandboxId).containsExactly(a.id());
+      SandboxPage first = e2b.list(SandboxQuery.all().withMetadata(Map.of("tag", tag)).withLimit(1));
+      assertThat(first.items()).hasSize(1);
+      assertThat(first.hasNext()).isTrue();
+      SandboxPage second = e2b.list(SandboxQuery.all().withMetadata(Map.of("tag", tag)).withLimit(1).withNextToken(first.nextTokenValue()));
+      assertThat(second.items()).hasSize(1);
+      assertThat(second.hasNext()).isFalse();
+      assertThat(List.of(first.items().get(0).sandboxId(), second.items().get(0).sandboxId()))
+          .containsExactlyInAnyOrder(a.id(), b.id());
+      assertThat(e2b.listAll(SandboxQuery.all().withMetadata(Map.of("tag", tag)).withStates(java.util.Set.of(SandboxState.PAUSED))))
+          .isEmpty();
+    }
+  }
+
+  @Test
+  @DisplayName("a killed sandbox is gone; a sandbox past its timeout is killed by the server")
+  void killAndDeadline() {
+    E2BSandbox doomed = e2b.create();
+    assertThat(doomed.kill()).isTrue();
+    assertThatThrownBy(() -> e2b.info(doomed.id())).isInstanceOf(SandboxNotFoundException.class);
+    assertThatThrownBy(() -> doomed.exec("true")).isInstanceOf(SandboxNotFoundException.class);
+
+    E2BSandbox shortLived = e2b.create(SandboxSpec.defaults().withTimeout(Duration.ofMinutes(5)));
+    shortLived.setTimeout(Duration.ofSeconds(1));
+    await().atMost(Duration.ofSeconds(15)).untilAsserted(() ->
+        assertThatThrownBy(() -> e2b.info(shortLived.id())).isInstanceOf(SandboxNotFoundException.class));
+    assertThat(e2b.kill(shortLived.id())).isFalse();
+  }
+
+  @Test
+  @DisplayName("connect returns a working handle to an existing sandbox")
+  void connectExisting() {
+    E2BSandbox again = e2b.connect(sandbox.id());
+    assertThat(again.exec("echo $SANDBOX_LEVEL").stdout()).isEqualTo("from-create\n");
+  }
+
+  private static String sha256(byte[] data) {
+    try {
+      return java.util.HexFormat.of().formatHex(java.security.MessageDigest.getInstance("SHA-256").digest(data));
+    } catch (java.security.NoSuchAlgorithmException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+}

@@ -1,0 +1,92 @@
+package io.sandboxes.local;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * The official {@code e2b} npm SDK (pinned in {@code src/test/node/package.json}) against the
+ * local server: a Node script drives it step by step and this test reads what each step printed.
+ * Node and npm are required; without them this test fails rather than skipping.
+ */
+@ExtendWith(SharedServer.class)
+class OfficialSdkConformanceTest {
+
+  @Test
+  @Timeout(value = 10, unit = TimeUnit.MINUTES)
+  @DisplayName("the official e2b JS SDK creates, runs, writes, reads, lists, connects and kills against the local server")
+  void officialSdkAgainstLocalServer(LocalServer server) throws Exception {
+    Path work = Path.of("target", "node-conformance").toAbsolutePath();
+    Files.createDirectories(work);
+    for (String f : List.of("package.json", "package-lock.json", "conformance.mjs")) {
+      Files.copy(Path.of("src", "test", "node", f), work.resolve(f), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+    }
+    Result install = run(work, Map.of(), Duration.ofMinutes(6), "npm", "ci", "--no-audit", "--no-fund", "--loglevel=error");
+    assertThat(install.code()).as("npm ci output:\n%s", install.output()).isZero();
+
+    Map<String, String> env = Map.of(
+        "E2B_API_URL", server.apiUrl().toString(),
+        "E2B_SANDBOX_URL", server.sandboxUrl().toString(),
+        "E2B_API_KEY", server.apiKey());
+    Result result = run(work, env, Duration.ofMinutes(3), "node", "conformance.mjs");
+    String out = result.output();
+    assertThat(result.code()).as("conformance script output:\n%s", out).isZero();
+
+    Map<String, String> steps = new LinkedHashMap<>();
+    for (String line : out.split("\n")) {
+      int i = line.indexOf(": ");
+      if (i > 0) {
+        steps.put(line.substring(0, i), line.substring(i + 2));
+      }
+    }
+    assertThat(steps).as("steps printed by the script:\n%s", out)
+        .containsEntry("created", "yes")
+        .containsEntry("run.stdout", "hello from-create|user")
+        .containsEntry("run.exitCode", "0")
+        .containsEntry("nonzero", "CommandExitError exitCode=7 stdout=out stderr=err")
+        .containsEntry("background.pid", "positive")
+        .containsEntry("background.wait", "0 background done")
+        .containsEntry("files.write", "/home/user/conf/data.txt")
+        .containsEntry("files.read", "written by the node sdk")
+        .containsEntry("files.list", "data.txt:file")
+        .containsEntry("files.exists", "false")
+        .containsEntry("list", "found")
+        .containsEntry("list.metadata", "node sdk")
+        .containsEntry("getInfo", "true base running conformance")
+        .containsEntry("connect", "from-create")
+        .containsEntry("kill", "true")
+        .containsEntry("kill.again", "false")
+        .containsEntry("missing.connect", "SandboxNotFoundError")
+        .containsEntry("missing.getInfo", "SandboxNotFoundError")
+        .containsEntry("done", "ok");
+  }
+
+  private record Result(int code, String output) {}
+
+  private static Result run(Path dir, Map<String, String> env, Duration limit, String... command) throws IOException, InterruptedException {
+    ProcessBuilder pb = new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true);
+    pb.environment().putAll(env);
+    Path log = Files.createTempFile("conformance-", ".log");
+    pb.redirectOutput(log.toFile());
+    Process p = pb.start();
+    boolean done = p.waitFor(limit.toMillis(), TimeUnit.MILLISECONDS);
+    if (!done) {
+      p.destroyForcibly().waitFor();
+    }
+    String output = Files.readString(log, StandardCharsets.UTF_8);
+    Files.deleteIfExists(log);
+    return new Result(done ? p.exitValue() : -1, done ? output : output + "\n(killed after " + limit + ")");
+  }
+}
