@@ -1,0 +1,79 @@
+package io.sandboxes.dsl;
+
+import io.sandboxes.SandboxException;
+import io.sandboxes.e2b.E2BSandboxProvider;
+import io.sandboxes.spi.LocalRuntime;
+import java.net.URI;
+import java.util.Objects;
+import java.util.ServiceLoader;
+
+/**
+ * The one entry point: pick where sandboxes run, get a provider, create sandboxes from it.
+ *
+ * <pre>{@code
+ * try (E2BSandboxProvider sandboxes = Sandboxes.local();          // Docker on this machine
+ *      Sandbox sandbox = sandboxes.create()) {
+ *   System.out.println(sandbox.exec("python3 -c 'print(6 * 7)'").stdout());
+ * }
+ * }</pre>
+ *
+ * <p>Every provider speaks E2B's protocol, so code written against one runs against the others.
+ * Close the provider when done: for {@link #local()} that also stops the in-process server.
+ *
+ * @since 0.1
+ */
+public final class Sandboxes {
+  private Sandboxes() {}
+
+  /**
+   * E2B's cloud, configured from the environment ({@code E2B_API_KEY}, and optionally
+   * {@code E2B_API_URL}, {@code E2B_SANDBOX_URL}, {@code E2B_DOMAIN}).
+   *
+   * @return a provider for E2B's cloud
+   */
+  public static E2BSandboxProvider e2b() {
+    return E2BSandboxProvider.fromEnvironment();
+  }
+
+  /**
+   * Any E2B-compatible server, e.g. a local server started elsewhere with
+   * {@code sandboxes-local serve}.
+   *
+   * @param apiUrl the control-plane URL ({@code E2B_API_URL})
+   * @param sandboxUrl the daemon URL shared by its sandboxes ({@code E2B_SANDBOX_URL})
+   * @param apiKey the server's API key
+   * @return a provider for that server
+   */
+  public static E2BSandboxProvider at(URI apiUrl, URI sandboxUrl, String apiKey) {
+    Objects.requireNonNull(apiUrl, "apiUrl");
+    Objects.requireNonNull(sandboxUrl, "sandboxUrl");
+    Objects.requireNonNull(apiKey, "apiKey");
+    return E2BSandboxProvider.builder().apiUrl(apiUrl).sandboxUrl(sandboxUrl).apiKey(apiKey).build();
+  }
+
+  /**
+   * Starts the local E2B-compatible server in this process (on 127.0.0.1, ephemeral ports, a
+   * fresh API key) and returns a provider pointed at it. Needs {@code io.sandboxes:sandboxes-local}
+   * on the class path and a Docker engine. The first start on a machine builds the base image,
+   * which takes about a minute.
+   *
+   * @return a provider that stops the server (and kills its sandboxes) when closed
+   * @throws SandboxException when the local runtime is not on the class path or cannot start
+   */
+  public static E2BSandboxProvider local() {
+    LocalRuntime runtime = ServiceLoader.load(LocalRuntime.class).findFirst().orElseThrow(() -> new SandboxException(
+        "Sandboxes.local() needs the local runtime: add io.sandboxes:sandboxes-local to the class path"));
+    LocalRuntime.Endpoint endpoint = runtime.start();
+    try {
+      return E2BSandboxProvider.builder()
+          .apiUrl(endpoint.apiUrl())
+          .sandboxUrl(endpoint.sandboxUrl())
+          .apiKey(endpoint.apiKey())
+          .closing(endpoint)
+          .build();
+    } catch (RuntimeException e) {
+      endpoint.close();
+      throw e;
+    }
+  }
+}

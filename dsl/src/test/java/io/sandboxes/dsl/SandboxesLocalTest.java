@@ -1,0 +1,55 @@
+package io.sandboxes.dsl;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.sandboxes.Sandbox;
+import io.sandboxes.SandboxException;
+import io.sandboxes.e2b.E2BSandboxProvider;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+class SandboxesLocalTest {
+
+  @Test
+  @DisplayName("Sandboxes.local() finds the local runtime, serves sandboxes, and stops the server when closed")
+  void localRoundTrip() throws Exception {
+    URI api;
+    try (E2BSandboxProvider sandboxes = Sandboxes.local()) {
+      api = sandboxes.apiUrl();
+      assertThat(api.getHost()).isEqualTo("127.0.0.1");
+      try (Sandbox sandbox = sandboxes.create()) {
+        assertThat(sandbox.exec("python3 -c 'print(6 * 7)'").stdout()).isEqualTo("42\n");
+      }
+      assertThat(status(api.resolve("/health"))).isEqualTo(204);
+    }
+    assertThatThrownBy(() -> status(api.resolve("/health"))).isInstanceOf(java.io.IOException.class);
+  }
+
+  @Test
+  @DisplayName("Sandboxes.at() refuses missing arguments by name")
+  void atValidates() {
+    assertThatThrownBy(() -> Sandboxes.at(null, URI.create("http://127.0.0.1:1"), "k")).hasMessageContaining("apiUrl");
+    assertThatThrownBy(() -> Sandboxes.at(URI.create("http://127.0.0.1:1"), URI.create("http://127.0.0.1:2"), " "))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("apiKey");
+  }
+
+  @Test
+  @DisplayName("Sandboxes.e2b() without a key fails on first use with a message naming E2B_API_KEY, not at construction")
+  void e2bWithoutKey() {
+    try (E2BSandboxProvider p = io.sandboxes.e2b.E2BSandboxProvider.builder().environment(java.util.Map.of()).build()) {
+      assertThat(p.apiUrl()).isEqualTo(URI.create("https://api.e2b.app"));
+      assertThatThrownBy(p::create).isInstanceOf(SandboxException.class).hasMessageContaining("E2B_API_KEY");
+    }
+  }
+
+  private static int status(URI uri) throws Exception {
+    try (HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build()) {
+      return http.send(HttpRequest.newBuilder(uri).GET().build(), HttpResponse.BodyHandlers.discarding()).statusCode();
+    }
+  }
+}

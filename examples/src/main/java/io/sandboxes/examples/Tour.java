@@ -1,0 +1,22 @@
+package io.sandboxes.examples;
+
+import io.sandboxes.dsl.Sandboxes;
+import io.sandboxes.e2b.E2BSandboxProvider;
+import java.io.PrintStream;
+
+/**
+ * The README's main job: every example in turn, against one local runtime.
+ */
+public final class Tour {
+  private Tour() {}
+
+  public static void main(String[] args) {
+    PrintStream out = System.out;
+    out.println("== starting the local runtime (Docker; the first run builds the base image)");
+    try (E2BSandboxProvider sandboxes = Sandboxes.local()) {
+      out.println("== Hello");
+      Hello.run(sandboxes, out);
+    }
+    out.println("== tour done");
+  }
+}

@@ -1,0 +1,87 @@
+package io.sandboxes.examples.bench;
+
+import io.sandboxes.Sandbox;
+import io.sandboxes.dsl.Sandboxes;
+import io.sandboxes.e2b.E2BSandboxProvider;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+
+/**
+ * Measures the local runtime: time to create a sandbox (create request to a handle that has run
+ * a command), time for an {@code echo} round trip, a 1 MiB file write and read, and kill.
+ * Prints median and 90th percentile in milliseconds. Not a test: figures vary with the machine.
+ *
+ * <p>{@code scripts/run-examples.sh bench.LocalBench [creates] [echoes]}
+ */
+public final class LocalBench {
+  private LocalBench() {}
+
+  public static void main(String[] args) {
+    int creates = args.length > 0 ? Integer.parseInt(args[0]) : 10;
+    int echoes = args.length > 1 ? Integer.parseInt(args[1]) : 100;
+    try (E2BSandboxProvider sandboxes = Sandboxes.local()) {
+      // warm-up: first container start, JIT, connection pools
+      try (Sandbox warm = sandboxes.create()) {
+        for (int i = 0; i < 10; i++) {
+          warm.exec("echo warm");
+        }
+      }
+      List<Double> create = new ArrayList<>();
+      List<Double> firstExec = new ArrayList<>();
+      List<Double> kill = new ArrayList<>();
+      for (int i = 0; i < creates; i++) {
+        long t0 = System.nanoTime();
+        Sandbox s = sandboxes.create();
+        long t1 = System.nanoTime();
+        s.exec("true");
+        long t2 = System.nanoTime();
+        s.close();
+        long t3 = System.nanoTime();
+        create.add(ms(t1 - t0));
+        firstExec.add(ms(t2 - t1));
+        kill.add(ms(t3 - t2));
+      }
+      List<Double> echo = new ArrayList<>();
+      List<Double> write = new ArrayList<>();
+      List<Double> read = new ArrayList<>();
+      byte[] mib = new byte[1 << 20];
+      try (Sandbox s = sandboxes.create()) {
+        for (int i = 0; i < echoes; i++) {
+          long t0 = System.nanoTime();
+          String out = s.exec("echo hi").stdout();
+          echo.add(ms(System.nanoTime() - t0));
+          if (!out.equals("hi\n")) {
+            throw new IllegalStateException("unexpected echo output: " + out);
+          }
+        }
+        for (int i = 0; i < 20; i++) {
+          long t0 = System.nanoTime();
+          s.writeBytes("/tmp/mib.bin", mib);
+          long t1 = System.nanoTime();
+          s.readBytes("/tmp/mib.bin");
+          write.add(ms(t1 - t0));
+          read.add(ms(System.nanoTime() - t1));
+        }
+      }
+      report("create (request to handle)", create);
+      report("first exec after create", firstExec);
+      report("kill", kill);
+      report("echo round trip", echo);
+      report("write 1 MiB", write);
+      report("read 1 MiB", read);
+    }
+  }
+
+  private static double ms(long nanos) {
+    return nanos / 1_000_000.0;
+  }
+
+  private static void report(String what, List<Double> samples) {
+    List<Double> s = new ArrayList<>(samples);
+    Collections.sort(s);
+    double median = s.get(s.size() / 2);
+    double p90 = s.get(Math.min(s.size() - 1, (int) Math.ceil(s.size() * 0.9) - 1));
+    System.out.printf("%-28s n=%-4d median %8.1f ms   p90 %8.1f ms%n", what, s.size(), median, p90);
+  }
+}

@@ -1,0 +1,63 @@
+package io.sandboxes.examples;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * Runs the examples as a user would, each in its own JVM, against the local runtime: asserts on
+ * what they print, and that the JVM exits by itself once the example is done.
+ */
+class ExamplesTest {
+
+  private record Run(int exitCode, String output) {}
+
+  private static Run runExample(Class<?> main) throws Exception {
+    Path log = Files.createTempFile("example-", ".log");
+    String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+    Process p = new ProcessBuilder(java, "-cp", System.getProperty("java.class.path"), main.getName())
+        .redirectErrorStream(true)
+        .redirectOutput(log.toFile())
+        .start();
+    boolean exited = p.waitFor(4, TimeUnit.MINUTES);
+    String out = Files.readString(log, StandardCharsets.UTF_8);
+    Files.deleteIfExists(log);
+    if (!exited) {
+      p.destroyForcibly();
+      throw new AssertionError(main.getSimpleName() + " did not exit within 4 minutes; it printed:\n" + out);
+    }
+    return new Run(p.exitValue(), out);
+  }
+
+  @Test
+  @Timeout(value = 5, unit = TimeUnit.MINUTES)
+  @DisplayName("Hello prints the Python program's output from inside a sandbox, then its JVM exits by itself")
+  void hello() throws Exception {
+    Run run = runExample(Hello.class);
+    assertThat(run.exitCode()).as(run.output()).isZero();
+    List<String> lines = run.output().lines().toList();
+    assertThat(lines).as(run.output())
+        .anyMatch(l -> l.matches("created sandbox [a-z0-9]{20}"))
+        .anyMatch(l -> l.matches("Hello from Python 3\\.\\d+\\.\\d+ in a sandbox, as user"))
+        .contains("6 x 7 = 42", "sandbox killed")
+        .anyMatch(l -> l.matches("exit code 0 after \\d+ ms"));
+  }
+
+  @Test
+  @Timeout(value = 5, unit = TimeUnit.MINUTES)
+  @DisplayName("the tour, the README's main job, runs every example and exits cleanly")
+  void tour() throws Exception {
+    Run run = runExample(Tour.class);
+    assertThat(run.exitCode()).as(run.output()).isZero();
+    assertThat(run.output()).contains("== Hello", "6 x 7 = 42", "== tour done");
+    assertThat(run.output().lines().filter(l -> l.contains("Exception"))).as(run.output()).isEmpty();
+  }
+
+}
