@@ -228,7 +228,7 @@ class ClientServerTest {
       // the other sandbox's token must not open this one
       URI url = server.sandboxUrl().resolve("/files?path=/etc/hostname");
       try (HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build()) {
-        String otherToken = tokenOf(other);
+        String otherToken = Tokens.envdToken(server, other.id());
         HttpResponse<String> r = http.send(HttpRequest.newBuilder(url).header("E2b-Sandbox-Id", sandbox.id())
             .header("X-Access-Token", otherToken).GET().build(), HttpResponse.BodyHandlers.ofString());
         assertThat(r.statusCode()).isEqualTo(401);
@@ -237,16 +237,6 @@ class ClientServerTest {
         assertThat(own.statusCode()).isEqualTo(200);
         assertThat(own.body().strip()).isEqualTo(other.id());
       }
-    }
-  }
-
-  private String tokenOf(E2BSandbox s) throws Exception {
-    try (HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build()) {
-      HttpResponse<String> r = http.send(HttpRequest.newBuilder(server.apiUrl().resolve("/sandboxes/" + s.id()))
-          .header("X-API-KEY", server.apiKey()).GET().build(), HttpResponse.BodyHandlers.ofString());
-      String body = r.body();
-      int i = body.indexOf("\"envdAccessToken\":\"") + "\"envdAccessToken\":\"".length();
-      return body.substring(i, body.indexOf('"', i));
     }
   }
 

@@ -1,0 +1,224 @@
+package io.sandboxes.local;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.sandboxes.SandboxRpcException;
+import io.sandboxes.e2b.E2BSandbox;
+import io.sandboxes.e2b.E2BSandboxProvider;
+import io.sandboxes.e2b.internal.ConnectStream;
+import io.sandboxes.e2b.internal.Envd;
+import io.sandboxes.e2b.internal.Http;
+import io.sandboxes.e2b.internal.Json;
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.List;
+import java.util.stream.StreamSupport;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * envd's process and filesystem RPCs on the local server, spoken at the protocol level exactly as
+ * the official SDKs send them (Connect-JSON, enveloped streams, Basic user header).
+ */
+@ExtendWith(SharedServer.class)
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class EnvdRpcTest {
+  private E2BSandbox sandbox;
+  private Http http;
+  private Envd envd;
+
+  @BeforeAll
+  void start(E2BSandboxProvider e2b, LocalServer server) throws Exception {
+    sandbox = e2b.create();
+    http = new Http(Duration.ofSeconds(30));
+    envd = new Envd(http, server.sandboxUrl(), sandbox.id(), Tokens.envdToken(server, sandbox.id()));
+  }
+
+  @AfterAll
+  void stop() {
+    if (sandbox != null) {
+      sandbox.close();
+    }
+    if (http != null) {
+      http.close();
+    }
+  }
+
+  private static ObjectNode startRequest(String command, boolean stdin, String tag) {
+    ObjectNode req = Json.object();
+    ObjectNode process = req.putObject("process").put("cmd", "/bin/bash");
+    process.putArray("args").add("-l").add("-c").add(command);
+    req.put("stdin", stdin);
+    if (tag != null) {
+      req.put("tag", tag);
+    }
+    return req;
+  }
+
+  private static ObjectNode byPid(int pid) {
+    ObjectNode req = Json.object();
+    req.putObject("process").put("pid", pid);
+    return req;
+  }
+
+  /** Reads events until the end event; returns [stdout, end]. */
+  private static Object[] drain(ConnectStream stream) {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    JsonNode end = null;
+    JsonNode msg;
+    while ((msg = stream.next()) != null) {
+      JsonNode ev = msg.path("event");
+      if (ev.has("data") && ev.get("data").has("stdout")) {
+        out.writeBytes(Base64.getDecoder().decode(ev.get("data").get("stdout").asText()));
+      }
+      if (ev.has("end")) {
+        end = ev.get("end");
+      }
+    }
+    return new Object[] {out.toString(StandardCharsets.UTF_8), end};
+  }
+
+  @Test
+  @DisplayName("Start with stdin, SendInput, CloseStdin: cat echoes the input and exits 0 at EOF")
+  void stdinRoundTrip() {
+    try (ConnectStream stream = envd.stream("process.Process/Start", startRequest("cat", true, null), null, Duration.ofSeconds(30), "start", null)) {
+      JsonNode first = stream.next();
+      int pid = first.path("event").path("start").path("pid").asInt();
+      assertThat(pid).isPositive();
+      ObjectNode input = byPid(pid);
+      input.putObject("input").put("stdin", Base64.getEncoder().encodeToString("piped line\n".getBytes(StandardCharsets.UTF_8)));
+      envd.unary("process.Process/SendInput", input, null, "send input");
+      envd.unary("process.Process/CloseStdin", byPid(pid), null, "close stdin");
+      Object[] result = drain(stream);
+      assertThat(result[0]).isEqualTo("piped line\n");
+      JsonNode end = (JsonNode) result[1];
+      assertThat(end.path("exited").asBoolean()).isTrue();
+      assertThat(end.has("exitCode")).isFalse();
+      assertThat(end.path("status").asText()).isEqualTo("exit status 0");
+    }
+  }
+
+  @Test
+  @DisplayName("a started process outlives its stream; List shows it with its tag; Connect re-attaches; SIGKILL ends it as a signal")
+  void listConnectSignal() {
+    int pid;
+    try (ConnectStream stream = envd.stream("process.Process/Start",
+        startRequest("while true; do echo tick; sleep 0.2; done", false, "ticker"), null, Duration.ofSeconds(60), "start", null)) {
+      pid = stream.next().path("event").path("start").path("pid").asInt();
+    }
+    JsonNode list = envd.unary("process.Process/List", Json.object(), null, "list");
+    List<JsonNode> procs = new ArrayList<>();
+    list.path("processes").forEach(procs::add);
+    assertThat(procs).anySatisfy(p -> {
+      assertThat(p.path("pid").asInt()).isEqualTo(pid);
+      assertThat(p.path("tag").asText()).isEqualTo("ticker");
+      assertThat(p.path("config").path("cmd").asText()).isEqualTo("/bin/bash");
+    });
+    try (ConnectStream attached = envd.stream("process.Process/Connect", byPid(pid), null, Duration.ofSeconds(30), "connect", null)) {
+      assertThat(attached.next().path("event").path("start").path("pid").asInt()).isEqualTo(pid);
+      JsonNode data = attached.next();
+      while (data.path("event").has("keepalive")) {
+        data = attached.next();
+      }
+      assertThat(new String(Base64.getDecoder().decode(data.path("event").path("data").path("stdout").asText()), StandardCharsets.UTF_8))
+          .contains("tick");
+      ObjectNode kill = byPid(pid);
+      kill.put("signal", "SIGNAL_SIGKILL");
+      envd.unary("process.Process/SendSignal", kill, null, "kill");
+      JsonNode end = (JsonNode) drain(attached)[1];
+      assertThat(end.path("exitCode").asInt()).isEqualTo(-1);
+      assertThat(end.path("status").asText()).isEqualTo("signal: killed");
+    }
+    await().atMost(Duration.ofSeconds(10)).until(() -> StreamSupport.stream(
+        envd.unary("process.Process/List", Json.object(), null, "list").path("processes").spliterator(), false)
+        .noneMatch(p -> p.path("pid").asInt() == pid));
+  }
+
+  @Test
+  @DisplayName("Connect and SendSignal to an unknown pid answer not_found")
+  void unknownPid() {
+    try (ConnectStream stream = envd.stream("process.Process/Connect", byPid(999_999), null, Duration.ofSeconds(10), "connect", null)) {
+      assertThatThrownBy(stream::next).isInstanceOfSatisfying(SandboxRpcException.class, e -> assertThat(e.code()).isEqualTo("not_found"));
+    }
+    ObjectNode kill = byPid(999_999);
+    kill.put("signal", "SIGNAL_SIGKILL");
+    assertThatThrownBy(() -> envd.unary("process.Process/SendSignal", kill, null, "kill"))
+        .isInstanceOfSatisfying(SandboxRpcException.class, e -> assertThat(e.code()).isEqualTo("not_found"));
+  }
+
+  @Test
+  @DisplayName("filesystem RPCs: MakeDir, already_exists, Stat, ListDir with depth, Move, Remove, not_found")
+  void filesystem() {
+    JsonNode made = envd.unary("filesystem.Filesystem/MakeDir", Json.object().put("path", "/home/user/fs/a/b"), null, "mkdir");
+    assertThat(made.path("entry").path("type").asText()).isEqualTo("FILE_TYPE_DIRECTORY");
+    assertThat(made.path("entry").path("path").asText()).isEqualTo("/home/user/fs/a/b");
+    assertThatThrownBy(() -> envd.unary("filesystem.Filesystem/MakeDir", Json.object().put("path", "/home/user/fs/a"), null, "mkdir"))
+        .isInstanceOfSatisfying(SandboxRpcException.class, e -> assertThat(e.code()).isEqualTo("already_exists"));
+    sandbox.writeFile("/home/user/fs/a/file.txt", "12345678");
+    sandbox.exec("ln -s /home/user/fs/a/file.txt /home/user/fs/link");
+
+    JsonNode stat = envd.unary("filesystem.Filesystem/Stat", Json.object().put("path", "fs/a/file.txt"), null, "stat").path("entry");
+    assertThat(stat.path("name").asText()).isEqualTo("file.txt");
+    assertThat(stat.path("path").asText()).isEqualTo("/home/user/fs/a/file.txt");
+    assertThat(stat.path("type").asText()).isEqualTo("FILE_TYPE_FILE");
+    assertThat(stat.path("size").asText()).isEqualTo("8");
+    assertThat(stat.path("mode").asInt()).isEqualTo(0644);
+    assertThat(stat.path("permissions").asText()).isEqualTo("-rw-r--r--");
+    assertThat(stat.path("owner").asText()).isEqualTo("user");
+    assertThat(stat.path("modifiedTime").asText()).matches("\\d{4}-\\d\\d-\\d\\dT.*Z");
+
+    JsonNode link = envd.unary("filesystem.Filesystem/Stat", Json.object().put("path", "/home/user/fs/link"), null, "stat").path("entry");
+    assertThat(link.path("type").asText()).isEqualTo("FILE_TYPE_FILE");
+    assertThat(link.path("symlinkTarget").asText()).isEqualTo("/home/user/fs/a/file.txt");
+
+    JsonNode shallow = envd.unary("filesystem.Filesystem/ListDir", Json.object().put("path", "/home/user/fs").put("depth", 1), null, "ls");
+    assertThat(names(shallow)).containsExactlyInAnyOrder("/home/user/fs/a", "/home/user/fs/link");
+    JsonNode deep = envd.unary("filesystem.Filesystem/ListDir", Json.object().put("path", "/home/user/fs").put("depth", 3), null, "ls");
+    assertThat(names(deep)).contains("/home/user/fs/a/b", "/home/user/fs/a/file.txt");
+
+    JsonNode moved = envd.unary("filesystem.Filesystem/Move",
+        Json.object().put("source", "/home/user/fs/a/file.txt").put("destination", "/home/user/fs/moved.txt"), null, "mv");
+    assertThat(moved.path("entry").path("path").asText()).isEqualTo("/home/user/fs/moved.txt");
+    assertThat(sandbox.readFile("/home/user/fs/moved.txt")).isEqualTo("12345678");
+
+    envd.unary("filesystem.Filesystem/Remove", Json.object().put("path", "/home/user/fs"), null, "rm");
+    envd.unary("filesystem.Filesystem/Remove", Json.object().put("path", "/home/user/fs"), null, "rm again");
+    assertThatThrownBy(() -> envd.unary("filesystem.Filesystem/Stat", Json.object().put("path", "/home/user/fs"), null, "stat"))
+        .isInstanceOfSatisfying(SandboxRpcException.class, e -> assertThat(e.code()).isEqualTo("not_found"));
+    assertThatThrownBy(() -> envd.unary("filesystem.Filesystem/ListDir", Json.object().put("path", "/etc/passwd"), null, "ls"))
+        .isInstanceOfSatisfying(SandboxRpcException.class, e -> assertThat(e.code()).isEqualTo("invalid_argument"));
+  }
+
+  @Test
+  @DisplayName("the Basic user header picks the user: root may write where user may not")
+  void userHeader() {
+    assertThatThrownBy(() -> envd.unary("filesystem.Filesystem/MakeDir", Json.object().put("path", "/opt/owned"), null, "mkdir"))
+        .isInstanceOfSatisfying(SandboxRpcException.class, e -> assertThat(e.code()).isEqualTo("permission_denied"));
+    JsonNode made = envd.unary("filesystem.Filesystem/MakeDir", Json.object().put("path", "/opt/owned"), "root", "mkdir as root");
+    assertThat(made.path("entry").path("owner").asText()).isEqualTo("root");
+  }
+
+  @Test
+  @DisplayName("an RPC the local runtime does not serve answers unimplemented, not a silent success")
+  void unimplemented() {
+    assertThatThrownBy(() -> envd.unary("filesystem.Filesystem/CreateWatcher", Json.object().put("path", "/tmp"), null, "watch"))
+        .isInstanceOfSatisfying(SandboxRpcException.class, e -> assertThat(e.code()).isEqualTo("unimplemented"));
+  }
+
+  private static List<String> names(JsonNode list) {
+    List<String> out = new ArrayList<>();
+    list.path("entries").forEach(e -> out.add(e.path("path").asText()));
+    return out;
+  }
+}
