@@ -17,9 +17,13 @@ import java.util.regex.Pattern;
  * @param timeout how long the sandbox lives before the server kills it (whole seconds are sent)
  * @param env environment variables every process in the sandbox gets
  * @param metadata string labels stored with the sandbox and usable as a listing filter
+ * @param onTimeout what happens when the timeout passes: kill (default) or pause
+ * @param autoResume whether a paused sandbox resumes by itself when it is called (only with a
+ *     memory-keeping {@link OnTimeout#PAUSE})
  * @since 0.1
  */
-public record SandboxSpec(String template, Duration timeout, Map<String, String> env, Map<String, String> metadata) {
+public record SandboxSpec(String template, Duration timeout, Map<String, String> env, Map<String, String> metadata,
+    OnTimeout onTimeout, boolean autoResume) {
 
   /** The template E2B and the local runtime use when none is named. */
   public static final String DEFAULT_TEMPLATE = "base";
@@ -41,6 +45,10 @@ public record SandboxSpec(String template, Duration timeout, Map<String, String>
     }
     env = Map.copyOf(Objects.requireNonNull(env, "env"));
     metadata = Map.copyOf(Objects.requireNonNull(metadata, "metadata"));
+    Objects.requireNonNull(onTimeout, "onTimeout");
+    if (autoResume && onTimeout != OnTimeout.PAUSE) {
+      throw new IllegalArgumentException("autoResume needs onTimeout PAUSE (a memory-keeping pause), got " + onTimeout);
+    }
   }
 
   /** @return the default spec: template {@code base}, 5 minutes, no env, no metadata */
@@ -50,26 +58,36 @@ public record SandboxSpec(String template, Duration timeout, Map<String, String>
 
   /** @param template template id or alias @return a spec for it with the defaults otherwise */
   public static SandboxSpec of(String template) {
-    return new SandboxSpec(template, DEFAULT_TIMEOUT, Map.of(), Map.of());
+    return new SandboxSpec(template, DEFAULT_TIMEOUT, Map.of(), Map.of(), OnTimeout.KILL, false);
   }
 
   /** @param template template id or alias @return a copy with it */
   public SandboxSpec withTemplate(String template) {
-    return new SandboxSpec(template, timeout, env, metadata);
+    return new SandboxSpec(template, timeout, env, metadata, onTimeout, autoResume);
   }
 
   /** @param timeout the sandbox's lifetime, positive @return a copy with it */
   public SandboxSpec withTimeout(Duration timeout) {
-    return new SandboxSpec(template, timeout, env, metadata);
+    return new SandboxSpec(template, timeout, env, metadata, onTimeout, autoResume);
   }
 
   /** @param env default environment of every process @return a copy with it */
   public SandboxSpec withEnv(Map<String, String> env) {
-    return new SandboxSpec(template, timeout, env, metadata);
+    return new SandboxSpec(template, timeout, env, metadata, onTimeout, autoResume);
   }
 
   /** @param metadata labels stored with the sandbox @return a copy with them */
   public SandboxSpec withMetadata(Map<String, String> metadata) {
-    return new SandboxSpec(template, timeout, env, metadata);
+    return new SandboxSpec(template, timeout, env, metadata, onTimeout, autoResume);
+  }
+
+  /** @param onTimeout what happens at the timeout @return a copy with it */
+  public SandboxSpec withOnTimeout(OnTimeout onTimeout) {
+    return new SandboxSpec(template, timeout, env, metadata, onTimeout, autoResume && onTimeout == OnTimeout.PAUSE);
+  }
+
+  /** @param autoResume whether a paused sandbox resumes when called; needs {@link OnTimeout#PAUSE} @return a copy */
+  public SandboxSpec withAutoResume(boolean autoResume) {
+    return new SandboxSpec(template, timeout, env, metadata, onTimeout, autoResume);
   }
 }

@@ -161,6 +161,16 @@ public final class E2BSandbox implements Sandbox {
   }
 
   /**
+   * Pauses the sandbox, keeping its memory and processes. {@link E2BSandboxProvider#connect}
+   * resumes it; until then its daemon does not answer.
+   *
+   * @return true when it is paused now, false when it already was
+   */
+  public boolean pause() {
+    return provider.pause(id, true);
+  }
+
+  /**
    * Kills the sandbox now.
    *
    * @return true when it was killed, false when it was already gone

@@ -118,6 +118,13 @@ public final class E2BSandboxProvider implements AutoCloseable {
         .put("templateID", spec.template())
         .put("timeout", seconds(spec.timeout()))
         .put("secure", true);
+    if (spec.onTimeout() != io.sandboxes.OnTimeout.KILL) {
+      body.put("autoPause", true);
+      body.put("autoPauseMemory", spec.onTimeout() == io.sandboxes.OnTimeout.PAUSE);
+    }
+    if (spec.autoResume()) {
+      body.putObject("autoResume").put("enabled", true);
+    }
     body.set("metadata", Json.toObject(spec.metadata()));
     body.set("envVars", Json.toObject(spec.env()));
     JsonNode sandbox = controlPlane.create(body);
@@ -204,6 +211,20 @@ public final class E2BSandboxProvider implements AutoCloseable {
   public boolean kill(String sandboxId) {
     ensureOpen();
     return controlPlane.kill(sandboxId);
+  }
+
+  /**
+   * Pauses a sandbox. A paused sandbox runs nothing and keeps no deadline; {@link #connect}
+   * resumes it.
+   *
+   * @param keepMemory true to keep memory and processes (they carry on after resume), false to
+   *     keep only the filesystem
+   * @return true when it is paused now, false when it already was
+   * @throws SandboxNotFoundException when there is no such sandbox
+   */
+  public boolean pause(String sandboxId, boolean keepMemory) {
+    ensureOpen();
+    return controlPlane.pause(sandboxId, keepMemory);
   }
 
   /**

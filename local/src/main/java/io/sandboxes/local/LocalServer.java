@@ -88,7 +88,8 @@ public final class LocalServer implements AutoCloseable {
       throw new SandboxException("the local runtime needs a Docker engine, and none answered: " + e.getMessage(), e);
     }
     String baseImage = BaseImage.ensure(docker, config.progress);
-    Registry reg = new Registry(docker, Map.of("base", baseImage), config.serverId);
+    Path stateDir = config.stateDir != null ? config.stateDir : defaultStateRoot().resolve(config.serverId);
+    Registry reg = new Registry(docker, Map.of("base", baseImage), config.serverId, stateDir);
 
     QueuedThreadPool threads = new QueuedThreadPool();
     threads.setName("sandboxes-local");
@@ -124,6 +125,15 @@ public final class LocalServer implements AutoCloseable {
     this.sandboxUrl = URI.create("http://" + config.host + ":" + envd.getLocalPort());
     LOG.info("sandboxes-local serving E2B_API_URL={} E2B_SANDBOX_URL={}", apiUrl, sandboxUrl);
     return this;
+  }
+
+  /** {@code $SANDBOXES_STATE_DIR}, else {@code ~/.local/state/sandboxes-local}. */
+  static Path defaultStateRoot() {
+    String env = System.getenv("SANDBOXES_STATE_DIR");
+    if (env != null && !env.isBlank()) {
+      return Path.of(env);
+    }
+    return Path.of(System.getProperty("user.home"), ".local", "state", "sandboxes-local");
   }
 
   private ServerConnector connector(Server server, HttpConfiguration http, int port) {
@@ -180,7 +190,8 @@ public final class LocalServer implements AutoCloseable {
     private int envdPort;
     private String apiKey = "e2b_" + Registry.newToken();
     private boolean keepSandboxesOnClose;
-    private String serverId = Registry.newSandboxId().substring(0, 8);
+    private String serverId = "inproc-" + Registry.newSandboxId().substring(0, 8);
+    private @Nullable Path stateDir;
     private Consumer<String> progress = line -> { };
 
     private Builder() {}
@@ -222,6 +233,33 @@ public final class LocalServer implements AutoCloseable {
     /** @param keep whether sandboxes outlive the server's {@link #close()} (default: killed) @return this */
     public Builder keepSandboxesOnClose(boolean keep) {
       this.keepSandboxesOnClose = keep;
+      return this;
+    }
+
+    /**
+     * Names this server's sandboxes. A server started again with the same id takes back the
+     * sandboxes it left running or paused; servers with other ids never touch them. By default
+     * each server gets a fresh id, so an in-process server never adopts another's sandboxes.
+     *
+     * @param serverId letters, digits, '-' and '_'
+     * @return this
+     */
+    public Builder serverId(String serverId) {
+      if (!Objects.requireNonNull(serverId, "serverId").matches("[A-Za-z0-9_-]{1,64}")) {
+        throw new IllegalArgumentException("serverId must be 1 to 64 letters, digits, '-' or '_', got '" + serverId + "'");
+      }
+      this.serverId = serverId;
+      return this;
+    }
+
+    /**
+     * @param stateDir where the changing state of each sandbox (deadline, pause) is kept; by
+     *     default {@code $SANDBOXES_STATE_DIR} or {@code ~/.local/state/sandboxes-local}, then the
+     *     server id
+     * @return this
+     */
+    public Builder stateDir(Path stateDir) {
+      this.stateDir = Objects.requireNonNull(stateDir, "stateDir");
       return this;
     }
 

@@ -56,7 +56,10 @@ public final class Main {
     out.println("""
         usage:
           sandboxes-local serve [--port N] [--envd-port N] [--api-key KEY] [--keep-sandboxes]
-              serve E2B's API on 127.0.0.1:N (default 3000) and envd on 127.0.0.1:N (default 49983)
+                                [--id NAME] [--state-dir DIR]
+              serve E2B's API on 127.0.0.1:N (default 3000) and envd on 127.0.0.1:N (default 49983);
+              --keep-sandboxes leaves them running at shutdown, and a server started again with
+              the same --id (default "standalone") takes them back
           sandboxes-local image build
               build the base template image if it is missing, showing progress""");
   }
@@ -65,6 +68,7 @@ public final class Main {
     LocalServer.Builder b = LocalServer.builder()
         .apiPort(LocalServer.DEFAULT_API_PORT)
         .envdPort(LocalServer.DEFAULT_ENVD_PORT)
+        .serverId("standalone")
         .progress(out::println);
     while (!opts.isEmpty()) {
       String o = opts.pop();
@@ -73,6 +77,8 @@ public final class Main {
         case "--envd-port" -> b.envdPort(intArg(opts, o));
         case "--api-key" -> b.apiKey(arg(opts, o));
         case "--keep-sandboxes" -> b.keepSandboxesOnClose(true);
+        case "--id" -> b.serverId(arg(opts, o));
+        case "--state-dir" -> b.stateDir(java.nio.file.Path.of(arg(opts, o)));
         default -> throw new IllegalArgumentException("unknown option '" + o + "' for serve");
       }
     }

@@ -146,6 +146,63 @@ class EnvdRpcTest {
   }
 
   @Test
+  @DisplayName("a PTY is a real terminal: input bytes, its size and a resize seen by stty, Ctrl-C interrupts the foreground job")
+  void pty() throws Exception {
+    ObjectNode req = Json.object();
+    ObjectNode process = req.putObject("process").put("cmd", "/bin/bash");
+    process.putArray("args").add("-i").add("-l");
+    process.putObject("envs").put("TERM", "xterm-256color").put("LANG", "C.UTF-8");
+    req.putObject("pty").putObject("size").put("cols", 80).put("rows", 24);
+    StringBuffer screen = new StringBuffer();
+    JsonNode[] end = new JsonNode[1];
+    try (ConnectStream stream = envd.stream("process.Process/Start", req, null, Duration.ofSeconds(60), "pty", null)) {
+      int pid = stream.next().path("event").path("start").path("pid").asInt();
+      Thread reader = Thread.ofVirtual().start(() -> {
+        JsonNode msg;
+        while ((msg = stream.next()) != null) {
+          JsonNode ev = msg.path("event");
+          if (ev.has("data")) {
+            screen.append(new String(Base64.getDecoder().decode(ev.get("data").path("pty").asText()), StandardCharsets.UTF_8));
+          }
+          if (ev.has("end")) {
+            end[0] = ev.get("end");
+          }
+        }
+      });
+      java.util.function.Consumer<String> type = text -> {
+        ObjectNode input = byPid(pid);
+        input.putObject("input").put("pty", Base64.getEncoder().encodeToString(text.getBytes(StandardCharsets.UTF_8)));
+        envd.unary("process.Process/SendInput", input, null, "pty input");
+      };
+      long t0 = System.nanoTime();
+      type.accept("stty size; echo marker-$((6*7))\n");
+      await().atMost(Duration.ofSeconds(20)).until(() -> screen.toString().contains("marker-42"));
+      System.out.printf("pty round trip %d ms%n", (System.nanoTime() - t0) / 1_000_000);
+      assertThat(screen.toString()).contains("24 80");
+
+      ObjectNode resize = byPid(pid);
+      resize.putObject("pty").putObject("size").put("cols", 100).put("rows", 30);
+      envd.unary("process.Process/Update", resize, null, "resize");
+      type.accept("stty size\n");
+      await().atMost(Duration.ofSeconds(20)).until(() -> screen.toString().contains("30 100"));
+
+      type.accept("sleep 300; echo not-interrupted\n");
+      await().atMost(Duration.ofSeconds(10)).until(() -> sandbox.exec("pgrep -fx 'sleep 300' >/dev/null && echo yes || echo no")
+          .stdout().strip().equals("yes"));
+      type.accept("\u0003");
+      type.accept("echo after-$((1+1))-interrupt\n");
+      await().atMost(Duration.ofSeconds(20)).until(() -> screen.toString().contains("after-2-interrupt"));
+      // the terminal echoes the typed line once; an uninterrupted sleep would have printed it again
+      assertThat(screen.toString().split("not-interrupted", -1)).hasSize(2);
+
+      type.accept("exit 5\n");
+      reader.join(Duration.ofSeconds(20));
+      assertThat(end[0]).isNotNull();
+      assertThat(end[0].path("exitCode").asInt()).isEqualTo(5);
+    }
+  }
+
+  @Test
   @DisplayName("Connect and SendSignal to an unknown pid answer not_found")
   void unknownPid() {
     try (ConnectStream stream = envd.stream("process.Process/Connect", byPid(999_999), null, Duration.ofSeconds(10), "connect", null)) {

@@ -61,6 +61,26 @@ public final class ControlPlane {
     }
   }
 
+  /**
+   * Pauses a sandbox.
+   *
+   * @param keepMemory true for a memory snapshot (processes carry on after resume), false for a
+   *     filesystem-only pause
+   * @return true when paused now, false when it was already paused (HTTP 409)
+   */
+  public boolean pause(String sandboxId, boolean keepMemory) {
+    ObjectNode body = Json.object().put("memory", keepMemory);
+    try {
+      call("POST", "/sandboxes/" + pathSegment(sandboxId) + "/pause", body, "pause sandbox " + sandboxId, sandboxId);
+      return true;
+    } catch (SandboxApiException e) {
+      if (e.statusCode() == 409) {
+        return false;
+      }
+      throw e;
+    }
+  }
+
   public void setTimeout(String sandboxId, long timeoutSeconds) {
     ObjectNode body = Json.object().put("timeout", timeoutSeconds);
     call("POST", "/sandboxes/" + pathSegment(sandboxId) + "/timeout", body, "set timeout of sandbox " + sandboxId, sandboxId);

@@ -54,12 +54,27 @@ public final class LocalSandbox {
   private final int cpuCount;
   private final int memoryMB;
   private volatile Instant endAt;
+  private final Lifecycle lifecycle;
+  private volatile boolean paused;
+  private volatile boolean memoryKept;
+  final java.util.concurrent.locks.ReentrantLock transitions = new java.util.concurrent.locks.ReentrantLock();
   private final DockerRuntime docker;
   private final ConcurrentMap<Integer, SandboxProcess> processes = new ConcurrentHashMap<>();
   private final FileOps files;
 
+  /**
+   * What happens at the deadline and on traffic to a paused sandbox.
+   *
+   * @param pauseOnTimeout pause instead of kill at the deadline ({@code autoPause})
+   * @param autoPauseMemory whether that pause keeps memory ({@code autoPauseMemory}, default true)
+   * @param autoResume whether a request to the paused sandbox's daemon resumes it
+   * @param timeoutSeconds the lifetime given at create, used again by an automatic resume
+   */
+  public record Lifecycle(boolean pauseOnTimeout, boolean autoPauseMemory, boolean autoResume, long timeoutSeconds) {}
+
   LocalSandbox(String id, String containerId, String templateId, String envdToken, Map<String, String> metadata,
-      Map<String, String> envVars, Instant startedAt, Instant endAt, int cpuCount, int memoryMB, DockerRuntime docker) {
+      Map<String, String> envVars, Instant startedAt, Instant endAt, int cpuCount, int memoryMB, Lifecycle lifecycle,
+      DockerRuntime docker) {
     this.id = id;
     this.containerId = containerId;
     this.templateId = templateId;
@@ -68,6 +83,7 @@ public final class LocalSandbox {
     this.envVars = Map.copyOf(envVars);
     this.startedAt = startedAt;
     this.endAt = endAt;
+    this.lifecycle = lifecycle;
     this.cpuCount = cpuCount;
     this.memoryMB = memoryMB;
     this.docker = docker;
@@ -108,6 +124,30 @@ public final class LocalSandbox {
 
   void endAt(Instant endAt) {
     this.endAt = endAt;
+  }
+
+  public Lifecycle lifecycle() {
+    return lifecycle;
+  }
+
+  /** @return whether the sandbox is paused (frozen, or stopped with only its filesystem kept) */
+  public boolean paused() {
+    return paused;
+  }
+
+  /** @return for a paused sandbox, whether its processes and memory are kept */
+  public boolean memoryKept() {
+    return memoryKept;
+  }
+
+  void markPaused(boolean memory) {
+    this.paused = true;
+    this.memoryKept = memory;
+  }
+
+  void markRunning() {
+    this.paused = false;
+    this.memoryKept = false;
   }
 
   public int cpuCount() {
@@ -240,7 +280,7 @@ public final class LocalSandbox {
   }
 
   void resize(String execId, int cols, int rows) {
-    docker.client().resizeExecCmd(execId).withSize(cols, rows).exec();
+    docker.client().resizeExecCmd(execId).withSize(rows, cols).exec(); // docker-java takes (height, width)
   }
 
   public void resize(SandboxProcess p, int cols, int rows) {

@@ -1,7 +1,15 @@
 package io.sandboxes.local.internal;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.github.dockerjava.api.exception.NotFoundException;
+import com.github.dockerjava.api.model.Container;
 import io.sandboxes.e2b.internal.Json;
 import io.sandboxes.local.internal.docker.DockerRuntime;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.time.Instant;
@@ -14,12 +22,21 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
+import java.util.function.Predicate;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The local runtime's sandboxes: creation from a template, lookup, listing, deadlines and kill.
- * A reaper kills each sandbox when its deadline passes, as E2B's control plane does.
+ * The local runtime's sandboxes: creation from a template, lookup, listing, pause and resume,
+ * deadlines and kill.
+ *
+ * <p>Immutable facts about a sandbox live in its container's labels; the facts that change (its
+ * deadline, whether and how it is paused) live in a small JSON file per sandbox in the server's
+ * state folder. A restarted server finds its sandboxes again from both, and reports each as what
+ * Docker now shows it to be: a frozen container is paused, a running one runs, a stopped one is
+ * paused only when this server stopped it for a filesystem-only pause. Anything else (a
+ * memory-keeping pause that a Docker restart turned into a stopped container) is reported gone.
  */
 public final class Registry implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(Registry.class);
@@ -32,20 +49,26 @@ public final class Registry implements AutoCloseable {
   public static final int DISK_SIZE_MB = 0;
   public static final long PIDS_LIMIT = 1024;
   public static final String ENVD_VERSION = "0.6.13";
+  static final String LABEL_LIFECYCLE = "io.sandboxes.lifecycle";
 
   private final DockerRuntime docker;
   private final Map<String, String> templates;
   private final String serverId;
+  private final Path stateDir;
   private final ConcurrentMap<String, LocalSandbox> sandboxes = new ConcurrentHashMap<>();
   private final Thread reaper;
 
   /**
    * @param templates template id to image reference
+   * @param serverId whose sandboxes these are: a restarted server with the same id takes them back
+   * @param stateDir where the changing state of each sandbox is kept
    */
-  public Registry(DockerRuntime docker, Map<String, String> templates, String serverId) {
+  public Registry(DockerRuntime docker, Map<String, String> templates, String serverId, Path stateDir) {
     this.docker = docker;
     this.templates = Map.copyOf(templates);
     this.serverId = serverId;
+    this.stateDir = stateDir;
+    recover();
     this.reaper = Thread.ofVirtual().name("sandboxes-reaper").start(this::reap);
   }
 
@@ -68,7 +91,8 @@ public final class Registry implements AutoCloseable {
   }
 
   /** Creates and starts a sandbox from a template. */
-  public LocalSandbox create(String templateId, Duration timeout, Map<String, String> metadata, Map<String, String> envVars) throws RpcError {
+  public LocalSandbox create(String templateId, Duration timeout, Map<String, String> metadata, Map<String, String> envVars,
+      LocalSandbox.Lifecycle lifecycle) throws RpcError {
     String image = templates.get(templateId);
     if (image == null) {
       throw new RpcError("not_found", "template '" + templateId + "' not found");
@@ -86,6 +110,12 @@ public final class Registry implements AutoCloseable {
     labels.put(DockerRuntime.LABEL_STARTED, started.toString());
     labels.put(DockerRuntime.LABEL_ENVD_TOKEN, token);
     labels.put(DockerRuntime.LABEL_SERVER, serverId);
+    labels.put(LABEL_LIFECYCLE, Json.string(Json.object()
+        .put("pauseOnTimeout", lifecycle.pauseOnTimeout())
+        .put("autoPauseMemory", lifecycle.autoPauseMemory())
+        .put("autoResume", lifecycle.autoResume())
+        .put("timeoutSeconds", lifecycle.timeoutSeconds())));
+    labels.put("io.sandboxes.env", Json.string(Json.toObject(envVars)));
     List<String> env = new ArrayList<>();
     envVars.forEach((k, v) -> env.add(k + "=" + v));
     String containerId;
@@ -97,8 +127,9 @@ public final class Registry implements AutoCloseable {
       throw new RpcError("internal", "the sandbox container could not be created: " + e.getMessage());
     }
     LocalSandbox sandbox = new LocalSandbox(id, containerId, templateId, token, metadata, envVars, started, end,
-        CPU_COUNT, MEMORY_MB, docker);
+        CPU_COUNT, MEMORY_MB, lifecycle, docker);
     sandboxes.put(id, sandbox);
+    persist(sandbox);
     LOG.info("sandbox {} created from template {} (container {}), ends at {}", id, templateId, containerId.substring(0, 12), end);
     return sandbox;
   }
@@ -115,19 +146,103 @@ public final class Registry implements AutoCloseable {
   }
 
   /** The sandbox whose token signed a pre-signed URL, if any. */
-  public Optional<LocalSandbox> bySignature(java.util.function.Predicate<LocalSandbox> signedBy) {
+  public Optional<LocalSandbox> bySignature(Predicate<LocalSandbox> signedBy) {
     return sandboxes.values().stream().filter(signedBy).findFirst();
   }
 
   /** @return false when there was no such sandbox */
   public boolean kill(String id) {
-    LocalSandbox s = sandboxes.remove(id);
+    LocalSandbox s = sandboxes.get(id);
     if (s == null) {
       return false;
     }
-    docker.remove(s.containerId());
-    LOG.info("sandbox {} killed", id);
-    return true;
+    s.transitions.lock();
+    try {
+      if (sandboxes.remove(id) == null) {
+        return false;
+      }
+      if (s.paused() && s.memoryKept()) {
+        try {
+          docker.client().unpauseContainerCmd(s.containerId()).exec();
+        } catch (RuntimeException e) {
+          LOG.debug("unpause before removal of {} failed: {}", id, e.toString());
+        }
+      }
+      docker.remove(s.containerId());
+      forget(id);
+      LOG.info("sandbox {} killed", id);
+      return true;
+    } finally {
+      s.transitions.unlock();
+    }
+  }
+
+  /**
+   * Pauses a running sandbox: with {@code memory} the container is frozen, so its processes
+   * carry on after resume; without, it is stopped, so only its filesystem is kept.
+   *
+   * @return false when it was already paused
+   */
+  public boolean pause(LocalSandbox s, boolean memory) throws RpcError {
+    s.transitions.lock();
+    try {
+      if (!sandboxes.containsKey(s.id())) {
+        throw new RpcError("not_found", "Sandbox \"" + s.id() + "\" doesn't exist or you don't have access to it");
+      }
+      if (s.paused()) {
+        return false;
+      }
+      try {
+        if (memory) {
+          docker.client().pauseContainerCmd(s.containerId()).exec();
+        } else {
+          docker.client().stopContainerCmd(s.containerId()).withTimeout(2).exec();
+        }
+      } catch (RuntimeException e) {
+        throw new RpcError("internal", "pausing sandbox " + s.id() + " failed: " + e.getMessage());
+      }
+      s.markPaused(memory);
+      persist(s);
+      LOG.info("sandbox {} paused ({})", s.id(), memory ? "memory kept" : "filesystem only");
+      return true;
+    } finally {
+      s.transitions.unlock();
+    }
+  }
+
+  /**
+   * Resumes a paused sandbox, or extends a running one's deadline to at least {@code timeout}
+   * from now.
+   *
+   * @return true when it was paused and is now resumed
+   */
+  public boolean resume(LocalSandbox s, Duration timeout) throws RpcError {
+    s.transitions.lock();
+    try {
+      if (!sandboxes.containsKey(s.id())) {
+        throw new RpcError("not_found", "Paused sandbox " + s.id() + " not found");
+      }
+      if (!s.paused()) {
+        setTimeout(s, timeout, true);
+        return false;
+      }
+      try {
+        if (s.memoryKept()) {
+          docker.client().unpauseContainerCmd(s.containerId()).exec();
+        } else {
+          docker.client().startContainerCmd(s.containerId()).exec();
+        }
+      } catch (RuntimeException e) {
+        throw new RpcError("internal", "resuming sandbox " + s.id() + " failed: " + e.getMessage());
+      }
+      s.markRunning();
+      s.endAt(Instant.now().plus(timeout));
+      persist(s);
+      LOG.info("sandbox {} resumed, ends at {}", s.id(), s.endAt());
+      return true;
+    } finally {
+      s.transitions.unlock();
+    }
   }
 
   /** Sets the deadline to now + timeout; with {@code extendOnly} it never moves earlier. */
@@ -137,6 +252,7 @@ public final class Registry implements AutoCloseable {
       return;
     }
     s.endAt(end);
+    persist(s);
   }
 
   private void reap() {
@@ -148,16 +264,135 @@ public final class Registry implements AutoCloseable {
       }
       Instant now = Instant.now();
       for (LocalSandbox s : List.copyOf(sandboxes.values())) {
-        if (!s.endAt().isAfter(now)) {
-          LOG.info("sandbox {} reached its deadline", s.id());
-          try {
+        if (s.paused() || s.endAt().isAfter(now)) {
+          continue;
+        }
+        try {
+          if (s.lifecycle().pauseOnTimeout()) {
+            LOG.info("sandbox {} reached its deadline: pausing", s.id());
+            pause(s, s.lifecycle().autoPauseMemory());
+          } else {
+            LOG.info("sandbox {} reached its deadline: killing", s.id());
             kill(s.id());
-          } catch (RuntimeException e) {
-            LOG.warn("killing expired sandbox {} failed: {}", s.id(), e.toString());
           }
+        } catch (RpcError | RuntimeException e) {
+          LOG.warn("ending expired sandbox {} failed: {}", s.id(), e.getMessage());
         }
       }
     }
+  }
+
+  // ---- state kept across restarts ----
+
+  private Path stateFile(String id) {
+    return stateDir.resolve(id + ".json");
+  }
+
+  private void persist(LocalSandbox s) {
+    ObjectNode state = Json.object()
+        .put("endAt", s.endAt().toString())
+        .put("paused", s.paused())
+        .put("memoryKept", s.memoryKept());
+    try {
+      Files.createDirectories(stateDir);
+      Path tmp = stateDir.resolve(s.id() + ".json.tmp");
+      Files.write(tmp, Json.bytes(state));
+      Files.move(tmp, stateFile(s.id()), StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+    } catch (IOException e) {
+      LOG.warn("could not record the state of sandbox {} in {}: {}", s.id(), stateDir, e.toString());
+    }
+  }
+
+  private void forget(String id) {
+    try {
+      Files.deleteIfExists(stateFile(id));
+    } catch (IOException e) {
+      LOG.debug("could not remove the state file of {}: {}", id, e.toString());
+    }
+  }
+
+  private @Nullable JsonNode readState(String id) {
+    Path f = stateFile(id);
+    if (!Files.exists(f)) {
+      return null;
+    }
+    try {
+      return Json.parse(Files.readAllBytes(f));
+    } catch (IOException e) {
+      LOG.warn("unreadable state file {}: {}", f, e.toString());
+      return null;
+    }
+  }
+
+  private void recover() {
+    List<Container> ours;
+    try {
+      ours = docker.client().listContainersCmd().withShowAll(true)
+          .withLabelFilter(Map.of(DockerRuntime.LABEL_OURS, "true", DockerRuntime.LABEL_SERVER, serverId)).exec();
+    } catch (RuntimeException e) {
+      LOG.warn("could not list this server's containers to take them back: {}", e.toString());
+      return;
+    }
+    for (Container c : ours) {
+      Map<String, String> labels = c.getLabels();
+      String id = labels.get(DockerRuntime.LABEL_SANDBOX_ID);
+      if (id == null) {
+        continue;
+      }
+      try {
+        adopt(c, labels, id);
+      } catch (RuntimeException | IOException e) {
+        LOG.warn("could not take back sandbox {} (container {}): {}", id, c.getId(), e.toString());
+      }
+    }
+  }
+
+  private void adopt(Container c, Map<String, String> labels, String id) throws IOException {
+    String dockerState;
+    try {
+      dockerState = String.valueOf(docker.client().inspectContainerCmd(c.getId()).exec().getState().getStatus());
+    } catch (NotFoundException e) {
+      forget(id);
+      return;
+    }
+    JsonNode state = readState(id);
+    JsonNode lc = Json.parse(labels.getOrDefault(LABEL_LIFECYCLE, "{}").getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    LocalSandbox.Lifecycle lifecycle = new LocalSandbox.Lifecycle(lc.path("pauseOnTimeout").asBoolean(false),
+        lc.path("autoPauseMemory").asBoolean(true), lc.path("autoResume").asBoolean(false), lc.path("timeoutSeconds").asLong(300));
+    Instant endAt = state != null && state.has("endAt") ? Instant.parse(state.get("endAt").asText())
+        : Instant.parse(labels.getOrDefault(DockerRuntime.LABEL_DEADLINE, Instant.now().toString()));
+    boolean recordedPause = state != null && state.path("paused").asBoolean(false);
+    boolean recordedMemory = state != null && state.path("memoryKept").asBoolean(false);
+    Boolean pausedNow = null;
+    switch (dockerState) {
+      case "running" -> pausedNow = false;
+      case "paused" -> pausedNow = true;
+      case "exited", "created" -> {
+        if (recordedPause && !recordedMemory) {
+          pausedNow = true;
+        }
+      }
+      default -> { }
+    }
+    if (pausedNow == null) {
+      LOG.warn("sandbox {} is gone: its container is '{}'{}; removing it", id, dockerState,
+          recordedPause && recordedMemory ? " and the memory of its pause did not survive a Docker restart" : "");
+      docker.remove(c.getId());
+      forget(id);
+      return;
+    }
+    LocalSandbox s = new LocalSandbox(id, c.getId(), labels.getOrDefault(DockerRuntime.LABEL_TEMPLATE, "base"),
+        labels.getOrDefault(DockerRuntime.LABEL_ENVD_TOKEN, ""),
+        Json.stringMap(Json.parse(labels.getOrDefault(DockerRuntime.LABEL_METADATA, "{}").getBytes(java.nio.charset.StandardCharsets.UTF_8))),
+        Json.stringMap(Json.parse(labels.getOrDefault("io.sandboxes.env", "{}").getBytes(java.nio.charset.StandardCharsets.UTF_8))),
+        Instant.parse(labels.getOrDefault(DockerRuntime.LABEL_STARTED, Instant.now().toString())), endAt,
+        CPU_COUNT, MEMORY_MB, lifecycle, docker);
+    if (pausedNow) {
+      s.markPaused("paused".equals(dockerState));
+    }
+    sandboxes.put(id, s);
+    persist(s);
+    LOG.info("took back sandbox {} ({})", id, pausedNow ? "paused" : "running");
   }
 
   /** Stops the reaper; with {@code killSandboxes} also removes every sandbox this server made. */
@@ -175,6 +410,11 @@ public final class Registry implements AutoCloseable {
         } catch (RuntimeException e) {
           LOG.warn("removing sandbox {} at shutdown failed: {}", id, e.toString());
         }
+      }
+      try {
+        Files.deleteIfExists(stateDir);
+      } catch (IOException e) {
+        LOG.debug("state folder {} kept: {}", stateDir, e.toString());
       }
     }
   }

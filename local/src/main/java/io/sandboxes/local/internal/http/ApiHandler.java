@@ -114,6 +114,26 @@ public final class ApiHandler extends Handler.Abstract {
         connect(ex, id, v2);
         return;
       }
+      if ("POST".equals(method) && !v2 && "pause".equals(action)) {
+        JsonNode body = readJson(ex);
+        boolean memory = !body.has("memory") || body.get("memory").asBoolean(true);
+        if (!registry.pause(find(id), memory)) {
+          throw new RpcError("already_exists", "Sandbox \"" + id + "\" is already paused");
+        }
+        ex.empty(204);
+        return;
+      }
+      if ("POST".equals(method) && !v2 && "resume".equals(action)) {
+        JsonNode body = readJson(ex);
+        long seconds = requireSeconds(body, "timeout", 15L);
+        LocalSandbox s = find(id);
+        if (!s.paused()) {
+          throw new RpcError("already_exists", "Sandbox \"" + id + "\" is already running");
+        }
+        registry.resume(s, Duration.ofSeconds(seconds));
+        ex.json(201, sandboxJson(s));
+        return;
+      }
       if ("POST".equals(method) && !v2 && "timeout".equals(action)) {
         JsonNode body = readJson(ex);
         long seconds = requireSeconds(body, "timeout", null);
@@ -199,8 +219,14 @@ public final class ApiHandler extends Handler.Abstract {
       throw new RpcError("invalid_argument", "'templateID' is required");
     }
     long timeout = requireSeconds(body, "timeout", v2 ? 300L : 15L);
-    if (body.path("autoPause").asBoolean(false)) {
-      throw new RpcError("invalid_argument", "autoPause is not supported by this local runtime yet: sandboxes are killed at their timeout");
+    boolean autoPause = body.path("autoPause").asBoolean(false);
+    boolean autoPauseMemory = body.path("autoPauseMemory").asBoolean(true);
+    boolean autoResume = body.path("autoResume").path("enabled").asBoolean(false);
+    if (autoResume && !autoPause) {
+      throw new RpcError("invalid_argument", "autoResume is only valid when the sandbox pauses at its timeout (autoPause)");
+    }
+    if (autoResume && !autoPauseMemory) {
+      throw new RpcError("invalid_argument", "autoPauseMemory:false cannot be combined with autoResume");
     }
     JsonNode mounts = body.get("volumeMounts");
     if (mounts != null && mounts.isArray() && !mounts.isEmpty()) {
@@ -209,16 +235,20 @@ public final class ApiHandler extends Handler.Abstract {
     if (!registry.hasTemplate(template)) {
       throw new RpcError("not_found", "template '" + template + "' not found");
     }
-    LocalSandbox s = registry.create(template, Duration.ofSeconds(timeout), stringMap(body, "metadata"), stringMap(body, "envVars"));
+    LocalSandbox s = registry.create(template, Duration.ofSeconds(timeout), stringMap(body, "metadata"), stringMap(body, "envVars"),
+        new LocalSandbox.Lifecycle(autoPause, autoPauseMemory, autoResume, timeout));
     ex.json(201, sandboxJson(s));
   }
 
   private void connect(Exchange ex, String id, boolean v2) throws RpcError, IOException {
     JsonNode body = readJson(ex);
     long timeout = requireSeconds(body, "timeout", v2 ? 300L : null);
+    if (v2 && body.has("memory") && !body.get("memory").asBoolean(true)) {
+      throw new RpcError("invalid_argument", "a cold reboot (memory:false) on resume is not supported by the local runtime");
+    }
     LocalSandbox s = registry.find(id).orElseThrow(() -> new RpcError("not_found", "Paused sandbox " + id + " not found"));
-    registry.setTimeout(s, Duration.ofSeconds(timeout), true);
-    ex.json(200, sandboxJson(s));
+    boolean resumed = registry.resume(s, Duration.ofSeconds(timeout));
+    ex.json(resumed ? 201 : 200, sandboxJson(s));
   }
 
   static ObjectNode sandboxJson(LocalSandbox s) {
@@ -245,7 +275,7 @@ public final class ApiHandler extends Handler.Abstract {
         .put("cpuCount", s.cpuCount())
         .put("memoryMB", s.memoryMB())
         .put("diskSizeMB", Registry.DISK_SIZE_MB)
-        .put("state", "running")
+        .put("state", s.paused() ? "paused" : "running")
         .put("envdVersion", Registry.ENVD_VERSION);
     n.set("metadata", Json.toObject(s.metadata()));
     n.putArray("volumeMounts");
@@ -257,13 +287,15 @@ public final class ApiHandler extends Handler.Abstract {
     n.put("envdAccessToken", s.envdToken());
     n.putNull("domain");
     n.put("allowInternetAccess", false);
-    n.putObject("lifecycle").put("autoResume", false).put("onTimeout", "kill");
+    n.putObject("lifecycle").put("autoResume", s.lifecycle().autoResume())
+        .put("onTimeout", s.lifecycle().pauseOnTimeout() ? "pause" : "kill");
     return n;
   }
 
   private void list(Exchange ex, boolean v2) throws RpcError {
     Map<String, String> filter = parseMetadataFilter(ex.query("metadata"));
     boolean wantRunning = true;
+    boolean wantPaused = v2;
     if (v2) {
       String state = ex.query("state");
       if (state != null && !state.isBlank()) {
@@ -274,6 +306,7 @@ public final class ApiHandler extends Handler.Abstract {
           }
         }
         wantRunning = states.contains("running");
+        wantPaused = states.contains("paused");
       }
     }
     int limit = 100;
@@ -289,11 +322,10 @@ public final class ApiHandler extends Handler.Abstract {
       }
     }
     List<LocalSandbox> rows = new ArrayList<>();
-    if (wantRunning) {
-      for (LocalSandbox s : registry.list()) {
-        if (s.metadata().entrySet().containsAll(filter.entrySet())) {
-          rows.add(s);
-        }
+    for (LocalSandbox s : registry.list()) {
+      boolean stateMatches = s.paused() ? wantPaused : wantRunning;
+      if (stateMatches && s.metadata().entrySet().containsAll(filter.entrySet())) {
+        rows.add(s);
       }
     }
     int from = 0;
@@ -313,7 +345,7 @@ public final class ApiHandler extends Handler.Abstract {
       ex.response.getHeaders().put("X-Next-Token", Base64.getUrlEncoder().withoutPadding()
           .encodeToString(cursorOf(rows.get(to - 1)).getBytes(StandardCharsets.UTF_8)));
     }
-    ex.response.getHeaders().put("X-Total-Running", Integer.toString(registry.list().size()));
+    ex.response.getHeaders().put("X-Total-Running", Long.toString(registry.list().stream().filter(x -> !x.paused()).count()));
     ex.json(200, out);
   }
 

@@ -103,7 +103,7 @@ public final class EnvdHandler extends Handler.Abstract {
       files(ex, sandbox, id);
       return;
     }
-    if (sandbox == null) {
+    if (sandbox == null || !awake(sandbox)) {
       sandboxMissing(ex, id);
       return;
     }
@@ -152,6 +152,23 @@ public final class EnvdHandler extends Handler.Abstract {
         reply(ex, Json.object());
       }
       default -> throw new RpcError("unimplemented", "not implemented by the local runtime: " + path);
+    }
+  }
+
+  /** A paused sandbox answers only when it resumes on traffic ({@code autoResume}). */
+  private boolean awake(LocalSandbox sandbox) {
+    if (!sandbox.paused()) {
+      return true;
+    }
+    if (!sandbox.lifecycle().autoResume()) {
+      return false;
+    }
+    try {
+      registry.resume(sandbox, Duration.ofSeconds(sandbox.lifecycle().timeoutSeconds()));
+      return true;
+    } catch (RpcError e) {
+      LOG.warn("automatic resume of sandbox {} failed: {}", sandbox.id(), e.getMessage());
+      return false;
     }
   }
 
@@ -507,7 +524,7 @@ public final class EnvdHandler extends Handler.Abstract {
     if (sandbox == null && signature != null && id == null) {
       sandbox = registry.bySignature(s -> signatureValid(s, path, op, username, signature, ex.query("signature_expiration"))).orElse(null);
     }
-    if (sandbox == null) {
+    if (sandbox == null || !awake(sandbox)) {
       sandboxMissing(ex, id);
       return;
     }

@@ -1,0 +1,134 @@
+package io.sandboxes.local;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import io.sandboxes.OnTimeout;
+import io.sandboxes.SandboxNotFoundException;
+import io.sandboxes.SandboxSpec;
+import io.sandboxes.e2b.E2BSandbox;
+import io.sandboxes.e2b.E2BSandboxProvider;
+import io.sandboxes.e2b.SandboxInfo;
+import io.sandboxes.e2b.SandboxQuery;
+import io.sandboxes.e2b.SandboxState;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/** Pause, resume and deadlines on the local server, observed through the Java client. */
+@ExtendWith(SharedServer.class)
+class LifecycleTest {
+
+  /** Starts a background process and returns its pid. */
+  private static String startSleeper(E2BSandbox s) {
+    return s.exec("nohup sleep 600 >/dev/null 2>&1 & echo $!").stdout().strip();
+  }
+
+  private static boolean alive(E2BSandbox s, String pid) {
+    return s.exec("kill -0 " + pid + " 2>/dev/null && echo alive || echo gone").stdout().strip().equals("alive");
+  }
+
+  @Test
+  @DisplayName("a memory pause freezes the sandbox: paused in info and listing, daemon silent, a second pause is false; connect resumes it with its process alive")
+  void memoryPause(E2BSandboxProvider e2b) {
+    String tag = UUID.randomUUID().toString();
+    try (E2BSandbox s = e2b.create(SandboxSpec.defaults().withMetadata(Map.of("tag", tag)))) {
+      String pid = startSleeper(s);
+      s.writeFile("/home/user/kept.txt", "kept");
+      long t0 = System.nanoTime();
+      assertThat(s.pause()).isTrue();
+      long pauseMs = (System.nanoTime() - t0) / 1_000_000;
+      assertThat(s.pause()).isFalse();
+      assertThat(e2b.info(s.id()).state()).isEqualTo(SandboxState.PAUSED);
+      assertThat(e2b.listAll(SandboxQuery.all().withMetadata(Map.of("tag", tag)).withStates(Set.of(SandboxState.PAUSED))))
+          .extracting(SandboxInfo::sandboxId).containsExactly(s.id());
+      assertThat(e2b.listAll(SandboxQuery.all().withMetadata(Map.of("tag", tag)).withStates(Set.of(SandboxState.RUNNING)))).isEmpty();
+      assertThatThrownBy(() -> s.exec("true")).isInstanceOf(SandboxNotFoundException.class);
+
+      t0 = System.nanoTime();
+      E2BSandbox resumed = e2b.connect(s.id());
+      long resumeMs = (System.nanoTime() - t0) / 1_000_000;
+      assertThat(e2b.info(s.id()).state()).isEqualTo(SandboxState.RUNNING);
+      assertThat(alive(resumed, pid)).isTrue();
+      assertThat(resumed.readFile("/home/user/kept.txt")).isEqualTo("kept");
+      System.out.printf("memory pause %d ms, resume %d ms%n", pauseMs, resumeMs);
+    }
+  }
+
+  @Test
+  @DisplayName("a filesystem-only pause keeps files but not processes")
+  void filesystemPause(E2BSandboxProvider e2b) {
+    try (E2BSandbox s = e2b.create()) {
+      String pid = startSleeper(s);
+      s.writeFile("/home/user/kept.txt", "kept");
+      assertThat(e2b.pause(s.id(), false)).isTrue();
+      assertThat(e2b.info(s.id()).state()).isEqualTo(SandboxState.PAUSED);
+      E2BSandbox resumed = e2b.connect(s.id());
+      assertThat(resumed.readFile("/home/user/kept.txt")).isEqualTo("kept");
+      assertThat(alive(resumed, pid)).isFalse();
+    }
+  }
+
+  @Test
+  @DisplayName("onTimeout PAUSE: at the deadline the sandbox is paused, not killed, and resumes with its process")
+  void pauseAtDeadline(E2BSandboxProvider e2b) {
+    try (E2BSandbox s = e2b.create(SandboxSpec.defaults().withTimeout(Duration.ofSeconds(2)).withOnTimeout(OnTimeout.PAUSE))) {
+      String pid = startSleeper(s);
+      await().atMost(Duration.ofSeconds(20)).until(() -> e2b.info(s.id()).state() == SandboxState.PAUSED);
+      E2BSandbox resumed = e2b.connect(s.id(), Duration.ofMinutes(2));
+      assertThat(alive(resumed, pid)).isTrue();
+      assertThat(e2b.info(s.id()).endAt()).isAfter(java.time.Instant.now().plusSeconds(60));
+    }
+  }
+
+  @Test
+  @DisplayName("autoResume: a call to a paused sandbox's daemon resumes it")
+  void autoResume(E2BSandboxProvider e2b) {
+    try (E2BSandbox s = e2b.create(SandboxSpec.defaults().withTimeout(Duration.ofSeconds(2))
+        .withOnTimeout(OnTimeout.PAUSE).withAutoResume(true))) {
+      await().atMost(Duration.ofSeconds(20)).until(() -> e2b.info(s.id()).state() == SandboxState.PAUSED);
+      assertThat(s.exec("echo awake").stdout()).isEqualTo("awake\n");
+      assertThat(e2b.info(s.id()).state()).isEqualTo(SandboxState.RUNNING);
+    }
+  }
+
+  @Test
+  @DisplayName("a paused sandbox can be killed")
+  void killPaused(E2BSandboxProvider e2b) {
+    E2BSandbox s = e2b.create();
+    assertThat(s.pause()).isTrue();
+    assertThat(e2b.kill(s.id())).isTrue();
+    assertThatThrownBy(() -> e2b.info(s.id())).isInstanceOf(SandboxNotFoundException.class);
+  }
+
+  @Test
+  @DisplayName("the deprecated resume path answers 201 for a paused sandbox and 409 for a running one")
+  void deprecatedResume(E2BSandboxProvider e2b, LocalServer server) throws Exception {
+    try (E2BSandbox s = e2b.create(); HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build()) {
+      HttpRequest resume = HttpRequest.newBuilder(server.apiUrl().resolve("/sandboxes/" + s.id() + "/resume"))
+          .header("X-API-KEY", server.apiKey()).header("Content-Type", "application/json")
+          .POST(HttpRequest.BodyPublishers.ofString("{\"timeout\":60}")).build();
+      HttpResponse<String> running = http.send(resume, HttpResponse.BodyHandlers.ofString());
+      assertThat(running.statusCode()).isEqualTo(409);
+      assertThat(running.body()).contains("\"code\":409");
+      s.pause();
+      HttpResponse<String> resumed = http.send(resume, HttpResponse.BodyHandlers.ofString());
+      assertThat(resumed.statusCode()).isEqualTo(201);
+      assertThat(resumed.body()).contains(s.id());
+      HttpRequest connect = HttpRequest.newBuilder(server.apiUrl().resolve("/v2/sandboxes/" + s.id() + "/connect"))
+          .header("X-API-KEY", server.apiKey()).header("Content-Type", "application/json")
+          .POST(HttpRequest.BodyPublishers.ofString("{}")).build();
+      assertThat(http.send(connect, HttpResponse.BodyHandlers.ofString()).statusCode()).isEqualTo(200);
+      s.pause();
+      assertThat(http.send(connect, HttpResponse.BodyHandlers.ofString()).statusCode()).isEqualTo(201);
+    }
+  }
+}

@@ -1,0 +1,95 @@
+package io.sandboxes.local;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.sandboxes.SandboxNotFoundException;
+import io.sandboxes.e2b.E2BSandbox;
+import io.sandboxes.e2b.E2BSandboxProvider;
+import io.sandboxes.e2b.SandboxState;
+import io.sandboxes.local.internal.docker.DockerRuntime;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.UUID;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+/** A server started again with the same id takes its sandboxes back, reporting only what Docker shows. */
+class RestartTest {
+
+  private static LocalServer server(String id, Path state, String key) {
+    return LocalServer.builder().serverId(id).stateDir(state).apiKey(key).keepSandboxesOnClose(true).build().start();
+  }
+
+  private static E2BSandboxProvider client(LocalServer s) {
+    return E2BSandboxProvider.builder().apiUrl(s.apiUrl()).sandboxUrl(s.sandboxUrl()).apiKey(s.apiKey()).build();
+  }
+
+  @Test
+  @DisplayName("running, memory-paused and filesystem-paused sandboxes come back as they are; a pause whose memory was lost comes back as gone")
+  void restart() throws Exception {
+    String id = "restart-test-" + UUID.randomUUID().toString().substring(0, 8);
+    Path state = Files.createTempDirectory("sandboxes-state-");
+    String key = "e2b_" + UUID.randomUUID().toString().replace("-", "");
+    String running;
+    String frozen;
+    String stopped;
+    String lost;
+    String lostContainer;
+    String pid;
+    try (LocalServer first = server(id, state, key); E2BSandboxProvider e2b = client(first)) {
+      running = e2b.create().id();
+      E2BSandbox f = e2b.create();
+      pid = f.exec("nohup sleep 600 >/dev/null 2>&1 & echo $!").stdout().strip();
+      f.pause();
+      frozen = f.id();
+      E2BSandbox st = e2b.create();
+      st.writeFile("/home/user/kept.txt", "kept");
+      e2b.pause(st.id(), false);
+      stopped = st.id();
+      E2BSandbox l = e2b.create();
+      l.pause();
+      lost = l.id();
+    }
+    DockerRuntime docker = DockerRuntime.connect();
+    lostContainer = docker.listOurs().stream()
+        .filter(c -> lost.equals(c.getLabels().get(DockerRuntime.LABEL_SANDBOX_ID))).findFirst().orElseThrow().getId();
+    // what a Docker restart does to a frozen container: its memory is gone and it is stopped
+    docker.client().unpauseContainerCmd(lostContainer).exec();
+    docker.client().stopContainerCmd(lostContainer).withTimeout(1).exec();
+
+    try (LocalServer second = server(id, state, key); E2BSandboxProvider e2b = client(second)) {
+      assertThat(e2b.info(running).state()).isEqualTo(SandboxState.RUNNING);
+      assertThat(e2b.info(frozen).state()).isEqualTo(SandboxState.PAUSED);
+      assertThat(e2b.info(stopped).state()).isEqualTo(SandboxState.PAUSED);
+      assertThatThrownBy(() -> e2b.info(lost)).isInstanceOf(SandboxNotFoundException.class);
+      assertThat(docker.isRunning(lostContainer)).isFalse();
+      assertThat(docker.listOurs()).noneMatch(c -> c.getId().equals(lostContainer));
+
+      E2BSandbox f = e2b.connect(frozen);
+      assertThat(f.exec("kill -0 " + pid + " && echo alive").stdout()).isEqualTo("alive\n");
+      assertThat(e2b.connect(stopped).readFile("/home/user/kept.txt")).isEqualTo("kept");
+      assertThat(e2b.connect(running).exec("echo back").stdout()).isEqualTo("back\n");
+      for (String s : new String[] {running, frozen, stopped}) {
+        assertThat(e2b.kill(s)).isTrue();
+      }
+    }
+  }
+
+  @Test
+  @DisplayName("a server with another id never takes or touches someone else's sandboxes")
+  void otherServersLeftAlone() throws Exception {
+    Path state = Files.createTempDirectory("sandboxes-state-");
+    String key = "e2b_" + UUID.randomUUID().toString().replace("-", "");
+    String mine;
+    try (LocalServer a = server("owner-" + UUID.randomUUID().toString().substring(0, 8), state, key);
+         E2BSandboxProvider e2b = client(a)) {
+      mine = e2b.create().id();
+      try (LocalServer b = LocalServer.builder().apiKey(key).build().start(); E2BSandboxProvider other = client(b)) {
+        assertThatThrownBy(() -> other.info(mine)).isInstanceOf(SandboxNotFoundException.class);
+      }
+      assertThat(e2b.info(mine).state()).isEqualTo(SandboxState.RUNNING);
+      assertThat(e2b.kill(mine)).isTrue();
+    }
+  }
+}
