@@ -20,10 +20,11 @@ import java.util.regex.Pattern;
  * @param onTimeout what happens when the timeout passes: kill (default) or pause
  * @param autoResume whether a paused sandbox resumes by itself when it is called (only with a
  *     memory-keeping {@link OnTimeout#PAUSE})
+ * @param volumes named volumes to mount, each at its own path
  * @since 0.1
  */
 public record SandboxSpec(String template, Duration timeout, Map<String, String> env, Map<String, String> metadata,
-    OnTimeout onTimeout, boolean autoResume) {
+    OnTimeout onTimeout, boolean autoResume, java.util.List<VolumeMount> volumes) {
 
   /** The template E2B and the local runtime use when none is named. */
   public static final String DEFAULT_TEMPLATE = "base";
@@ -46,6 +47,10 @@ public record SandboxSpec(String template, Duration timeout, Map<String, String>
     env = Map.copyOf(Objects.requireNonNull(env, "env"));
     metadata = Map.copyOf(Objects.requireNonNull(metadata, "metadata"));
     Objects.requireNonNull(onTimeout, "onTimeout");
+    volumes = java.util.List.copyOf(Objects.requireNonNull(volumes, "volumes"));
+    if (volumes.stream().map(VolumeMount::path).distinct().count() != volumes.size()) {
+      throw new IllegalArgumentException("two volumes are mounted at the same path: " + volumes);
+    }
     if (autoResume && onTimeout != OnTimeout.PAUSE) {
       throw new IllegalArgumentException("autoResume needs onTimeout PAUSE (a memory-keeping pause), got " + onTimeout);
     }
@@ -58,36 +63,47 @@ public record SandboxSpec(String template, Duration timeout, Map<String, String>
 
   /** @param template template id or alias @return a spec for it with the defaults otherwise */
   public static SandboxSpec of(String template) {
-    return new SandboxSpec(template, DEFAULT_TIMEOUT, Map.of(), Map.of(), OnTimeout.KILL, false);
+    return new SandboxSpec(template, DEFAULT_TIMEOUT, Map.of(), Map.of(), OnTimeout.KILL, false, java.util.List.of());
   }
 
   /** @param template template id or alias @return a copy with it */
   public SandboxSpec withTemplate(String template) {
-    return new SandboxSpec(template, timeout, env, metadata, onTimeout, autoResume);
+    return new SandboxSpec(template, timeout, env, metadata, onTimeout, autoResume, volumes);
   }
 
   /** @param timeout the sandbox's lifetime, positive @return a copy with it */
   public SandboxSpec withTimeout(Duration timeout) {
-    return new SandboxSpec(template, timeout, env, metadata, onTimeout, autoResume);
+    return new SandboxSpec(template, timeout, env, metadata, onTimeout, autoResume, volumes);
   }
 
   /** @param env default environment of every process @return a copy with it */
   public SandboxSpec withEnv(Map<String, String> env) {
-    return new SandboxSpec(template, timeout, env, metadata, onTimeout, autoResume);
+    return new SandboxSpec(template, timeout, env, metadata, onTimeout, autoResume, volumes);
   }
 
   /** @param metadata labels stored with the sandbox @return a copy with them */
   public SandboxSpec withMetadata(Map<String, String> metadata) {
-    return new SandboxSpec(template, timeout, env, metadata, onTimeout, autoResume);
+    return new SandboxSpec(template, timeout, env, metadata, onTimeout, autoResume, volumes);
   }
 
   /** @param onTimeout what happens at the timeout @return a copy with it */
   public SandboxSpec withOnTimeout(OnTimeout onTimeout) {
-    return new SandboxSpec(template, timeout, env, metadata, onTimeout, autoResume && onTimeout == OnTimeout.PAUSE);
+    return new SandboxSpec(template, timeout, env, metadata, onTimeout, autoResume && onTimeout == OnTimeout.PAUSE, volumes);
+  }
+
+  /**
+   * @param volume the name of an existing volume
+   * @param mountPath where to mount it, an absolute path
+   * @return a copy that also mounts it
+   */
+  public SandboxSpec withVolume(String volume, String mountPath) {
+    java.util.List<VolumeMount> more = new java.util.ArrayList<>(volumes);
+    more.add(new VolumeMount(volume, mountPath));
+    return new SandboxSpec(template, timeout, env, metadata, onTimeout, autoResume, more);
   }
 
   /** @param autoResume whether a paused sandbox resumes when called; needs {@link OnTimeout#PAUSE} @return a copy */
   public SandboxSpec withAutoResume(boolean autoResume) {
-    return new SandboxSpec(template, timeout, env, metadata, onTimeout, autoResume);
+    return new SandboxSpec(template, timeout, env, metadata, onTimeout, autoResume, volumes);
   }
 }

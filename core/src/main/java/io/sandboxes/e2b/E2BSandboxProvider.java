@@ -127,6 +127,10 @@ public final class E2BSandboxProvider implements AutoCloseable {
     }
     body.set("metadata", Json.toObject(spec.metadata()));
     body.set("envVars", Json.toObject(spec.env()));
+    if (!spec.volumes().isEmpty()) {
+      com.fasterxml.jackson.databind.node.ArrayNode mounts = body.putArray("volumeMounts");
+      spec.volumes().forEach(v -> mounts.addObject().put("name", v.volume()).put("path", v.path()));
+    }
     JsonNode sandbox = controlPlane.create(body);
     return handle(sandbox, "create sandbox");
   }
@@ -238,6 +242,102 @@ public final class E2BSandboxProvider implements AutoCloseable {
     controlPlane.setTimeout(sandboxId, seconds(timeout));
   }
 
+  // ---- volumes ----
+
+  /**
+   * Creates a named volume.
+   *
+   * @param name letters, digits, '_' and '-'
+   * @throws io.sandboxes.SandboxApiException with status 409 when the name is taken
+   */
+  public VolumeInfo createVolume(String name) {
+    ensureOpen();
+    return toVolume(controlPlane.createVolume(Objects.requireNonNull(name, "name")));
+  }
+
+  /** @return every volume of the account */
+  public List<VolumeInfo> listVolumes() {
+    ensureOpen();
+    return controlPlane.listVolumes().stream().map(E2BSandboxProvider::toVolume).toList();
+  }
+
+  /** @return the volume, or empty when the server positively says there is none */
+  public Optional<VolumeInfo> getVolume(String volumeId) {
+    ensureOpen();
+    JsonNode v = controlPlane.getVolume(volumeId);
+    return v == null ? Optional.empty() : Optional.of(toVolume(v));
+  }
+
+  /**
+   * Deletes a volume and its data.
+   *
+   * @return false when there was no such volume
+   */
+  public boolean deleteVolume(String volumeId) {
+    ensureOpen();
+    return controlPlane.deleteVolume(volumeId);
+  }
+
+  private static VolumeInfo toVolume(JsonNode v) {
+    try {
+      return new VolumeInfo(Json.requireText(v, "volumeID"), Json.requireText(v, "name"));
+    } catch (RuntimeException e) {
+      throw new SandboxException("a volume record of a shape this client cannot read: " + Json.abbreviate(v), e);
+    }
+  }
+
+  // ---- snapshots ----
+
+  /**
+   * Captures a sandbox as a snapshot; the sandbox keeps running. The snapshot id is a template id.
+   *
+   * @param name the snapshot's name, or null for a generated one; re-using a name replaces it
+   * @throws SandboxNotFoundException when there is no such sandbox
+   */
+  public SnapshotInfo createSnapshot(String sandboxId, @Nullable String name) {
+    ensureOpen();
+    return toSnapshot(controlPlane.createSnapshot(sandboxId, name));
+  }
+
+  /**
+   * Lists snapshots, every page.
+   *
+   * @param sandboxId only those taken of this sandbox, or null for all
+   * @param name only those with this name, or null for all
+   */
+  public List<SnapshotInfo> listSnapshots(@Nullable String sandboxId, @Nullable String name) {
+    ensureOpen();
+    List<SnapshotInfo> all = new ArrayList<>();
+    String token = null;
+    do {
+      ControlPlane.Page page = controlPlane.listSnapshots(sandboxId, name, SandboxQuery.MAX_LIMIT, token);
+      page.rows().forEach(r -> all.add(toSnapshot(r)));
+      token = page.nextToken();
+    } while (token != null);
+    return all;
+  }
+
+  /**
+   * Deletes a template, such as a snapshot.
+   *
+   * @return false when there was no such template
+   * @throws io.sandboxes.SandboxApiException when a sandbox still uses it
+   */
+  public boolean deleteTemplate(String templateId) {
+    ensureOpen();
+    return controlPlane.deleteTemplate(templateId);
+  }
+
+  private static SnapshotInfo toSnapshot(JsonNode s) {
+    try {
+      List<String> names = new ArrayList<>();
+      s.path("names").forEach(n -> names.add(n.asText()));
+      return new SnapshotInfo(Json.requireText(s, "snapshotID"), names);
+    } catch (RuntimeException e) {
+      throw new SandboxException("a snapshot record of a shape this client cannot read: " + Json.abbreviate(s), e);
+    }
+  }
+
   ControlPlane controlPlane() {
     return controlPlane;
   }
@@ -269,10 +369,19 @@ public final class E2BSandboxProvider implements AutoCloseable {
           Json.intValue(row, "cpuCount", 0),
           Json.intValue(row, "memoryMB", 0),
           Json.requireText(row, "envdVersion"),
-          Json.stringMap(row.get("metadata")));
+          Json.stringMap(row.get("metadata")),
+          volumeMounts(row.get("volumeMounts")));
     } catch (RuntimeException e) {
       throw new SandboxException("a sandbox record of a shape this client cannot read: " + Json.abbreviate(row), e);
     }
+  }
+
+  private static List<io.sandboxes.VolumeMount> volumeMounts(@Nullable JsonNode mounts) {
+    List<io.sandboxes.VolumeMount> out = new ArrayList<>();
+    if (mounts != null && mounts.isArray()) {
+      mounts.forEach(m -> out.add(new io.sandboxes.VolumeMount(m.path("name").asText(), m.path("path").asText())));
+    }
+    return out;
   }
 
   private void ensureOpen() {

@@ -18,6 +18,7 @@ import org.jspecify.annotations.Nullable;
  * @param memoryMB memory in MiB
  * @param envdVersion version of the in-sandbox daemon
  * @param metadata the labels it was created with
+ * @param volumeMounts the volumes mounted into it
  * @since 0.1
  */
 public record SandboxInfo(
@@ -30,7 +31,8 @@ public record SandboxInfo(
     int cpuCount,
     int memoryMB,
     String envdVersion,
-    Map<String, String> metadata) {
+    Map<String, String> metadata,
+    java.util.List<io.sandboxes.VolumeMount> volumeMounts) {
 
   /** Validates and copies the components. */
   public SandboxInfo {
@@ -41,5 +43,6 @@ public record SandboxInfo(
     Objects.requireNonNull(endAt, "endAt");
     Objects.requireNonNull(envdVersion, "envdVersion");
     metadata = Map.copyOf(Objects.requireNonNull(metadata, "metadata"));
+    volumeMounts = java.util.List.copyOf(Objects.requireNonNull(volumeMounts, "volumeMounts"));
   }
 }

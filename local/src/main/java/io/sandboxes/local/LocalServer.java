@@ -2,6 +2,8 @@ package io.sandboxes.local;
 
 import io.sandboxes.SandboxException;
 import io.sandboxes.local.internal.Registry;
+import io.sandboxes.local.internal.Templates;
+import io.sandboxes.local.internal.Volumes;
 import io.sandboxes.local.internal.docker.BaseImage;
 import io.sandboxes.local.internal.docker.DockerRuntime;
 import io.sandboxes.local.internal.http.ApiHandler;
@@ -9,7 +11,6 @@ import io.sandboxes.local.internal.http.EnvdHandler;
 import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -89,7 +90,8 @@ public final class LocalServer implements AutoCloseable {
     }
     String baseImage = BaseImage.ensure(docker, config.progress);
     Path stateDir = config.stateDir != null ? config.stateDir : defaultStateRoot().resolve(config.serverId);
-    Registry reg = new Registry(docker, Map.of("base", baseImage), config.serverId, stateDir);
+    Registry reg = new Registry(docker, new Templates(docker, baseImage), config.serverId, stateDir);
+    Volumes volumes = new Volumes(docker);
 
     QueuedThreadPool threads = new QueuedThreadPool();
     threads.setName("sandboxes-local");
@@ -101,7 +103,7 @@ public final class LocalServer implements AutoCloseable {
     ServerConnector api = connector(server, http, config.apiPort);
     ServerConnector envd = connector(server, http, config.envdPort);
     Path uploads = Path.of(System.getProperty("java.io.tmpdir"), "sandboxes-uploads-" + config.serverId);
-    ApiHandler apiHandler = new ApiHandler(reg, config.apiKey);
+    ApiHandler apiHandler = new ApiHandler(reg, volumes, config.apiKey);
     EnvdHandler envdHandler = new EnvdHandler(reg, uploads);
     server.setHandler(new Handler.Abstract() {
       @Override

@@ -113,6 +113,76 @@ public final class ControlPlane {
     return new Page(rows, next);
   }
 
+  // ---- volumes ----
+
+  public JsonNode createVolume(String name) {
+    return call("POST", "/volumes", Json.object().put("name", name), "create volume " + name, null);
+  }
+
+  public List<JsonNode> listVolumes() {
+    HttpResponse<byte[]> r = exchange("GET", "/volumes", null, "list volumes");
+    return rows(r, "list volumes");
+  }
+
+  /** @return the volume, or null when the server says there is none */
+  public @Nullable JsonNode getVolume(String volumeId) {
+    HttpResponse<byte[]> r = exchange("GET", "/volumes/" + pathSegment(volumeId), null, "get volume " + volumeId);
+    return r.statusCode() == 404 ? null : readBody(r, "get volume " + volumeId);
+  }
+
+  /** @return false when the server says there was no such volume */
+  public boolean deleteVolume(String volumeId) {
+    HttpResponse<byte[]> r = exchange("DELETE", "/volumes/" + pathSegment(volumeId), null, "delete volume " + volumeId);
+    return r.statusCode() != 404;
+  }
+
+  // ---- snapshots and templates ----
+
+  public JsonNode createSnapshot(String sandboxId, @Nullable String name) {
+    ObjectNode body = Json.object();
+    if (name != null) {
+      body.put("name", name);
+    }
+    return call("POST", "/sandboxes/" + pathSegment(sandboxId) + "/snapshots", body, "snapshot sandbox " + sandboxId, sandboxId);
+  }
+
+  public Page listSnapshots(@Nullable String sandboxId, @Nullable String name, int limit, @Nullable String nextToken) {
+    StringJoiner query = new StringJoiner("&", "?", "");
+    if (sandboxId != null) {
+      query.add("sandboxID=" + enc(sandboxId));
+    }
+    if (name != null) {
+      query.add("name=" + enc(name));
+    }
+    query.add("limit=" + limit);
+    if (nextToken != null) {
+      query.add("nextToken=" + enc(nextToken));
+    }
+    HttpResponse<byte[]> r = exchange("GET", "/snapshots" + query, null, "list snapshots");
+    List<JsonNode> rows = rows(r, "list snapshots");
+    return new Page(rows, r.headers().firstValue("x-next-token").filter(t -> !t.isEmpty()).orElse(null));
+  }
+
+  /** @return false when the server says there was no such template */
+  public boolean deleteTemplate(String templateId) {
+    HttpResponse<byte[]> r = exchange("DELETE", "/templates/" + enc(templateId).replace("+", "%20"), null, "delete template " + templateId);
+    return r.statusCode() != 404;
+  }
+
+  private static List<JsonNode> rows(HttpResponse<byte[]> r, String context) {
+    if (r.statusCode() == 404) {
+      throw new SandboxApiException(404, errorMessage(r), context);
+    }
+    JsonNode body = readBody(r, context);
+    if (!body.isArray()) {
+      throw new SandboxException(context + ": the server answered a listing of a shape this client cannot read: "
+          + Json.abbreviate(new String(r.body(), StandardCharsets.UTF_8)));
+    }
+    List<JsonNode> rows = new ArrayList<>();
+    body.forEach(rows::add);
+    return rows;
+  }
+
   /**
    * The metadata filter as E2B's SDKs put it on the wire: each key and value encoded, joined as a
    * form string, and that string encoded once more (the query encoding is a third layer).
@@ -156,7 +226,7 @@ public final class ControlPlane {
     return response;
   }
 
-  private static JsonNode readBody(HttpResponse<byte[]> response, String context) {
+  static JsonNode readBody(HttpResponse<byte[]> response, String context) {
     try {
       return Json.parse(response.body());
     } catch (IOException e) {
@@ -165,7 +235,7 @@ public final class ControlPlane {
     }
   }
 
-  private static @Nullable String errorMessage(HttpResponse<byte[]> response) {
+  static @Nullable String errorMessage(HttpResponse<byte[]> response) {
     String raw = new String(response.body(), StandardCharsets.UTF_8);
     try {
       JsonNode node = Json.parse(response.body());

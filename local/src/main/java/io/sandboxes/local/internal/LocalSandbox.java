@@ -55,6 +55,7 @@ public final class LocalSandbox {
   private final int memoryMB;
   private volatile Instant endAt;
   private final Lifecycle lifecycle;
+  private final List<VolumeMount> volumeMounts;
   private volatile boolean paused;
   private volatile boolean memoryKept;
   final java.util.concurrent.locks.ReentrantLock transitions = new java.util.concurrent.locks.ReentrantLock();
@@ -72,9 +73,12 @@ public final class LocalSandbox {
    */
   public record Lifecycle(boolean pauseOnTimeout, boolean autoPauseMemory, boolean autoResume, long timeoutSeconds) {}
 
+  /** A volume mounted into the sandbox. */
+  public record VolumeMount(String volumeId, String name, String path) {}
+
   LocalSandbox(String id, String containerId, String templateId, String envdToken, Map<String, String> metadata,
       Map<String, String> envVars, Instant startedAt, Instant endAt, int cpuCount, int memoryMB, Lifecycle lifecycle,
-      DockerRuntime docker) {
+      List<VolumeMount> volumeMounts, DockerRuntime docker) {
     this.id = id;
     this.containerId = containerId;
     this.templateId = templateId;
@@ -84,6 +88,7 @@ public final class LocalSandbox {
     this.startedAt = startedAt;
     this.endAt = endAt;
     this.lifecycle = lifecycle;
+    this.volumeMounts = List.copyOf(volumeMounts);
     this.cpuCount = cpuCount;
     this.memoryMB = memoryMB;
     this.docker = docker;
@@ -128,6 +133,10 @@ public final class LocalSandbox {
 
   public Lifecycle lifecycle() {
     return lifecycle;
+  }
+
+  public List<VolumeMount> volumeMounts() {
+    return volumeMounts;
   }
 
   /** @return whether the sandbox is paused (frozen, or stopped with only its filesystem kept) */

@@ -50,9 +50,10 @@ public final class Registry implements AutoCloseable {
   public static final long PIDS_LIMIT = 1024;
   public static final String ENVD_VERSION = "0.6.13";
   static final String LABEL_LIFECYCLE = "io.sandboxes.lifecycle";
+  static final String LABEL_VOLUMES = "io.sandboxes.volumes";
 
   private final DockerRuntime docker;
-  private final Map<String, String> templates;
+  private final Templates templates;
   private final String serverId;
   private final Path stateDir;
   private final ConcurrentMap<String, LocalSandbox> sandboxes = new ConcurrentHashMap<>();
@@ -63,9 +64,9 @@ public final class Registry implements AutoCloseable {
    * @param serverId whose sandboxes these are: a restarted server with the same id takes them back
    * @param stateDir where the changing state of each sandbox is kept
    */
-  public Registry(DockerRuntime docker, Map<String, String> templates, String serverId, Path stateDir) {
+  public Registry(DockerRuntime docker, Templates templates, String serverId, Path stateDir) {
     this.docker = docker;
-    this.templates = Map.copyOf(templates);
+    this.templates = templates;
     this.serverId = serverId;
     this.stateDir = stateDir;
     recover();
@@ -86,14 +87,14 @@ public final class Registry implements AutoCloseable {
     return HexFormat.of().formatHex(b);
   }
 
-  public boolean hasTemplate(String templateId) {
-    return templates.containsKey(templateId);
+  public Templates templates() {
+    return templates;
   }
 
   /** Creates and starts a sandbox from a template. */
   public LocalSandbox create(String templateId, Duration timeout, Map<String, String> metadata, Map<String, String> envVars,
-      LocalSandbox.Lifecycle lifecycle) throws RpcError {
-    String image = templates.get(templateId);
+      LocalSandbox.Lifecycle lifecycle, List<LocalSandbox.VolumeMount> mounts) throws RpcError {
+    String image = templates.resolve(templateId);
     if (image == null) {
       throw new RpcError("not_found", "template '" + templateId + "' not found");
     }
@@ -116,18 +117,30 @@ public final class Registry implements AutoCloseable {
         .put("autoResume", lifecycle.autoResume())
         .put("timeoutSeconds", lifecycle.timeoutSeconds())));
     labels.put("io.sandboxes.env", Json.string(Json.toObject(envVars)));
+    com.fasterxml.jackson.databind.node.ArrayNode mountJson = Json.array();
+    Map<String, String> dockerVolumes = new java.util.LinkedHashMap<>();
+    for (LocalSandbox.VolumeMount m : mounts) {
+      mountJson.addObject().put("volumeId", m.volumeId()).put("name", m.name()).put("path", m.path());
+      dockerVolumes.put("sandboxes-vol-" + m.volumeId(), m.path());
+    }
+    labels.put(LABEL_VOLUMES, Json.string(mountJson));
     List<String> env = new ArrayList<>();
     envVars.forEach((k, v) -> env.add(k + "=" + v));
     String containerId;
     try {
       containerId = docker.createAndStart(new DockerRuntime.ContainerSpec(
-          image, "sandboxes-" + id, labels, env, id, CPU_COUNT, MEMORY_MB * 1024L * 1024L, PIDS_LIMIT));
-    } catch (RuntimeException e) {
+          image, "sandboxes-" + id, labels, env, id, CPU_COUNT, MEMORY_MB * 1024L * 1024L, PIDS_LIMIT, dockerVolumes));
+      for (LocalSandbox.VolumeMount m : mounts) {
+        // a fresh Docker volume's root belongs to root; the sandbox's user must be able to write it
+        docker.runAsRoot(containerId, "/bin/sh", "-c", "[ \"$(stat -c %u \"$1\")\" = 0 ] && [ -z \"$(ls -A \"$1\")\" ] && chown 1000:1000 \"$1\"; true",
+            "sh", m.path());
+      }
+    } catch (RuntimeException | IOException e) {
       LOG.warn("creating a sandbox from {} failed: {}", image, e.toString());
       throw new RpcError("internal", "the sandbox container could not be created: " + e.getMessage());
     }
     LocalSandbox sandbox = new LocalSandbox(id, containerId, templateId, token, metadata, envVars, started, end,
-        CPU_COUNT, MEMORY_MB, lifecycle, docker);
+        CPU_COUNT, MEMORY_MB, lifecycle, mounts, docker);
     sandboxes.put(id, sandbox);
     persist(sandbox);
     LOG.info("sandbox {} created from template {} (container {}), ends at {}", id, templateId, containerId.substring(0, 12), end);
@@ -386,13 +399,21 @@ public final class Registry implements AutoCloseable {
         Json.stringMap(Json.parse(labels.getOrDefault(DockerRuntime.LABEL_METADATA, "{}").getBytes(java.nio.charset.StandardCharsets.UTF_8))),
         Json.stringMap(Json.parse(labels.getOrDefault("io.sandboxes.env", "{}").getBytes(java.nio.charset.StandardCharsets.UTF_8))),
         Instant.parse(labels.getOrDefault(DockerRuntime.LABEL_STARTED, Instant.now().toString())), endAt,
-        CPU_COUNT, MEMORY_MB, lifecycle, docker);
+        CPU_COUNT, MEMORY_MB, lifecycle, mountsFromLabel(labels.getOrDefault(LABEL_VOLUMES, "[]")), docker);
     if (pausedNow) {
       s.markPaused("paused".equals(dockerState));
     }
     sandboxes.put(id, s);
     persist(s);
     LOG.info("took back sandbox {} ({})", id, pausedNow ? "paused" : "running");
+  }
+
+  private static List<LocalSandbox.VolumeMount> mountsFromLabel(String json) throws IOException {
+    List<LocalSandbox.VolumeMount> out = new ArrayList<>();
+    for (JsonNode m : Json.parse(json.getBytes(java.nio.charset.StandardCharsets.UTF_8))) {
+      out.add(new LocalSandbox.VolumeMount(m.path("volumeId").asText(), m.path("name").asText(), m.path("path").asText()));
+    }
+    return out;
   }
 
   /** Stops the reaper; with {@code killSandboxes} also removes every sandbox this server made. */

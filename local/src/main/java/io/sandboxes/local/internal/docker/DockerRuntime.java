@@ -60,7 +60,8 @@ public final class DockerRuntime {
       String hostname,
       int cpuCount,
       long memoryBytes,
-      long pidsLimit) {}
+      long pidsLimit,
+      Map<String, String> volumes) {}
 
   /** Creates and starts a container with no network, limited CPU, memory and pids. */
   public String createAndStart(ContainerSpec spec) {
@@ -70,7 +71,13 @@ public final class DockerRuntime {
         .withMemory(spec.memoryBytes())
         .withMemorySwap(spec.memoryBytes())
         .withPidsLimit(spec.pidsLimit())
-        .withInit(true);
+        .withInit(true)
+        .withMounts(spec.volumes().entrySet().stream()
+            .map(e -> new com.github.dockerjava.api.model.Mount()
+                .withType(com.github.dockerjava.api.model.MountType.VOLUME)
+                .withSource(e.getKey())
+                .withTarget(e.getValue()))
+            .toList());
     try (CreateContainerCmd cmd = docker.createContainerCmd(spec.image())) {
       String id = cmd
           .withName(spec.name())

@@ -8,6 +8,8 @@ import io.sandboxes.e2b.internal.Json;
 import io.sandboxes.local.internal.LocalSandbox;
 import io.sandboxes.local.internal.Registry;
 import io.sandboxes.local.internal.RpcError;
+import io.sandboxes.local.internal.Templates;
+import io.sandboxes.local.internal.Volumes;
 import java.io.IOException;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
@@ -39,10 +41,12 @@ public final class ApiHandler extends Handler.Abstract {
   static final Duration MAX_TIMEOUT = Duration.ofHours(24);
 
   private final Registry registry;
+  private final Volumes volumes;
   private final byte[] apiKey;
 
-  public ApiHandler(Registry registry, String apiKey) {
+  public ApiHandler(Registry registry, Volumes volumes, String apiKey) {
     this.registry = registry;
+    this.volumes = volumes;
     this.apiKey = apiKey.getBytes(StandardCharsets.UTF_8);
   }
 
@@ -92,6 +96,22 @@ public final class ApiHandler extends Handler.Abstract {
       }
       return;
     }
+    if (path.equals("/volumes") || path.startsWith("/volumes/")) {
+      volumes(ex, method, path);
+      return;
+    }
+    if (path.equals("/snapshots") && method.equals("GET")) {
+      listSnapshots(ex);
+      return;
+    }
+    if (path.startsWith("/templates/") && method.equals("DELETE")) {
+      String templateId = URLDecoder.decode(path.substring("/templates/".length()), StandardCharsets.UTF_8);
+      if (!registry.templates().delete(templateId, registry.list())) {
+        throw new RpcError("not_found", "template '" + templateId + "' not found");
+      }
+      ex.empty(204);
+      return;
+    }
     Matcher m = SANDBOX_PATH.matcher(path);
     if (m.matches()) {
       String id = m.group(1);
@@ -112,6 +132,12 @@ public final class ApiHandler extends Handler.Abstract {
       }
       if ("POST".equals(method) && "connect".equals(action)) {
         connect(ex, id, v2);
+        return;
+      }
+      if ("POST".equals(method) && !v2 && "snapshots".equals(action)) {
+        JsonNode body = readJson(ex);
+        Templates.Snapshot snap = registry.templates().snapshot(find(id), Json.text(body, "name"), registry.list());
+        ex.json(201, snapshotJson(snap));
         return;
       }
       if ("POST".equals(method) && !v2 && "pause".equals(action)) {
@@ -228,16 +254,37 @@ public final class ApiHandler extends Handler.Abstract {
     if (autoResume && !autoPauseMemory) {
       throw new RpcError("invalid_argument", "autoPauseMemory:false cannot be combined with autoResume");
     }
-    JsonNode mounts = body.get("volumeMounts");
-    if (mounts != null && mounts.isArray() && !mounts.isEmpty()) {
-      throw new RpcError("invalid_argument", "volumeMounts are not supported by this local runtime yet");
-    }
-    if (!registry.hasTemplate(template)) {
+    List<LocalSandbox.VolumeMount> mounts = volumeMounts(body.get("volumeMounts"));
+    if (registry.templates().resolve(template) == null) {
       throw new RpcError("not_found", "template '" + template + "' not found");
     }
     LocalSandbox s = registry.create(template, Duration.ofSeconds(timeout), stringMap(body, "metadata"), stringMap(body, "envVars"),
-        new LocalSandbox.Lifecycle(autoPause, autoPauseMemory, autoResume, timeout));
+        new LocalSandbox.Lifecycle(autoPause, autoPauseMemory, autoResume, timeout), mounts);
     ex.json(201, sandboxJson(s));
+  }
+
+  private List<LocalSandbox.VolumeMount> volumeMounts(JsonNode mounts) throws RpcError {
+    List<LocalSandbox.VolumeMount> out = new ArrayList<>();
+    if (mounts == null || mounts.isNull()) {
+      return out;
+    }
+    if (!mounts.isArray()) {
+      throw new RpcError("invalid_argument", "'volumeMounts' must be a list of {name, path}");
+    }
+    java.util.Set<String> paths = new java.util.HashSet<>();
+    for (JsonNode m : mounts) {
+      String name = Json.text(m, "name");
+      String path = Json.text(m, "path");
+      if (name == null || path == null) {
+        throw new RpcError("invalid_argument", "each volume mount needs a name and a path");
+      }
+      if (!path.startsWith("/") || path.equals("/") || path.contains("..") || !paths.add(path)) {
+        throw new RpcError("invalid_argument", "volume mount path must be a distinct absolute path other than /, got '" + path + "'");
+      }
+      Volumes.Volume v = volumes.byName(name).orElseThrow(() -> new RpcError("not_found", "volume '" + name + "' not found"));
+      out.add(new LocalSandbox.VolumeMount(v.volumeId(), v.name(), path));
+    }
+    return out;
   }
 
   private void connect(Exchange ex, String id, boolean v2) throws RpcError, IOException {
@@ -249,6 +296,95 @@ public final class ApiHandler extends Handler.Abstract {
     LocalSandbox s = registry.find(id).orElseThrow(() -> new RpcError("not_found", "Paused sandbox " + id + " not found"));
     boolean resumed = registry.resume(s, Duration.ofSeconds(timeout));
     ex.json(resumed ? 201 : 200, sandboxJson(s));
+  }
+
+  private static ObjectNode snapshotJson(Templates.Snapshot snap) {
+    ObjectNode n = Json.object().put("snapshotID", snap.snapshotId());
+    n.putArray("names").add(snap.snapshotId());
+    return n;
+  }
+
+  private void listSnapshots(Exchange ex) throws RpcError {
+    String sandboxId = ex.query("sandboxID");
+    String name = ex.query("name");
+    int limit = parseLimit(ex.query("limit"));
+    List<Templates.Snapshot> rows = new ArrayList<>();
+    for (Templates.Snapshot s : registry.templates().list()) {
+      if (sandboxId != null && !sandboxId.isEmpty() && !sandboxId.equals(s.sourceSandboxId())) {
+        continue;
+      }
+      if (name != null && !name.isEmpty() && !s.name().equals(name) && !s.snapshotId().equals(name)
+          && !s.snapshotId().equals(name + ":default")) {
+        continue;
+      }
+      rows.add(s);
+    }
+    int from = 0;
+    String token = ex.query("nextToken");
+    if (token != null && !token.isEmpty()) {
+      try {
+        from = Integer.parseInt(new String(Base64.getUrlDecoder().decode(token), StandardCharsets.UTF_8));
+      } catch (IllegalArgumentException e) {
+        throw new RpcError("invalid_argument", "invalid nextToken");
+      }
+    }
+    from = Math.min(Math.max(from, 0), rows.size());
+    int to = Math.min(rows.size(), from + limit);
+    ArrayNode out = Json.array();
+    rows.subList(from, to).forEach(s -> out.add(snapshotJson(s)));
+    if (to < rows.size()) {
+      ex.response.getHeaders().put("X-Next-Token",
+          Base64.getUrlEncoder().withoutPadding().encodeToString(Integer.toString(to).getBytes(StandardCharsets.UTF_8)));
+    }
+    ex.json(200, out);
+  }
+
+  private static int parseLimit(String raw) throws RpcError {
+    if (raw == null || raw.isEmpty()) {
+      return 100;
+    }
+    try {
+      int limit = Integer.parseInt(raw);
+      if (limit >= 1 && limit <= 100) {
+        return limit;
+      }
+    } catch (NumberFormatException ignored) {
+      // reported below
+    }
+    throw new RpcError("invalid_argument", "limit must be a number from 1 to 100");
+  }
+
+  private void volumes(Exchange ex, String method, String path) throws RpcError, IOException {
+    if (path.equals("/volumes")) {
+      switch (method) {
+        case "GET" -> {
+          ArrayNode out = Json.array();
+          volumes.list().forEach(v -> out.addObject().put("volumeID", v.volumeId()).put("name", v.name()));
+          ex.json(200, out);
+        }
+        case "POST" -> {
+          JsonNode body = readJson(ex);
+          Volumes.Volume v = volumes.create(Json.text(body, "name"));
+          ex.json(201, Json.object().put("volumeID", v.volumeId()).put("name", v.name()).put("token", v.token()));
+        }
+        default -> error(ex, 405, "method " + method + " is not allowed on /volumes");
+      }
+      return;
+    }
+    String volumeId = path.substring("/volumes/".length());
+    switch (method) {
+      case "GET" -> {
+        Volumes.Volume v = volumes.byId(volumeId).orElseThrow(() -> new RpcError("not_found", "volume '" + volumeId + "' not found"));
+        ex.json(200, Json.object().put("volumeID", v.volumeId()).put("name", v.name()).put("token", v.token()));
+      }
+      case "DELETE" -> {
+        if (!volumes.delete(volumeId, registry.list())) {
+          throw new RpcError("not_found", "volume '" + volumeId + "' not found");
+        }
+        ex.empty(204);
+      }
+      default -> error(ex, 405, "method " + method + " is not allowed on " + path);
+    }
   }
 
   static ObjectNode sandboxJson(LocalSandbox s) {
@@ -278,7 +414,8 @@ public final class ApiHandler extends Handler.Abstract {
         .put("state", s.paused() ? "paused" : "running")
         .put("envdVersion", Registry.ENVD_VERSION);
     n.set("metadata", Json.toObject(s.metadata()));
-    n.putArray("volumeMounts");
+    ArrayNode vm = n.putArray("volumeMounts");
+    s.volumeMounts().forEach(m -> vm.addObject().put("name", m.name()).put("path", m.path()));
     return n;
   }
 

@@ -1,0 +1,164 @@
+package io.sandboxes.local.internal;
+
+import com.github.dockerjava.api.exception.ConflictException;
+import com.github.dockerjava.api.exception.NotFoundException;
+import com.github.dockerjava.api.model.Image;
+import io.sandboxes.local.internal.docker.DockerRuntime;
+import java.time.Instant;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The templates a sandbox can be created from: {@code base}, and every snapshot. A snapshot is
+ * a {@code docker commit} of a sandbox's filesystem (processes and memory are not captured),
+ * labelled with its E2B snapshot id ({@code <name>:default}), which is also its template id.
+ */
+public final class Templates {
+  private static final Logger LOG = LoggerFactory.getLogger(Templates.class);
+  static final String REPOSITORY = "sandboxes-local/snapshot";
+  static final String LABEL_SNAPSHOT_ID = "io.sandboxes.snapshot-id";
+  static final String LABEL_SNAPSHOT_NAME = "io.sandboxes.snapshot-name";
+  static final String LABEL_SNAPSHOT_SOURCE = "io.sandboxes.snapshot-sandbox";
+  static final String LABEL_SNAPSHOT_CREATED = "io.sandboxes.snapshot-created";
+  public static final String BASE = "base";
+  private static final Pattern NAME = Pattern.compile("^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,62}$");
+
+  /** A snapshot as E2B describes it. */
+  public record Snapshot(String snapshotId, String name, String sourceSandboxId, Instant createdAt, String imageId) {}
+
+  private final DockerRuntime docker;
+  private final String baseImage;
+  private final ReentrantLock lock = new ReentrantLock();
+
+  public Templates(DockerRuntime docker, String baseImage) {
+    this.docker = docker;
+    this.baseImage = baseImage;
+  }
+
+  /** @return the image of a template id ({@code base}, {@code name:default} or {@code name}), or null */
+  public @Nullable String resolve(String templateId) {
+    if (BASE.equals(templateId)) {
+      return baseImage;
+    }
+    return find(templateId).map(Snapshot::imageId).orElse(null);
+  }
+
+  /** The canonical snapshot id for a template id: {@code name} and {@code name:default} are the same. */
+  static String canonical(String templateId) {
+    return templateId.contains(":") ? templateId : templateId + ":default";
+  }
+
+  public Optional<Snapshot> find(String templateId) {
+    String id = canonical(templateId);
+    return list().stream().filter(s -> s.snapshotId().equals(id)).findFirst();
+  }
+
+  /** @return every snapshot, newest first */
+  public List<Snapshot> list() {
+    List<Image> images = docker.client().listImagesCmd().withLabelFilter(Map.of(DockerRuntime.LABEL_OURS, "true"))
+        .withShowAll(false).exec();
+    return images.stream()
+        .filter(i -> i.getLabels() != null && i.getLabels().containsKey(LABEL_SNAPSHOT_ID))
+        .map(i -> new Snapshot(i.getLabels().get(LABEL_SNAPSHOT_ID), i.getLabels().get(LABEL_SNAPSHOT_NAME),
+            i.getLabels().getOrDefault(LABEL_SNAPSHOT_SOURCE, ""),
+            Instant.parse(i.getLabels().getOrDefault(LABEL_SNAPSHOT_CREATED, Instant.EPOCH.toString())), i.getId()))
+        .sorted(Comparator.comparing(Snapshot::createdAt).reversed().thenComparing(Snapshot::snapshotId))
+        .toList();
+  }
+
+  /**
+   * Captures a sandbox's filesystem. Re-using a name replaces that snapshot, unless a sandbox was
+   * created from it (then the old one cannot go, and this is refused). The sandbox keeps running.
+   */
+  public Snapshot snapshot(LocalSandbox sandbox, @Nullable String name, List<LocalSandbox> sandboxes) throws RpcError {
+    String n = name == null || name.isBlank() ? Registry.newSandboxId() : name;
+    if (!NAME.matcher(n).matches()) {
+      throw new RpcError("invalid_argument", "snapshot name must be letters, digits, '_', '.' or '-', got '" + n + "'");
+    }
+    String snapshotId = n + ":default";
+    lock.lock();
+    try {
+      Optional<Snapshot> previous = find(snapshotId);
+      if (previous.isPresent()) {
+        refuseIfUsed(snapshotId, sandboxes, "replace");
+      }
+      Map<String, String> labels = new HashMap<>();
+      labels.put(DockerRuntime.LABEL_OURS, "true");
+      labels.put(LABEL_SNAPSHOT_ID, snapshotId);
+      labels.put(LABEL_SNAPSHOT_NAME, n);
+      labels.put(LABEL_SNAPSHOT_SOURCE, sandbox.id());
+      labels.put(LABEL_SNAPSHOT_CREATED, Instant.now().toString());
+      // the committed config must not carry the source sandbox's identity
+      labels.put(DockerRuntime.LABEL_SANDBOX_ID, "");
+      labels.put(DockerRuntime.LABEL_ENVD_TOKEN, "");
+      String tag = Registry.newSandboxId();
+      String imageId;
+      try {
+        imageId = docker.client().commitCmd(sandbox.containerId()).withRepository(REPOSITORY).withTag(tag)
+            .withLabels(labels).withPause(!sandbox.paused()).exec();
+      } catch (RuntimeException e) {
+        throw new RpcError("internal", "capturing sandbox " + sandbox.id() + " failed: " + e.getMessage());
+      }
+      previous.ifPresent(p -> removeImage(p.imageId()));
+      LOG.info("snapshot {} of sandbox {} taken ({})", snapshotId, sandbox.id(), imageId);
+      return new Snapshot(snapshotId, n, sandbox.id(), Instant.parse(labels.get(LABEL_SNAPSHOT_CREATED)), imageId);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
+   * Deletes a snapshot template.
+   *
+   * @return false when there is no such template
+   * @throws RpcError when a sandbox, running or paused, was created from it
+   */
+  public boolean delete(String templateId, List<LocalSandbox> sandboxes) throws RpcError {
+    if (BASE.equals(templateId)) {
+      throw new RpcError("permission_denied", "the base template cannot be deleted");
+    }
+    lock.lock();
+    try {
+      Optional<Snapshot> s = find(templateId);
+      if (s.isEmpty()) {
+        return false;
+      }
+      refuseIfUsed(s.get().snapshotId(), sandboxes, "delete");
+      try {
+        docker.client().removeImageCmd(s.get().imageId()).withForce(true).exec();
+      } catch (NotFoundException e) {
+        return false;
+      } catch (ConflictException e) {
+        throw new RpcError("already_exists", "template " + templateId + " is in use: " + e.getMessage());
+      }
+      return true;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  private static void refuseIfUsed(String snapshotId, List<LocalSandbox> sandboxes, String verb) throws RpcError {
+    for (LocalSandbox s : sandboxes) {
+      if (canonical(s.templateId()).equals(snapshotId)) {
+        throw new RpcError("already_exists", "cannot " + verb + " template " + snapshotId + ": sandbox " + s.id()
+            + " (" + (s.paused() ? "paused" : "running") + ") was created from it");
+      }
+    }
+  }
+
+  private void removeImage(String imageId) {
+    try {
+      docker.client().removeImageCmd(imageId).withForce(true).exec();
+    } catch (RuntimeException e) {
+      LOG.warn("the replaced snapshot image {} could not be removed: {}", imageId, e.toString());
+    }
+  }
+}

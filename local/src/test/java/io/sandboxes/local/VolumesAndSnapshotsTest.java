@@ -1,0 +1,97 @@
+package io.sandboxes.local;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.sandboxes.SandboxApiException;
+import io.sandboxes.SandboxSpec;
+import io.sandboxes.VolumeMount;
+import io.sandboxes.e2b.E2BSandbox;
+import io.sandboxes.e2b.E2BSandboxProvider;
+import io.sandboxes.e2b.SnapshotInfo;
+import io.sandboxes.e2b.VolumeInfo;
+import java.util.UUID;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/** Volumes (Docker volumes) and snapshots (filesystem captures as templates) on the local server. */
+@ExtendWith(SharedServer.class)
+class VolumesAndSnapshotsTest {
+
+  private static String unique(String prefix) {
+    return prefix + "-" + UUID.randomUUID().toString().substring(0, 8);
+  }
+
+  @Test
+  @DisplayName("a volume's data outlives the sandbox that wrote it; names are unique; a mounted volume cannot be deleted")
+  void volumeSurvivesSandbox(E2BSandboxProvider e2b) {
+    String name = unique("vol");
+    VolumeInfo vol = e2b.createVolume(name);
+    assertThat(vol.name()).isEqualTo(name);
+    assertThatThrownBy(() -> e2b.createVolume(name))
+        .isInstanceOfSatisfying(SandboxApiException.class, e -> assertThat(e.statusCode()).isEqualTo(409));
+    assertThat(e2b.listVolumes()).contains(vol);
+    assertThat(e2b.getVolume(vol.volumeId())).contains(vol);
+
+    try (E2BSandbox writer = e2b.create(SandboxSpec.defaults().withVolume(name, "/workspace"))) {
+      writer.exec("echo 'made by the first sandbox' > /workspace/notes.txt").orThrow();
+      assertThat(e2b.info(writer.id()).volumeMounts()).containsExactly(new VolumeMount(name, "/workspace"));
+      assertThatThrownBy(() -> e2b.deleteVolume(vol.volumeId()))
+          .isInstanceOfSatisfying(SandboxApiException.class, e -> assertThat(e.statusCode()).isEqualTo(409));
+    }
+    try (E2BSandbox reader = e2b.create(SandboxSpec.defaults().withVolume(name, "/data/app"))) {
+      assertThat(reader.readFile("/data/app/notes.txt")).isEqualTo("made by the first sandbox\n");
+      assertThat(reader.exec("stat -c %U /data/app").stdout()).isEqualTo("user\n");
+    }
+    assertThat(e2b.deleteVolume(vol.volumeId())).isTrue();
+    assertThat(e2b.getVolume(vol.volumeId())).isEmpty();
+    assertThat(e2b.deleteVolume(vol.volumeId())).isFalse();
+    assertThatThrownBy(() -> e2b.create(SandboxSpec.defaults().withVolume(name, "/workspace")))
+        .isInstanceOfSatisfying(SandboxApiException.class, e -> assertThat(e.statusCode()).isEqualTo(404));
+  }
+
+  @Test
+  @DisplayName("a snapshot captures the filesystem while the sandbox runs on; it is a template; in use it cannot be deleted or replaced")
+  void snapshotAsTemplate(E2BSandboxProvider e2b) {
+    String name = unique("snap");
+    try (E2BSandbox source = e2b.create()) {
+      source.writeFile("/home/user/state.txt", "version 1");
+      long t0 = System.nanoTime();
+      SnapshotInfo snap = e2b.createSnapshot(source.id(), name);
+      System.out.printf("snapshot %d ms%n", (System.nanoTime() - t0) / 1_000_000);
+      assertThat(snap.snapshotId()).isEqualTo(name + ":default");
+      assertThat(source.exec("echo still running").stdout()).isEqualTo("still running\n");
+      assertThat(e2b.listSnapshots(source.id(), null)).extracting(SnapshotInfo::snapshotId).contains(snap.snapshotId());
+      assertThat(e2b.listSnapshots(null, name)).extracting(SnapshotInfo::snapshotId).containsExactly(snap.snapshotId());
+
+      try (E2BSandbox child = e2b.create(SandboxSpec.of(snap.snapshotId()))) {
+        assertThat(child.readFile("/home/user/state.txt")).isEqualTo("version 1");
+        assertThat(e2b.info(child.id()).templateId()).isEqualTo(snap.snapshotId());
+        assertThatThrownBy(() -> e2b.deleteTemplate(snap.snapshotId()))
+            .isInstanceOfSatisfying(SandboxApiException.class, e -> {
+              assertThat(e.statusCode()).isEqualTo(409);
+              assertThat(e.getMessage()).contains(child.id());
+            });
+        child.pause();
+        assertThatThrownBy(() -> e2b.deleteTemplate(snap.snapshotId()))
+            .isInstanceOfSatisfying(SandboxApiException.class, e -> assertThat(e.getMessage()).contains("paused"));
+        assertThatThrownBy(() -> e2b.createSnapshot(source.id(), name))
+            .isInstanceOfSatisfying(SandboxApiException.class, e -> assertThat(e.statusCode()).isEqualTo(409));
+      }
+
+      source.writeFile("/home/user/state.txt", "version 2");
+      SnapshotInfo replaced = e2b.createSnapshot(source.id(), name);
+      assertThat(replaced.snapshotId()).isEqualTo(snap.snapshotId());
+      assertThat(e2b.listSnapshots(null, name)).hasSize(1);
+      try (E2BSandbox child = e2b.create(SandboxSpec.of(name))) {
+        assertThat(child.readFile("/home/user/state.txt")).isEqualTo("version 2");
+      }
+      assertThat(e2b.deleteTemplate(snap.snapshotId())).isTrue();
+      assertThat(e2b.deleteTemplate(snap.snapshotId())).isFalse();
+      assertThat(e2b.listSnapshots(null, name)).isEmpty();
+      assertThatThrownBy(() -> e2b.create(SandboxSpec.of(snap.snapshotId())))
+          .isInstanceOfSatisfying(SandboxApiException.class, e -> assertThat(e.statusCode()).isEqualTo(404));
+    }
+  }
+}
