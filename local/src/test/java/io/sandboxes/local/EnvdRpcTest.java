@@ -258,6 +258,71 @@ class EnvdRpcTest {
   }
 
   @Test
+  @DisplayName("WatchDir streams start, then create/write/remove events named relative to the folder, recursively when asked")
+  void watchDir() throws Exception {
+    sandbox.exec("mkdir -p /home/user/watched/sub").orThrow();
+    ObjectNode req = Json.object().put("path", "/home/user/watched").put("recursive", true).put("includeEntry", true);
+    List<JsonNode> events = java.util.Collections.synchronizedList(new ArrayList<>());
+    try (ConnectStream stream = envd.stream("filesystem.Filesystem/WatchDir", req, null, Duration.ofSeconds(60), "watch", null)) {
+      assertThat(stream.next().has("start")).isTrue();
+      Thread reader = Thread.ofVirtual().start(() -> {
+        try {
+          JsonNode msg;
+          while ((msg = stream.next()) != null) {
+            if (msg.has("filesystem")) {
+              events.add(msg.get("filesystem"));
+            }
+          }
+        } catch (RuntimeException closed) {
+          // the test closes the stream
+        }
+      });
+      sandbox.writeFile("/home/user/watched/a.txt", "one");
+      sandbox.writeFile("/home/user/watched/sub/b.txt", "two");
+      sandbox.exec("rm /home/user/watched/a.txt").orThrow();
+      await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(List.copyOf(events))
+          .anySatisfy(e -> assertEvent(e, "a.txt", "EVENT_TYPE_CREATE"))
+          .anySatisfy(e -> assertEvent(e, "a.txt", "EVENT_TYPE_WRITE"))
+          .anySatisfy(e -> assertEvent(e, "sub/b.txt", "EVENT_TYPE_CREATE"))
+          .anySatisfy(e -> assertEvent(e, "a.txt", "EVENT_TYPE_REMOVE")));
+      assertThat(List.copyOf(events)).filteredOn(e -> e.path("type").asText().equals("EVENT_TYPE_CREATE"))
+          .anySatisfy(e -> assertThat(e.path("entry").path("path").asText()).startsWith("/home/user/watched/"));
+      stream.close();
+      reader.join(Duration.ofSeconds(10));
+    }
+    assertThatThrownBy(() -> {
+      try (ConnectStream s = envd.stream("filesystem.Filesystem/WatchDir", Json.object().put("path", "/home/user/none"), null,
+          Duration.ofSeconds(10), "watch", null)) {
+        s.next();
+      }
+    }).isInstanceOfSatisfying(SandboxRpcException.class, e -> assertThat(e.code()).isEqualTo("not_found"));
+  }
+
+  @Test
+  @DisplayName("polling watchers: CreateWatcher, GetWatcherEvents drains what happened since, RemoveWatcher ends it")
+  void pollingWatcher() {
+    sandbox.exec("mkdir -p /home/user/polled").orThrow();
+    String id = envd.unary("filesystem.Filesystem/CreateWatcher", Json.object().put("path", "/home/user/polled"), null, "create watcher")
+        .path("watcherId").asText();
+    assertThat(id).isNotEmpty();
+    sandbox.writeFile("/home/user/polled/x.txt", "x");
+    List<String> seen = new ArrayList<>();
+    await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
+      envd.unary("filesystem.Filesystem/GetWatcherEvents", Json.object().put("watcherId", id), null, "events")
+          .path("events").forEach(e -> seen.add(e.path("name").asText() + " " + e.path("type").asText()));
+      assertThat(seen).contains("x.txt EVENT_TYPE_CREATE");
+    });
+    envd.unary("filesystem.Filesystem/RemoveWatcher", Json.object().put("watcherId", id), null, "remove");
+    assertThatThrownBy(() -> envd.unary("filesystem.Filesystem/GetWatcherEvents", Json.object().put("watcherId", id), null, "events"))
+        .isInstanceOfSatisfying(SandboxRpcException.class, e -> assertThat(e.code()).isEqualTo("not_found"));
+  }
+
+  private static void assertEvent(JsonNode e, String name, String type) {
+    assertThat(e.path("name").asText()).isEqualTo(name);
+    assertThat(e.path("type").asText()).isEqualTo(type);
+  }
+
+  @Test
   @DisplayName("the Basic user header picks the user: root may write where user may not")
   void userHeader() {
     assertThatThrownBy(() -> envd.unary("filesystem.Filesystem/MakeDir", Json.object().put("path", "/opt/owned"), null, "mkdir"))
@@ -269,7 +334,7 @@ class EnvdRpcTest {
   @Test
   @DisplayName("an RPC the local runtime does not serve answers unimplemented, not a silent success")
   void unimplemented() {
-    assertThatThrownBy(() -> envd.unary("filesystem.Filesystem/CreateWatcher", Json.object().put("path", "/tmp"), null, "watch"))
+    assertThatThrownBy(() -> envd.unary("process.Process/StreamInput", Json.object(), null, "stream input"))
         .isInstanceOfSatisfying(SandboxRpcException.class, e -> assertThat(e.code()).isEqualTo("unimplemented"));
   }
 

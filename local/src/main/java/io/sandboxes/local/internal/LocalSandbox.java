@@ -171,6 +171,33 @@ public final class LocalSandbox {
     return files;
   }
 
+  private final ConcurrentMap<String, DirWatch> watchers = new ConcurrentHashMap<>();
+
+  /** Starts a watch of a folder as {@code user}; the caller closes it. */
+  public DirWatch watch(String user, String absolutePath, boolean recursive) throws RpcError {
+    return DirWatch.start(this, docker, user, absolutePath, recursive);
+  }
+
+  /** Starts a polled watch and returns its id. */
+  public String addWatcher(String user, String absolutePath, boolean recursive) throws RpcError {
+    DirWatch w = watch(user, absolutePath, recursive);
+    String id = Registry.newSandboxId();
+    watchers.put(id, w);
+    return id;
+  }
+
+  public @Nullable DirWatch watcher(String id) {
+    return watchers.get(id);
+  }
+
+  public boolean removeWatcher(String id) {
+    DirWatch w = watchers.remove(id);
+    if (w != null) {
+      w.close();
+    }
+    return w != null;
+  }
+
   DockerRuntime docker() {
     return docker;
   }

@@ -33,7 +33,7 @@ public final class BaseImage {
   public static final String SUITE = "bookworm";
   public static final String DEFAULT_MIRROR = "http://deb.debian.org/debian";
   static final List<String> PACKAGES = List.of(
-      "bash", "coreutils", "tar", "curl", "python3", "procps", "ca-certificates", "findutils", "sudo");
+      "bash", "coreutils", "tar", "curl", "python3", "procps", "ca-certificates", "findutils", "sudo", "inotify-tools");
   /** Commands run in the new root filesystem after debootstrap, as root. */
   static final List<String> SETUP = List.of(
       "useradd --create-home --uid 1000 --shell /bin/bash user",
@@ -108,6 +108,7 @@ public final class BaseImage {
       if (!docker.imageExists(reference())) {
         throw new SandboxException("docker import reported success but " + reference() + " does not exist");
       }
+      removeOlderBuilds(docker, progress);
       say(progress, "built " + reference() + " in " + (System.nanoTime() - started) / 1_000_000_000L + " s");
     } catch (IOException e) {
       throw new SandboxException("building the base image failed: " + e.getMessage()
@@ -117,6 +118,26 @@ public final class BaseImage {
       throw new SandboxException("building the base image was interrupted", e);
     } finally {
       deleteTree(work);
+    }
+  }
+
+  /** Older recipes' images go, unless something still uses them (Docker refuses, and they stay). */
+  private static void removeOlderBuilds(DockerRuntime docker, Consumer<String> progress) {
+    for (com.github.dockerjava.api.model.Image image : docker.client().listImagesCmd().withImageNameFilter(REPOSITORY).exec()) {
+      String[] tags = image.getRepoTags();
+      if (tags == null || java.util.Arrays.asList(tags).contains(reference())) {
+        continue;
+      }
+      for (String t : tags) {
+        if (t.startsWith(REPOSITORY + ":")) {
+          try {
+            docker.client().removeImageCmd(t).exec();
+            say(progress, "removed the outdated " + t);
+          } catch (RuntimeException e) {
+            LOG.debug("kept {}: {}", t, e.toString());
+          }
+        }
+      }
     }
   }
 

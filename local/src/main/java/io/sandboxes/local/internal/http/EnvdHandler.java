@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sandboxes.e2b.internal.Connect;
 import io.sandboxes.e2b.internal.Json;
+import io.sandboxes.local.internal.DirWatch;
 import io.sandboxes.local.internal.LocalSandbox;
 import io.sandboxes.local.internal.Registry;
 import io.sandboxes.local.internal.RpcError;
@@ -151,6 +152,35 @@ public final class EnvdHandler extends Handler.Abstract {
         sandbox.files().remove(user(ex), requirePath(req, "path"));
         reply(ex, Json.object());
       }
+      case "/filesystem.Filesystem/WatchDir" -> watchDir(ex, sandbox);
+      case "/filesystem.Filesystem/CreateWatcher" -> {
+        JsonNode req = unaryRequest(ex);
+        String dir = watchableDir(sandbox, user(ex), req);
+        String watcherId = sandbox.addWatcher(user(ex), dir, req.path("recursive").asBoolean(false));
+        reply(ex, Json.object().put("watcherId", watcherId));
+      }
+      case "/filesystem.Filesystem/GetWatcherEvents" -> {
+        JsonNode req = unaryRequest(ex);
+        String watcherId = Json.text(req, "watcherId");
+        DirWatch w = watcherId == null ? null : sandbox.watcher(watcherId);
+        if (w == null) {
+          throw new RpcError("not_found", "watcher " + watcherId + " not found");
+        }
+        ObjectNode out = Json.object();
+        ArrayNode events = out.putArray("events");
+        for (DirWatch.Change c : w.drain()) {
+          events.addObject().put("name", c.name()).put("type", c.type());
+        }
+        reply(ex, out);
+      }
+      case "/filesystem.Filesystem/RemoveWatcher" -> {
+        JsonNode req = unaryRequest(ex);
+        String watcherId = Json.text(req, "watcherId");
+        if (watcherId == null || !sandbox.removeWatcher(watcherId)) {
+          throw new RpcError("not_found", "watcher " + watcherId + " not found");
+        }
+        reply(ex, Json.object());
+      }
       default -> throw new RpcError("unimplemented", "not implemented by the local runtime: " + path);
     }
   }
@@ -255,6 +285,83 @@ public final class EnvdHandler extends Handler.Abstract {
         throw new RpcError("invalid_argument", "the request has no message");
       }
       return parseObject(env.payload());
+    }
+  }
+
+  // ---- watching ----
+
+  /** Checks the watch request and returns the folder's absolute path. */
+  private static String watchableDir(LocalSandbox sandbox, String user, JsonNode req) throws RpcError {
+    String path = requirePath(req, "path");
+    ObjectNode entry = sandbox.files().stat(user, path);
+    if (!"FILE_TYPE_DIRECTORY".equals(entry.path("type").asText())) {
+      throw new RpcError("invalid_argument", "path '" + path + "' is not a directory");
+    }
+    return entry.path("path").asText();
+  }
+
+  private void watchDir(Exchange ex, LocalSandbox sandbox) throws RpcError, IOException {
+    JsonNode req = streamRequest(ex);
+    String user = user(ex);
+    Duration timeout = timeoutHeader(ex);
+    Duration keepalive = keepalive(ex);
+    boolean includeEntry = req.path("includeEntry").asBoolean(false);
+    DirWatch watch;
+    try {
+      watch = sandbox.watch(user, watchableDir(sandbox, user, req), req.path("recursive").asBoolean(false));
+    } catch (RpcError e) {
+      streamError(ex, e);
+      return;
+    }
+    long deadline = timeout.isZero() ? Long.MAX_VALUE : System.nanoTime() + timeout.toNanos();
+    OutputStream out = ex.stream(200, Connect.STREAM_CONTENT_TYPE);
+    try (watch) {
+      ObjectNode start = Json.object();
+      start.putObject("start");
+      writeMessage(out, start);
+      long lastSent = System.nanoTime();
+      while (true) {
+        long now = System.nanoTime();
+        if (now >= deadline) {
+          ObjectNode end = Json.object();
+          end.putObject("error").put("code", "deadline_exceeded").put("message", "the watch reached its deadline");
+          out.write(Connect.envelope(Connect.FLAG_END_STREAM, Json.bytes(end)));
+          ex.finish(out);
+          return;
+        }
+        if (watch.ended()) {
+          ObjectNode end = Json.object();
+          end.putObject("error").put("code", "not_found").put("message", "the watched folder " + watch.root() + " went away");
+          out.write(Connect.envelope(Connect.FLAG_END_STREAM, Json.bytes(end)));
+          ex.finish(out);
+          return;
+        }
+        long wait = Math.min(Math.min(deadline - now, keepalive.toNanos()), Duration.ofMillis(500).toNanos());
+        DirWatch.Change c = watch.next(wait, TimeUnit.NANOSECONDS);
+        if (c != null) {
+          ObjectNode msg = Json.object();
+          ObjectNode fs = msg.putObject("filesystem").put("name", c.name()).put("type", c.type());
+          if (includeEntry && !c.type().equals("EVENT_TYPE_REMOVE") && !c.type().equals("EVENT_TYPE_RENAME")) {
+            try {
+              fs.set("entry", sandbox.files().stat(user, watch.root() + "/" + c.name()));
+            } catch (RpcError gone) {
+              // the file went away before it could be read: the event stands without its entry
+            }
+          }
+          writeMessage(out, msg);
+          lastSent = System.nanoTime();
+        } else if (System.nanoTime() - lastSent >= keepalive.toNanos()) {
+          ObjectNode ka = Json.object();
+          ka.putObject("keepalive");
+          writeMessage(out, ka);
+          lastSent = System.nanoTime();
+        }
+      }
+    } catch (IOException e) {
+      ex.abort(e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      ex.abort(e);
     }
   }
 
