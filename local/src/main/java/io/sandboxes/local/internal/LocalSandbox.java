@@ -139,6 +139,40 @@ public final class LocalSandbox {
     return volumeMounts;
   }
 
+  private volatile com.fasterxml.jackson.databind.node.@Nullable ObjectNode network;
+  private volatile @Nullable Boolean allowInternetAccess;
+
+  /** The network policy last set (stored and reported; the egress gateway enforces it). */
+  public com.fasterxml.jackson.databind.node.@Nullable ObjectNode network() {
+    return network;
+  }
+
+  public @Nullable Boolean allowInternetAccess() {
+    return allowInternetAccess;
+  }
+
+  void network(com.fasterxml.jackson.databind.node.@Nullable ObjectNode network, @Nullable Boolean allowInternetAccess) {
+    this.network = network;
+    this.allowInternetAccess = allowInternetAccess;
+  }
+
+  /** One line of the sandbox's own log, as E2B's logs endpoint gives it. */
+  public record LogLine(Instant timestamp, String level, String message) {}
+
+  private final java.util.Deque<LogLine> log = new java.util.concurrent.ConcurrentLinkedDeque<>();
+
+  /** Records a lifecycle event in the sandbox's log (the last 1000 are kept). */
+  public void log(String level, String message) {
+    log.addLast(new LogLine(Instant.now(), level, message));
+    while (log.size() > 1000) {
+      log.pollFirst();
+    }
+  }
+
+  public List<LogLine> logLines() {
+    return List.copyOf(log);
+  }
+
   /** @return whether the sandbox is paused (frozen, or stopped with only its filesystem kept) */
   public boolean paused() {
     return paused;

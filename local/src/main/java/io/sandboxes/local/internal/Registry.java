@@ -143,6 +143,7 @@ public final class Registry implements AutoCloseable {
         CPU_COUNT, MEMORY_MB, lifecycle, mounts, docker);
     sandboxes.put(id, sandbox);
     persist(sandbox);
+    sandbox.log("info", "sandbox created from template " + templateId + ", ends at " + end);
     LOG.info("sandbox {} created from template {} (container {}), ends at {}", id, templateId, containerId.substring(0, 12), end);
     return sandbox;
   }
@@ -216,6 +217,7 @@ public final class Registry implements AutoCloseable {
       }
       s.markPaused(memory);
       persist(s);
+      s.log("info", memory ? "paused with its memory" : "paused, filesystem only");
       LOG.info("sandbox {} paused ({})", s.id(), memory ? "memory kept" : "filesystem only");
       return true;
     } finally {
@@ -251,6 +253,7 @@ public final class Registry implements AutoCloseable {
       s.markRunning();
       s.endAt(Instant.now().plus(timeout));
       persist(s);
+      s.log("info", "resumed, ends at " + s.endAt());
       LOG.info("sandbox {} resumed, ends at {}", s.id(), s.endAt());
       return true;
     } finally {
@@ -266,6 +269,18 @@ public final class Registry implements AutoCloseable {
     }
     s.endAt(end);
     persist(s);
+    s.log("info", "timeout set, ends at " + end);
+  }
+
+  /** Stores a sandbox's network policy (a full replace). */
+  public void setNetwork(LocalSandbox s, com.fasterxml.jackson.databind.node.ObjectNode network, @Nullable Boolean allowInternetAccess) {
+    s.network(network, allowInternetAccess);
+    s.log("info", "network policy set: " + Json.string(network)
+        + (allowInternetAccess == null ? "" : ", allow_internet_access=" + allowInternetAccess));
+  }
+
+  public Metrics.Sample metrics(LocalSandbox s) throws RpcError {
+    return Metrics.read(docker, s);
   }
 
   private void reap() {
@@ -405,6 +420,7 @@ public final class Registry implements AutoCloseable {
     }
     sandboxes.put(id, s);
     persist(s);
+    s.log("info", "taken back by a restarted server (" + (pausedNow ? "paused" : "running") + ")");
     LOG.info("took back sandbox {} ({})", id, pausedNow ? "paused" : "running");
   }
 

@@ -134,6 +134,18 @@ public final class ApiHandler extends Handler.Abstract {
         connect(ex, id, v2);
         return;
       }
+      if ("PUT".equals(method) && !v2 && "network".equals(action)) {
+        updateNetwork(ex, find(id));
+        return;
+      }
+      if ("GET".equals(method) && !v2 && "metrics".equals(action)) {
+        ex.json(200, metrics(find(id)));
+        return;
+      }
+      if ("GET".equals(method) && v2 && "logs".equals(action)) {
+        ex.json(200, logs(ex, find(id)));
+        return;
+      }
       if ("POST".equals(method) && !v2 && "snapshots".equals(action)) {
         JsonNode body = readJson(ex);
         Templates.Snapshot snap = registry.templates().snapshot(find(id), Json.text(body, "name"), registry.list());
@@ -255,11 +267,17 @@ public final class ApiHandler extends Handler.Abstract {
       throw new RpcError("invalid_argument", "autoPauseMemory:false cannot be combined with autoResume");
     }
     List<LocalSandbox.VolumeMount> mounts = volumeMounts(body.get("volumeMounts"));
+    JsonNode networkBody = body.get("network");
+    ObjectNode network = networkBody == null || networkBody.isNull() ? null : parseNetwork(networkBody);
+    Boolean internet = body.has("allow_internet_access") ? body.get("allow_internet_access").asBoolean() : null;
     if (registry.templates().resolve(template) == null) {
       throw new RpcError("not_found", "template '" + template + "' not found");
     }
     LocalSandbox s = registry.create(template, Duration.ofSeconds(timeout), stringMap(body, "metadata"), stringMap(body, "envVars"),
         new LocalSandbox.Lifecycle(autoPause, autoPauseMemory, autoResume, timeout), mounts);
+    if (network != null || internet != null) {
+      registry.setNetwork(s, network == null ? Json.object() : network, internet);
+    }
     ex.json(201, sandboxJson(s));
   }
 
@@ -290,12 +308,131 @@ public final class ApiHandler extends Handler.Abstract {
   private void connect(Exchange ex, String id, boolean v2) throws RpcError, IOException {
     JsonNode body = readJson(ex);
     long timeout = requireSeconds(body, "timeout", v2 ? 300L : null);
-    if (v2 && body.has("memory") && !body.get("memory").asBoolean(true)) {
+    if (body.has("memory") && !body.get("memory").asBoolean(true)) {
       throw new RpcError("invalid_argument", "a cold reboot (memory:false) on resume is not supported by the local runtime");
     }
     LocalSandbox s = registry.find(id).orElseThrow(() -> new RpcError("not_found", "Paused sandbox " + id + " not found"));
     boolean resumed = registry.resume(s, Duration.ofSeconds(timeout));
     ex.json(resumed ? 201 : 200, sandboxJson(s));
+  }
+
+  private static final Pattern CIDR = Pattern.compile(
+      "^((25[0-5]|2[0-4]\\d|1?\\d?\\d)\\.){3}(25[0-5]|2[0-4]\\d|1?\\d?\\d)(/(3[0-2]|[12]?\\d))?$");
+  private static final Pattern DOMAIN = Pattern.compile("^(\\*\\.)?([a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?\\.)*[a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?$");
+
+  /**
+   * Stores a sandbox's network policy, as E2B's {@code SandboxNetworkUpdateConfig} (a full
+   * replace). The local runtime's sandboxes have no network at all, so every policy is
+   * enforced as "nothing reachable" until the egress gateway exists; the policy is stored and
+   * reported so that callers see what they asked for.
+   */
+  private void updateNetwork(Exchange ex, LocalSandbox s) throws RpcError, IOException {
+    JsonNode body = readJson(ex);
+    ObjectNode network = parseNetwork(body);
+    if (s.paused()) {
+      throw new RpcError("already_exists", "sandbox " + s.id() + " is paused; resume it to change its network");
+    }
+    Boolean internet = body.has("allow_internet_access") ? body.get("allow_internet_access").asBoolean() : null;
+    registry.setNetwork(s, network, internet);
+    ex.empty(204);
+  }
+
+  private static ObjectNode parseNetwork(JsonNode body) throws RpcError {
+    ObjectNode network = Json.object();
+    for (String field : List.of("allowOut", "denyOut")) {
+      JsonNode list = body.get(field);
+      if (list == null || list.isNull()) {
+        continue;
+      }
+      if (!list.isArray()) {
+        throw new RpcError("invalid_argument", "'" + field + "' must be a list");
+      }
+      ArrayNode copy = network.putArray(field);
+      for (JsonNode e : list) {
+        String v = e.asText("");
+        boolean ok = CIDR.matcher(v).matches() || (field.equals("allowOut") && DOMAIN.matcher(v).matches());
+        if (!ok) {
+          throw new RpcError("invalid_argument", "'" + v + "' is not a valid " + (field.equals("allowOut") ? "domain, IP or CIDR" : "IP or CIDR"));
+        }
+        copy.add(v);
+      }
+    }
+    for (String field : List.of("rules", "egressProxy")) {
+      if (body.has(field) && !body.get(field).isNull()) {
+        throw new RpcError("invalid_argument", "'" + field + "' is not supported by the local runtime");
+      }
+    }
+    return network;
+  }
+
+  private ArrayNode metrics(LocalSandbox s) throws RpcError {
+    ArrayNode out = Json.array();
+    if (s.paused()) {
+      return out;
+    }
+    io.sandboxes.local.internal.Metrics.Sample m = registry.metrics(s);
+    out.addObject()
+        .put("timestamp", m.at().toString())
+        .put("timestampUnix", m.at().getEpochSecond())
+        .put("cpuCount", s.cpuCount())
+        .put("cpuUsedPct", m.cpuUsedPct())
+        .put("memUsed", m.memUsed())
+        .put("memTotal", m.memTotal())
+        .put("memCache", m.memCache())
+        .put("diskUsed", m.diskUsed())
+        .put("diskTotal", m.diskTotal());
+    return out;
+  }
+
+  private static ObjectNode logs(Exchange ex, LocalSandbox s) throws RpcError {
+    int limit = 1000;
+    String raw = ex.query("limit");
+    if (raw != null) {
+      try {
+        limit = Integer.parseInt(raw);
+      } catch (NumberFormatException e) {
+        throw new RpcError("invalid_argument", "limit must be a number from 1 to 1000");
+      }
+      if (limit < 1 || limit > 1000) {
+        throw new RpcError("invalid_argument", "limit must be a number from 1 to 1000");
+      }
+    }
+    String cursor = ex.query("cursor");
+    long from = 0;
+    if (cursor != null && !cursor.isEmpty()) {
+      try {
+        from = Long.parseLong(cursor);
+      } catch (NumberFormatException e) {
+        throw new RpcError("invalid_argument", "cursor must be Unix milliseconds");
+      }
+    }
+    boolean backward = "backward".equals(ex.query("direction"));
+    String level = ex.query("level");
+    String search = ex.query("search");
+    List<LocalSandbox.LogLine> lines = new ArrayList<>(s.logLines());
+    if (backward) {
+      java.util.Collections.reverse(lines);
+    }
+    ObjectNode out = Json.object();
+    ArrayNode logs = out.putArray("logs");
+    for (LocalSandbox.LogLine l : lines) {
+      long ms = l.timestamp().toEpochMilli();
+      if (cursor != null && !cursor.isEmpty() && (backward ? ms > from : ms < from)) {
+        continue;
+      }
+      if (level != null && !level.isEmpty() && !level.equals(l.level())) {
+        continue;
+      }
+      if (search != null && !search.isEmpty() && !l.message().contains(search)) {
+        continue;
+      }
+      if (logs.size() >= limit) {
+        break;
+      }
+      logs.addObject().put("timestamp", l.timestamp().toString()).put("level", l.level()).put("message", l.message())
+          .putObject("fields");
+    }
+    return out;
   }
 
   private static ObjectNode snapshotJson(Templates.Snapshot snap) {
@@ -423,7 +560,14 @@ public final class ApiHandler extends Handler.Abstract {
     ObjectNode n = listed(s);
     n.put("envdAccessToken", s.envdToken());
     n.putNull("domain");
-    n.put("allowInternetAccess", false);
+    if (s.allowInternetAccess() != null) {
+      n.put("allowInternetAccess", s.allowInternetAccess());
+    } else {
+      n.putNull("allowInternetAccess");
+    }
+    if (s.network() != null) {
+      n.set("network", s.network());
+    }
     n.putObject("lifecycle").put("autoResume", s.lifecycle().autoResume())
         .put("onTimeout", s.lifecycle().pauseOnTimeout() ? "pause" : "kill");
     return n;
