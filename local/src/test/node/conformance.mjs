@@ -1,7 +1,18 @@
 // Drives the official e2b SDK against an E2B-compatible server named by E2B_API_URL,
 // E2B_SANDBOX_URL and E2B_API_KEY. Prints one line per step, "step: result", which the Java
 // test asserts on; any unexpected failure prints "FAILED: ..." and exits non-zero.
-import { Sandbox, CommandExitError, SandboxNotFoundError, NotFoundError } from 'e2b'
+import { Sandbox, Volume, CommandExitError, SandboxNotFoundError, NotFoundError } from 'e2b'
+
+const suffix = Math.random().toString(36).slice(2, 10)
+const enc = (s) => new TextEncoder().encode(s)
+async function waitFor(check, limitMs = 20_000) {
+  const until = Date.now() + limitMs
+  while (Date.now() < until) {
+    if (await check()) return true
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  throw new Error(`condition not met within ${limitMs} ms: ${check}`)
+}
 
 const say = (step, value) => console.log(`${step}: ${typeof value === 'string' ? value : JSON.stringify(value)}`)
 
@@ -50,6 +61,80 @@ async function main() {
 
   const again = await Sandbox.connect(sbx.sandboxId)
   say('connect', (await again.commands.run('echo $CONF_VAR')).stdout.trim())
+
+  // a background command, disconnected, then re-attached by pid: it kept running meanwhile
+  const ticker = await sbx.commands.run('for i in 1 2 3 4 5 6; do echo tick-$i; sleep 0.4; done', { background: true })
+  await ticker.disconnect()
+  const reattached = await sbx.commands.connect(ticker.pid)
+  const ticked = await reattached.wait()
+  say('reattach', ticked.stdout.includes('tick-6') && ticked.exitCode === 0 ? 'got the later output and the exit' : `unexpected: ${JSON.stringify(ticked)}`)
+
+  // a terminal: input, its size, a resize, kill
+  let screen = ''
+  const pty = await sbx.pty.create({ cols: 80, rows: 24, timeoutMs: 60_000, onData: (d) => { screen += new TextDecoder().decode(d) } })
+  await sbx.pty.sendInput(pty.pid, enc('stty size\n'))
+  await waitFor(() => screen.includes('24 80'))
+  await sbx.pty.resize(pty.pid, { cols: 100, rows: 30 })
+  await sbx.pty.sendInput(pty.pid, enc('stty size\n'))
+  await waitFor(() => screen.includes('30 100'))
+  say('pty.resize', 'stty saw 24 80 then 30 100')
+  say('pty.kill', await sbx.pty.kill(pty.pid))
+
+  // watching a folder
+  await sbx.files.makeDir('/home/user/watched')
+  const events = []
+  const watcher = await sbx.files.watchDir('/home/user/watched', (e) => { events.push(`${e.name}:${e.type}`) })
+  await sbx.files.write('/home/user/watched/new.txt', 'x')
+  await waitFor(() => events.includes('new.txt:create'))
+  await watcher.stop()
+  say('watchDir', 'new.txt:create')
+
+  // pause keeps memory: a process is still alive after resume
+  const sleeper = (await sbx.commands.run('nohup sleep 600 >/dev/null 2>&1 & echo $!')).stdout.trim()
+  say('pause', await sbx.pause())
+  say('pause.again', await sbx.pause())
+  say('paused.state', (await Sandbox.getInfo(sbx.sandboxId)).state)
+  const resumed = await Sandbox.connect(sbx.sandboxId)
+  say('resume.process', (await resumed.commands.run(`kill -0 ${sleeper} && echo alive`)).stdout.trim())
+  say('resumed.state', (await Sandbox.getInfo(sbx.sandboxId)).state)
+
+  // snapshots: create, list, create from, delete refused while in use, delete
+  const snap = await sbx.createSnapshot({ name: `conformance-${suffix}` })
+  say('snapshot.id', snap.snapshotId === `conformance-${suffix}:default` ? 'name:default' : snap.snapshotId)
+  const snaps = await Sandbox.listSnapshots({ sandboxId: sbx.sandboxId }).nextItems()
+  say('snapshot.list', snaps.some((s) => s.snapshotId === snap.snapshotId) ? 'found' : 'missing')
+  const child = await Sandbox.create(snap.snapshotId, { timeoutMs: 120_000 })
+  say('snapshot.child', await child.files.read('/home/user/conf/data.txt'))
+  try {
+    await Sandbox.deleteSnapshot(snap.snapshotId)
+    say('snapshot.deleteInUse', 'deleted while in use')
+  } catch (e) {
+    say('snapshot.deleteInUse', `refused (${e.constructor.name})`)
+  }
+  await child.kill()
+  say('snapshot.delete', await Sandbox.deleteSnapshot(snap.snapshotId))
+
+  // volumes: data outlives the sandbox that wrote it
+  const vol = await Volume.create(`conformance-${suffix}`)
+  const writer = await Sandbox.create('base', { volumeMounts: { '/mnt/vol': vol }, timeoutMs: 120_000 })
+  await writer.commands.run('echo persisted > /mnt/vol/f.txt')
+  await writer.kill()
+  const reader = await Sandbox.create('base', { volumeMounts: { '/mnt/vol': vol.name }, timeoutMs: 120_000 })
+  say('volume.survives', (await reader.commands.run('cat /mnt/vol/f.txt')).stdout.trim())
+  await reader.kill()
+  say('volume.listed', (await Volume.list()).some((v) => v.volumeId === vol.volumeId) ? 'found' : 'missing')
+  say('volume.destroy', await Volume.destroy(vol.volumeId))
+
+  // setTimeout, then the server kills it at the deadline
+  const short = await Sandbox.create('base', { timeoutMs: 120_000 })
+  await short.setTimeout(2_000)
+  await waitFor(async () => !(await short.isRunning()), 30_000)
+  try {
+    await Sandbox.getInfo(short.sandboxId)
+    say('deadline', 'still there')
+  } catch (e) {
+    say('deadline', e.constructor.name)
+  }
 
   say('kill', await sbx.kill())
   say('kill.again', await Sandbox.kill(sbx.sandboxId))

@@ -26,7 +26,7 @@ class OfficialSdkConformanceTest {
 
   @Test
   @Timeout(value = 10, unit = TimeUnit.MINUTES)
-  @DisplayName("the official e2b JS SDK creates, runs, writes, reads, lists, connects and kills against the local server")
+  @DisplayName("the official e2b JS SDK against the local server: create, run, files, list, connect, re-attach, PTY, watch, pause/resume, snapshots, volumes, deadline, kill")
   void officialSdkAgainstLocalServer(LocalServer server) throws Exception {
     Path work = Path.of("target", "node-conformance").toAbsolutePath();
     Files.createDirectories(work);
@@ -66,6 +66,24 @@ class OfficialSdkConformanceTest {
         .containsEntry("list.metadata", "node sdk")
         .containsEntry("getInfo", "true base running conformance")
         .containsEntry("connect", "from-create")
+        .containsEntry("reattach", "got the later output and the exit")
+        .containsEntry("pty.resize", "stty saw 24 80 then 30 100")
+        .containsEntry("pty.kill", "true")
+        .containsEntry("watchDir", "new.txt:create")
+        .containsEntry("pause", "true")
+        .containsEntry("pause.again", "false")
+        .containsEntry("paused.state", "paused")
+        .containsEntry("resume.process", "alive")
+        .containsEntry("resumed.state", "running")
+        .containsEntry("snapshot.id", "name:default")
+        .containsEntry("snapshot.list", "found")
+        .containsEntry("snapshot.child", "written by the node sdk")
+        .containsEntry("snapshot.deleteInUse", "refused (SandboxError)")
+        .containsEntry("snapshot.delete", "true")
+        .containsEntry("volume.survives", "persisted")
+        .containsEntry("volume.listed", "found")
+        .containsEntry("volume.destroy", "true")
+        .containsEntry("deadline", "SandboxNotFoundError")
         .containsEntry("kill", "true")
         .containsEntry("kill.again", "false")
         .containsEntry("missing.connect", "SandboxNotFoundError")
