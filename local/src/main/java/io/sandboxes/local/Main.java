@@ -33,6 +33,7 @@ public final class Main {
       return switch (command) {
         case "serve" -> serve(rest, out);
         case "image" -> image(rest, out);
+        case "status" -> status(rest, out);
         case "--help", "-h", "help" -> {
           usage(out);
           yield 0;
@@ -56,12 +57,17 @@ public final class Main {
     out.println("""
         usage:
           sandboxes-local serve [--port N] [--envd-port N] [--api-key KEY] [--keep-sandboxes]
-                                [--id NAME] [--state-dir DIR]
+                                [--id NAME] [--state-dir DIR] [--host ADDRESS]
               serve E2B's API on 127.0.0.1:N (default 3000) and envd on 127.0.0.1:N (default 49983);
               --keep-sandboxes leaves them running at shutdown, and a server started again with
-              the same --id (default "standalone") takes them back
+              the same --id (default "standalone") takes them back; --host binds another
+              address than 127.0.0.1, which exposes every sandbox to that network
           sandboxes-local image build
-              build the base template image if it is missing, showing progress""");
+              build the base template image if it is missing, showing progress
+          sandboxes-local image list
+              list the base image and the snapshot templates
+          sandboxes-local status
+              list every sandbox container of the local runtime, whichever server made it""");
   }
 
   private static int serve(Deque<String> opts, PrintStream out) {
@@ -78,6 +84,7 @@ public final class Main {
         case "--api-key" -> b.apiKey(arg(opts, o));
         case "--keep-sandboxes" -> b.keepSandboxesOnClose(true);
         case "--id" -> b.serverId(arg(opts, o));
+        case "--host" -> b.host(arg(opts, o));
         case "--state-dir" -> b.stateDir(java.nio.file.Path.of(arg(opts, o)));
         default -> throw new IllegalArgumentException("unknown option '" + o + "' for serve");
       }
@@ -100,10 +107,44 @@ public final class Main {
     return 0;
   }
 
+  private static int status(Deque<String> opts, PrintStream out) {
+    if (!opts.isEmpty()) {
+      throw new IllegalArgumentException("status takes no options");
+    }
+    DockerRuntime docker = DockerRuntime.connect();
+    java.util.List<com.github.dockerjava.api.model.Container> ours = docker.listOurs();
+    out.printf("%-22s %-22s %-9s %-26s %-26s %s%n", "SANDBOX", "SERVER", "DOCKER", "STARTED", "FIRST DEADLINE", "TEMPLATE");
+    for (com.github.dockerjava.api.model.Container c : ours) {
+      java.util.Map<String, String> l = c.getLabels();
+      out.printf("%-22s %-22s %-9s %-26s %-26s %s%n", l.getOrDefault(DockerRuntime.LABEL_SANDBOX_ID, "?"),
+          l.getOrDefault(DockerRuntime.LABEL_SERVER, "?"), c.getState(), l.getOrDefault(DockerRuntime.LABEL_STARTED, "?"),
+          l.getOrDefault(DockerRuntime.LABEL_DEADLINE, "?"), l.getOrDefault(DockerRuntime.LABEL_TEMPLATE, "?"));
+    }
+    out.println(ours.size() + " sandbox container(s); a running server's GET /v2/sandboxes gives current deadlines and pause state");
+    return 0;
+  }
+
   private static int image(Deque<String> opts, PrintStream out) {
     String sub = opts.isEmpty() ? "" : opts.pop();
+    if (sub.equals("list") && opts.isEmpty()) {
+      DockerRuntime docker = DockerRuntime.connect();
+      for (com.github.dockerjava.api.model.Image i : docker.client().listImagesCmd().exec()) {
+        String[] tags = i.getRepoTags();
+        java.util.Map<String, String> labels = i.getLabels() == null ? java.util.Map.of() : i.getLabels();
+        boolean base = tags != null && java.util.Arrays.stream(tags).anyMatch(t -> t.startsWith(BaseImage.REPOSITORY + ":"));
+        String snapshot = labels.get("io.sandboxes.snapshot-id");
+        if (base) {
+          out.printf("base        %-40s %6d MB%s%n", String.join(",", tags), i.getSize() / 1_000_000,
+              java.util.Arrays.asList(tags).contains(BaseImage.reference()) ? "  (current)" : "  (outdated)");
+        } else if (snapshot != null) {
+          out.printf("snapshot    %-40s %6d MB  of sandbox %s%n", snapshot, i.getSize() / 1_000_000,
+              labels.getOrDefault("io.sandboxes.snapshot-sandbox", "?"));
+        }
+      }
+      return 0;
+    }
     if (!sub.equals("build") || !opts.isEmpty()) {
-      throw new IllegalArgumentException("usage: sandboxes-local image build");
+      throw new IllegalArgumentException("usage: sandboxes-local image build | image list");
     }
     String ref = BaseImage.ensure(DockerRuntime.connect(), out::println);
     out.println("base image: " + ref);

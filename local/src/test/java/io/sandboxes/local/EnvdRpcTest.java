@@ -203,6 +203,75 @@ class EnvdRpcTest {
   }
 
   @Test
+  @DisplayName("a finished process's end is kept: a late Connect by pid still gets start and end")
+  void lateConnect() {
+    int pid;
+    try (ConnectStream stream = envd.stream("process.Process/Start", startRequest("exit 4", false, null), null, Duration.ofSeconds(30), "start", null)) {
+      pid = stream.next().path("event").path("start").path("pid").asInt();
+      assertThat(((JsonNode) drain(stream)[1]).path("exitCode").asInt()).isEqualTo(4);
+    }
+    try (ConnectStream late = envd.stream("process.Process/Connect", byPid(pid), null, Duration.ofSeconds(30), "late connect", null)) {
+      assertThat(late.next().path("event").path("start").path("pid").asInt()).isEqualTo(pid);
+      JsonNode end = (JsonNode) drain(late)[1];
+      assertThat(end.path("exitCode").asInt()).isEqualTo(4);
+      assertThat(end.path("status").asText()).isEqualTo("exit status 4");
+    }
+  }
+
+  @Test
+  @DisplayName("a process lives until its Connect-Timeout-Ms deadline even when its client has gone, then it is killed")
+  void deadlineWithoutClient() {
+    int pid;
+    try (ConnectStream stream = envd.stream("process.Process/Start", startRequest("sleep 600", false, "deadline"), null,
+        Duration.ofMillis(2500), "start", null)) {
+      pid = stream.next().path("event").path("start").path("pid").asInt();
+    }
+    assertThat(StreamSupport.stream(envd.unary("process.Process/List", Json.object(), null, "list").path("processes").spliterator(), false)
+        .anyMatch(p -> p.path("pid").asInt() == pid)).isTrue();
+    await().atMost(Duration.ofSeconds(20)).until(() -> StreamSupport.stream(
+        envd.unary("process.Process/List", Json.object(), null, "list").path("processes").spliterator(), false)
+        .noneMatch(p -> p.path("pid").asInt() == pid));
+    try (ConnectStream late = envd.stream("process.Process/Connect", byPid(pid), null, Duration.ofSeconds(30), "late connect", null)) {
+      late.next();
+      assertThat(((JsonNode) drain(late)[1]).path("status").asText()).isEqualTo("signal: killed");
+    }
+  }
+
+  @Test
+  @DisplayName("a quiet stream gets keepalive events at the client's Keepalive-Ping-Interval")
+  void keepalive(LocalServer server) throws Exception {
+    ObjectNode body = startRequest("sleep 3; echo done", false, null);
+    byte[] envelope = io.sandboxes.e2b.internal.Connect.envelope(0, Json.bytes(body));
+    try (java.net.http.HttpClient raw = java.net.http.HttpClient.newBuilder().version(java.net.http.HttpClient.Version.HTTP_1_1).build()) {
+      java.net.http.HttpResponse<java.io.InputStream> r = raw.send(java.net.http.HttpRequest.newBuilder(
+              server.sandboxUrl().resolve("/process.Process/Start"))
+          .header("E2b-Sandbox-Id", sandbox.id())
+          .header("X-Access-Token", Tokens.envdToken(server, sandbox.id()))
+          .header("Content-Type", "application/connect+json")
+          .header("Connect-Protocol-Version", "1")
+          .header("Keepalive-Ping-Interval", "1")
+          .POST(java.net.http.HttpRequest.BodyPublishers.ofByteArray(envelope)).build(),
+          java.net.http.HttpResponse.BodyHandlers.ofInputStream());
+      assertThat(r.statusCode()).isEqualTo(200);
+      assertThat(r.headers().firstValue("content-type")).contains("application/connect+json");
+      List<String> kinds = new ArrayList<>();
+      try (java.io.InputStream in = r.body()) {
+        io.sandboxes.e2b.internal.Connect.Envelope env;
+        while ((env = io.sandboxes.e2b.internal.Connect.read(in)) != null) {
+          if (env.endStream()) {
+            kinds.add("eos " + new String(env.payload(), StandardCharsets.UTF_8));
+            break;
+          }
+          kinds.add(Json.parse(env.payload()).path("event").fieldNames().next());
+        }
+      }
+      assertThat(kinds.get(0)).isEqualTo("start");
+      assertThat(kinds).filteredOn("keepalive"::equals).hasSizeGreaterThanOrEqualTo(2);
+      assertThat(kinds.subList(kinds.size() - 2, kinds.size())).containsExactly("end", "eos {}");
+    }
+  }
+
+  @Test
   @DisplayName("Connect and SendSignal to an unknown pid answer not_found")
   void unknownPid() {
     try (ConnectStream stream = envd.stream("process.Process/Connect", byPid(999_999), null, Duration.ofSeconds(10), "connect", null)) {

@@ -113,7 +113,7 @@ public final class ApiHandler extends Handler.Abstract {
       return;
     }
     Matcher m = SANDBOX_PATH.matcher(path);
-    if (m.matches()) {
+    if (m.matches() && !path.equals("/sandboxes/metrics")) {
       String id = m.group(1);
       String action = m.group(2);
       boolean v2 = path.startsWith("/v2/");

@@ -1,0 +1,54 @@
+package io.sandboxes.local;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.sandboxes.e2b.E2BSandbox;
+import io.sandboxes.e2b.E2BSandboxProvider;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+@ExtendWith(SharedServer.class)
+class MainTest {
+  private final ByteArrayOutputStream out = new ByteArrayOutputStream();
+  private final ByteArrayOutputStream err = new ByteArrayOutputStream();
+
+  private int run(String... args) {
+    return Main.run(List.of(args), new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8));
+  }
+
+  @Test
+  @DisplayName("status lists a live sandbox with the server that made it")
+  void status(E2BSandboxProvider e2b) {
+    try (E2BSandbox s = e2b.create()) {
+      assertThat(run("status")).isZero();
+      assertThat(out.toString(StandardCharsets.UTF_8)).contains(s.id()).contains("inproc-").contains("running");
+    }
+  }
+
+  @Test
+  @DisplayName("image list shows the current base image")
+  void imageList() {
+    assertThat(run("image", "list")).isZero();
+    assertThat(out.toString(StandardCharsets.UTF_8)).contains("sandboxes-local/base:").contains("(current)");
+  }
+
+  @Test
+  @DisplayName("bad usage exits 2 with a message naming what was wrong")
+  void badUsage() {
+    assertThat(run("frobnicate")).isEqualTo(2);
+    assertThat(err.toString(StandardCharsets.UTF_8)).contains("unknown command 'frobnicate'");
+    err.reset();
+    assertThat(run("serve", "--port", "abc")).isEqualTo(2);
+    assertThat(err.toString(StandardCharsets.UTF_8)).contains("--port must be a number");
+    err.reset();
+    assertThat(run("serve", "--port", "70000")).isEqualTo(2);
+    assertThat(err.toString(StandardCharsets.UTF_8)).contains("apiPort");
+    assertThat(run("--help")).isZero();
+    assertThat(out.toString(StandardCharsets.UTF_8)).contains("sandboxes-local serve");
+  }
+}
