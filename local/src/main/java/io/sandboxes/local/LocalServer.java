@@ -125,7 +125,8 @@ public final class LocalServer implements AutoCloseable {
     this.registry = reg;
     this.apiUrl = URI.create("http://" + config.host + ":" + api.getLocalPort());
     this.sandboxUrl = URI.create("http://" + config.host + ":" + envd.getLocalPort());
-    LOG.info("sandboxes-local serving E2B_API_URL={} E2B_SANDBOX_URL={}", apiUrl, sandboxUrl);
+    LOG.atInfo().addKeyValue("event", "server.started").addKeyValue("server", config.serverId).addKeyValue("apiUrl", apiUrl)
+        .addKeyValue("sandboxUrl", sandboxUrl).log("sandboxes-local serving");
     return this;
   }
 
@@ -182,7 +183,8 @@ public final class LocalServer implements AutoCloseable {
     if (reg != null) {
       reg.close(!config.keepSandboxesOnClose);
     }
-    LOG.info("sandboxes-local stopped");
+    LOG.atInfo().addKeyValue("event", "server.stopped").addKeyValue("server", config.serverId)
+        .addKeyValue("sandboxesKept", config.keepSandboxesOnClose).log("sandboxes-local stopped");
   }
 
   /** Configures a {@link LocalServer}. */

@@ -174,10 +174,8 @@ class EnvdRpcTest {
         input.putObject("input").put("pty", Base64.getEncoder().encodeToString(text.getBytes(StandardCharsets.UTF_8)));
         envd.unary("process.Process/SendInput", input, null, "pty input");
       };
-      long t0 = System.nanoTime();
       type.accept("stty size; echo marker-$((6*7))\n");
       await().atMost(Duration.ofSeconds(20)).until(() -> screen.toString().contains("marker-42"));
-      System.out.printf("pty round trip %d ms%n", (System.nanoTime() - t0) / 1_000_000);
       assertThat(screen.toString()).contains("24 80");
 
       ObjectNode resize = byPid(pid);

@@ -2,7 +2,9 @@ package io.sandboxes.examples.bench;
 
 import io.sandboxes.Sandbox;
 import io.sandboxes.dsl.Sandboxes;
+import io.sandboxes.e2b.E2BSandbox;
 import io.sandboxes.e2b.E2BSandboxProvider;
+import io.sandboxes.local.LocalServer;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -17,10 +19,11 @@ import java.util.List;
 public final class LocalBench {
   private LocalBench() {}
 
-  public static void main(String[] args) {
+  public static void main(String[] args) throws Exception {
     int creates = args.length > 0 ? Integer.parseInt(args[0]) : 10;
     int echoes = args.length > 1 ? Integer.parseInt(args[1]) : 100;
-    try (E2BSandboxProvider sandboxes = Sandboxes.local()) {
+    try (LocalServer server = LocalServer.builder().build().start();
+         E2BSandboxProvider sandboxes = Sandboxes.at(server.apiUrl(), server.sandboxUrl(), server.apiKey())) {
       // warm-up: first container start, JIT, connection pools
       try (Sandbox warm = sandboxes.create()) {
         for (int i = 0; i < 10; i++) {
@@ -32,7 +35,7 @@ public final class LocalBench {
       List<Double> kill = new ArrayList<>();
       for (int i = 0; i < creates; i++) {
         long t0 = System.nanoTime();
-        Sandbox s = sandboxes.create();
+        E2BSandbox s = sandboxes.create();
         long t1 = System.nanoTime();
         s.exec("true");
         long t2 = System.nanoTime();
@@ -64,12 +67,38 @@ public final class LocalBench {
           read.add(ms(System.nanoTime() - t1));
         }
       }
+      List<Double> pause = new ArrayList<>();
+      List<Double> resume = new ArrayList<>();
+      List<Double> snapshot = new ArrayList<>();
+      List<Double> pty = new ArrayList<>();
+      try (E2BSandbox s = sandboxes.create()) {
+        s.exec("nohup sleep 600 >/dev/null 2>&1 &");
+        for (int i = 0; i < 10; i++) {
+          long t0 = System.nanoTime();
+          s.pause();
+          long t1 = System.nanoTime();
+          sandboxes.connect(s.id());
+          pause.add(ms(t1 - t0));
+          resume.add(ms(System.nanoTime() - t1));
+        }
+        for (int i = 0; i < 5; i++) {
+          long t0 = System.nanoTime();
+          sandboxes.createSnapshot(s.id(), "bench-snapshot");
+          snapshot.add(ms(System.nanoTime() - t0));
+        }
+        sandboxes.deleteTemplate("bench-snapshot:default");
+        pty.addAll(PtyRoundTrip.measure(sandboxes, server.apiKey(), s, 20));
+      }
       report("create (request to handle)", create);
       report("first exec after create", firstExec);
       report("kill", kill);
       report("echo round trip", echo);
       report("write 1 MiB", write);
       report("read 1 MiB", read);
+      report("pause (memory kept)", pause);
+      report("resume (connect)", resume);
+      report("snapshot", snapshot);
+      report("PTY keystroke to echo", pty);
     }
   }
 

@@ -144,7 +144,8 @@ public final class Registry implements AutoCloseable {
     sandboxes.put(id, sandbox);
     persist(sandbox);
     sandbox.log("info", "sandbox created from template " + templateId + ", ends at " + end);
-    LOG.info("sandbox {} created from template {} (container {}), ends at {}", id, templateId, containerId.substring(0, 12), end);
+    LOG.atInfo().addKeyValue("event", "sandbox.created").addKeyValue("sandbox", id).addKeyValue("template", templateId)
+        .addKeyValue("container", containerId.substring(0, 12)).addKeyValue("endAt", end).log("sandbox created");
     return sandbox;
   }
 
@@ -184,7 +185,7 @@ public final class Registry implements AutoCloseable {
       }
       docker.remove(s.containerId());
       forget(id);
-      LOG.info("sandbox {} killed", id);
+      LOG.atInfo().addKeyValue("event", "sandbox.killed").addKeyValue("sandbox", id).log("sandbox killed");
       return true;
     } finally {
       s.transitions.unlock();
@@ -218,7 +219,8 @@ public final class Registry implements AutoCloseable {
       s.markPaused(memory);
       persist(s);
       s.log("info", memory ? "paused with its memory" : "paused, filesystem only");
-      LOG.info("sandbox {} paused ({})", s.id(), memory ? "memory kept" : "filesystem only");
+      LOG.atInfo().addKeyValue("event", "sandbox.paused").addKeyValue("sandbox", s.id()).addKeyValue("memory", memory)
+          .log("sandbox paused");
       return true;
     } finally {
       s.transitions.unlock();
@@ -254,7 +256,8 @@ public final class Registry implements AutoCloseable {
       s.endAt(Instant.now().plus(timeout));
       persist(s);
       s.log("info", "resumed, ends at " + s.endAt());
-      LOG.info("sandbox {} resumed, ends at {}", s.id(), s.endAt());
+      LOG.atInfo().addKeyValue("event", "sandbox.resumed").addKeyValue("sandbox", s.id()).addKeyValue("endAt", s.endAt())
+          .log("sandbox resumed");
       return true;
     } finally {
       s.transitions.unlock();
@@ -297,10 +300,12 @@ public final class Registry implements AutoCloseable {
         }
         try {
           if (s.lifecycle().pauseOnTimeout()) {
-            LOG.info("sandbox {} reached its deadline: pausing", s.id());
+            LOG.atInfo().addKeyValue("event", "sandbox.deadline").addKeyValue("sandbox", s.id()).addKeyValue("action", "pause")
+                .log("sandbox reached its deadline");
             pause(s, s.lifecycle().autoPauseMemory());
           } else {
-            LOG.info("sandbox {} reached its deadline: killing", s.id());
+            LOG.atInfo().addKeyValue("event", "sandbox.deadline").addKeyValue("sandbox", s.id()).addKeyValue("action", "kill")
+                .log("sandbox reached its deadline");
             kill(s.id());
           }
         } catch (RpcError | RuntimeException e) {
@@ -421,7 +426,8 @@ public final class Registry implements AutoCloseable {
     sandboxes.put(id, s);
     persist(s);
     s.log("info", "taken back by a restarted server (" + (pausedNow ? "paused" : "running") + ")");
-    LOG.info("took back sandbox {} ({})", id, pausedNow ? "paused" : "running");
+    LOG.atInfo().addKeyValue("event", "sandbox.recovered").addKeyValue("sandbox", id)
+        .addKeyValue("state", pausedNow ? "paused" : "running").log("sandbox taken back after a restart");
   }
 
   private static List<LocalSandbox.VolumeMount> mountsFromLabel(String json) throws IOException {

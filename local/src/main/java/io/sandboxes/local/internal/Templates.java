@@ -108,7 +108,8 @@ public final class Templates {
         throw new RpcError("internal", "capturing sandbox " + sandbox.id() + " failed: " + e.getMessage());
       }
       previous.ifPresent(p -> removeImage(p.imageId()));
-      LOG.info("snapshot {} of sandbox {} taken ({})", snapshotId, sandbox.id(), imageId);
+      LOG.atInfo().addKeyValue("event", "snapshot.created").addKeyValue("snapshot", snapshotId).addKeyValue("sandbox", sandbox.id())
+          .addKeyValue("image", imageId).log("snapshot taken");
       return new Snapshot(snapshotId, n, sandbox.id(), Instant.parse(labels.get(LABEL_SNAPSHOT_CREATED)), imageId);
     } finally {
       lock.unlock();
