@@ -95,7 +95,7 @@ async function main() {
   say('pause.again', await sbx.pause())
   say('paused.state', (await Sandbox.getInfo(sbx.sandboxId)).state)
   const resumed = await Sandbox.connect(sbx.sandboxId)
-  say('resume.process', (await resumed.commands.run(`kill -0 ${sleeper} && echo alive`)).stdout.trim())
+  say('resume.process', (await resumed.commands.run(`ps -o args= -p ${sleeper}`)).stdout.trim() === 'sleep 600' ? 'alive' : 'gone')
   say('resumed.state', (await Sandbox.getInfo(sbx.sandboxId)).state)
 
   // snapshots: create, list, create from, delete refused while in use, delete

@@ -33,7 +33,8 @@ class LifecycleTest {
   }
 
   private static boolean alive(E2BSandbox s, String pid) {
-    return s.exec("kill -0 " + pid + " 2>/dev/null && echo alive || echo gone").stdout().strip().equals("alive");
+    // by command line, not just pid: after a restart the same pid may belong to another process
+    return s.exec("ps -o args= -p " + pid + " | grep -qx 'sleep 600' && echo alive || echo gone").stdout().strip().equals("alive");
   }
 
   @Test
@@ -75,8 +76,9 @@ class LifecycleTest {
   @Test
   @DisplayName("onTimeout PAUSE: at the deadline the sandbox is paused, not killed, and resumes with its process")
   void pauseAtDeadline(E2BSandboxProvider e2b) {
-    try (E2BSandbox s = e2b.create(SandboxSpec.defaults().withTimeout(Duration.ofSeconds(2)).withOnTimeout(OnTimeout.PAUSE))) {
+    try (E2BSandbox s = e2b.create(SandboxSpec.defaults().withTimeout(Duration.ofMinutes(2)).withOnTimeout(OnTimeout.PAUSE))) {
       String pid = startSleeper(s);
+      s.setTimeout(Duration.ofSeconds(1));
       await().atMost(Duration.ofSeconds(20)).until(() -> e2b.info(s.id()).state() == SandboxState.PAUSED);
       E2BSandbox resumed = e2b.connect(s.id(), Duration.ofMinutes(2));
       assertThat(alive(resumed, pid)).isTrue();
@@ -87,8 +89,9 @@ class LifecycleTest {
   @Test
   @DisplayName("autoResume: a call to a paused sandbox's daemon resumes it")
   void autoResume(E2BSandboxProvider e2b) {
-    try (E2BSandbox s = e2b.create(SandboxSpec.defaults().withTimeout(Duration.ofSeconds(2))
+    try (E2BSandbox s = e2b.create(SandboxSpec.defaults().withTimeout(Duration.ofMinutes(2))
         .withOnTimeout(OnTimeout.PAUSE).withAutoResume(true))) {
+      s.setTimeout(Duration.ofSeconds(1));
       await().atMost(Duration.ofSeconds(20)).until(() -> e2b.info(s.id()).state() == SandboxState.PAUSED);
       assertThat(s.exec("echo awake").stdout()).isEqualTo("awake\n");
       assertThat(e2b.info(s.id()).state()).isEqualTo(SandboxState.RUNNING);
