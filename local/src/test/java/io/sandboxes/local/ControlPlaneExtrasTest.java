@@ -68,6 +68,36 @@ class ControlPlaneExtrasTest {
   }
 
   @Test
+  @DisplayName("refreshes extend the deadline (never shorten it) up to an hour; snapshots page with limit and X-Next-Token")
+  void refreshesAndSnapshotPaging(E2BSandboxProvider e2b, LocalServer server) throws Exception {
+    try (E2BSandbox s = e2b.create()) {
+      java.time.Instant before = e2b.info(s.id()).endAt();
+      assertThat(call(server, "POST", "/sandboxes/" + s.id() + "/refreshes", "{\"duration\":1800}").statusCode()).isEqualTo(204);
+      java.time.Instant after = e2b.info(s.id()).endAt();
+      assertThat(after).isAfter(before.plusSeconds(1000));
+      assertThat(call(server, "POST", "/sandboxes/" + s.id() + "/refreshes", "{\"duration\":10}").statusCode()).isEqualTo(204);
+      assertThat(e2b.info(s.id()).endAt()).isEqualTo(after);
+      assertThat(call(server, "POST", "/sandboxes/" + s.id() + "/refreshes", "{\"duration\":3601}").statusCode()).isEqualTo(400);
+
+      String a = e2b.createSnapshot(s.id(), "paging-a-" + s.id()).snapshotId();
+      String b = e2b.createSnapshot(s.id(), "paging-b-" + s.id()).snapshotId();
+      try {
+        HttpResponse<byte[]> first = call(server, "GET", "/snapshots?sandboxID=" + s.id() + "&limit=1", null);
+        assertThat(Json.parse(first.body())).hasSize(1);
+        String token = first.headers().firstValue("X-Next-Token").orElseThrow();
+        HttpResponse<byte[]> second = call(server, "GET", "/snapshots?sandboxID=" + s.id() + "&limit=1&nextToken=" + token, null);
+        assertThat(Json.parse(second.body())).hasSize(1);
+        assertThat(second.headers().firstValue("X-Next-Token")).isEmpty();
+        assertThat(java.util.List.of(Json.parse(first.body()).get(0).path("snapshotID").asText(),
+            Json.parse(second.body()).get(0).path("snapshotID").asText())).containsExactlyInAnyOrder(a, b);
+      } finally {
+        e2b.deleteTemplate(a);
+        e2b.deleteTemplate(b);
+      }
+    }
+  }
+
+  @Test
   @DisplayName("the v2 logs endpoint gives the sandbox's lifecycle events")
   void logs(E2BSandboxProvider e2b, LocalServer server) throws Exception {
     try (E2BSandbox s = e2b.create()) {
