@@ -30,14 +30,14 @@ public final class E2BSandbox implements Sandbox {
   /** Extra time the client waits past a command's own deadline for the daemon to report it. */
   static final Duration DEADLINE_GRACE = Duration.ofSeconds(10);
 
-  private final E2BSandboxProvider provider;
+  private final E2BApi provider;
   private final String id;
   private final @Nullable String templateId;
   private final @Nullable String envdVersion;
   private final Envd envd;
   private final AtomicBoolean closed = new AtomicBoolean();
 
-  E2BSandbox(E2BSandboxProvider provider, String id, @Nullable String templateId, @Nullable String envdVersion, Envd envd) {
+  E2BSandbox(E2BApi provider, String id, @Nullable String templateId, @Nullable String envdVersion, Envd envd) {
     this.provider = provider;
     this.id = id;
     this.templateId = templateId;

@@ -54,6 +54,7 @@ public final class E2BSandboxProvider implements AutoCloseable {
   private final String domain;
   private final Http http;
   private final ControlPlane controlPlane;
+  private final E2BApi api;
   private final List<AutoCloseable> closing;
   private final AtomicBoolean closed = new AtomicBoolean();
 
@@ -76,6 +77,7 @@ public final class E2BSandboxProvider implements AutoCloseable {
     this.http = new Http(b.requestTimeout);
     this.controlPlane = new ControlPlane(http, apiUrl, apiKey);
     this.closing = List.copyOf(b.closing);
+    this.api = new E2BApi(this, http, controlPlane, sandboxUrl, domain);
   }
 
   /** @return a builder; unset values come from the environment */
@@ -101,290 +103,18 @@ public final class E2BSandboxProvider implements AutoCloseable {
     return Optional.ofNullable(sandboxUrl);
   }
 
-  /** @return a new sandbox from the {@code base} template with the default timeout */
-  public E2BSandbox create() {
-    return create(SandboxSpec.defaults());
-  }
-
   /**
-   * Creates a sandbox and returns a handle to it once the control plane has answered.
+   * E2B's own API, call for call: create, connect, info, paged listing, pause, timeouts, kill,
+   * volumes, snapshots. It answers exactly what the server says; the seed's semantics (what
+   * {@link io.sandboxes.SandboxProvider} promises) are built on it.
    *
-   * @param spec template, timeout, environment and metadata
-   * @return the live sandbox; close it to kill it
+   * @return the raw API of this provider
    */
-  public E2BSandbox create(SandboxSpec spec) {
-    ensureOpen();
-    ObjectNode body = Json.object()
-        .put("templateID", spec.template())
-        .put("timeout", seconds(spec.timeout()))
-        .put("secure", true);
-    if (spec.onTimeout() != io.sandboxes.OnTimeout.KILL) {
-      body.put("autoPause", true);
-      body.put("autoPauseMemory", spec.onTimeout() == io.sandboxes.OnTimeout.PAUSE);
-    }
-    if (spec.autoResume()) {
-      body.putObject("autoResume").put("enabled", true);
-    }
-    body.set("metadata", Json.toObject(spec.metadata()));
-    body.set("envVars", Json.toObject(spec.env()));
-    if (!spec.volumes().isEmpty()) {
-      com.fasterxml.jackson.databind.node.ArrayNode mounts = body.putArray("volumeMounts");
-      spec.volumes().forEach(v -> mounts.addObject().put("name", v.volume()).put("path", v.path()));
-    }
-    JsonNode sandbox = controlPlane.create(body);
-    return handle(sandbox, "create sandbox");
+  public E2BApi api() {
+    return api;
   }
 
-  /**
-   * Connects to an existing sandbox, resuming it if it is paused, and extends its timeout to at
-   * least {@code timeout} from now.
-   *
-   * @throws SandboxNotFoundException when the server says there is no such sandbox
-   */
-  public E2BSandbox connect(String sandboxId, Duration timeout) {
-    ensureOpen();
-    requirePositive(timeout, "timeout");
-    return handle(controlPlane.connect(sandboxId, seconds(timeout)), "connect to sandbox " + sandboxId);
-  }
-
-  /** Connects with the default 5 minute timeout. @see #connect(String, Duration) */
-  public E2BSandbox connect(String sandboxId) {
-    return connect(sandboxId, SandboxSpec.DEFAULT_TIMEOUT);
-  }
-
-  /**
-   * Looks a sandbox up and connects to it.
-   *
-   * @return the handle, or empty when the server positively says the sandbox does not exist
-   * @throws SandboxException for any other failure: a failure to look is never reported as absence
-   */
-  public Optional<E2BSandbox> get(String sandboxId) {
-    try {
-      return Optional.of(connect(sandboxId));
-    } catch (SandboxNotFoundException e) {
-      return Optional.empty();
-    }
-  }
-
-  /**
-   * Reads what the control plane knows of a sandbox without connecting to it, so a paused
-   * sandbox stays paused.
-   *
-   * @throws SandboxNotFoundException when there is no such sandbox
-   */
-  public SandboxInfo info(String sandboxId) {
-    ensureOpen();
-    return toInfo(controlPlane.info(sandboxId));
-  }
-
-  /**
-   * Reads one page of the listing.
-   *
-   * @throws SandboxException when the listing cannot be read; never an empty page instead
-   */
-  public SandboxPage list(SandboxQuery query) {
-    ensureOpen();
-    List<String> states = query.states().stream().map(SandboxState::wireName).sorted().toList();
-    ControlPlane.Page page = controlPlane.list(states, query.metadata(), query.limit(), query.nextToken());
-    List<SandboxInfo> items = new ArrayList<>(page.rows().size());
-    for (JsonNode row : page.rows()) {
-      items.add(toInfo(row));
-    }
-    return new SandboxPage(items, page.nextToken());
-  }
-
-  /** Reads every page of the listing. @see #list(SandboxQuery) */
-  public List<SandboxInfo> listAll(SandboxQuery query) {
-    List<SandboxInfo> all = new ArrayList<>();
-    SandboxQuery q = query.withNextToken(null);
-    while (true) {
-      SandboxPage page = list(q);
-      all.addAll(page.items());
-      if (!page.hasNext()) {
-        return all;
-      }
-      q = q.withNextToken(page.nextTokenValue());
-    }
-  }
-
-  /**
-   * Kills a sandbox, running or paused.
-   *
-   * @return true when it was killed, false when the server says it did not exist
-   */
-  public boolean kill(String sandboxId) {
-    ensureOpen();
-    return controlPlane.kill(sandboxId);
-  }
-
-  /**
-   * Pauses a sandbox. A paused sandbox runs nothing and keeps no deadline; {@link #connect}
-   * resumes it.
-   *
-   * @param keepMemory true to keep memory and processes (they carry on after resume), false to
-   *     keep only the filesystem
-   * @return true when it is paused now, false when it already was
-   * @throws SandboxNotFoundException when there is no such sandbox
-   */
-  public boolean pause(String sandboxId, boolean keepMemory) {
-    ensureOpen();
-    return controlPlane.pause(sandboxId, keepMemory);
-  }
-
-  /**
-   * Sets a sandbox to end {@code timeout} from now (it may shorten the current deadline).
-   *
-   * @throws SandboxNotFoundException when there is no such sandbox
-   */
-  public void setTimeout(String sandboxId, Duration timeout) {
-    ensureOpen();
-    requirePositive(timeout, "timeout");
-    controlPlane.setTimeout(sandboxId, seconds(timeout));
-  }
-
-  // ---- volumes ----
-
-  /**
-   * Creates a named volume.
-   *
-   * @param name letters, digits, '_' and '-'
-   * @throws io.sandboxes.SandboxApiException with status 409 when the name is taken
-   */
-  public VolumeInfo createVolume(String name) {
-    ensureOpen();
-    return toVolume(controlPlane.createVolume(Objects.requireNonNull(name, "name")));
-  }
-
-  /** @return every volume of the account */
-  public List<VolumeInfo> listVolumes() {
-    ensureOpen();
-    return controlPlane.listVolumes().stream().map(E2BSandboxProvider::toVolume).toList();
-  }
-
-  /** @return the volume, or empty when the server positively says there is none */
-  public Optional<VolumeInfo> getVolume(String volumeId) {
-    ensureOpen();
-    JsonNode v = controlPlane.getVolume(volumeId);
-    return v == null ? Optional.empty() : Optional.of(toVolume(v));
-  }
-
-  /**
-   * Deletes a volume and its data.
-   *
-   * @return false when there was no such volume
-   */
-  public boolean deleteVolume(String volumeId) {
-    ensureOpen();
-    return controlPlane.deleteVolume(volumeId);
-  }
-
-  private static VolumeInfo toVolume(JsonNode v) {
-    try {
-      return new VolumeInfo(Json.requireText(v, "volumeID"), Json.requireText(v, "name"));
-    } catch (RuntimeException e) {
-      throw new SandboxException("a volume record of a shape this client cannot read: " + Json.abbreviate(v), e);
-    }
-  }
-
-  // ---- snapshots ----
-
-  /**
-   * Captures a sandbox as a snapshot; the sandbox keeps running. The snapshot id is a template id.
-   *
-   * @param name the snapshot's name, or null for a generated one; re-using a name replaces it
-   * @throws SandboxNotFoundException when there is no such sandbox
-   */
-  public SnapshotInfo createSnapshot(String sandboxId, @Nullable String name) {
-    ensureOpen();
-    return toSnapshot(controlPlane.createSnapshot(sandboxId, name));
-  }
-
-  /**
-   * Lists snapshots, every page.
-   *
-   * @param sandboxId only those taken of this sandbox, or null for all
-   * @param name only those with this name, or null for all
-   */
-  public List<SnapshotInfo> listSnapshots(@Nullable String sandboxId, @Nullable String name) {
-    ensureOpen();
-    List<SnapshotInfo> all = new ArrayList<>();
-    String token = null;
-    do {
-      ControlPlane.Page page = controlPlane.listSnapshots(sandboxId, name, SandboxQuery.MAX_LIMIT, token);
-      page.rows().forEach(r -> all.add(toSnapshot(r)));
-      token = page.nextToken();
-    } while (token != null);
-    return all;
-  }
-
-  /**
-   * Deletes a template, such as a snapshot.
-   *
-   * @return false when there was no such template
-   * @throws io.sandboxes.SandboxApiException when a sandbox still uses it
-   */
-  public boolean deleteTemplate(String templateId) {
-    ensureOpen();
-    return controlPlane.deleteTemplate(templateId);
-  }
-
-  private static SnapshotInfo toSnapshot(JsonNode s) {
-    try {
-      List<String> names = new ArrayList<>();
-      s.path("names").forEach(n -> names.add(n.asText()));
-      return new SnapshotInfo(Json.requireText(s, "snapshotID"), names);
-    } catch (RuntimeException e) {
-      throw new SandboxException("a snapshot record of a shape this client cannot read: " + Json.abbreviate(s), e);
-    }
-  }
-
-  ControlPlane controlPlane() {
-    return controlPlane;
-  }
-
-  private E2BSandbox handle(JsonNode sandbox, String context) {
-    String id;
-    try {
-      id = Json.requireText(sandbox, "sandboxID");
-    } catch (IllegalArgumentException e) {
-      throw new SandboxException(context + ": the answer names no sandbox: " + Json.abbreviate(sandbox), e);
-    }
-    String token = Json.text(sandbox, "envdAccessToken");
-    String sandboxDomain = Json.text(sandbox, "domain");
-    URI envdUrl = sandboxUrl != null ? sandboxUrl
-        : URI.create("https://" + Envd.PORT + "-" + id + "." + (sandboxDomain == null || sandboxDomain.isBlank() ? domain : sandboxDomain));
-    Envd envd = new Envd(http, envdUrl, id, token);
-    return new E2BSandbox(this, id, Json.text(sandbox, "templateID"), Json.text(sandbox, "envdVersion"), envd);
-  }
-
-  static SandboxInfo toInfo(JsonNode row) {
-    try {
-      return new SandboxInfo(
-          Json.requireText(row, "sandboxID"),
-          Json.requireText(row, "templateID"),
-          Json.text(row, "alias"),
-          SandboxState.fromWire(Json.requireText(row, "state")),
-          Json.instant(row, "startedAt"),
-          Json.instant(row, "endAt"),
-          Json.intValue(row, "cpuCount", 0),
-          Json.intValue(row, "memoryMB", 0),
-          Json.requireText(row, "envdVersion"),
-          Json.stringMap(row.get("metadata")),
-          volumeMounts(row.get("volumeMounts")));
-    } catch (RuntimeException e) {
-      throw new SandboxException("a sandbox record of a shape this client cannot read: " + Json.abbreviate(row), e);
-    }
-  }
-
-  private static List<io.sandboxes.VolumeMount> volumeMounts(@Nullable JsonNode mounts) {
-    List<io.sandboxes.VolumeMount> out = new ArrayList<>();
-    if (mounts != null && mounts.isArray()) {
-      mounts.forEach(m -> out.add(new io.sandboxes.VolumeMount(m.path("name").asText(), m.path("path").asText())));
-    }
-    return out;
-  }
-
-  private void ensureOpen() {
+  void ensureOpen() {
     if (closed.get()) {
       throw new IllegalStateException("this E2BSandboxProvider is closed");
     }
@@ -423,7 +153,7 @@ public final class E2BSandboxProvider implements AutoCloseable {
     return d.getNano() > 0 ? s + 1 : s;
   }
 
-  private static void requirePositive(Duration d, String name) {
+  static void requirePositive(Duration d, String name) {
     Objects.requireNonNull(d, name);
     if (d.isNegative() || d.isZero()) {
       throw new IllegalArgumentException(name + " must be positive, got " + d);

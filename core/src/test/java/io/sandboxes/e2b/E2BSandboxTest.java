@@ -63,6 +63,6 @@ class E2BSandboxTest {
     E2BSandboxProvider p = E2BSandboxProvider.builder().environment(Map.of("E2B_API_KEY", "k")).build();
     p.close();
     p.close();
-    assertThatThrownBy(p::create).isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
+    assertThatThrownBy(() -> p.api().create()).isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
   }
 }

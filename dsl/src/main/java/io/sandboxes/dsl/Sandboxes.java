@@ -12,7 +12,7 @@ import java.util.ServiceLoader;
  *
  * <pre>{@code
  * try (E2BSandboxProvider sandboxes = Sandboxes.local();          // Docker on this machine
- *      Sandbox sandbox = sandboxes.create()) {
+ *      Sandbox sandbox = sandboxes.api().create()) {
  *   System.out.println(sandbox.exec("python3 -c 'print(6 * 7)'").stdout());
  * }
  * }</pre>

@@ -22,7 +22,7 @@ class SandboxesLocalTest {
     try (E2BSandboxProvider sandboxes = Sandboxes.local()) {
       api = sandboxes.apiUrl();
       assertThat(api.getHost()).isEqualTo("127.0.0.1");
-      try (Sandbox sandbox = sandboxes.create()) {
+      try (Sandbox sandbox = sandboxes.api().create()) {
         assertThat(sandbox.exec("python3 -c 'print(6 * 7)'").stdout()).isEqualTo("42\n");
       }
       assertThat(status(api.resolve("/health"))).isEqualTo(204);
@@ -43,7 +43,7 @@ class SandboxesLocalTest {
   void e2bWithoutKey() {
     try (E2BSandboxProvider p = io.sandboxes.e2b.E2BSandboxProvider.builder().environment(java.util.Map.of()).build()) {
       assertThat(p.apiUrl()).isEqualTo(URI.create("https://api.e2b.app"));
-      assertThatThrownBy(p::create).isInstanceOf(SandboxException.class).hasMessageContaining("E2B_API_KEY");
+      assertThatThrownBy(() -> p.api().create()).isInstanceOf(SandboxException.class).hasMessageContaining("E2B_API_KEY");
     }
   }
 

@@ -25,7 +25,7 @@ public final class Hello {
 
   static void run(E2BSandboxProvider sandboxes, PrintStream out) {
     // A sandbox is closed like a file: closing it kills it.
-    try (Sandbox sandbox = sandboxes.create()) {
+    try (Sandbox sandbox = sandboxes.api().create()) {
       out.println("created sandbox " + sandbox.id());
 
       // Files go in through the sandbox's daemon; parent folders are made as needed.

@@ -11,6 +11,7 @@ import io.sandboxes.SandboxFileNotFoundException;
 import io.sandboxes.SandboxNotFoundException;
 import io.sandboxes.SandboxRpcException;
 import io.sandboxes.SandboxSpec;
+import io.sandboxes.e2b.E2BApi;
 import io.sandboxes.e2b.E2BSandbox;
 import io.sandboxes.e2b.E2BSandboxProvider;
 import io.sandboxes.e2b.SandboxInfo;
@@ -43,13 +44,13 @@ import org.junit.jupiter.api.extension.ExtendWith;
 @ExtendWith(SharedServer.class)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class ClientServerTest {
-  private E2BSandboxProvider e2b;
+  private E2BApi e2b;
   private LocalServer server;
   private E2BSandbox sandbox;
 
   @BeforeAll
   void start(SharedServer.Running running) {
-    this.e2b = running.provider();
+    this.e2b = running.provider().api();
     this.server = running.server();
     this.sandbox = e2b.create(SandboxSpec.defaults()
         .withEnv(Map.of("SANDBOX_LEVEL", "from-create"))
@@ -193,14 +194,14 @@ class ClientServerTest {
   void wrongKey() {
     try (E2BSandboxProvider wrong = E2BSandboxProvider.builder()
         .apiUrl(server.apiUrl()).sandboxUrl(server.sandboxUrl()).apiKey("e2b_0000").build()) {
-      assertThatThrownBy(() -> wrong.list(SandboxQuery.all()))
+      assertThatThrownBy(() -> wrong.api().list(SandboxQuery.all()))
           .isInstanceOfSatisfying(SandboxApiException.class, e -> assertThat(e.statusCode()).isEqualTo(401));
-      assertThatThrownBy(wrong::create)
+      assertThatThrownBy(() -> wrong.api().create())
           .isInstanceOfSatisfying(SandboxApiException.class, e -> assertThat(e.statusCode()).isEqualTo(401));
     }
     try (E2BSandboxProvider none = E2BSandboxProvider.builder()
         .apiUrl(server.apiUrl()).sandboxUrl(server.sandboxUrl()).environment(Map.of()).build()) {
-      assertThatThrownBy(none::create).hasMessageContaining("requires an API key");
+      assertThatThrownBy(() -> none.api().create()).hasMessageContaining("requires an API key");
     }
   }
 

@@ -3,6 +3,7 @@ package io.sandboxes.local;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.sandboxes.e2b.E2BApi;
 import io.sandboxes.e2b.E2BSandbox;
 import io.sandboxes.e2b.E2BSandboxProvider;
 import io.sandboxes.e2b.internal.Json;
@@ -31,7 +32,7 @@ class ControlPlaneExtrasTest {
 
   @Test
   @DisplayName("PUT network stores the policy and GET reports it; invalid entries are refused with 400; a missing sandbox is 404")
-  void networkPolicy(E2BSandboxProvider e2b, LocalServer server) throws Exception {
+  void networkPolicy(E2BApi e2b, LocalServer server) throws Exception {
     try (E2BSandbox s = e2b.create()) {
       HttpResponse<byte[]> put = call(server, "PUT", "/sandboxes/" + s.id() + "/network",
           "{\"allowOut\":[\"pypi.org\",\"*.npmjs.org\",\"10.1.0.0/16\"],\"denyOut\":[\"0.0.0.0/0\"],\"allow_internet_access\":false}");
@@ -52,7 +53,7 @@ class ControlPlaneExtrasTest {
 
   @Test
   @DisplayName("metrics come from the container: memory limit, disk, CPU count; a paused sandbox has none")
-  void metrics(E2BSandboxProvider e2b, LocalServer server) throws Exception {
+  void metrics(E2BApi e2b, LocalServer server) throws Exception {
     try (E2BSandbox s = e2b.create()) {
       HttpResponse<byte[]> r = call(server, "GET", "/sandboxes/" + s.id() + "/metrics", null);
       assertThat(r.statusCode()).isEqualTo(200);
@@ -69,7 +70,7 @@ class ControlPlaneExtrasTest {
 
   @Test
   @DisplayName("refreshes extend the deadline (never shorten it) up to an hour; snapshots page with limit and X-Next-Token")
-  void refreshesAndSnapshotPaging(E2BSandboxProvider e2b, LocalServer server) throws Exception {
+  void refreshesAndSnapshotPaging(E2BApi e2b, LocalServer server) throws Exception {
     try (E2BSandbox s = e2b.create()) {
       java.time.Instant before = e2b.info(s.id()).endAt();
       assertThat(call(server, "POST", "/sandboxes/" + s.id() + "/refreshes", "{\"duration\":1800}").statusCode()).isEqualTo(204);
@@ -99,7 +100,7 @@ class ControlPlaneExtrasTest {
 
   @Test
   @DisplayName("the v2 logs endpoint gives the sandbox's lifecycle events")
-  void logs(E2BSandboxProvider e2b, LocalServer server) throws Exception {
+  void logs(E2BApi e2b, LocalServer server) throws Exception {
     try (E2BSandbox s = e2b.create()) {
       s.pause();
       e2b.connect(s.id());

@@ -7,6 +7,7 @@ import static org.awaitility.Awaitility.await;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sandboxes.SandboxRpcException;
+import io.sandboxes.e2b.E2BApi;
 import io.sandboxes.e2b.E2BSandbox;
 import io.sandboxes.e2b.E2BSandboxProvider;
 import io.sandboxes.e2b.internal.ConnectStream;
@@ -39,7 +40,7 @@ class EnvdRpcTest {
   private Envd envd;
 
   @BeforeAll
-  void start(E2BSandboxProvider e2b, LocalServer server) throws Exception {
+  void start(E2BApi e2b, LocalServer server) throws Exception {
     sandbox = e2b.create();
     http = new Http(Duration.ofSeconds(30));
     envd = new Envd(http, server.sandboxUrl(), sandbox.id(), Tokens.envdToken(server, sandbox.id()));

@@ -7,6 +7,7 @@ import static org.awaitility.Awaitility.await;
 import io.sandboxes.OnTimeout;
 import io.sandboxes.SandboxNotFoundException;
 import io.sandboxes.SandboxSpec;
+import io.sandboxes.e2b.E2BApi;
 import io.sandboxes.e2b.E2BSandbox;
 import io.sandboxes.e2b.E2BSandboxProvider;
 import io.sandboxes.e2b.SandboxInfo;
@@ -39,7 +40,7 @@ class LifecycleTest {
 
   @Test
   @DisplayName("a memory pause freezes the sandbox: paused in info and listing, daemon silent, a second pause is false; connect resumes it with its process alive")
-  void memoryPause(E2BSandboxProvider e2b) {
+  void memoryPause(E2BApi e2b) {
     String tag = UUID.randomUUID().toString();
     try (E2BSandbox s = e2b.create(SandboxSpec.defaults().withMetadata(Map.of("tag", tag)))) {
       String pid = startSleeper(s);
@@ -61,7 +62,7 @@ class LifecycleTest {
 
   @Test
   @DisplayName("a filesystem-only pause keeps files but not processes")
-  void filesystemPause(E2BSandboxProvider e2b) {
+  void filesystemPause(E2BApi e2b) {
     try (E2BSandbox s = e2b.create()) {
       String pid = startSleeper(s);
       s.writeFile("/home/user/kept.txt", "kept");
@@ -75,7 +76,7 @@ class LifecycleTest {
 
   @Test
   @DisplayName("onTimeout PAUSE: at the deadline the sandbox is paused, not killed, and resumes with its process")
-  void pauseAtDeadline(E2BSandboxProvider e2b) {
+  void pauseAtDeadline(E2BApi e2b) {
     try (E2BSandbox s = e2b.create(SandboxSpec.defaults().withTimeout(Duration.ofMinutes(2)).withOnTimeout(OnTimeout.PAUSE))) {
       String pid = startSleeper(s);
       s.setTimeout(Duration.ofSeconds(1));
@@ -88,7 +89,7 @@ class LifecycleTest {
 
   @Test
   @DisplayName("autoResume: a call to a paused sandbox's daemon resumes it")
-  void autoResume(E2BSandboxProvider e2b) {
+  void autoResume(E2BApi e2b) {
     try (E2BSandbox s = e2b.create(SandboxSpec.defaults().withTimeout(Duration.ofMinutes(2))
         .withOnTimeout(OnTimeout.PAUSE).withAutoResume(true))) {
       s.setTimeout(Duration.ofSeconds(1));
@@ -100,7 +101,7 @@ class LifecycleTest {
 
   @Test
   @DisplayName("a paused sandbox can be killed")
-  void killPaused(E2BSandboxProvider e2b) {
+  void killPaused(E2BApi e2b) {
     E2BSandbox s = e2b.create();
     assertThat(s.pause()).isTrue();
     assertThat(e2b.kill(s.id())).isTrue();
@@ -109,7 +110,7 @@ class LifecycleTest {
 
   @Test
   @DisplayName("the deprecated resume path answers 201 for a paused sandbox and 409 for a running one")
-  void deprecatedResume(E2BSandboxProvider e2b, LocalServer server) throws Exception {
+  void deprecatedResume(E2BApi e2b, LocalServer server) throws Exception {
     try (E2BSandbox s = e2b.create(); HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build()) {
       HttpRequest resume = HttpRequest.newBuilder(server.apiUrl().resolve("/sandboxes/" + s.id() + "/resume"))
           .header("X-API-KEY", server.apiKey()).header("Content-Type", "application/json")

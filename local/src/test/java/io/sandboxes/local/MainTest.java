@@ -2,6 +2,7 @@ package io.sandboxes.local;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.sandboxes.e2b.E2BApi;
 import io.sandboxes.e2b.E2BSandbox;
 import io.sandboxes.e2b.E2BSandboxProvider;
 import java.io.ByteArrayOutputStream;
@@ -23,7 +24,7 @@ class MainTest {
 
   @Test
   @DisplayName("status lists a live sandbox with the server that made it")
-  void status(E2BSandboxProvider e2b) {
+  void status(E2BApi e2b) {
     try (E2BSandbox s = e2b.create()) {
       assertThat(run("status")).isZero();
       assertThat(out.toString(StandardCharsets.UTF_8)).contains(s.id()).contains("inproc-").contains("running");

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.sandboxes.SandboxNotFoundException;
+import io.sandboxes.e2b.E2BApi;
 import io.sandboxes.e2b.E2BSandbox;
 import io.sandboxes.e2b.E2BSandboxProvider;
 import io.sandboxes.e2b.SandboxState;
@@ -37,7 +38,8 @@ class RestartTest {
     String lost;
     String lostContainer;
     String pid;
-    try (LocalServer first = server(id, state, key); E2BSandboxProvider e2b = client(first)) {
+    try (LocalServer first = server(id, state, key); E2BSandboxProvider c1 = client(first)) {
+      E2BApi e2b = c1.api();
       running = e2b.create().id();
       E2BSandbox f = e2b.create();
       pid = f.exec("nohup sleep 600 >/dev/null 2>&1 & echo $!").stdout().strip();
@@ -58,7 +60,8 @@ class RestartTest {
     docker.client().unpauseContainerCmd(lostContainer).exec();
     docker.client().stopContainerCmd(lostContainer).withTimeout(1).exec();
 
-    try (LocalServer second = server(id, state, key); E2BSandboxProvider e2b = client(second)) {
+    try (LocalServer second = server(id, state, key); E2BSandboxProvider c2 = client(second)) {
+      E2BApi e2b = c2.api();
       assertThat(e2b.info(running).state()).isEqualTo(SandboxState.RUNNING);
       assertThat(e2b.info(frozen).state()).isEqualTo(SandboxState.PAUSED);
       assertThat(e2b.info(stopped).state()).isEqualTo(SandboxState.PAUSED);
@@ -83,10 +86,11 @@ class RestartTest {
     String key = "e2b_" + UUID.randomUUID().toString().replace("-", "");
     String mine;
     try (LocalServer a = server("owner-" + UUID.randomUUID().toString().substring(0, 8), state, key);
-         E2BSandboxProvider e2b = client(a)) {
+         E2BSandboxProvider c3 = client(a)) {
+      E2BApi e2b = c3.api();
       mine = e2b.create().id();
       try (LocalServer b = LocalServer.builder().apiKey(key).build().start(); E2BSandboxProvider other = client(b)) {
-        assertThatThrownBy(() -> other.info(mine)).isInstanceOf(SandboxNotFoundException.class);
+        assertThatThrownBy(() -> other.api().info(mine)).isInstanceOf(SandboxNotFoundException.class);
       }
       assertThat(e2b.info(mine).state()).isEqualTo(SandboxState.RUNNING);
       assertThat(e2b.kill(mine)).isTrue();

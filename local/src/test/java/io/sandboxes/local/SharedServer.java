@@ -36,7 +36,7 @@ public final class SharedServer implements ParameterResolver {
   @Override
   public boolean supportsParameter(ParameterContext p, ExtensionContext e) {
     Class<?> t = p.getParameter().getType();
-    return t == LocalServer.class || t == E2BSandboxProvider.class || t == Running.class;
+    return t == LocalServer.class || t == E2BSandboxProvider.class || t == io.sandboxes.e2b.E2BApi.class || t == Running.class;
   }
 
   @Override
@@ -48,6 +48,9 @@ public final class SharedServer implements ParameterResolver {
     }
     if (t == E2BSandboxProvider.class) {
       return r.provider();
+    }
+    if (t == io.sandboxes.e2b.E2BApi.class) {
+      return r.provider().api();
     }
     return r;
   }

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.sandboxes.SandboxApiException;
 import io.sandboxes.SandboxSpec;
 import io.sandboxes.VolumeMount;
+import io.sandboxes.e2b.E2BApi;
 import io.sandboxes.e2b.E2BSandbox;
 import io.sandboxes.e2b.E2BSandboxProvider;
 import io.sandboxes.e2b.SnapshotInfo;
@@ -25,7 +26,7 @@ class VolumesAndSnapshotsTest {
 
   @Test
   @DisplayName("a volume's data outlives the sandbox that wrote it; names are unique; a mounted volume cannot be deleted")
-  void volumeSurvivesSandbox(E2BSandboxProvider e2b) {
+  void volumeSurvivesSandbox(E2BApi e2b) {
     String name = unique("vol");
     VolumeInfo vol = e2b.createVolume(name);
     assertThat(vol.name()).isEqualTo(name);
@@ -53,7 +54,7 @@ class VolumesAndSnapshotsTest {
 
   @Test
   @DisplayName("a snapshot captures the filesystem while the sandbox runs on; it is a template; in use it cannot be deleted or replaced")
-  void snapshotAsTemplate(E2BSandboxProvider e2b) {
+  void snapshotAsTemplate(E2BApi e2b) {
     String name = unique("snap");
     try (E2BSandbox source = e2b.create()) {
       source.writeFile("/home/user/state.txt", "version 1");

@@ -2,6 +2,7 @@ package io.sandboxes.examples.bench;
 
 import io.sandboxes.Sandbox;
 import io.sandboxes.dsl.Sandboxes;
+import io.sandboxes.e2b.E2BApi;
 import io.sandboxes.e2b.E2BSandbox;
 import io.sandboxes.e2b.E2BSandboxProvider;
 import io.sandboxes.local.LocalServer;
@@ -23,7 +24,8 @@ public final class LocalBench {
     int creates = args.length > 0 ? Integer.parseInt(args[0]) : 10;
     int echoes = args.length > 1 ? Integer.parseInt(args[1]) : 100;
     try (LocalServer server = LocalServer.builder().build().start();
-         E2BSandboxProvider sandboxes = Sandboxes.at(server.apiUrl(), server.sandboxUrl(), server.apiKey())) {
+         E2BSandboxProvider provider = Sandboxes.at(server.apiUrl(), server.sandboxUrl(), server.apiKey())) {
+      E2BApi sandboxes = provider.api();
       // warm-up: first container start, JIT, connection pools
       try (Sandbox warm = sandboxes.create()) {
         for (int i = 0; i < 10; i++) {
@@ -87,7 +89,7 @@ public final class LocalBench {
           snapshot.add(ms(System.nanoTime() - t0));
         }
         sandboxes.deleteTemplate("bench-snapshot:default");
-        pty.addAll(PtyRoundTrip.measure(sandboxes, server.apiKey(), s, 20));
+        pty.addAll(PtyRoundTrip.measure(provider, server.apiKey(), s, 20));
       }
       report("create (request to handle)", create);
       report("first exec after create", firstExec);
