@@ -83,6 +83,76 @@ public interface Sandbox extends AutoCloseable {
     return new String(readBytes(path), StandardCharsets.UTF_8);
   }
 
+  /**
+   * Deletes a file or a folder (with its contents). A path that does not exist is success.
+   *
+   * @param path absolute, or relative to the default user's home
+   */
+  void deleteFile(String path);
+
+  /**
+   * Lists a folder, one level deep. A symlink is reported as a link with its target, never as a
+   * second copy of what it points at.
+   *
+   * @return the entries; empty for an empty folder
+   * @throws SandboxFileNotFoundException when there is no such folder
+   * @throws SandboxException when the path is not a folder or cannot be read
+   */
+  java.util.List<DirEntry> readDir(String path);
+
+  /** @return the sandbox's state as this handle last saw it */
+  SandboxStatus status();
+
+  /** @return the URL of the sandbox's default preview port */
+  String previewUrl();
+
+  /**
+   * @param port a port inside the sandbox
+   * @return the URL at which that port is reached from outside
+   */
+  String previewUrl(int port);
+
+  /**
+   * Pauses the sandbox, keeping its processes. A sandbox that is already paused is success, and
+   * the outcome says so.
+   *
+   * @throws SandboxException when the pause fails; the status is then unchanged
+   */
+  HibernationOutcome hibernate();
+
+  /**
+   * Resumes a paused sandbox (reconnecting to it); later calls on this handle go to the resumed
+   * sandbox.
+   */
+  HibernationOutcome resume();
+
+  /** Same as {@link #hibernate()}. @return its outcome */
+  default HibernationOutcome sleep() {
+    return hibernate();
+  }
+
+  /** Same as {@link #hibernate()}: a stop that keeps everything. @return its outcome */
+  default HibernationOutcome stop() {
+    return hibernate();
+  }
+
+  /** Same as {@link #resume()}. @return its outcome */
+  default HibernationOutcome wake() {
+    return resume();
+  }
+
+  /** Same as {@link #resume()}. @return its outcome */
+  default HibernationOutcome start() {
+    return resume();
+  }
+
+  /**
+   * Keeps the sandbox alive: its deadline becomes {@code duration} from now.
+   *
+   * @param duration positive
+   */
+  void keepAlive(java.time.Duration duration);
+
   /** Destroys the sandbox. Idempotent; a sandbox already gone is not an error. */
   @Override
   void close();

@@ -44,6 +44,10 @@ public final class E2BApi {
     provider.ensureOpen();
   }
 
+  E2BSandboxProvider provider() {
+    return provider;
+  }
+
   private static long seconds(Duration d) {
     return E2BSandboxProvider.seconds(d);
   }
@@ -183,6 +187,18 @@ public final class E2BApi {
   }
 
   /**
+   * Replaces a sandbox's network policy.
+   *
+   * @param allowOut domains ({@code *.} wildcards allowed), IPs and CIDRs that may be reached
+   * @param denyOut IPs and CIDRs that may not; allow beats deny
+   * @throws SandboxNotFoundException when there is no such sandbox
+   */
+  public void updateNetwork(String sandboxId, List<String> allowOut, List<String> denyOut) {
+    ensureOpen();
+    controlPlane.updateNetwork(sandboxId, List.copyOf(allowOut), List.copyOf(denyOut));
+  }
+
+  /**
    * Sets a sandbox to end {@code timeout} from now (it may shorten the current deadline).
    *
    * @throws SandboxNotFoundException when there is no such sandbox
@@ -305,7 +321,8 @@ public final class E2BApi {
     URI envdUrl = sandboxUrl != null ? sandboxUrl
         : URI.create("https://" + Envd.PORT + "-" + id + "." + (sandboxDomain == null || sandboxDomain.isBlank() ? domain : sandboxDomain));
     Envd envd = new Envd(http, envdUrl, id, token);
-    return new E2BSandbox(this, id, Json.text(sandbox, "templateID"), Json.text(sandbox, "envdVersion"), envd);
+    String previewDomain = sandboxDomain == null || sandboxDomain.isBlank() ? domain : sandboxDomain;
+    return new E2BSandbox(this, id, Json.text(sandbox, "templateID"), Json.text(sandbox, "envdVersion"), envd, previewDomain);
   }
 
   static SandboxInfo toInfo(JsonNode row) {

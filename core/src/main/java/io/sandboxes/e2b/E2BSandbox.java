@@ -2,18 +2,27 @@ package io.sandboxes.e2b;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.sandboxes.DirEntry;
 import io.sandboxes.ExecOptions;
 import io.sandboxes.ExecResult;
+import io.sandboxes.HibernationOutcome;
 import io.sandboxes.Sandbox;
 import io.sandboxes.SandboxException;
+import io.sandboxes.SandboxStatus;
 import io.sandboxes.e2b.internal.ConnectStream;
 import io.sandboxes.e2b.internal.Envd;
 import io.sandboxes.e2b.internal.Json;
 import io.sandboxes.e2b.internal.Utf8Accumulator;
 import io.sandboxes.e2b.internal.Watchdog;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Base64;
+import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.jspecify.annotations.Nullable;
 
@@ -29,20 +38,31 @@ public final class E2BSandbox implements Sandbox {
 
   /** Extra time the client waits past a command's own deadline for the daemon to report it. */
   static final Duration DEADLINE_GRACE = Duration.ofSeconds(10);
+  /** How long a command may run before the client checks whether its process still lives. */
+  public static final Duration SETTLE_PROBE = Duration.ofMillis(1_500);
+  /** Once the process is seen gone, how long its exit report may take to arrive. */
+  public static final Duration EXIT_REPORT_GRACE = Duration.ofMillis(2_000);
+  /** The exit code reported when a command's outcome cannot be observed: 128 + SIGKILL, never 0. */
+  public static final int EXIT_CODE_UNKNOWN = 137;
+  /** The liveness probe's own deadline. */
+  static final Duration PROBE_TIMEOUT = Duration.ofSeconds(10);
 
-  private final E2BApi provider;
+  private final E2BApi api;
   private final String id;
   private final @Nullable String templateId;
   private final @Nullable String envdVersion;
-  private final Envd envd;
+  private final String previewDomain;
+  private volatile Envd envd;
+  private volatile SandboxStatus status = SandboxStatus.RUNNING;
   private final AtomicBoolean closed = new AtomicBoolean();
 
-  E2BSandbox(E2BApi provider, String id, @Nullable String templateId, @Nullable String envdVersion, Envd envd) {
-    this.provider = provider;
+  E2BSandbox(E2BApi api, String id, @Nullable String templateId, @Nullable String envdVersion, Envd envd, String previewDomain) {
+    this.api = api;
     this.id = id;
     this.templateId = templateId;
     this.envdVersion = envdVersion;
     this.envd = envd;
+    this.previewDomain = previewDomain;
   }
 
   @Override
@@ -60,19 +80,25 @@ public final class E2BSandbox implements Sandbox {
     return envdVersion;
   }
 
-  /**
-   * {@inheritDoc}
-   *
-   * <p>The command runs as {@code /bin/bash -l -c <command>}. Its deadline is sent to the daemon,
-   * which kills it when the deadline passes; that surfaces as a {@link io.sandboxes.SandboxRpcException}
-   * with code {@code deadline_exceeded}. A stream that ends without an exit report throws: an
-   * outcome that was not observed is never reported as a result.
-   */
   @Override
-  public ExecResult exec(String command, ExecOptions options) {
-    Objects.requireNonNull(command, "command");
-    Objects.requireNonNull(options, "options");
-    long started = System.nanoTime();
+  public SandboxStatus status() {
+    return status;
+  }
+
+  @Override
+  public String previewUrl() {
+    return previewUrl(api.provider().defaultPreviewPort());
+  }
+
+  @Override
+  public String previewUrl(int port) {
+    if (port < 1 || port > 65535) {
+      throw new IllegalArgumentException("port must be between 1 and 65535, got " + port);
+    }
+    return "https://" + port + "-" + id + "." + previewDomain;
+  }
+
+  private static ObjectNode startBody(String command, ExecOptions options) {
     ObjectNode process = Json.object().put("cmd", "/bin/bash");
     process.putArray("args").add("-l").add("-c").add(command);
     if (!options.env().isEmpty()) {
@@ -84,42 +110,163 @@ public final class E2BSandbox implements Sandbox {
     ObjectNode body = Json.object();
     body.set("process", process);
     body.put("stdin", false);
+    return body;
+  }
 
+  /**
+   * {@inheritDoc}
+   *
+   * <p>The command runs as {@code /bin/bash -l -c <command>}, started in the background and
+   * waited on. Its deadline is sent to the daemon, which kills it when it passes; that surfaces
+   * as a {@link io.sandboxes.SandboxRpcException} with code {@code deadline_exceeded}.
+   *
+   * <p>A command that has not finished after {@link #SETTLE_PROBE} is checked: while its process
+   * lives, the wait goes on (bounded only by the command's own deadline). When the process is
+   * gone but no exit report comes within {@link #EXIT_REPORT_GRACE} (a detached child still holds
+   * its output open), the result is exit code {@link #EXIT_CODE_UNKNOWN} with a line on stderr
+   * saying why: an outcome that was not observed is never reported as success. A failed check
+   * counts as "still alive". Nothing (thread, timer, stream) outlives the call; an interrupt
+   * cancels it.
+   */
+  @Override
+  public ExecResult exec(String command, ExecOptions options) {
+    Objects.requireNonNull(command, "command");
+    Objects.requireNonNull(options, "options");
+    long started = System.nanoTime();
     String context = "exec in sandbox " + id;
     Utf8Accumulator stdout = new Utf8Accumulator();
     Utf8Accumulator stderr = new Utf8Accumulator();
-    JsonNode end = null;
-    boolean sawStart = false;
-    try (ConnectStream stream = envd.stream("process.Process/Start", body, options.user(), options.timeout(), context, null);
-         Watchdog ignored = options.timeout().isZero() ? null : Watchdog.arm(options.timeout().plus(DEADLINE_GRACE), stream::close)) {
-      JsonNode message;
-      while ((message = stream.next()) != null) {
-        JsonNode event = message.path("event");
-        if (event.has("start")) {
-          sawStart = true;
-        } else if (event.has("data")) {
-          JsonNode data = event.get("data");
-          if (data.has("stdout")) {
-            stdout.feed(Base64.getDecoder().decode(data.get("stdout").asText()));
-          } else if (data.has("stderr")) {
-            stderr.feed(Base64.getDecoder().decode(data.get("stderr").asText()));
-          } else if (data.has("pty")) {
-            stdout.feed(Base64.getDecoder().decode(data.get("pty").asText()));
+    CompletableFuture<JsonNode> end = new CompletableFuture<>();
+    ConnectStream stream = envd.stream("process.Process/Start", startBody(command, options), options.user(), options.timeout(),
+        context, null);
+    Thread reader = null;
+    try (stream; Watchdog ignored = options.timeout().isZero() ? null
+        : Watchdog.arm(options.timeout().plus(DEADLINE_GRACE), stream::close)) {
+      JsonNode first = stream.next();
+      if (first == null || !first.path("event").has("start")) {
+        throw new SandboxException(context + ": the daemon did not report the process as started");
+      }
+      int pid = first.path("event").path("start").path("pid").asInt(-1);
+      reader = Thread.ofVirtual().name("sandboxes-exec-" + id).start(() -> readEvents(stream, stdout, stderr, end, context));
+      JsonNode report = await(end, SETTLE_PROBE);
+      if (report == null) {
+        if (processGone(pid)) {
+          report = await(end, EXIT_REPORT_GRACE);
+          if (report == null) {
+            return unknownOutcome(pid, stdout, stderr, started);
           }
-        } else if (event.has("end")) {
-          end = event.get("end");
+        } else {
+          report = await(end, null);
         }
       }
+      return result(report, stdout, stderr, started);
+    } finally {
+      if (reader != null) {
+        reader.interrupt();
+        joinQuietly(reader);
+      }
     }
-    if (!sawStart) {
-      throw new SandboxException(context + ": the daemon never reported the process as started");
+  }
+
+  private static void readEvents(ConnectStream stream, Utf8Accumulator stdout, Utf8Accumulator stderr,
+      CompletableFuture<JsonNode> end, String context) {
+    try {
+      JsonNode message;
+      JsonNode report = null;
+      while ((message = stream.next()) != null) {
+        JsonNode event = message.path("event");
+        if (event.has("data")) {
+          JsonNode data = event.get("data");
+          synchronized (stdout) {
+            if (data.has("stdout")) {
+              stdout.feed(Base64.getDecoder().decode(data.get("stdout").asText()));
+            } else if (data.has("stderr")) {
+              stderr.feed(Base64.getDecoder().decode(data.get("stderr").asText()));
+            } else if (data.has("pty")) {
+              stdout.feed(Base64.getDecoder().decode(data.get("pty").asText()));
+            }
+          }
+        } else if (event.has("end")) {
+          report = event.get("end");
+        }
+      }
+      if (report == null) {
+        end.completeExceptionally(new SandboxException(context + ": the process stream ended without an exit report"));
+      } else {
+        end.complete(report);
+      }
+    } catch (RuntimeException e) {
+      end.completeExceptionally(e);
     }
-    if (end == null) {
-      throw new SandboxException(context + ": the process stream ended without an exit report");
+  }
+
+  /** @return the report, or null when {@code window} passed first; a null window waits without limit */
+  private static @Nullable JsonNode await(CompletableFuture<JsonNode> end, @Nullable Duration window) {
+    try {
+      return window == null ? end.get() : end.get(window.toNanos(), TimeUnit.NANOSECONDS);
+    } catch (TimeoutException e) {
+      return null;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new SandboxException("interrupted while waiting for a command", e);
+    } catch (ExecutionException e) {
+      if (e.getCause() instanceof RuntimeException re) {
+        throw re;
+      }
+      throw new SandboxException(e.getCause().getMessage(), e.getCause());
     }
-    stdout.finish();
-    stderr.finish();
-    return new ExecResult(exitCode(end), stdout.text(), stderr.text(), Duration.ofNanos(System.nanoTime() - started));
+  }
+
+  private ExecResult result(JsonNode report, Utf8Accumulator stdout, Utf8Accumulator stderr, long started) {
+    synchronized (stdout) {
+      stdout.finish();
+      stderr.finish();
+      return new ExecResult(exitCode(report), stdout.text(), stderr.text(), Duration.ofNanos(System.nanoTime() - started));
+    }
+  }
+
+  private ExecResult unknownOutcome(int pid, Utf8Accumulator stdout, Utf8Accumulator stderr, long started) {
+    String note = "e2b: exit code unknown — the started process (pid " + pid + ") is gone but its output stream is still held, "
+        + "so its real outcome cannot be observed; reporting failure";
+    synchronized (stdout) {
+      String err = stderr.text();
+      return new ExecResult(EXIT_CODE_UNKNOWN, stdout.text(), err.isEmpty() ? note : err + "\n" + note,
+          Duration.ofNanos(System.nanoTime() - started));
+    }
+  }
+
+  /**
+   * Whether the process is positively gone: {@code kill -0} in the sandbox says so. Any failure
+   * to look counts as alive, so the caller keeps waiting rather than inventing an outcome.
+   */
+  boolean processGone(int pid) {
+    if (pid <= 0) {
+      return false;
+    }
+    String probe = "kill -0 " + pid + " 2>/dev/null && echo MOL_ALIVE || echo MOL_GONE";
+    try (ConnectStream s = envd.stream("process.Process/Start", startBody(probe, ExecOptions.defaults()), null, PROBE_TIMEOUT,
+        "liveness probe in sandbox " + id, null);
+         Watchdog ignored = Watchdog.arm(PROBE_TIMEOUT.plus(DEADLINE_GRACE), s::close)) {
+      Utf8Accumulator out = new Utf8Accumulator();
+      JsonNode message;
+      while ((message = s.next()) != null) {
+        JsonNode data = message.path("event").path("data");
+        if (data.has("stdout")) {
+          out.feed(Base64.getDecoder().decode(data.get("stdout").asText()));
+        }
+      }
+      return out.text().contains("MOL_GONE");
+    } catch (RuntimeException e) {
+      return false;
+    }
+  }
+
+  private static void joinQuietly(Thread t) {
+    try {
+      t.join(Duration.ofSeconds(5));
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
   }
 
   /**
@@ -146,9 +293,63 @@ public final class E2BSandbox implements Sandbox {
     return envd.readFile(path, null);
   }
 
+  @Override
+  public void deleteFile(String path) {
+    Objects.requireNonNull(path, "path");
+    envd.unary("filesystem.Filesystem/Remove", Json.object().put("path", path), null, "delete " + path + " in sandbox " + id);
+  }
+
+  @Override
+  public List<DirEntry> readDir(String path) {
+    Objects.requireNonNull(path, "path");
+    String context = "Failed to list " + path;
+    JsonNode answer;
+    try {
+      answer = envd.unary("filesystem.Filesystem/ListDir", Json.object().put("path", path).put("depth", 1), null, context);
+    } catch (io.sandboxes.SandboxRpcException e) {
+      if ("not_found".equals(e.code())) {
+        throw new io.sandboxes.SandboxFileNotFoundException(path, e.getMessage());
+      }
+      throw e;
+    }
+    List<DirEntry> out = new ArrayList<>();
+    for (JsonNode e : answer.path("entries")) {
+      String target = Json.text(e, "symlinkTarget");
+      DirEntry.Type type = target != null ? DirEntry.Type.SYMLINK
+          : "FILE_TYPE_DIRECTORY".equals(e.path("type").asText()) ? DirEntry.Type.DIRECTORY : DirEntry.Type.FILE;
+      Long size = null;
+      JsonNode sz = e.get("size");
+      if (sz != null && (sz.isNumber() || sz.asText().matches("\\d+"))) {
+        size = sz.asLong();
+      }
+      out.add(new DirEntry(e.path("name").asText(), type, size, target));
+    }
+    return out;
+  }
+
+  @Override
+  public HibernationOutcome hibernate() {
+    boolean pausedNow = api.pause(id, true);
+    status = SandboxStatus.SLEEPING;
+    return new HibernationOutcome(true, "pause", pausedNow ? null : "the sandbox was already paused");
+  }
+
+  @Override
+  public HibernationOutcome resume() {
+    E2BSandbox fresh = api.connect(id, api.provider().defaultTimeout());
+    this.envd = fresh.envd;
+    status = SandboxStatus.RUNNING;
+    return new HibernationOutcome(true, "resume", null);
+  }
+
+  @Override
+  public void keepAlive(Duration duration) {
+    api.setTimeout(id, duration);
+  }
+
   /** @return what the control plane says about this sandbox now */
   public SandboxInfo info() {
-    return provider.info(id);
+    return api.info(id);
   }
 
   /**
@@ -157,17 +358,19 @@ public final class E2BSandbox implements Sandbox {
    * @param timeout positive
    */
   public void setTimeout(Duration timeout) {
-    provider.setTimeout(id, timeout);
+    api.setTimeout(id, timeout);
   }
 
   /**
-   * Pauses the sandbox, keeping its memory and processes. {@link E2BSandboxProvider#connect}
-   * resumes it; until then its daemon does not answer.
+   * Pauses the sandbox, keeping its memory and processes. {@link E2BApi#connect} resumes it;
+   * until then its daemon does not answer.
    *
    * @return true when it is paused now, false when it already was
    */
   public boolean pause() {
-    return provider.pause(id, true);
+    boolean now = api.pause(id, true);
+    status = SandboxStatus.SLEEPING;
+    return now;
   }
 
   /**
@@ -177,15 +380,22 @@ public final class E2BSandbox implements Sandbox {
    */
   public boolean kill() {
     closed.set(true);
-    return provider.kill(id);
+    boolean killed = api.kill(id);
+    status = SandboxStatus.STOPPED;
+    return killed;
   }
 
   /** Kills the sandbox; a sandbox already gone is not an error. Idempotent. */
   @Override
   public void close() {
     if (closed.compareAndSet(false, true)) {
-      provider.kill(id);
+      api.kill(id);
+      status = SandboxStatus.STOPPED;
     }
+  }
+
+  Envd envd() {
+    return envd;
   }
 
   @Override

@@ -2,7 +2,21 @@ package io.sandboxes.e2b;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.sandboxes.Describing;
+import io.sandboxes.OnTimeout;
+import io.sandboxes.Sandbox;
+import io.sandboxes.SandboxConfig;
+import io.sandboxes.SandboxDescriptor;
 import io.sandboxes.SandboxException;
+import io.sandboxes.SandboxProvider;
+import io.sandboxes.SandboxStatus;
+import io.sandboxes.TemplateCommit;
+import io.sandboxes.TemplateDescriptor;
+import io.sandboxes.TemplateManagement;
+import io.sandboxes.VolumeDescriptor;
+import io.sandboxes.VolumeManagement;
+import io.sandboxes.VolumeMount;
+import io.sandboxes.VolumeQuery;
 import io.sandboxes.SandboxNotFoundException;
 import io.sandboxes.SandboxSpec;
 import io.sandboxes.e2b.internal.ControlPlane;
@@ -41,13 +55,22 @@ import org.jspecify.annotations.Nullable;
  *
  * @since 0.1
  */
-public final class E2BSandboxProvider implements AutoCloseable {
+public final class E2BSandboxProvider
+    implements SandboxProvider, Describing, VolumeManagement, TemplateManagement {
 
   /** E2B's domain, used when neither the builder nor {@code E2B_DOMAIN} names one. */
   public static final String DEFAULT_DOMAIN = "e2b.app";
 
   /** The time a single HTTP call may take, as E2B's SDKs default: 60 seconds. */
   public static final Duration DEFAULT_REQUEST_TIMEOUT = Duration.ofSeconds(60);
+  /** The lifetime given to created and reconnected sandboxes unless configured: one hour. */
+  public static final Duration DEFAULT_TIMEOUT = Duration.ofHours(1);
+  /** The port {@link Sandbox#previewUrl()} points at unless configured (Vite's). */
+  public static final int DEFAULT_PREVIEW_PORT = 5173;
+  /** How many sandbox connects {@link #list(String)} keeps in flight at once. */
+  public static final int LIST_CONNECT_CONCURRENCY = 16;
+  /** Everything: the deny-by-default rule sent with an allow-list. */
+  static final String ALL_TRAFFIC = "0.0.0.0/0";
 
   private final URI apiUrl;
   private final @Nullable URI sandboxUrl;
@@ -56,6 +79,10 @@ public final class E2BSandboxProvider implements AutoCloseable {
   private final ControlPlane controlPlane;
   private final E2BApi api;
   private final List<AutoCloseable> closing;
+  private final String templateId;
+  private final Duration defaultTimeout;
+  private final int defaultPreviewPort;
+  private final List<String> defaultAllowOut;
   private final AtomicBoolean closed = new AtomicBoolean();
 
   private E2BSandboxProvider(Builder b) {
@@ -77,6 +104,10 @@ public final class E2BSandboxProvider implements AutoCloseable {
     this.http = new Http(b.requestTimeout);
     this.controlPlane = new ControlPlane(http, apiUrl, apiKey);
     this.closing = List.copyOf(b.closing);
+    this.templateId = Objects.requireNonNull(firstNonBlank(b.templateId, env.apply("E2B_TEMPLATE_ID"), SandboxSpec.DEFAULT_TEMPLATE));
+    this.defaultTimeout = b.defaultTimeout;
+    this.defaultPreviewPort = b.defaultPreviewPort;
+    this.defaultAllowOut = List.copyOf(b.defaultAllowOut);
     this.api = new E2BApi(this, http, controlPlane, sandboxUrl, domain);
   }
 
@@ -112,6 +143,285 @@ public final class E2BSandboxProvider implements AutoCloseable {
    */
   public E2BApi api() {
     return api;
+  }
+
+  Duration defaultTimeout() {
+    return defaultTimeout;
+  }
+
+  int defaultPreviewPort() {
+    return defaultPreviewPort;
+  }
+
+  /** @return {@code e2b} */
+  @Override
+  public String name() {
+    return "e2b";
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>The sandbox boots from the config's template (else the provider's), lives for the config's
+   * timeout (else one hour), pauses with its memory at that deadline instead of dying, carries
+   * {@code projectId} and the labels as metadata, and mounts the named volume at its path. When
+   * the provider has a default allow-list, it is applied deny-by-default before the handle is
+   * returned; if that fails the sandbox is destroyed and the failure thrown (naming the orphan
+   * when even the destroy fails). A boot {@code command} is refused: E2B sandboxes run none.
+   */
+  @Override
+  public E2BSandbox create(SandboxConfig config) {
+    return create(config, OnTimeout.PAUSE);
+  }
+
+  E2BSandbox create(SandboxConfig config, OnTimeout onTimeout) {
+    ensureOpen();
+    Objects.requireNonNull(config, "config");
+    if (config.command() != null) {
+      throw new SandboxException("the e2b provider cannot run a boot command (" + config.command()
+          + "): E2B sandboxes start their template's own process; run it with exec or spawn after create");
+    }
+    if (config.volumeName() != null && config.volumeMountPath() == null) {
+      throw new SandboxException("volume '" + config.volumeName() + "' was named without a volumeMountPath: say where to mount it");
+    }
+    Map<String, String> metadata = new java.util.LinkedHashMap<>(config.labels());
+    metadata.put("projectId", config.projectId());
+    SandboxSpec spec = new SandboxSpec(config.templateId() != null ? config.templateId() : templateId,
+        config.timeout() != null ? config.timeout() : defaultTimeout, config.env(), metadata, onTimeout, false,
+        config.volumeName() == null ? List.of() : List.of(new VolumeMount(config.volumeName(), config.volumeMountPath())));
+    E2BSandbox sandbox = api.create(spec);
+    if (!defaultAllowOut.isEmpty()) {
+      try {
+        api.updateNetwork(sandbox.id(), defaultAllowOut, List.of(ALL_TRAFFIC));
+      } catch (RuntimeException policyFailure) {
+        try {
+          api.kill(sandbox.id());
+        } catch (RuntimeException destroyFailure) {
+          SandboxException orphan = new SandboxException("sandbox " + sandbox.id() + ": the egress policy failed to apply ("
+              + policyFailure.getMessage() + ") and destroying it failed too, so it is orphaned: " + destroyFailure.getMessage(),
+              policyFailure);
+          orphan.addSuppressed(destroyFailure);
+          throw orphan;
+        }
+        throw policyFailure;
+      }
+    }
+    return sandbox;
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Connects (resuming a paused sandbox) with the provider's default timeout.
+   */
+  @Override
+  public Optional<Sandbox> get(String sandboxId) {
+    ensureOpen();
+    try {
+      return Optional.of(api.connect(sandboxId, defaultTimeout));
+    } catch (SandboxNotFoundException e) {
+      return Optional.empty();
+    }
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Reads the whole account-wide listing (the user id is not a filter: E2B scopes by API
+   * key), skips paused sandboxes without touching them, and connects to the running ones with at
+   * most {@link #LIST_CONNECT_CONCURRENCY} connects in flight, keeping the listing's order. A
+   * sandbox gone since the listing is left out; any other connect failure fails the whole call,
+   * and no new connect starts after the first failure.
+   */
+  @Override
+  public List<Sandbox> list(String userId) {
+    ensureOpen();
+    List<SandboxInfo> rows = api.listAll(SandboxQuery.all());
+    List<String> running = rows.stream().filter(r -> r.state() != SandboxState.PAUSED).map(SandboxInfo::sandboxId).toList();
+    List<Optional<Sandbox>> handles = Bounded.map(running, LIST_CONNECT_CONCURRENCY, this::get);
+    List<Sandbox> out = new ArrayList<>();
+    handles.forEach(h -> h.ifPresent(out::add));
+    return out;
+  }
+
+  /** Kills the sandbox (running or paused); one that is already gone is not an error. */
+  @Override
+  public void destroy(String sandboxId) {
+    ensureOpen();
+    api.kill(sandboxId);
+  }
+
+  @Override
+  public Optional<SandboxDescriptor> describe(String sandboxId) {
+    ensureOpen();
+    JsonNode info;
+    try {
+      info = controlPlane.info(sandboxId);
+    } catch (SandboxNotFoundException e) {
+      return Optional.empty();
+    }
+    Map<String, String> labels = Json.stringMap(info.get("metadata"));
+    String startedAt = Timestamps.isoMillis(Json.text(info, "startedAt"));
+    String volume = null;
+    JsonNode mounts = info.get("volumeMounts");
+    if (mounts != null && mounts.isArray() && !mounts.isEmpty()) {
+      volume = Json.text(mounts.get(0), "name");
+    }
+    String state = Json.text(info, "state");
+    return Optional.of(new SandboxDescriptor(
+        Objects.requireNonNullElse(Json.text(info, "sandboxID"), sandboxId),
+        labels.get("projectId"),
+        "paused".equals(state) ? SandboxStatus.SLEEPING : SandboxStatus.RUNNING,
+        labels,
+        Json.text(info, "templateID"),
+        startedAt,
+        startedAt,
+        volume,
+        List.of()));
+  }
+
+  // ---- volumes, by name ----
+
+  private Optional<VolumeInfo> findVolume(String name) {
+    return api.listVolumes().stream().filter(v -> v.name().equals(name)).findFirst();
+  }
+
+  @Override
+  public void createVolume(String name) {
+    ensureOpen();
+    if (findVolume(name).isPresent()) {
+      return;
+    }
+    try {
+      api.createVolume(name);
+    } catch (io.sandboxes.SandboxApiException e) {
+      if (e.statusCode() != 409 || findVolume(name).isEmpty()) {
+        throw e;
+      }
+    }
+  }
+
+  @Override
+  public void removeVolume(String name) {
+    ensureOpen();
+    Optional<VolumeInfo> v = findVolume(name);
+    if (v.isPresent()) {
+      api.deleteVolume(v.get().volumeId());
+    }
+  }
+
+  @Override
+  public boolean volumeExists(String name) {
+    ensureOpen();
+    return findVolume(name).isPresent();
+  }
+
+  @Override
+  public List<VolumeDescriptor> listVolumes(VolumeQuery query) {
+    ensureOpen();
+    List<VolumeInfo> volumes = api.listVolumes();
+    java.util.Set<String> mounted = new java.util.HashSet<>();
+    for (SandboxInfo s : api.listAll(SandboxQuery.all())) {
+      s.volumeMounts().forEach(m -> mounted.add(m.volume()));
+    }
+    List<VolumeDescriptor> out = new ArrayList<>();
+    for (VolumeInfo v : volumes) {
+      if (query.namePrefix() != null && !v.name().startsWith(query.namePrefix())) {
+        continue;
+      }
+      boolean attached = mounted.contains(v.name());
+      if (query.attached() != null && query.attached() != attached) {
+        continue;
+      }
+      out.add(new VolumeDescriptor(v.name(), v.volumeId(), attached, null, null));
+    }
+    return out;
+  }
+
+  // ---- templates over snapshots ----
+
+  /** The caller's id out of E2B's reference: {@code team/name:tag} becomes {@code name}. */
+  static String bareName(String reference) {
+    String s = reference;
+    int slash = s.lastIndexOf('/');
+    if (slash >= 0) {
+      s = s.substring(slash + 1);
+    }
+    int colon = s.indexOf(':');
+    return colon >= 0 ? s.substring(0, colon) : s;
+  }
+
+  private java.util.Set<String> templatesInUse() {
+    java.util.Set<String> used = new java.util.HashSet<>();
+    for (SandboxInfo s : api.listAll(SandboxQuery.all())) {
+      used.add(bareName(s.templateId()));
+      if (s.alias() != null) {
+        used.add(bareName(s.alias()));
+      }
+    }
+    return used;
+  }
+
+  @Override
+  public TemplateDescriptor commitTemplate(TemplateCommit commit) {
+    ensureOpen();
+    if (!commit.capturePaths().isEmpty()) {
+      SandboxInfo info = api.info(commit.sandboxId());
+      for (String path : commit.capturePaths()) {
+        for (io.sandboxes.VolumeMount m : info.volumeMounts()) {
+          if (path.equals(m.path()) || path.startsWith(m.path() + "/")) {
+            throw new SandboxException("cannot capture " + path + ": it lies on the mounted volume '" + m.volume() + "' at "
+                + m.path() + ", and volumes are not part of a template");
+          }
+        }
+      }
+    }
+    SnapshotInfo snap = api.createSnapshot(commit.sandboxId(), commit.templateId());
+    return new TemplateDescriptor(commit.templateId(), snap.snapshotId(), commit.label(), null, true,
+        Timestamps.isoMillis(java.time.Instant.now()));
+  }
+
+  @Override
+  public Optional<TemplateDescriptor> getTemplate(String templateId) {
+    ensureOpen();
+    Optional<SnapshotInfo> snap = api.listSnapshots(null, templateId).stream()
+        .filter(s -> bareName(s.names().isEmpty() ? s.snapshotId() : s.names().get(0)).equals(templateId)
+            || bareName(s.snapshotId()).equals(templateId))
+        .findFirst();
+    if (snap.isEmpty()) {
+      return Optional.empty();
+    }
+    boolean inUse = templatesInUse().contains(templateId);
+    return Optional.of(new TemplateDescriptor(templateId, snap.get().snapshotId(), null, null, inUse, null));
+  }
+
+  @Override
+  public List<TemplateDescriptor> listTemplates(@Nullable String idPrefix) {
+    ensureOpen();
+    List<SnapshotInfo> snaps = api.listSnapshots(null, null);
+    java.util.Set<String> used = templatesInUse();
+    List<TemplateDescriptor> out = new ArrayList<>();
+    for (SnapshotInfo s : snaps) {
+      String id = bareName(s.names().isEmpty() ? s.snapshotId() : s.names().get(0));
+      if (idPrefix == null || id.startsWith(idPrefix)) {
+        out.add(new TemplateDescriptor(id, s.snapshotId(), null, null, used.contains(id), null));
+      }
+    }
+    return out;
+  }
+
+  @Override
+  public void removeTemplate(String templateId) {
+    ensureOpen();
+    Optional<TemplateDescriptor> t = getTemplate(templateId);
+    if (t.isEmpty()) {
+      return;
+    }
+    if (t.get().inUse()) {
+      throw new SandboxException("template " + templateId + " is currently running (a running or paused sandbox was booted from it);"
+          + " destroy those sandboxes first");
+    }
+    api.deleteTemplate(t.get().ref());
   }
 
   void ensureOpen() {
@@ -192,6 +502,10 @@ public final class E2BSandboxProvider implements AutoCloseable {
     private @Nullable String domain;
     private Duration requestTimeout = DEFAULT_REQUEST_TIMEOUT;
     private Function<String, @Nullable String> environment = System::getenv;
+    private @Nullable String templateId;
+    private Duration defaultTimeout = DEFAULT_TIMEOUT;
+    private int defaultPreviewPort = DEFAULT_PREVIEW_PORT;
+    private List<String> defaultAllowOut = List.of();
     private final List<AutoCloseable> closing = new ArrayList<>();
 
     private Builder() {}
@@ -258,6 +572,45 @@ public final class E2BSandboxProvider implements AutoCloseable {
      */
     public Builder closing(AutoCloseable resource) {
       closing.add(Objects.requireNonNull(resource, "resource"));
+      return this;
+    }
+
+    /**
+     * @param templateId the template sandboxes boot from unless their config names one; overrides
+     *     {@code E2B_TEMPLATE_ID}; {@code base} otherwise
+     * @return this
+     */
+    public Builder templateId(String templateId) {
+      if (Objects.requireNonNull(templateId, "templateId").isBlank()) {
+        throw new IllegalArgumentException("templateId must not be blank");
+      }
+      this.templateId = templateId;
+      return this;
+    }
+
+    /** @param timeout the lifetime of created and reconnected sandboxes (default one hour) @return this */
+    public Builder defaultTimeout(Duration timeout) {
+      requirePositive(timeout, "defaultTimeout");
+      this.defaultTimeout = timeout;
+      return this;
+    }
+
+    /** @param port the port {@link Sandbox#previewUrl()} points at (default 5173) @return this */
+    public Builder defaultPreviewPort(int port) {
+      if (port < 1 || port > 65535) {
+        throw new IllegalArgumentException("defaultPreviewPort must be between 1 and 65535, got " + port);
+      }
+      this.defaultPreviewPort = port;
+      return this;
+    }
+
+    /**
+     * @param allowOut domains ({@code *.} wildcards), IPs and CIDRs every created sandbox may reach;
+     *     when not empty, it is applied deny-by-default before {@code create} returns
+     * @return this
+     */
+    public Builder defaultAllowOut(List<String> allowOut) {
+      this.defaultAllowOut = List.copyOf(Objects.requireNonNull(allowOut, "allowOut"));
       return this;
     }
 

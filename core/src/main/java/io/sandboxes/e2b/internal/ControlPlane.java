@@ -81,6 +81,17 @@ public final class ControlPlane {
     }
   }
 
+  /** Replaces a sandbox's network policy. */
+  public void updateNetwork(String sandboxId, List<String> allowOut, List<String> denyOut) {
+    ObjectNode body = Json.object();
+    allowOut.forEach(body.putArray("allowOut")::add);
+    denyOut.forEach(body.putArray("denyOut")::add);
+    HttpResponse<byte[]> r = exchange("PUT", "/sandboxes/" + pathSegment(sandboxId) + "/network", body, "update network of sandbox " + sandboxId);
+    if (r.statusCode() == 404) {
+      throw new SandboxNotFoundException(sandboxId, String.valueOf(errorMessage(r)));
+    }
+  }
+
   public void setTimeout(String sandboxId, long timeoutSeconds) {
     ObjectNode body = Json.object().put("timeout", timeoutSeconds);
     call("POST", "/sandboxes/" + pathSegment(sandboxId) + "/timeout", body, "set timeout of sandbox " + sandboxId, sandboxId);
