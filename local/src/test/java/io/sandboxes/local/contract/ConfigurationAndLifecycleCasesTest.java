@@ -1,0 +1,318 @@
+package io.sandboxes.local.contract;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.sandboxes.Describing;
+import io.sandboxes.ExecOptions;
+import io.sandboxes.Sandbox;
+import io.sandboxes.SandboxApiException;
+import io.sandboxes.SandboxConfig;
+import io.sandboxes.SandboxDescriptor;
+import io.sandboxes.SandboxException;
+import io.sandboxes.SandboxStatus;
+import io.sandboxes.e2b.E2BSandboxProvider;
+import io.sandboxes.e2b.internal.Json;
+import io.sandboxes.local.LocalServer;
+import io.sandboxes.local.SharedServer;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/** Behaviour contract, sections A (configuration) and B (create, get, describe, destroy), against the real local server. */
+@ExtendWith(SharedServer.class)
+class ConfigurationAndLifecycleCasesTest {
+
+  private static JsonNode json(FaultServer.Recorded r) throws Exception {
+    return Json.parse(r.body());
+  }
+
+  private static JsonNode lastCreate(Harness h) throws Exception {
+    List<FaultServer.Recorded> creates = h.api.requests("POST", "/sandboxes");
+    return json(creates.get(creates.size() - 1));
+  }
+
+  @Test
+  @DisplayName("case 1, case 10: create sends template base, envs {} never absent, metadata with projectId and labels, the default timeout, pause-with-memory at the deadline")
+  void createRequestShape(LocalServer server) throws Exception {
+    try (Harness h = new Harness(server); Sandbox s = h.provider.create(SandboxConfig.forProject("p1"))) {
+      JsonNode body = lastCreate(h);
+      assertThat(body.path("templateID").asText()).isEqualTo("base");
+      assertThat(body.path("envVars").isObject()).isTrue();
+      assertThat(body.path("envVars").size()).isZero();
+      assertThat(body.path("metadata").path("projectId").asText()).isEqualTo("p1");
+      assertThat(body.path("timeout").asLong()).isEqualTo(3600);
+      assertThat(body.path("autoPause").asBoolean()).isTrue();
+      assertThat(body.path("autoPauseMemory").asBoolean()).isTrue();
+    }
+    try (Harness h = new Harness(server);
+         Sandbox s = h.provider.create(SandboxConfig.forProject("p1").withEnv(Map.of("A", "1")).withLabels(Map.of("team", "x")))) {
+      JsonNode body = lastCreate(h);
+      assertThat(Json.stringMap(body.get("envVars"))).isEqualTo(Map.of("A", "1"));
+      assertThat(Json.stringMap(body.get("metadata"))).isEqualTo(Map.of("projectId", "p1", "team", "x"));
+      assertThat(s.exec("echo $A").stdout()).isEqualTo("1\n");
+    }
+  }
+
+  @Test
+  @DisplayName("case 2: template precedence: per-call beats configured beats E2B_TEMPLATE_ID beats base")
+  void templatePrecedence(LocalServer server) throws Exception {
+    try (Harness h = new Harness(server, b -> b.environment(Map.of("E2B_TEMPLATE_ID", "from-env")))) {
+      assertThatThrownBy(() -> h.provider.create(SandboxConfig.forProject("p"))).isInstanceOf(SandboxApiException.class);
+      assertThat(lastCreate(h).path("templateID").asText()).isEqualTo("from-env");
+    }
+    try (Harness h = new Harness(server, b -> b.environment(Map.of("E2B_TEMPLATE_ID", "from-env")).templateId("from-config"))) {
+      assertThatThrownBy(() -> h.provider.create(SandboxConfig.forProject("p"))).isInstanceOf(SandboxApiException.class);
+      assertThat(lastCreate(h).path("templateID").asText()).isEqualTo("from-config");
+      try (Sandbox s = h.provider.create(SandboxConfig.forProject("p").withTemplate("base"))) {
+        assertThat(lastCreate(h).path("templateID").asText()).isEqualTo("base");
+      }
+    }
+  }
+
+  @Test
+  @DisplayName("case 3: the one-hour default timeout goes to create, get and resume; a configured one replaces it everywhere")
+  void timeoutDefaults(LocalServer server) throws Exception {
+    try (Harness h = new Harness(server, b -> b.defaultTimeout(Duration.ofMinutes(7)));
+         Sandbox s = h.provider.create(SandboxConfig.forProject("p"))) {
+      assertThat(lastCreate(h).path("timeout").asLong()).isEqualTo(420);
+      h.provider.get(s.id()).orElseThrow();
+      s.hibernate();
+      s.resume();
+      assertThat(h.api.requests("POST", "/sandboxes/" + s.id() + "/connect")).hasSize(2)
+          .allSatisfy(r -> assertThat(json(r).path("timeout").asLong()).isEqualTo(420));
+    }
+    try (Harness h = new Harness(server); Sandbox s = h.provider.create(SandboxConfig.forProject("p"))) {
+      h.provider.get(s.id());
+      assertThat(json(h.api.requests("POST", "/sandboxes/" + s.id() + "/connect").get(0)).path("timeout").asLong()).isEqualTo(3600);
+    }
+  }
+
+  @Test
+  @DisplayName("case 4, case 11: a new handle is running, with its id and the preview URL of port 5173 on E2B's domain")
+  void previewUrl(LocalServer server) throws Exception {
+    try (Harness h = new Harness(server); Sandbox s = h.provider.create(SandboxConfig.forProject("p"))) {
+      assertThat(s.status()).isEqualTo(SandboxStatus.RUNNING);
+      assertThat(s.id()).matches("[a-z0-9]{20}");
+      assertThat(s.previewUrl()).isEqualTo("https://5173-" + s.id() + ".e2b.app").isEqualTo(s.previewUrl(5173));
+      assertThat(s.previewUrl(8080)).isEqualTo("https://8080-" + s.id() + ".e2b.app");
+    }
+    try (Harness h = new Harness(server, b -> b.defaultPreviewPort(3000).domain("example.test"));
+         Sandbox s = h.provider.create(SandboxConfig.forProject("p"))) {
+      assertThat(s.previewUrl()).isEqualTo("https://3000-" + s.id() + ".example.test");
+    }
+  }
+
+  @Test
+  @DisplayName("case 5, case 6, case 7, case 8: the key comes from the builder or E2B_API_KEY; without one, building works and the first call fails saying so")
+  void apiKey(LocalServer server) throws Exception {
+    try (Harness h = new Harness(server, b -> b.environment(Map.of("E2B_API_KEY", server.apiKey())))) {
+      // the harness also set an explicit key; the explicit one wins and is the one sent
+      try (Sandbox s = h.provider.create(SandboxConfig.forProject("p"))) {
+        assertThat(h.api.requests().get(0).headers().get("x-api-key")).isEqualTo(server.apiKey());
+      }
+    }
+    try (FaultServer api = new FaultServer(server.apiUrl());
+         E2BSandboxProvider fromEnv = E2BSandboxProvider.builder().apiUrl(api.url()).sandboxUrl(server.sandboxUrl())
+             .environment(Map.of("E2B_API_KEY", server.apiKey())).build()) {
+      assertThat(fromEnv.api()).isSameAs(fromEnv.api());
+      try (Sandbox s = fromEnv.create(SandboxConfig.forProject("p"))) {
+        assertThat(api.requests()).allSatisfy(r -> assertThat(r.headers().get("x-api-key")).isEqualTo(server.apiKey()));
+      }
+    }
+    E2BSandboxProvider keyless = E2BSandboxProvider.builder().apiUrl(server.apiUrl()).environment(Map.of()).build();
+    try (keyless) {
+      assertThatThrownBy(() -> keyless.create(SandboxConfig.forProject("p")))
+          .isInstanceOf(SandboxException.class)
+          .hasMessage("E2B provider requires an API key (config.apiKey or E2B_API_KEY)");
+      assertThatThrownBy(() -> keyless.list("u")).hasMessageContaining("requires an API key");
+    }
+  }
+
+  @Test
+  @DisplayName("case 9, case 12: no default allow-list sends no network update; a configured one is applied deny-by-default before create returns")
+  void allowList(LocalServer server) throws Exception {
+    try (Harness h = new Harness(server); Sandbox s = h.provider.create(SandboxConfig.forProject("p"))) {
+      assertThat(h.api.requests("PUT", "/sandboxes/")).isEmpty();
+    }
+    try (Harness h = new Harness(server, b -> b.defaultAllowOut(List.of("registry.npmjs.org", "*.npmjs.org")));
+         Sandbox s = h.provider.create(SandboxConfig.forProject("p"))) {
+      List<FaultServer.Recorded> puts = h.api.requests("PUT", "/sandboxes/" + s.id() + "/network");
+      assertThat(puts).hasSize(1);
+      JsonNode policy = json(puts.get(0));
+      assertThat(policy.path("allowOut")).extracting(JsonNode::asText).containsExactly("registry.npmjs.org", "*.npmjs.org");
+      assertThat(policy.path("denyOut")).extracting(JsonNode::asText).containsExactly("0.0.0.0/0");
+      long created = h.api.requests("POST", "/sandboxes").get(0).atNanos();
+      assertThat(puts.get(0).atNanos()).isGreaterThan(created);
+    }
+  }
+
+  @Test
+  @DisplayName("case 13: when the policy fails to apply, the sandbox is destroyed and the original error thrown")
+  void policyFailureDestroys(LocalServer server) throws Exception {
+    try (Harness h = new Harness(server, b -> b.defaultAllowOut(List.of("pypi.org")))) {
+      h.api.on(FaultServer.route("PUT", "/sandboxes/.*/network"), FaultServer.json(503, "{\"code\":503,\"message\":\"policy store down\"}"));
+      assertThatThrownBy(() -> h.provider.create(SandboxConfig.forProject("p")))
+          .isInstanceOfSatisfying(SandboxApiException.class, e -> assertThat(e.statusCode()).isEqualTo(503))
+          .hasMessageContaining("policy store down");
+      String id = h.api.requests("PUT", "/sandboxes/").get(0).path().split("/")[2];
+      assertThat(h.api.requests("DELETE", "/sandboxes/" + id)).hasSize(1);
+      assertThat(h.provider.describe(id)).isEmpty();
+    }
+  }
+
+  @Test
+  @DisplayName("case 14: when the policy fails and so does the destroy, the error names the orphan and carries the policy failure as cause")
+  void policyFailureOrphan(LocalServer server) throws Exception {
+    try (Harness h = new Harness(server, b -> b.defaultAllowOut(List.of("pypi.org")))) {
+      h.api.on(FaultServer.route("PUT", "/sandboxes/.*/network"), FaultServer.json(503, "{\"code\":503,\"message\":\"policy store down\"}"));
+      h.api.on(FaultServer.route("DELETE", "/sandboxes/.*"), FaultServer.json(500, "{\"code\":500,\"message\":\"kill failed\"}"));
+      Throwable t = org.assertj.core.api.Assertions.catchThrowable(() -> h.provider.create(SandboxConfig.forProject("p")));
+      String id = h.api.requests("PUT", "/sandboxes/").get(0).path().split("/")[2];
+      assertThat(t).hasMessageContaining(id).hasMessageContaining("egress policy failed to apply").hasMessageContaining("orphaned")
+          .hasMessageContaining("kill failed");
+      assertThat(t.getCause()).isInstanceOf(SandboxApiException.class).hasMessageContaining("policy store down");
+      h.api.clearFaults();
+      h.provider.destroy(id);
+    }
+  }
+
+  @Test
+  @DisplayName("case 15, case 16, case 17: get connects with the default timeout; empty only on a positive not-found; a 503 throws")
+  void get(LocalServer server) throws Exception {
+    try (Harness h = new Harness(server); Sandbox s = h.provider.create(SandboxConfig.forProject("p"))) {
+      Sandbox again = h.provider.get(s.id()).orElseThrow();
+      assertThat(again.id()).isEqualTo(s.id());
+      assertThat(json(h.api.requests("POST", "/sandboxes/" + s.id() + "/connect").get(0)).path("timeout").asLong()).isEqualTo(3600);
+      assertThat(h.provider.get("nosuchsandbox0000000")).isEmpty();
+      h.api.on(FaultServer.route("POST", "/sandboxes/.*/connect"), FaultServer.json(503, "{\"code\":503,\"message\":\"Service Unavailable\"}"));
+      assertThatThrownBy(() -> h.provider.get(s.id())).isInstanceOf(SandboxApiException.class).hasMessageContaining("503");
+      h.api.on(FaultServer.route("POST", "/sandboxes/.*/connect"), FaultServer.json(401, "{\"code\":401,\"message\":\"bad key\"}"));
+      assertThatThrownBy(() -> h.provider.get(s.id())).isInstanceOf(SandboxApiException.class).hasMessageContaining("401");
+    }
+  }
+
+  @Test
+  @DisplayName("case 18: a not-found is recognised by its status even when the body is not E2B's error shape")
+  void notFoundByStatus(LocalServer server) throws Exception {
+    try (Harness h = new Harness(server)) {
+      h.api.on(FaultServer.route("POST", "/sandboxes/.*/connect"), FaultServer.json(404, "not json at all"));
+      assertThat(h.provider.get("whatever000000000000")).isEmpty();
+    }
+  }
+
+  @Test
+  @DisplayName("case 19, case 20, case 21, case 22: describe reads the record without connecting, maps it, keeps a paused sandbox paused")
+  void describe(LocalServer server) throws Exception {
+    try (Harness h = new Harness(server);
+         Sandbox s = h.provider.create(SandboxConfig.forProject("proj-1").withLabels(Map.of("team", "x")))) {
+      h.api.clearRequests();
+      SandboxDescriptor d = h.provider.capability(Describing.class).orElseThrow().describe(s.id()).orElseThrow();
+      assertThat(h.api.requests("POST", "/sandboxes/" + s.id() + "/connect")).isEmpty();
+      assertThat(d.id()).isEqualTo(s.id());
+      assertThat(d.projectId()).isEqualTo("proj-1");
+      assertThat(d.status()).isEqualTo(SandboxStatus.RUNNING);
+      assertThat(d.labels()).isEqualTo(Map.of("projectId", "proj-1", "team", "x"));
+      assertThat(d.templateRef()).isEqualTo("base");
+      assertThat(d.startedAt()).matches("\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.\\d{3}Z").isEqualTo(d.createdAt());
+      assertThat(Instant.parse(d.startedAt())).isBefore(Instant.now().plusSeconds(1));
+      assertThat(d.volumeName()).isNull();
+      assertThat(d.ports()).isEmpty();
+      s.hibernate();
+      assertThat(h.provider.describe(s.id()).orElseThrow().status()).isEqualTo(SandboxStatus.SLEEPING);
+      assertThat(h.provider.describe(s.id()).orElseThrow().status()).isEqualTo(SandboxStatus.SLEEPING);
+    }
+  }
+
+  @Test
+  @DisplayName("case 21, case 23: odd timestamps and missing fields fall back to null, the requested id, empty labels")
+  void describeFallbacks(LocalServer server) throws Exception {
+    try (Harness h = new Harness(server)) {
+      h.api.on(FaultServer.route("GET", "/sandboxes/sparse00000000000000"),
+          FaultServer.json(200, "{\"state\":\"running\",\"startedAt\":\"2026-08-15T10:00Z\"}"));
+      SandboxDescriptor d = h.provider.describe("sparse00000000000000").orElseThrow();
+      assertThat(d.id()).isEqualTo("sparse00000000000000");
+      assertThat(d.projectId()).isNull();
+      assertThat(d.labels()).isEmpty();
+      assertThat(d.templateRef()).isNull();
+      assertThat(d.volumeName()).isNull();
+      assertThat(d.startedAt()).isEqualTo("2026-08-15T10:00:00.000Z");
+      h.api.on(FaultServer.route("GET", "/sandboxes/oddtime0000000000000"),
+          FaultServer.json(200, "{\"sandboxID\":\"oddtime0000000000000\",\"state\":\"weird\",\"startedAt\":\"yesterday\"}"));
+      SandboxDescriptor odd = h.provider.describe("oddtime0000000000000").orElseThrow();
+      assertThat(odd.startedAt()).isNull();
+      assertThat(odd.createdAt()).isNull();
+      assertThat(odd.status()).isEqualTo(SandboxStatus.RUNNING);
+    }
+  }
+
+  @Test
+  @DisplayName("case 24: the first mounted volume shows in the descriptor")
+  void describeVolume(LocalServer server) throws Exception {
+    try (Harness h = new Harness(server)) {
+      h.provider.createVolume("desc-vol-" + System.nanoTime() % 100000);
+      String name = h.provider.listVolumes(io.sandboxes.VolumeQuery.prefixed("desc-vol-")).get(0).name();
+      try (Sandbox s = h.provider.create(SandboxConfig.forProject("p").withVolume(name, "/workspace"))) {
+        assertThat(h.provider.describe(s.id()).orElseThrow().volumeName()).isEqualTo(name);
+      }
+      h.provider.removeVolume(name);
+    }
+  }
+
+  @Test
+  @DisplayName("case 25: describe is empty on not-found and throws on any other failure")
+  void describeFailures(LocalServer server) throws Exception {
+    try (Harness h = new Harness(server)) {
+      assertThat(h.provider.describe("nosuchsandbox0000000")).isEmpty();
+      h.api.on(FaultServer.route("GET", "/sandboxes/.*"), FaultServer.json(504, "{\"code\":504,\"message\":\"ETIMEDOUT\"}"));
+      assertThatThrownBy(() -> h.provider.describe("any00000000000000000")).hasMessageContaining("ETIMEDOUT");
+    }
+  }
+
+  @Test
+  @DisplayName("case 26, case 27: destroy kills once through the control plane without connecting; a missing sandbox is not an error; a kill failure propagates")
+  void destroy(LocalServer server) throws Exception {
+    try (Harness h = new Harness(server)) {
+      Sandbox s = h.provider.create(SandboxConfig.forProject("p"));
+      h.api.clearRequests();
+      h.provider.destroy(s.id());
+      assertThat(h.api.requests("DELETE", "/sandboxes/" + s.id())).hasSize(1);
+      assertThat(h.api.requests("POST", "/sandboxes/" + s.id() + "/connect")).isEmpty();
+      assertThat(h.provider.describe(s.id())).isEmpty();
+      h.provider.destroy(s.id());
+      h.api.on(FaultServer.route("DELETE", "/sandboxes/.*"), FaultServer.json(500, "{\"code\":500,\"message\":\"kill failed\"}"));
+      assertThatThrownBy(() -> h.provider.destroy("whatever000000000000")).hasMessageContaining("kill failed");
+    }
+  }
+
+  @Test
+  @DisplayName("case 28: quick start: create, write a file, run it with a deadline, preview URL, destroy")
+  void quickStart(LocalServer server) throws Exception {
+    try (Harness h = new Harness(server)) {
+      Sandbox s = h.provider.create(SandboxConfig.forProject("quick"));
+      s.writeFile("/home/user/workspace/hello.py", "print('hello from the quick start')");
+      var r = s.exec("python3 /home/user/workspace/hello.py", ExecOptions.defaults().withTimeout(Duration.ofSeconds(30)));
+      assertThat(r.exitCode()).isZero();
+      assertThat(r.stdout()).isEqualTo("hello from the quick start\n");
+      assertThat(h.envd.requests("POST", "/process.Process/Start").get(0).headers().get("connect-timeout-ms")).isEqualTo("30000");
+      assertThat(s.previewUrl(5173)).isEqualTo("https://5173-" + s.id() + ".e2b.app");
+      h.provider.destroy(s.id());
+      assertThat(h.api.requests("DELETE", "/sandboxes/" + s.id())).hasSize(1);
+    }
+  }
+
+  @Test
+  @DisplayName("a boot command or a volume without a mount path is refused before anything is created")
+  void refusedConfigs(LocalServer server) throws Exception {
+    try (Harness h = new Harness(server)) {
+      assertThatThrownBy(() -> h.provider.create(SandboxConfig.forProject("p").withCommand("npm start")))
+          .hasMessageContaining("boot command");
+      assertThat(h.api.requests("POST", "/sandboxes")).isEmpty();
+    }
+  }
+}
