@@ -143,7 +143,10 @@ public final class E2BApi {
     ControlPlane.Page page = controlPlane.list(states, query.metadata(), query.limit(), query.nextToken());
     List<SandboxInfo> items = new ArrayList<>(page.rows().size());
     for (JsonNode row : page.rows()) {
-      items.add(toInfo(row));
+      // a row that names no sandbox cannot be acted on; E2B's SDKs drop such rows too
+      if (Json.text(row, "sandboxID") != null) {
+        items.add(toInfo(row));
+      }
     }
     return new SandboxPage(items, page.nextToken());
   }

@@ -147,7 +147,7 @@ public final class E2BSandbox implements Sandbox {
         throw new SandboxException(context + ": the daemon did not report the process as started");
       }
       int pid = first.path("event").path("start").path("pid").asInt(-1);
-      reader = Thread.ofVirtual().name("sandboxes-exec-" + id).start(() -> readEvents(stream, stdout, stderr, end, context));
+      reader = io.sandboxes.e2b.internal.Tasks.start("sandboxes-exec-" + id, () -> readEvents(stream, stdout, stderr, end, context));
       JsonNode report = await(end, SETTLE_PROBE);
       if (report == null) {
         if (processGone(pid)) {
@@ -263,7 +263,7 @@ public final class E2BSandbox implements Sandbox {
 
   private static void joinQuietly(Thread t) {
     try {
-      t.join(Duration.ofSeconds(5));
+      t.join();
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }

@@ -14,7 +14,7 @@ public final class Watchdog implements AutoCloseable {
   }
 
   public static Watchdog arm(Duration after, Runnable action) {
-    Thread t = Thread.ofVirtual().name("sandboxes-watchdog").start(() -> {
+    Thread t = Tasks.start("sandboxes-watchdog", () -> {
       try {
         Thread.sleep(after);
       } catch (InterruptedException e) {
@@ -25,8 +25,14 @@ public final class Watchdog implements AutoCloseable {
     return new Watchdog(t);
   }
 
+  /** Disarms the watchdog and waits for its thread to end (it ends at once when interrupted). */
   @Override
   public void close() {
     thread.interrupt();
+    try {
+      thread.join();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
   }
 }
