@@ -118,6 +118,46 @@ public final class FaultServer implements AutoCloseable {
     };
   }
 
+  /** One step of a scripted process stream: wait, then send a message (or end the stream). */
+  public record Step(long afterMillis, @org.jspecify.annotations.Nullable String messageJson, boolean endOfStream) {
+    public static Step send(long afterMillis, String json) {
+      return new Step(afterMillis, json, false);
+    }
+
+    public static Step end(long afterMillis, String json) {
+      return new Step(afterMillis, json, true);
+    }
+
+    /** Waits without sending anything (the stream stays open). */
+    public static Step hold(long millis) {
+      return new Step(millis, null, false);
+    }
+  }
+
+  /** Answers with a Connect stream made of the given steps, as envd would send them. */
+  public static Fault stream(Step... steps) {
+    return (req, resp, cb) -> {
+      resp.setStatus(200);
+      resp.getHeaders().put(HttpHeader.CONTENT_TYPE, "application/connect+json");
+      OutputStream out = Content.Sink.asOutputStream(resp);
+      try {
+        for (Step step : steps) {
+          Thread.sleep(step.afterMillis());
+          if (step.messageJson() != null) {
+            out.write(io.sandboxes.e2b.internal.Connect.envelope(step.endOfStream() ? 2 : 0,
+                step.messageJson().getBytes(StandardCharsets.UTF_8)));
+            out.flush();
+          }
+        }
+        out.close();
+        cb.succeeded();
+      } catch (IOException e) {
+        cb.failed(e);
+      }
+      return true;
+    };
+  }
+
   private void serve(Request request, Response response, Callback callback) throws Exception {
     byte[] body;
     try (InputStream in = Content.Source.asInputStream(request)) {

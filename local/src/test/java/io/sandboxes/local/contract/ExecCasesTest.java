@@ -1,0 +1,311 @@
+package io.sandboxes.local.contract;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.sandboxes.DirEntry;
+import io.sandboxes.ExecOptions;
+import io.sandboxes.ExecResult;
+import io.sandboxes.Sandbox;
+import io.sandboxes.SandboxConfig;
+import io.sandboxes.SandboxException;
+import io.sandboxes.SandboxFileNotFoundException;
+import io.sandboxes.SandboxRpcException;
+import io.sandboxes.e2b.E2BSandbox;
+import io.sandboxes.e2b.internal.Json;
+import io.sandboxes.e2b.internal.Tasks;
+import io.sandboxes.local.LocalServer;
+import io.sandboxes.local.SharedServer;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * Behaviour contract, sections D (exec), E (nothing left running) and G (files), against real
+ * processes in a real sandbox. Timing cases use generous bounds: they prove order and the
+ * absence of early or stuck answers, not speed.
+ */
+@ExtendWith(SharedServer.class)
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class ExecCasesTest {
+  private Harness h;
+  private Sandbox sandbox;
+
+  @BeforeAll
+  void start(LocalServer server) throws Exception {
+    h = new Harness(server);
+    sandbox = h.provider.create(SandboxConfig.forProject("exec-cases"));
+  }
+
+  @AfterAll
+  void stop() throws Exception {
+    sandbox.close();
+    h.close();
+  }
+
+  /** The Start requests made since the marker, with their process command lines. */
+  private List<FaultServer.Recorded> startsSince(long marker) {
+    return h.envd.requests("POST", "/process.Process/Start").stream().filter(r -> r.atNanos() >= marker).toList();
+  }
+
+  private static String commandOf(FaultServer.Recorded start) {
+    try {
+      byte[] body = start.body();
+      JsonNode msg = Json.parse(java.util.Arrays.copyOfRange(body, 5, body.length));
+      return msg.path("process").path("args").get(2).asText();
+    } catch (java.io.IOException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  private static JsonNode startBody(FaultServer.Recorded start) throws Exception {
+    byte[] body = start.body();
+    return Json.parse(java.util.Arrays.copyOfRange(body, 5, body.length));
+  }
+
+  @Test
+  @DisplayName("case 44, case 48, case 60: one background start with stdin closed, cwd, env and the deadline; the result has only the three fields; no probe and nothing left running")
+  void plainExec() throws Exception {
+    sandbox.exec("mkdir -p /home/user/workspace").orThrow();
+    long mark = System.nanoTime();
+    ExecResult r = sandbox.exec("echo hi; echo $K", ExecOptions.defaults().withCwd("/home/user/workspace")
+        .withTimeout(Duration.ofSeconds(5)).withEnv(Map.of("K", "v")));
+    assertThat(r.exitCode()).isZero();
+    assertThat(r.stdout()).isEqualTo("hi\nv\n");
+    assertThat(r.stderr()).isEmpty();
+    List<FaultServer.Recorded> starts = startsSince(mark);
+    assertThat(starts).hasSize(1);
+    JsonNode body = startBody(starts.get(0));
+    assertThat(body.path("stdin").asBoolean(true)).isFalse();
+    assertThat(body.path("process").path("cwd").asText()).isEqualTo("/home/user/workspace");
+    assertThat(body.path("process").path("envs").path("K").asText()).isEqualTo("v");
+    assertThat(starts.get(0).headers().get("connect-timeout-ms")).isEqualTo("5000");
+    await().atMost(Duration.ofSeconds(2)).until(() -> Tasks.live() == 0);
+  }
+
+  @Test
+  @DisplayName("case 45, case 58: no sniffing of '&': a launch guarded by if, and a detached sidecar, return their real exit promptly")
+  void noSniffing() {
+    ExecResult guarded = sandbox.exec("if ! true; then nohup sh -c 'sleep 30' > /tmp/app.log 2>&1 & fi");
+    assertThat(guarded.exitCode()).isZero();
+    assertThat(guarded.duration()).isLessThan(Duration.ofMillis(1_500));
+    long mark = System.nanoTime();
+    ExecResult sidecar = sandbox.exec("nohup sh -c 'sleep 30' > /tmp/redis.log 2>&1 & true");
+    assertThat(sidecar.exitCode()).isZero();
+    assertThat(sidecar.duration()).isLessThan(Duration.ofMillis(1_500));
+    assertThat(startsSince(mark)).hasSize(1);
+  }
+
+  @Test
+  @DisplayName("case 46: a non-zero exit is returned as data, with its partial output")
+  void nonZero() {
+    ExecResult r = sandbox.exec("echo partial; echo boom >&2; exit 2");
+    assertThat(r.exitCode()).isEqualTo(2);
+    assertThat(r.stdout()).isEqualTo("partial\n");
+    assertThat(r.stderr()).isEqualTo("boom\n");
+  }
+
+  @Test
+  @DisplayName("case 47, case 62: an infrastructure failure (the deadline passing) is thrown as it is, and nothing is left running")
+  void infrastructureFailure() {
+    assertThatThrownBy(() -> sandbox.exec("sleep 30", ExecOptions.defaults().withTimeout(Duration.ofSeconds(2))))
+        .isInstanceOfSatisfying(SandboxRpcException.class, e -> assertThat(e.code()).isEqualTo("deadline_exceeded"));
+    await().atMost(Duration.ofSeconds(2)).until(() -> Tasks.live() == 0);
+  }
+
+  @Test
+  @DisplayName("case 49, case 50, case 52: a long command is probed once, about 1.5 s in, with kill -0 and a 10 s deadline; alive means keep waiting")
+  void settleProbe() throws Exception {
+    long mark = System.nanoTime();
+    ExecResult r = sandbox.exec("sleep 3.5; echo done");
+    assertThat(r.exitCode()).isZero();
+    assertThat(r.stdout()).isEqualTo("done\n");
+    List<FaultServer.Recorded> starts = startsSince(mark);
+    assertThat(starts).hasSize(2);
+    String probe = commandOf(starts.get(1));
+    assertThat(probe).matches("kill -0 \\d+ 2>/dev/null && echo MOL_ALIVE \\|\\| echo MOL_GONE");
+    assertThat(starts.get(1).headers().get("connect-timeout-ms")).isEqualTo("10000");
+    long delay = starts.get(1).atNanos() - starts.get(0).atNanos();
+    assertThat(Duration.ofNanos(delay)).isGreaterThanOrEqualTo(Duration.ofMillis(1_400)).isLessThan(Duration.ofMillis(3_000));
+  }
+
+  @Test
+  @DisplayName("case 51: a probe that fails counts as alive: the command's real outcome is still awaited")
+  void failedProbeMeansAlive() {
+    h.envd.on(r -> r.path().equals("/process.Process/Start") && commandOf(r).startsWith("kill -0"),
+        FaultServer.json(503, "{\"code\":\"unavailable\",\"message\":\"probe refused\"}"));
+    try {
+      ExecResult r = sandbox.exec("sleep 2.5; echo real; exit 4");
+      assertThat(r.exitCode()).isEqualTo(4);
+      assertThat(r.stdout()).isEqualTo("real\n");
+    } finally {
+      h.envd.clearFaults();
+    }
+  }
+
+  private static final String START = "{\"event\":{\"start\":{\"pid\":999999}}}";
+
+  private static String out(String text) {
+    return "{\"event\":{\"data\":{\"stdout\":\"" + java.util.Base64.getEncoder().encodeToString(text.getBytes()) + "\"}}}";
+  }
+
+  private static String err(String text) {
+    return "{\"event\":{\"data\":{\"stderr\":\"" + java.util.Base64.getEncoder().encodeToString(text.getBytes()) + "\"}}}";
+  }
+
+  /** Scripts the process stream of one command; the liveness probe still runs in the real sandbox (pid 999999 is gone there). */
+  private ExecResult scripted(String command, FaultServer.Step... steps) {
+    h.envd.on(r -> r.path().equals("/process.Process/Start") && commandOf(r).equals(command), FaultServer.stream(steps));
+    try {
+      return sandbox.exec(command);
+    } finally {
+      h.envd.clearFaults();
+    }
+  }
+
+  @Test
+  @DisplayName("case 53, case 61: the pid gone but the exit report arriving inside the 2 s window: the real outcome is used, with nothing left armed")
+  void lateReport() {
+    ExecResult r = scripted("npm run build", FaultServer.Step.send(0, START), FaultServer.Step.send(1_700, out("built\n")),
+        FaultServer.Step.send(0, "{\"event\":{\"end\":{\"exited\":true,\"status\":\"exit status 0\"}}}"),
+        FaultServer.Step.end(0, "{}"));
+    assertThat(r.exitCode()).isZero();
+    assertThat(r.stdout()).isEqualTo("built\n");
+    assertThat(r.stderr()).isEmpty();
+    assertThat(r.duration()).isLessThan(Duration.ofMillis(3_400));
+    await().atMost(Duration.ofSeconds(2)).until(() -> Tasks.live() == 0);
+  }
+
+  @Test
+  @DisplayName("case 54: a late non-zero report is mapped like a live one")
+  void lateNonZero() {
+    ExecResult r = scripted("npm run build &", FaultServer.Step.send(0, START), FaultServer.Step.send(1_700, out("partial\n")),
+        FaultServer.Step.send(0, err("oom\n")),
+        FaultServer.Step.send(0, "{\"event\":{\"end\":{\"exitCode\":2,\"exited\":true,\"status\":\"exit status 2\"}}}"),
+        FaultServer.Step.end(0, "{}"));
+    assertThat(r.exitCode()).isEqualTo(2);
+    assertThat(r.stdout()).isEqualTo("partial\n");
+    assertThat(r.stderr()).isEqualTo("oom\n");
+  }
+
+  @Test
+  @DisplayName("case 55, case 56: gone with its output held and no report in 2 s: exit 137 after the window, output so far, and the explanatory stderr line; never 0")
+  void unknownOutcome() {
+    ExecResult r = scripted("vite --host &", FaultServer.Step.send(0, START), FaultServer.Step.send(0, out("launched\n")),
+        FaultServer.Step.send(0, err("warn\n")), FaultServer.Step.hold(20_000));
+    assertThat(r.exitCode()).isEqualTo(E2BSandbox.EXIT_CODE_UNKNOWN);
+    assertThat(r.stdout()).isEqualTo("launched\n");
+    // the note goes after a newline, as the seed appends it (stderr "warn\n" + "\n" + note)
+    assertThat(r.stderr()).isEqualTo("warn\n\ne2b: exit code unknown — the started process (pid 999999) is gone but its output stream"
+        + " is still held, so its real outcome cannot be observed; reporting failure");
+    assertThat(r.duration()).isGreaterThanOrEqualTo(Duration.ofMillis(3_400)).isLessThan(Duration.ofSeconds(8));
+    await().atMost(Duration.ofSeconds(2)).until(() -> Tasks.live() == 0);
+    ExecResult quiet = scripted("vite &", FaultServer.Step.send(0, START), FaultServer.Step.hold(20_000));
+    assertThat(quiet.stderr()).startsWith("e2b: exit code unknown");
+  }
+
+  @Test
+  @DisplayName("case 57: the exit report is the only record of an exit code on this protocol: when it arrives after the pid is gone, its code is the result")
+  void recordedExitCode() {
+    ExecResult r = scripted("make", FaultServer.Step.send(0, START), FaultServer.Step.send(1_800,
+        "{\"event\":{\"end\":{\"exitCode\":3,\"exited\":true,\"status\":\"exit status 3\"}}}"), FaultServer.Step.end(0, "{}"));
+    assertThat(r.exitCode()).isEqualTo(3);
+    assertThat(r.stderr()).isEmpty();
+  }
+
+  @Test
+  @DisplayName("a stream that ends without an exit report throws: nothing is inferred from a silent end")
+  void noReport() {
+    assertThatThrownBy(() -> scripted("true", FaultServer.Step.send(0, START), FaultServer.Step.end(0, "{}")))
+        .isInstanceOf(SandboxException.class).hasMessageContaining("without an exit report");
+  }
+
+  @Test
+  @DisplayName("case 151: an interrupted exec ends promptly with an exception, keeps the interrupt flag, and leaves nothing running")
+  void interrupt() throws Exception {
+    AtomicReference<Throwable> thrown = new AtomicReference<>();
+    AtomicReference<Boolean> flag = new AtomicReference<>();
+    Thread t = Thread.ofVirtual().start(() -> {
+      try {
+        sandbox.exec("sleep 30");
+      } catch (Throwable e) {
+        thrown.set(e);
+        flag.set(Thread.currentThread().isInterrupted());
+      }
+    });
+    await().atMost(Duration.ofSeconds(10)).until(() -> sandbox.exec("pgrep -fx 'sleep 30' >/dev/null && echo y || echo n").stdout().equals("y\n"));
+    t.interrupt();
+    t.join(Duration.ofSeconds(5));
+    assertThat(t.isAlive()).isFalse();
+    assertThat(thrown.get()).isInstanceOf(SandboxException.class).hasMessageContaining("interrupted");
+    assertThat(flag.get()).isTrue();
+    await().atMost(Duration.ofSeconds(2)).until(() -> Tasks.live() == 0);
+  }
+
+  @Test
+  @DisplayName("case 77, case 78, case 79, case 80: text and exact bytes go through the file API, not commands; delete removes")
+  void filesThroughFileApi() {
+    byte[] bytes = new byte[300_000];
+    new java.util.Random(7).nextBytes(bytes);
+    long mark = System.nanoTime();
+    sandbox.writeBytes("/tmp/part", bytes);
+    assertThat(sandbox.readBytes("/tmp/part")).isEqualTo(bytes);
+    sandbox.writeFile("/home/user/workspace/hello.js", "console.log('hi')");
+    assertThat(sandbox.readFile("/home/user/workspace/hello.js")).isEqualTo("console.log('hi')");
+    assertThat(startsSince(mark)).isEmpty();
+    assertThat(h.envd.requests("POST", "/files").stream().filter(r -> r.atNanos() >= mark)).hasSize(2);
+    sandbox.deleteFile("/tmp/part");
+    assertThatThrownBy(() -> sandbox.readBytes("/tmp/part")).isInstanceOf(SandboxFileNotFoundException.class);
+    sandbox.deleteFile("/tmp/part");
+  }
+
+  @Test
+  @DisplayName("case 59, case 81, case 82, case 83, case 84, case 85: readDir lists through envd, keeps dotfiles and spaces, reports links as links with targets, sizes as numbers, throws on a missing path")
+  void readDir() {
+    sandbox.exec("rm -rf /home/user/rd && mkdir -p /home/user/rd/src /home/user/rd/empty && printf 'twelve bytes' > '/home/user/rd/a  b.txt'"
+        + " && touch /home/user/rd/.env && ln -s .agents /home/user/rd/.claude && mkdir /home/user/rd/.agents").orThrow();
+    long mark = System.nanoTime();
+    List<DirEntry> entries = sandbox.readDir("/home/user/rd");
+    assertThat(startsSince(mark)).isEmpty();
+    assertThat(entries).extracting(DirEntry::name).containsExactlyInAnyOrder("src", "empty", "a  b.txt", ".env", ".claude", ".agents");
+    assertThat(entries).filteredOn(e -> e.name().equals("a  b.txt")).singleElement()
+        .satisfies(e -> {
+          assertThat(e.type()).isEqualTo(DirEntry.Type.FILE);
+          assertThat(e.size()).isEqualTo(12L);
+        });
+    assertThat(entries).filteredOn(e -> e.name().equals("src")).singleElement()
+        .satisfies(e -> assertThat(e.type()).isEqualTo(DirEntry.Type.DIRECTORY));
+    assertThat(entries).filteredOn(e -> e.name().equals(".claude")).singleElement()
+        .satisfies(e -> {
+          assertThat(e.type()).isEqualTo(DirEntry.Type.SYMLINK);
+          assertThat(e.symlinkTarget()).isEqualTo("/home/user/rd/.agents");
+        });
+    assertThat(sandbox.readDir("/home/user/rd/empty")).isEmpty();
+    assertThatThrownBy(() -> sandbox.readDir("/home/user/rd/missing"))
+        .isInstanceOf(SandboxFileNotFoundException.class).hasMessageContaining("/home/user/rd/missing");
+  }
+
+  @Test
+  @DisplayName("case 87: keepAlive sets the deadline to that long from now, and nothing else moves it")
+  void keepAlive() {
+    E2BSandbox e2b = (E2BSandbox) sandbox;
+    java.time.Instant before = e2b.info().endAt();
+    sandbox.exec("true");
+    sandbox.readDir("/home/user");
+    h.provider.describe(sandbox.id());
+    assertThat(e2b.info().endAt()).isEqualTo(before);
+    sandbox.keepAlive(Duration.ofHours(2));
+    assertThat(e2b.info().endAt()).isAfter(java.time.Instant.now().plus(Duration.ofMinutes(119)));
+    sandbox.keepAlive(Duration.ofMinutes(30));
+    assertThat(e2b.info().endAt()).isBefore(java.time.Instant.now().plus(Duration.ofMinutes(31)));
+  }
+}
