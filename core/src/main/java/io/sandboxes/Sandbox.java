@@ -84,6 +84,17 @@ public interface Sandbox extends AutoCloseable {
   }
 
   /**
+   * Starts a long-lived process and returns at once with a handle to its output, input and end.
+   * With {@link SpawnOptions#pty()} it gets a real terminal, or the call fails: it never falls
+   * back to pipes.
+   *
+   * @param command a shell command line (for a PTY, a shell name such as {@code bash} starts an
+   *     interactive login shell; anything else runs inside one)
+   * @param options cwd, environment, lifetime and terminal
+   */
+  SpawnHandle spawn(String command, SpawnOptions options);
+
+  /**
    * Deletes a file or a folder (with its contents). A path that does not exist is success.
    *
    * @param path absolute, or relative to the default user's home
@@ -99,6 +110,17 @@ public interface Sandbox extends AutoCloseable {
    * @throws SandboxException when the path is not a folder or cannot be read
    */
   java.util.List<DirEntry> readDir(String path);
+
+  /**
+   * Subscribes to changes under a folder (recursively), as they happen. The subscription lasts
+   * until it is closed.
+   *
+   * @param path the folder to watch
+   * @param listener called for each change, on a background thread
+   * @return the subscription; close it to stop
+   * @throws SandboxFileNotFoundException when there is no such folder
+   */
+  Subscription onFileChange(String path, java.util.function.Consumer<FileChange> listener);
 
   /** @return the sandbox's state as this handle last saw it */
   SandboxStatus status();

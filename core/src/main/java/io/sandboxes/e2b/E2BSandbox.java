@@ -280,6 +280,73 @@ public final class E2BSandbox implements Sandbox {
     return end.path("exited").asBoolean(false) ? 0 : -1;
   }
 
+  /** The lifetime of a spawned process unless the options give one: one hour. */
+  public static final Duration DEFAULT_SPAWN_TIMEOUT = Duration.ofHours(1);
+  private static final java.util.Set<String> SHELLS = java.util.Set.of("bash", "/bin/bash", "sh", "/bin/sh", "");
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Pipes run {@code /bin/bash -l -c <command>} with stdin open. A PTY runs the interactive
+   * login shell ({@code /bin/bash -i -l}) with {@code TERM=xterm-256color} and a UTF-8 locale;
+   * a command other than a shell name runs inside it ({@code -c}). A server that cannot give a
+   * PTY makes this throw; it never falls back to pipes.
+   */
+  @Override
+  public io.sandboxes.SpawnHandle spawn(String command, io.sandboxes.SpawnOptions options) {
+    Objects.requireNonNull(command, "command");
+    Objects.requireNonNull(options, "options");
+    boolean pty = options.pty() != null;
+    ObjectNode process = Json.object().put("cmd", "/bin/bash");
+    if (pty) {
+      var args = process.putArray("args").add("-i").add("-l");
+      if (!SHELLS.contains(command.strip())) {
+        args.add("-c").add(command);
+      }
+      ObjectNode envs = Json.object().put("TERM", "xterm-256color").put("LANG", "C.UTF-8").put("LC_ALL", "C.UTF-8");
+      options.env().forEach(envs::put);
+      process.set("envs", envs);
+    } else {
+      process.putArray("args").add("-l").add("-c").add(command);
+      if (!options.env().isEmpty()) {
+        process.set("envs", Json.toObject(options.env()));
+      }
+    }
+    if (options.cwd() != null) {
+      process.put("cwd", options.cwd());
+    }
+    ObjectNode body = Json.object();
+    body.set("process", process);
+    if (pty) {
+      body.putObject("pty").putObject("size").put("cols", options.pty().cols()).put("rows", options.pty().rows());
+    } else {
+      body.put("stdin", true);
+    }
+    Duration timeout = options.timeout() != null ? options.timeout() : DEFAULT_SPAWN_TIMEOUT;
+    String context = (pty ? "pty spawn" : "spawn") + " in sandbox " + id;
+    Envd current = envd;
+    ConnectStream stream = current.stream("process.Process/Start", body, null, timeout, context, null);
+    JsonNode first;
+    try {
+      first = stream.next();
+    } catch (io.sandboxes.SandboxRpcException e) {
+      stream.close();
+      if (pty) {
+        throw new SandboxException("a pty was requested and the sandbox could not give one (" + e.getMessage()
+            + "); refusing rather than falling back to pipes", e);
+      }
+      throw e;
+    } catch (RuntimeException e) {
+      stream.close();
+      throw e;
+    }
+    if (first == null || !first.path("event").has("start")) {
+      stream.close();
+      throw new SandboxException(context + ": the daemon did not report the process as started");
+    }
+    return new E2BSpawn(current, stream, first.path("event").path("start").path("pid").asInt(), pty);
+  }
+
   @Override
   public void writeBytes(String path, byte[] content) {
     Objects.requireNonNull(path, "path");
@@ -325,6 +392,57 @@ public final class E2BSandbox implements Sandbox {
       out.add(new DirEntry(e.path("name").asText(), type, size, target));
     }
     return out;
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>A real subscription through envd's {@code WatchDir} stream (recursive, no deadline), read
+   * on its own thread; the returned handle closes the stream and waits for that thread.
+   */
+  @Override
+  public io.sandboxes.Subscription onFileChange(String path, java.util.function.Consumer<io.sandboxes.FileChange> listener) {
+    Objects.requireNonNull(path, "path");
+    Objects.requireNonNull(listener, "listener");
+    ObjectNode req = Json.object().put("path", path).put("recursive", true);
+    ConnectStream stream = envd.stream("filesystem.Filesystem/WatchDir", req, null, Duration.ZERO, "watch " + path + " in sandbox " + id, path);
+    try {
+      JsonNode first = stream.next();
+      if (first == null || !first.has("start")) {
+        throw new SandboxException("watch " + path + ": the daemon did not confirm the watch");
+      }
+    } catch (RuntimeException e) {
+      stream.close();
+      throw e;
+    }
+    Thread reader = io.sandboxes.e2b.internal.Tasks.start("sandboxes-watch-" + id, () -> {
+      try {
+        JsonNode message;
+        while ((message = stream.next()) != null) {
+          JsonNode fs = message.get("filesystem");
+          if (fs == null) {
+            continue;
+          }
+          io.sandboxes.FileChange.Kind kind = switch (fs.path("type").asText()) {
+            case "EVENT_TYPE_CREATE" -> io.sandboxes.FileChange.Kind.CREATE;
+            case "EVENT_TYPE_WRITE" -> io.sandboxes.FileChange.Kind.WRITE;
+            case "EVENT_TYPE_REMOVE" -> io.sandboxes.FileChange.Kind.REMOVE;
+            case "EVENT_TYPE_RENAME" -> io.sandboxes.FileChange.Kind.RENAME;
+            case "EVENT_TYPE_CHMOD" -> io.sandboxes.FileChange.Kind.CHMOD;
+            default -> null;
+          };
+          if (kind != null) {
+            listener.accept(new io.sandboxes.FileChange(fs.path("name").asText(), kind));
+          }
+        }
+      } catch (RuntimeException ended) {
+        // closed by the subscriber, or the watch ended with the sandbox
+      }
+    });
+    return () -> {
+      stream.close();
+      joinQuietly(reader);
+    };
   }
 
   @Override
