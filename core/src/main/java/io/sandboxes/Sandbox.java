@@ -122,6 +122,26 @@ public interface Sandbox extends AutoCloseable {
    */
   Subscription onFileChange(String path, java.util.function.Consumer<FileChange> listener);
 
+  /**
+   * Extracts a tar archive into a folder of the sandbox (created if missing). The archive is
+   * streamed in bounded pieces; ownership and setuid/setgid bits in it are never restored.
+   *
+   * @param path the absolute folder to extract into
+   * @param tar the archive; read to its end, not closed
+   * @throws SandboxException naming the step that failed (spooling, extracting) with its stderr
+   */
+  void importFiles(String path, java.io.InputStream tar);
+
+  /**
+   * Archives a folder of the sandbox as tar, rooted at the folder's own name: exporting
+   * {@code /workspace/my-app} gives entries {@code my-app/...}.
+   *
+   * @param path an absolute folder below {@code /}
+   * @return the archive's bytes
+   * @throws SandboxException naming the step that failed
+   */
+  java.io.InputStream exportFiles(String path);
+
   /** @return the sandbox's state as this handle last saw it */
   SandboxStatus status();
 

@@ -347,6 +347,35 @@ public final class E2BSandbox implements Sandbox {
     return new E2BSpawn(current, stream, first.path("event").path("start").path("pid").asInt(), pty);
   }
 
+  /**
+   * {@inheritDoc}
+   *
+   * <p>The archive is written to {@code /tmp/mol-import-<id>.tar} through the file API in pieces of
+   * {@value TarTransfer#IMPORT_PIECE_BYTES} bytes, then extracted with {@code tar xf ...
+   * --no-same-owner --no-same-permissions} (300 s deadline); the spool files are removed last on
+   * every path. A step that exits non-zero fails as {@code importFiles: <step> failed (<code>):
+   * <stderr>}; a failure to run a step at all is thrown as it is.
+   */
+  @Override
+  public void importFiles(String path, java.io.InputStream tar) {
+    Objects.requireNonNull(path, "path");
+    Objects.requireNonNull(tar, "tar");
+    TarTransfer.importFiles(this, path, tar);
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Runs {@code tar cf /tmp/mol-export-<id>.tar -C <parent> <name>}, reads the archive's
+   * exact bytes through the file API, and removes it last on every path. The root and relative
+   * paths are refused before anything runs.
+   */
+  @Override
+  public java.io.InputStream exportFiles(String path) {
+    Objects.requireNonNull(path, "path");
+    return TarTransfer.exportFiles(this, path);
+  }
+
   @Override
   public void writeBytes(String path, byte[] content) {
     Objects.requireNonNull(path, "path");

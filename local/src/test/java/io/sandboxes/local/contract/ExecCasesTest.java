@@ -35,6 +35,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * absence of early or stuck answers, not speed.
  */
 @ExtendWith(SharedServer.class)
+@org.junit.jupiter.api.parallel.Execution(org.junit.jupiter.api.parallel.ExecutionMode.SAME_THREAD)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class ExecCasesTest {
   private Harness h;

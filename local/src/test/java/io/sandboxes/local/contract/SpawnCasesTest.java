@@ -34,6 +34,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 
 /** Behaviour contract, section F (spawn and PTY) and case 86 (file changes), with real processes and terminals. */
 @ExtendWith(SharedServer.class)
+@org.junit.jupiter.api.parallel.Execution(org.junit.jupiter.api.parallel.ExecutionMode.SAME_THREAD)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class SpawnCasesTest {
   private Harness h;
