@@ -56,7 +56,7 @@ import org.jspecify.annotations.Nullable;
  * @since 0.1
  */
 public final class E2BSandboxProvider
-    implements SandboxProvider, Describing, VolumeManagement, TemplateManagement {
+    implements SandboxProvider, Describing, VolumeManagement, TemplateManagement, io.sandboxes.EgressVerification {
 
   /** E2B's domain, used when neither the builder nor {@code E2B_DOMAIN} names one. */
   public static final String DEFAULT_DOMAIN = "e2b.app";
@@ -83,6 +83,7 @@ public final class E2BSandboxProvider
   private final Duration defaultTimeout;
   private final int defaultPreviewPort;
   private final List<String> defaultAllowOut;
+  private final io.sandboxes.EgressProbe egressProbe;
   private final AtomicBoolean closed = new AtomicBoolean();
 
   private E2BSandboxProvider(Builder b) {
@@ -108,6 +109,7 @@ public final class E2BSandboxProvider
     this.defaultTimeout = b.defaultTimeout;
     this.defaultPreviewPort = b.defaultPreviewPort;
     this.defaultAllowOut = List.copyOf(b.defaultAllowOut);
+    this.egressProbe = b.egressProbe;
     this.api = new E2BApi(this, http, controlPlane, sandboxUrl, domain);
   }
 
@@ -278,6 +280,23 @@ public final class E2BSandboxProvider
         startedAt,
         volume,
         List.of()));
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>The probe sandbox is created to be killed (not paused) at its deadline, gets the probe's
+   * allow-list with {@code denyOut: [0.0.0.0/0]}, runs {@code curl -s -o /dev/null -m 8 -w
+   * '%{http_code}'} against the allowed host, the denied host and the raw IP, and is destroyed on
+   * every path (with one retry; a sandbox left behind is named in the detail).
+   */
+  @Override
+  public io.sandboxes.EgressVerdict verifyEgress() {
+    if (closed.get()) {
+      return new io.sandboxes.EgressVerdict(io.sandboxes.EgressVerdict.State.INCONCLUSIVE,
+          "Could not create a probe sandbox: this E2BSandboxProvider is closed", "Check E2B_API_KEY and account capacity.");
+    }
+    return EgressProbeRun.run(this, egressProbe);
   }
 
   // ---- volumes, by name ----
@@ -506,6 +525,7 @@ public final class E2BSandboxProvider
     private Duration defaultTimeout = DEFAULT_TIMEOUT;
     private int defaultPreviewPort = DEFAULT_PREVIEW_PORT;
     private List<String> defaultAllowOut = List.of();
+    private io.sandboxes.EgressProbe egressProbe = io.sandboxes.EgressProbe.E2B_CLOUD;
     private final List<AutoCloseable> closing = new ArrayList<>();
 
     private Builder() {}
@@ -611,6 +631,16 @@ public final class E2BSandboxProvider
      */
     public Builder defaultAllowOut(List<String> allowOut) {
       this.defaultAllowOut = List.copyOf(Objects.requireNonNull(allowOut, "allowOut"));
+      return this;
+    }
+
+    /**
+     * @param probe what {@link E2BSandboxProvider#verifyEgress()} probes; E2B's cloud probe by
+     *     default, local witnesses against a local runtime
+     * @return this
+     */
+    public Builder egressProbe(io.sandboxes.EgressProbe probe) {
+      this.egressProbe = Objects.requireNonNull(probe, "probe");
       return this;
     }
 

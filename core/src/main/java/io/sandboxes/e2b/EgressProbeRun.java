@@ -1,0 +1,84 @@
+package io.sandboxes.e2b;
+
+import io.sandboxes.EgressProbe;
+import io.sandboxes.EgressVerdict;
+import io.sandboxes.ExecOptions;
+import io.sandboxes.SandboxConfig;
+import io.sandboxes.OnTimeout;
+import java.time.Duration;
+import java.util.List;
+import java.util.regex.Pattern;
+
+/** The seed's egress probe: create a throwaway sandbox, curl three targets from inside, classify, destroy. */
+final class EgressProbeRun {
+  private static final Pattern ANSWERED = Pattern.compile("^[1-5]\\d\\d$");
+  private static final Pattern BLOCKED = Pattern.compile("^0*$");
+  /** The probe sandbox lives this long at most, then is killed (never paused). */
+  static final Duration PROBE_SANDBOX_TIMEOUT = Duration.ofMinutes(5);
+
+  private EgressProbeRun() {}
+
+  static String curl(EgressProbe probe, String host) {
+    return "curl -s -o /dev/null -m 8 -w '%{http_code}' " + probe.scheme() + "://" + host + "/";
+  }
+
+  static EgressVerdict classify(EgressProbe probe, String allowed, String deniedHost, String deniedIp) {
+    boolean hostAnswered = ANSWERED.matcher(deniedHost).matches();
+    boolean ipAnswered = ANSWERED.matcher(deniedIp).matches();
+    if (hostAnswered || ipAnswered) {
+      return new EgressVerdict(EgressVerdict.State.OPEN,
+          "Non-allow-listed egress was reachable (host=" + deniedHost + ", rawIP=" + deniedIp + ", allowed=" + allowed + ").",
+          "Ensure updateNetwork applies allowOut + denyOut:[0.0.0.0/0]; check the E2B account supports network policy.");
+    }
+    if (!ANSWERED.matcher(allowed).matches()) {
+      return new EgressVerdict(EgressVerdict.State.INCONCLUSIVE,
+          "Egress probe inconclusive: probe sandbox had no network (allowed=" + allowed + ", host=" + deniedHost + ", rawIP=" + deniedIp + ").",
+          "The allow-listed control host did not answer, so the probe observed nothing. Check the sandbox template / E2B networking.");
+    }
+    if (BLOCKED.matcher(deniedHost).matches() && BLOCKED.matcher(deniedIp).matches()) {
+      return new EgressVerdict(EgressVerdict.State.FILTERED,
+          "deny-by-default verified: " + probe.allowedHost() + "=" + allowed + " reachable; " + probe.deniedHost() + "=" + deniedHost
+              + " and raw IP=" + deniedIp + " blocked.",
+          null);
+    }
+    return new EgressVerdict(EgressVerdict.State.INCONCLUSIVE,
+        "Egress probe output was unreadable (allowed=" + allowed + ", host=" + deniedHost + ", rawIP=" + deniedIp + ").", null);
+  }
+
+  static EgressVerdict run(E2BSandboxProvider provider, EgressProbe probe) {
+    E2BSandbox sandbox;
+    try {
+      sandbox = provider.create(SandboxConfig.forProject("egress-probe-" + System.currentTimeMillis())
+          .withTimeout(PROBE_SANDBOX_TIMEOUT), OnTimeout.KILL);
+    } catch (RuntimeException e) {
+      return new EgressVerdict(EgressVerdict.State.INCONCLUSIVE, "Could not create a probe sandbox: " + e.getMessage(),
+          "Check E2B_API_KEY and account capacity.");
+    }
+    EgressVerdict verdict;
+    try {
+      provider.api().updateNetwork(sandbox.id(), probe.allowOut(), List.of(E2BSandboxProvider.ALL_TRAFFIC));
+      ExecOptions opts = ExecOptions.defaults().withTimeout(Duration.ofSeconds(30));
+      String allowed = sandbox.exec(curl(probe, probe.allowedHost()), opts).stdout().strip();
+      String deniedHost = sandbox.exec(curl(probe, probe.deniedHost()), opts).stdout().strip();
+      String deniedIp = sandbox.exec(curl(probe, probe.rawIp()), opts).stdout().strip();
+      verdict = classify(probe, allowed, deniedHost, deniedIp);
+    } catch (RuntimeException e) {
+      verdict = new EgressVerdict(EgressVerdict.State.INCONCLUSIVE, "Egress probe could not run: " + e.getMessage(), null);
+    }
+    return destroy(provider, sandbox.id(), verdict);
+  }
+
+  private static EgressVerdict destroy(E2BSandboxProvider provider, String id, EgressVerdict verdict) {
+    RuntimeException last = null;
+    for (int attempt = 0; attempt < 2; attempt++) {
+      try {
+        provider.destroy(id);
+        return verdict;
+      } catch (RuntimeException e) {
+        last = e;
+      }
+    }
+    return new EgressVerdict(verdict.state(), verdict.detail() + " (The probe sandbox " + id
+        + " could not be destroyed and is left behind: " + last.getMessage() + ".)", verdict.remediation());
+  }
+}
