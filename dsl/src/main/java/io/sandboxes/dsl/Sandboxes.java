@@ -12,7 +12,7 @@ import java.util.ServiceLoader;
  *
  * <pre>{@code
  * try (E2BSandboxProvider sandboxes = Sandboxes.local();          // Docker on this machine
- *      Sandbox sandbox = sandboxes.api().create()) {
+ *      Sandbox sandbox = sandboxes.create(SandboxConfig.forProject("hello"))) {
  *   System.out.println(sandbox.exec("python3 -c 'print(6 * 7)'").stdout());
  * }
  * }</pre>

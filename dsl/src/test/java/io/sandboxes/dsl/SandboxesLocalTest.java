@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.sandboxes.Sandbox;
+import io.sandboxes.SandboxConfig;
 import io.sandboxes.SandboxException;
 import io.sandboxes.e2b.E2BSandboxProvider;
 import java.net.URI;
@@ -22,7 +23,7 @@ class SandboxesLocalTest {
     try (E2BSandboxProvider sandboxes = Sandboxes.local()) {
       api = sandboxes.apiUrl();
       assertThat(api.getHost()).isEqualTo("127.0.0.1");
-      try (Sandbox sandbox = sandboxes.api().create()) {
+      try (Sandbox sandbox = sandboxes.create(SandboxConfig.forProject("hello"))) {
         assertThat(sandbox.exec("python3 -c 'print(6 * 7)'").stdout()).isEqualTo("42\n");
       }
       assertThat(status(api.resolve("/health"))).isEqualTo(204);

@@ -2,6 +2,7 @@ package io.sandboxes.examples;
 
 import io.sandboxes.ExecResult;
 import io.sandboxes.Sandbox;
+import io.sandboxes.SandboxConfig;
 import io.sandboxes.dsl.Sandboxes;
 import io.sandboxes.e2b.E2BSandboxProvider;
 import java.io.PrintStream;
@@ -25,7 +26,7 @@ public final class Hello {
 
   static void run(E2BSandboxProvider sandboxes, PrintStream out) {
     // A sandbox is closed like a file: closing it kills it.
-    try (Sandbox sandbox = sandboxes.api().create()) {
+    try (Sandbox sandbox = sandboxes.create(SandboxConfig.forProject("hello"))) {
       out.println("created sandbox " + sandbox.id());
 
       // Files go in through the sandbox's daemon; parent folders are made as needed.

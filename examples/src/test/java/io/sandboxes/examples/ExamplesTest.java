@@ -52,6 +52,32 @@ class ExamplesTest {
 
   @Test
   @Timeout(value = 5, unit = TimeUnit.MINUTES)
+  @DisplayName("case 150: once main returns, the JVM exits within a second: no SDK thread, timer or stream keeps it alive")
+  void exitsPromptly() throws Exception {
+    String javaBin = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+    Process p = new ProcessBuilder(javaBin, "-cp", System.getProperty("java.class.path"), ExitCheck.class.getName())
+        .redirectErrorStream(true).start();
+    long returnedAt = 0;
+    StringBuilder out = new StringBuilder();
+    try (var reader = new java.io.BufferedReader(new java.io.InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+      String line;
+      while ((line = reader.readLine()) != null) {
+        out.append(line).append('\n');
+        if (line.equals("main returning")) {
+          returnedAt = System.nanoTime();
+        }
+      }
+    }
+    assertThat(p.waitFor(2, TimeUnit.MINUTES)).as(out.toString()).isTrue();
+    long exitedAt = System.nanoTime();
+    assertThat(out.toString()).contains("exec: ok");
+    assertThat(returnedAt).as(out.toString()).isPositive();
+    assertThat(java.time.Duration.ofNanos(exitedAt - returnedAt)).isLessThan(java.time.Duration.ofSeconds(1));
+    assertThat(p.exitValue()).isZero();
+  }
+
+  @Test
+  @Timeout(value = 5, unit = TimeUnit.MINUTES)
   @DisplayName("the tour, the README's main job, runs every example and exits cleanly")
   void tour() throws Exception {
     Run run = runExample(Tour.class);

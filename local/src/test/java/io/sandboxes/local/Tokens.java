@@ -6,10 +6,10 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 
 /** Reads a sandbox's envd access token from the control plane, as a second client would. */
-final class Tokens {
+public final class Tokens {
   private Tokens() {}
 
-  static String envdToken(LocalServer server, String sandboxId) throws Exception {
+  public static String envdToken(LocalServer server, String sandboxId) throws Exception {
     try (HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build()) {
       HttpResponse<byte[]> r = http.send(HttpRequest.newBuilder(server.apiUrl().resolve("/sandboxes/" + sandboxId))
           .header("X-API-KEY", server.apiKey()).GET().build(), HttpResponse.BodyHandlers.ofByteArray());
