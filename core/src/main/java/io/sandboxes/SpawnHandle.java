@@ -6,7 +6,8 @@ import java.util.function.Consumer;
 /**
  * A process started with {@link Sandbox#spawn}: its output as it comes, its input, and its end.
  * Output reaches the listeners registered when it arrives (decoded as UTF-8, a character split
- * across chunks arriving whole); a PTY has one stream, reported as stdout.
+ * across chunks arriving whole); output that comes before a stream's first listener is kept for
+ * that listener. A PTY has one stream, reported as stdout.
  *
  * <p>{@link #close()} kills the process if it still runs and stops listening.
  *

@@ -122,8 +122,8 @@ public final class E2BSandbox implements Sandbox {
    *
    * <p>A command that has not finished after {@link #SETTLE_PROBE} is checked: while its process
    * lives, the wait goes on (bounded only by the command's own deadline). When the process is
-   * gone but no exit report comes within {@link #EXIT_REPORT_GRACE} (a detached child still holds
-   * its output open), the result is exit code {@link #EXIT_CODE_UNKNOWN} with a line on stderr
+   * gone and its stream then stays silent for {@link #EXIT_REPORT_GRACE} without an exit report (a
+   * detached child holds its output open), the result is exit code {@link #EXIT_CODE_UNKNOWN} with a line on stderr
    * saying why: an outcome that was not observed is never reported as success. A failed check
    * counts as "still alive". Nothing (thread, timer, stream) outlives the call; an interrupt
    * cancels it.
@@ -137,23 +137,28 @@ public final class E2BSandbox implements Sandbox {
     Utf8Accumulator stdout = new Utf8Accumulator();
     Utf8Accumulator stderr = new Utf8Accumulator();
     CompletableFuture<JsonNode> end = new CompletableFuture<>();
+    java.util.concurrent.atomic.AtomicLong lastEvent = new java.util.concurrent.atomic.AtomicLong(System.nanoTime());
     ConnectStream stream = envd.stream("process.Process/Start", startBody(command, options), options.user(), options.timeout(),
         context, null);
     Thread reader = null;
     try (stream; Watchdog ignored = options.timeout().isZero() ? null
-        : Watchdog.arm(options.timeout().plus(DEADLINE_GRACE), stream::close)) {
+        : Watchdog.arm(id, options.timeout().plus(DEADLINE_GRACE), stream::close)) {
       JsonNode first = stream.next();
       if (first == null || !first.path("event").has("start")) {
         throw new SandboxException(context + ": the daemon did not report the process as started");
       }
       int pid = first.path("event").path("start").path("pid").asInt(-1);
-      reader = io.sandboxes.e2b.internal.Tasks.start("sandboxes-exec-" + id, () -> readEvents(stream, stdout, stderr, end, context));
+      reader = io.sandboxes.e2b.internal.Tasks.start(id, "sandboxes-exec-" + id,
+          () -> readEvents(stream, stdout, stderr, end, context, lastEvent));
       JsonNode report = await(end, SETTLE_PROBE);
       if (report == null) {
         if (processGone(pid)) {
-          report = await(end, EXIT_REPORT_GRACE);
-          if (report == null) {
-            return unknownOutcome(pid, stdout, stderr, started);
+          // the grace window counts from the last thing the stream delivered: a stream still
+          // draining output is not held, only one that has gone quiet is
+          while ((report = await(end, EXIT_REPORT_GRACE)) == null) {
+            if (System.nanoTime() - lastEvent.get() >= EXIT_REPORT_GRACE.toNanos()) {
+              return unknownOutcome(pid, stdout, stderr, started);
+            }
           }
         } else {
           report = await(end, null);
@@ -169,12 +174,15 @@ public final class E2BSandbox implements Sandbox {
   }
 
   private static void readEvents(ConnectStream stream, Utf8Accumulator stdout, Utf8Accumulator stderr,
-      CompletableFuture<JsonNode> end, String context) {
+      CompletableFuture<JsonNode> end, String context, java.util.concurrent.atomic.AtomicLong lastEvent) {
     try {
       JsonNode message;
       JsonNode report = null;
       while ((message = stream.next()) != null) {
         JsonNode event = message.path("event");
+        if (!event.has("keepalive")) {
+          lastEvent.set(System.nanoTime());
+        }
         if (event.has("data")) {
           JsonNode data = event.get("data");
           synchronized (stdout) {
@@ -246,7 +254,7 @@ public final class E2BSandbox implements Sandbox {
     String probe = "kill -0 " + pid + " 2>/dev/null && echo MOL_ALIVE || echo MOL_GONE";
     try (ConnectStream s = envd.stream("process.Process/Start", startBody(probe, ExecOptions.defaults()), null, PROBE_TIMEOUT,
         "liveness probe in sandbox " + id, null);
-         Watchdog ignored = Watchdog.arm(PROBE_TIMEOUT.plus(DEADLINE_GRACE), s::close)) {
+         Watchdog ignored = Watchdog.arm(id, PROBE_TIMEOUT.plus(DEADLINE_GRACE), s::close)) {
       Utf8Accumulator out = new Utf8Accumulator();
       JsonNode message;
       while ((message = s.next()) != null) {
@@ -344,7 +352,7 @@ public final class E2BSandbox implements Sandbox {
       stream.close();
       throw new SandboxException(context + ": the daemon did not report the process as started");
     }
-    return new E2BSpawn(current, stream, first.path("event").path("start").path("pid").asInt(), pty);
+    return new E2BSpawn(id, current, stream, first.path("event").path("start").path("pid").asInt(), pty);
   }
 
   /**
@@ -444,7 +452,7 @@ public final class E2BSandbox implements Sandbox {
       stream.close();
       throw e;
     }
-    Thread reader = io.sandboxes.e2b.internal.Tasks.start("sandboxes-watch-" + id, () -> {
+    Thread reader = io.sandboxes.e2b.internal.Tasks.start(id, "sandboxes-watch-" + id, () -> {
       try {
         JsonNode message;
         while ((message = stream.next()) != null) {

@@ -25,19 +25,19 @@ final class E2BSpawn implements SpawnHandle {
   private final ConnectStream stream;
   private final int pid;
   private final boolean pty;
-  private final List<Consumer<String>> stdout = new CopyOnWriteArrayList<>();
-  private final List<Consumer<String>> stderr = new CopyOnWriteArrayList<>();
+  private final Listeners stdout = new Listeners();
+  private final Listeners stderr = new Listeners();
   private final List<Consumer<ProcessExit>> closeListeners = new CopyOnWriteArrayList<>();
   private final AtomicBoolean closed = new AtomicBoolean();
   private volatile @Nullable ProcessExit exit;
   private final Thread reader;
 
-  E2BSpawn(Envd envd, ConnectStream stream, int pid, boolean pty) {
+  E2BSpawn(String sandboxId, Envd envd, ConnectStream stream, int pid, boolean pty) {
     this.envd = envd;
     this.stream = stream;
     this.pid = pid;
     this.pty = pty;
-    this.reader = Tasks.start("sandboxes-spawn-" + pid, this::read);
+    this.reader = Tasks.start(sandboxId, "sandboxes-spawn-" + sandboxId + "-" + pid, this::read);
   }
 
   private void read() {
@@ -73,10 +73,37 @@ final class E2BSpawn implements SpawnHandle {
     }
   }
 
-  private static void emit(List<Consumer<String>> listeners, String text) {
+  private static void emit(Listeners listeners, String text) {
     if (!text.isEmpty()) {
+      listeners.emit(text);
+    }
+  }
+
+  /**
+   * One stream's listeners. Output that arrives before the first listener is registered is kept
+   * and handed to that listener, so nothing is lost between {@code spawn} returning and the
+   * caller subscribing; later listeners get output from then on.
+   */
+  private static final class Listeners {
+    private final List<Consumer<String>> listeners = new CopyOnWriteArrayList<>();
+    private StringBuilder pending = new StringBuilder();
+
+    synchronized void emit(String text) {
+      if (listeners.isEmpty()) {
+        pending.append(text);
+        return;
+      }
       for (Consumer<String> l : listeners) {
         l.accept(text);
+      }
+    }
+
+    synchronized void add(Consumer<String> listener) {
+      listeners.add(listener);
+      if (pending.length() > 0) {
+        String early = pending.toString();
+        pending = new StringBuilder();
+        listener.accept(early);
       }
     }
   }
@@ -102,6 +129,7 @@ final class E2BSpawn implements SpawnHandle {
   public void onStdout(Consumer<String> listener) {
     stdout.add(listener);
   }
+
 
   @Override
   public void onStderr(Consumer<String> listener) {

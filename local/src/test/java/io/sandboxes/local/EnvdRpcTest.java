@@ -239,7 +239,7 @@ class EnvdRpcTest {
   @Test
   @DisplayName("a quiet stream gets keepalive events at the client's Keepalive-Ping-Interval")
   void keepalive(LocalServer server) throws Exception {
-    ObjectNode body = startRequest("sleep 3; echo done", false, null);
+    ObjectNode body = startRequest("sleep 5; echo done", false, null);
     byte[] envelope = io.sandboxes.e2b.internal.Connect.envelope(0, Json.bytes(body));
     try (java.net.http.HttpClient raw = java.net.http.HttpClient.newBuilder().version(java.net.http.HttpClient.Version.HTTP_1_1).build()) {
       java.net.http.HttpResponse<java.io.InputStream> r = raw.send(java.net.http.HttpRequest.newBuilder(

@@ -13,8 +13,8 @@ public final class Watchdog implements AutoCloseable {
     this.thread = thread;
   }
 
-  public static Watchdog arm(Duration after, Runnable action) {
-    Thread t = Tasks.start("sandboxes-watchdog", () -> {
+  public static Watchdog arm(String owner, Duration after, Runnable action) {
+    Thread t = Tasks.start(owner, "sandboxes-watchdog-" + owner, () -> {
       try {
         Thread.sleep(after);
       } catch (InterruptedException e) {

@@ -323,7 +323,13 @@ public final class LocalSandbox {
         exec.closeStdin();
       }
       if (spec.pty() && spec.cols() > 0 && spec.rows() > 0) {
-        resize(exec.execId(), spec.cols(), spec.rows());
+        try {
+          resize(exec.execId(), spec.cols(), spec.rows());
+        } catch (RuntimeException e) {
+          // the process may already have exited (Docker refuses to resize a finished exec);
+          // its end is reported through the stream like any other
+          LOG.debug("initial resize of pid {} in {} failed: {}", pid, id, e.toString());
+        }
       }
     } catch (IOException | NumberFormatException e) {
       exec.close();

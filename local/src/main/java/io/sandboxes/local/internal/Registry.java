@@ -209,7 +209,7 @@ public final class Registry implements AutoCloseable {
       }
       try {
         if (memory) {
-          docker.client().pauseContainerCmd(s.containerId()).exec();
+          freeze(s);
         } else {
           docker.client().stopContainerCmd(s.containerId()).withTimeout(2).exec();
         }
@@ -225,6 +225,33 @@ public final class Registry implements AutoCloseable {
     } finally {
       s.transitions.unlock();
     }
+  }
+
+  /**
+   * {@code docker pause}, tried again a few times: the cgroup freezer gives up ("unable to
+   * freeze") when a process is caught mid-fork, which a busy sandbox does all the time.
+   */
+  private void freeze(LocalSandbox s) {
+    RuntimeException last = null;
+    for (int attempt = 1; attempt <= 5; attempt++) {
+      try {
+        docker.client().pauseContainerCmd(s.containerId()).exec();
+        return;
+      } catch (RuntimeException e) {
+        last = e;
+        if (!String.valueOf(e.getMessage()).contains("unable to freeze")) {
+          throw e;
+        }
+        LOG.debug("freezing sandbox {} failed (attempt {}): {}", s.id(), attempt, e.toString());
+        try {
+          Thread.sleep(100L * attempt);
+        } catch (InterruptedException ie) {
+          Thread.currentThread().interrupt();
+          throw e;
+        }
+      }
+    }
+    throw last;
   }
 
   /**

@@ -90,7 +90,7 @@ class ExecCasesTest {
     assertThat(body.path("process").path("cwd").asText()).isEqualTo("/home/user/workspace");
     assertThat(body.path("process").path("envs").path("K").asText()).isEqualTo("v");
     assertThat(starts.get(0).headers().get("connect-timeout-ms")).isEqualTo("5000");
-    await().atMost(Duration.ofSeconds(2)).until(() -> Tasks.live() == 0);
+    await().atMost(Duration.ofSeconds(2)).until(() -> Tasks.live(sandbox.id()) == 0);
   }
 
   @Test
@@ -120,7 +120,7 @@ class ExecCasesTest {
   void infrastructureFailure() {
     assertThatThrownBy(() -> sandbox.exec("sleep 30", ExecOptions.defaults().withTimeout(Duration.ofSeconds(2))))
         .isInstanceOfSatisfying(SandboxRpcException.class, e -> assertThat(e.code()).isEqualTo("deadline_exceeded"));
-    await().atMost(Duration.ofSeconds(2)).until(() -> Tasks.live() == 0);
+    await().atMost(Duration.ofSeconds(2)).until(() -> Tasks.live(sandbox.id()) == 0);
   }
 
   @Test
@@ -183,7 +183,7 @@ class ExecCasesTest {
     assertThat(r.stdout()).isEqualTo("built\n");
     assertThat(r.stderr()).isEmpty();
     assertThat(r.duration()).isLessThan(Duration.ofMillis(3_400));
-    await().atMost(Duration.ofSeconds(2)).until(() -> Tasks.live() == 0);
+    await().atMost(Duration.ofSeconds(2)).until(() -> Tasks.live(sandbox.id()) == 0);
   }
 
   @Test
@@ -209,7 +209,7 @@ class ExecCasesTest {
     assertThat(r.stderr()).isEqualTo("warn\n\ne2b: exit code unknown — the started process (pid 999999) is gone but its output stream"
         + " is still held, so its real outcome cannot be observed; reporting failure");
     assertThat(r.duration()).isGreaterThanOrEqualTo(Duration.ofMillis(3_400)).isLessThan(Duration.ofSeconds(8));
-    await().atMost(Duration.ofSeconds(2)).until(() -> Tasks.live() == 0);
+    await().atMost(Duration.ofSeconds(2)).until(() -> Tasks.live(sandbox.id()) == 0);
     ExecResult quiet = scripted("vite &", FaultServer.Step.send(0, START), FaultServer.Step.hold(20_000));
     assertThat(quiet.stderr()).startsWith("e2b: exit code unknown");
   }
@@ -249,7 +249,7 @@ class ExecCasesTest {
     assertThat(t.isAlive()).isFalse();
     assertThat(thrown.get()).isInstanceOf(SandboxException.class).hasMessageContaining("interrupted");
     assertThat(flag.get()).isTrue();
-    await().atMost(Duration.ofSeconds(2)).until(() -> Tasks.live() == 0);
+    await().atMost(Duration.ofSeconds(2)).until(() -> Tasks.live(sandbox.id()) == 0);
   }
 
   @Test

@@ -60,32 +60,6 @@ class ListingCasesTest {
   }
 
   @Test
-  @DisplayName("case 29, case 42: paused sandboxes are skipped and never connected; the user id filters nothing")
-  void skipsPaused(LocalServer server) throws Exception {
-    try (Harness h = new Harness(server)) {
-      String tag = "list-" + System.nanoTime();
-      Sandbox running = h.provider.create(SandboxConfig.forProject(tag));
-      Sandbox paused = h.provider.create(SandboxConfig.forProject(tag));
-      try {
-        paused.hibernate();
-        h.api.clearRequests();
-        List<String> listed = h.provider.list("user-1").stream().map(Sandbox::id).toList();
-        assertThat(listed).contains(running.id()).doesNotContain(paused.id());
-        assertThat(h.api.requests("POST", "/sandboxes/" + paused.id())).isEmpty();
-        assertThat(h.api.requests("POST", "/sandboxes/" + running.id() + "/connect")).hasSize(1);
-        assertThat(h.provider.describe(paused.id()).orElseThrow().status()).isEqualTo(io.sandboxes.SandboxStatus.SLEEPING);
-        String firstQuery = h.api.requests("GET", "/v2/sandboxes").get(0).query();
-        h.api.clearRequests();
-        h.provider.list("someone-else");
-        assertThat(h.api.requests("GET", "/v2/sandboxes").get(0).query()).isEqualTo(firstQuery);
-      } finally {
-        running.close();
-        paused.close();
-      }
-    }
-  }
-
-  @Test
   @DisplayName("case 30: 40 running rows come back in listing order with more than 1 and at most 16 connects in flight")
   void window(LocalServer server) throws Exception {
     try (Harness h = new Harness(server)) {

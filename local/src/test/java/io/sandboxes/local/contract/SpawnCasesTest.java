@@ -106,7 +106,7 @@ class SpawnCasesTest {
       p.kill();
       assertThat(fired.get()).isEqualTo(1);
     }
-    await().atMost(Duration.ofSeconds(2)).until(() -> Tasks.live() == 0);
+    await().atMost(Duration.ofSeconds(2)).until(() -> Tasks.live(sandbox.id()) == 0);
   }
 
   @Test
@@ -215,7 +215,7 @@ class SpawnCasesTest {
     assertThat(changes).hasSize(seen);
     assertThatThrownBy(() -> sandbox.onFileChange("/home/user/not-there", c -> { }))
         .isInstanceOf(SandboxFileNotFoundException.class);
-    await().atMost(Duration.ofSeconds(2)).until(() -> Tasks.live() == 0);
+    await().atMost(Duration.ofSeconds(2)).until(() -> Tasks.live(sandbox.id()) == 0);
   }
 
   static String utf8(byte[] b) {
