@@ -403,6 +403,13 @@ public final class E2BSandbox implements Sandbox {
     envd.unary("filesystem.Filesystem/Remove", Json.object().put("path", path), null, "delete " + path + " in sandbox " + id);
   }
 
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Lists through envd's {@code ListDir} rather than parsing {@code ls}: names come back
+   * exactly (runs of spaces included), sizes as numbers, and a symlink, to a file or a folder,
+   * as {@link DirEntry.Type#SYMLINK} with its resolved target.
+   */
   @Override
   public List<DirEntry> readDir(String path) {
     Objects.requireNonNull(path, "path");

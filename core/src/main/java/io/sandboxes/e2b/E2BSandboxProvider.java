@@ -169,7 +169,13 @@ public final class E2BSandboxProvider
    * {@code projectId} and the labels as metadata, and mounts the named volume at its path. When
    * the provider has a default allow-list, it is applied deny-by-default before the handle is
    * returned; if that fails the sandbox is destroyed and the failure thrown (naming the orphan
-   * when even the destroy fails). A boot {@code command} is refused: E2B sandboxes run none.
+   * when even the destroy fails).
+   *
+   * <p>Decided where the TypeScript provider was silent or lax: a boot {@code command} is refused
+   * (E2B sandboxes run none, and the contract says a provider that cannot run one must throw);
+   * {@code projectId} always wins over a caller label of the same name; an allow-list that cannot
+   * be applied fails the create instead of being skipped; a volume without a mount path is refused
+   * before anything is created.
    */
   @Override
   public E2BSandbox create(SandboxConfig config) {
@@ -381,6 +387,13 @@ public final class E2BSandboxProvider
     return used;
   }
 
+  /**
+   * {@inheritDoc}
+   *
+   * <p>The template's id is the snapshot's name, so committing the same id again replaces it.
+   * When capture paths are given, the sandbox's record is read (without connecting) and any path
+   * on a mounted volume is refused; unlike the TypeScript provider, this check is never skipped.
+   */
   @Override
   public TemplateDescriptor commitTemplate(TemplateCommit commit) {
     ensureOpen();
@@ -530,7 +543,11 @@ public final class E2BSandboxProvider
 
     private Builder() {}
 
-    /** @param apiKey the key sent as {@code X-API-KEY}; overrides {@code E2B_API_KEY} @return this */
+    /**
+     * @param apiKey the key sent as {@code X-API-KEY}; overrides {@code E2B_API_KEY}. A blank key
+     *     is refused here, rather than kept and failing later as "no key"
+     * @return this
+     */
     public Builder apiKey(String apiKey) {
       if (Objects.requireNonNull(apiKey, "apiKey").isBlank()) {
         throw new IllegalArgumentException("apiKey must not be blank");
