@@ -29,6 +29,11 @@ public interface LocalRuntime {
     /** @return the API key it accepts */
     String apiKey();
 
+    /** @return what egress verification should probe on this server (its witnesses), when it says */
+    default java.util.Optional<io.sandboxes.EgressProbe> egressProbe() {
+      return java.util.Optional.empty();
+    }
+
     /** Stops the server, leaving its sandboxes as configured. */
     @Override
     void close();

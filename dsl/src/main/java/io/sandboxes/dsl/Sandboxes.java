@@ -65,12 +65,14 @@ public final class Sandboxes {
         "Sandboxes.local() needs the local runtime: add io.sandboxes:sandboxes-local to the class path"));
     LocalRuntime.Endpoint endpoint = runtime.start();
     try {
-      return E2BSandboxProvider.builder()
+      E2BSandboxProvider.Builder b = E2BSandboxProvider.builder()
           .apiUrl(endpoint.apiUrl())
           .sandboxUrl(endpoint.sandboxUrl())
           .apiKey(endpoint.apiKey())
-          .closing(endpoint)
-          .build();
+          .closing(endpoint);
+      // verification probes the local server's own witnesses, never public hosts
+      endpoint.egressProbe().ifPresent(b::egressProbe);
+      return b.build();
     } catch (RuntimeException e) {
       endpoint.close();
       throw e;

@@ -27,6 +27,8 @@ class SandboxesLocalTest {
         assertThat(sandbox.exec("python3 -c 'print(6 * 7)'").stdout()).isEqualTo("42\n");
       }
       assertThat(status(api.resolve("/health"))).isEqualTo(204);
+      // the local runtime's own witnesses are what verification probes: deny-by-default is observed
+      assertThat(sandboxes.verifyEgress().state()).isEqualTo(io.sandboxes.EgressVerdict.State.FILTERED);
     }
     assertThatThrownBy(() -> status(api.resolve("/health"))).isInstanceOf(java.io.IOException.class);
   }

@@ -34,6 +34,11 @@ public final class LocalRuntimeService implements LocalRuntime {
       }
 
       @Override
+      public java.util.Optional<io.sandboxes.EgressProbe> egressProbe() {
+        return java.util.Optional.of(server.egressProbe());
+      }
+
+      @Override
       public void close() {
         server.close();
       }

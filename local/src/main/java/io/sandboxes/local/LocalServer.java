@@ -4,6 +4,7 @@ import io.sandboxes.SandboxException;
 import io.sandboxes.local.internal.Registry;
 import io.sandboxes.local.internal.Templates;
 import io.sandboxes.local.internal.Volumes;
+import io.sandboxes.local.internal.egress.SandboxNetwork;
 import io.sandboxes.local.internal.docker.BaseImage;
 import io.sandboxes.local.internal.docker.DockerRuntime;
 import io.sandboxes.local.internal.http.ApiHandler;
@@ -61,6 +62,7 @@ public final class LocalServer implements AutoCloseable {
   private @Nullable Registry registry;
   private @Nullable URI apiUrl;
   private @Nullable URI sandboxUrl;
+  private @Nullable SandboxNetwork network;
 
   private LocalServer(Builder config) {
     this.config = config;
@@ -90,7 +92,9 @@ public final class LocalServer implements AutoCloseable {
     }
     String baseImage = BaseImage.ensure(docker, config.progress);
     Path stateDir = config.stateDir != null ? config.stateDir : defaultStateRoot().resolve(config.serverId);
-    Registry reg = new Registry(docker, new Templates(docker, baseImage), config.serverId, stateDir);
+    java.util.Optional<SandboxNetwork> network = SandboxNetwork.start(docker, config.openEgress, config.allowedWitness);
+    this.network = network.orElse(null);
+    Registry reg = new Registry(docker, new Templates(docker, baseImage), config.serverId, stateDir, network);
     Volumes volumes = new Volumes(docker);
 
     QueuedThreadPool threads = new QueuedThreadPool();
@@ -158,6 +162,28 @@ public final class LocalServer implements AutoCloseable {
     return Objects.requireNonNull(sandboxUrl, "not started");
   }
 
+  /**
+   * What egress verification should probe on this server: its witnesses (an allowed host name, a
+   * denied host name, a raw IP), all on loopback or on the network the server made. Where egress
+   * cannot be enforced, the same names with a loopback IP, which a sandbox without network
+   * cannot reach either, so verification reports inconclusive.
+   *
+   * @return the probe for {@code E2BSandboxProvider.Builder.egressProbe}
+   */
+  public io.sandboxes.EgressProbe egressProbe() {
+    SandboxNetwork n = network;
+    if (n != null) {
+      return n.probe();
+    }
+    return new io.sandboxes.EgressProbe(SandboxNetwork.ALLOWED_WITNESS, SandboxNetwork.DENIED_WITNESS, "127.0.0.9",
+        java.util.List.of(SandboxNetwork.ALLOWED_WITNESS), "http");
+  }
+
+  /** @return whether sandboxes' network policies are enforced (otherwise they have no network at all) */
+  public boolean egressEnforced() {
+    return network != null;
+  }
+
   /** @return the API key clients must send */
   public String apiKey() {
     return config.apiKey;
@@ -183,6 +209,10 @@ public final class LocalServer implements AutoCloseable {
     if (reg != null) {
       reg.close(!config.keepSandboxesOnClose);
     }
+    SandboxNetwork n = network;
+    if (n != null) {
+      n.close();
+    }
     LOG.atInfo().addKeyValue("event", "server.stopped").addKeyValue("server", config.serverId)
         .addKeyValue("sandboxesKept", config.keepSandboxesOnClose).log("sandboxes-local stopped");
   }
@@ -197,6 +227,8 @@ public final class LocalServer implements AutoCloseable {
     private String serverId = "inproc-" + Registry.newSandboxId().substring(0, 8);
     private @Nullable Path stateDir;
     private Consumer<String> progress = line -> { };
+    private boolean openEgress;
+    private boolean allowedWitness = true;
 
     private Builder() {}
 
@@ -264,6 +296,29 @@ public final class LocalServer implements AutoCloseable {
      */
     public Builder stateDir(Path stateDir) {
       this.stateDir = Objects.requireNonNull(stateDir, "stateDir");
+      return this;
+    }
+
+    /**
+     * For testing egress verification only: every sandbox gets unrestricted networking, whatever
+     * its policy.
+     *
+     * @param open whether egress is deliberately left open
+     * @return this
+     */
+    public Builder openEgressForTesting(boolean open) {
+      this.openEgress = open;
+      return this;
+    }
+
+    /**
+     * For testing egress verification only: whether the allowed witness answers.
+     *
+     * @param up false to leave it down
+     * @return this
+     */
+    public Builder allowedWitnessForTesting(boolean up) {
+      this.allowedWitness = up;
       return this;
     }
 

@@ -141,6 +141,28 @@ public final class LocalSandbox {
 
   private volatile com.fasterxml.jackson.databind.node.@Nullable ObjectNode network;
   private volatile @Nullable Boolean allowInternetAccess;
+  private volatile @Nullable String networkAddress;
+
+  /** @return the sandbox's address on the egress network, when it is on one */
+  public @Nullable String networkAddress() {
+    return networkAddress;
+  }
+
+  void networkAddress(@Nullable String ip) {
+    this.networkAddress = ip;
+  }
+
+  /** The policy the egress gateway and firewall enforce: nothing, unless something was allowed. */
+  public io.sandboxes.local.internal.egress.EgressPolicy egressPolicy() {
+    com.fasterxml.jackson.databind.node.ObjectNode n = network;
+    java.util.List<String> allow = new java.util.ArrayList<>();
+    java.util.List<String> deny = new java.util.ArrayList<>();
+    if (n != null) {
+      n.path("allowOut").forEach(e -> allow.add(e.asText()));
+      n.path("denyOut").forEach(e -> deny.add(e.asText()));
+    }
+    return new io.sandboxes.local.internal.egress.EgressPolicy(allow, deny, Boolean.TRUE.equals(allowInternetAccess));
+  }
 
   /** The network policy last set (stored and reported; the egress gateway enforces it). */
   public com.fasterxml.jackson.databind.node.@Nullable ObjectNode network() {

@@ -58,15 +58,18 @@ public final class Registry implements AutoCloseable {
   private final Path stateDir;
   private final ConcurrentMap<String, LocalSandbox> sandboxes = new ConcurrentHashMap<>();
   private final Thread reaper;
+  private final java.util.Optional<io.sandboxes.local.internal.egress.SandboxNetwork> network;
 
   /**
    * @param templates template id to image reference
    * @param serverId whose sandboxes these are: a restarted server with the same id takes them back
    * @param stateDir where the changing state of each sandbox is kept
    */
-  public Registry(DockerRuntime docker, Templates templates, String serverId, Path stateDir) {
+  public Registry(DockerRuntime docker, Templates templates, String serverId, Path stateDir,
+      java.util.Optional<io.sandboxes.local.internal.egress.SandboxNetwork> network) {
     this.docker = docker;
     this.templates = templates;
+    this.network = network;
     this.serverId = serverId;
     this.stateDir = stateDir;
     recover();
@@ -125,11 +128,13 @@ public final class Registry implements AutoCloseable {
     }
     labels.put(LABEL_VOLUMES, Json.string(mountJson));
     List<String> env = new ArrayList<>();
+    network.ifPresent(n -> env.addAll(n.proxyEnv()));
     envVars.forEach((k, v) -> env.add(k + "=" + v));
     String containerId;
     try {
       containerId = docker.createAndStart(new DockerRuntime.ContainerSpec(
-          image, "sandboxes-" + id, labels, env, id, CPU_COUNT, MEMORY_MB * 1024L * 1024L, PIDS_LIMIT, dockerVolumes));
+          image, "sandboxes-" + id, labels, env, id, CPU_COUNT, MEMORY_MB * 1024L * 1024L, PIDS_LIMIT, dockerVolumes,
+          network.map(io.sandboxes.local.internal.egress.SandboxNetwork::networkName).orElse(null)));
       for (LocalSandbox.VolumeMount m : mounts) {
         // a fresh Docker volume's root belongs to root; the sandbox's user must be able to write it
         docker.runAsRoot(containerId, "/bin/sh", "-c", "[ \"$(stat -c %u \"$1\")\" = 0 ] && [ -z \"$(ls -A \"$1\")\" ] && chown 1000:1000 \"$1\"; true",
@@ -141,6 +146,15 @@ public final class Registry implements AutoCloseable {
     }
     LocalSandbox sandbox = new LocalSandbox(id, containerId, templateId, token, metadata, envVars, started, end,
         CPU_COUNT, MEMORY_MB, lifecycle, mounts, docker);
+    if (network.isPresent()) {
+      try {
+        sandbox.networkAddress(network.get().attach(containerId, sandbox::egressPolicy));
+      } catch (IOException | RuntimeException e) {
+        docker.remove(containerId);
+        LOG.warn("sandbox {} could not be put behind its egress firewall: {}", id, e.toString());
+        throw new RpcError("internal", "the sandbox's egress firewall could not be set up: " + e.getMessage());
+      }
+    }
     sandboxes.put(id, sandbox);
     persist(sandbox);
     sandbox.log("info", "sandbox created from template " + templateId + ", ends at " + end);
@@ -184,6 +198,7 @@ public final class Registry implements AutoCloseable {
         }
       }
       docker.remove(s.containerId());
+      network.ifPresent(n -> n.detach(s.networkAddress()));
       forget(id);
       LOG.atInfo().addKeyValue("event", "sandbox.killed").addKeyValue("sandbox", id).log("sandbox killed");
       return true;
@@ -275,8 +290,9 @@ public final class Registry implements AutoCloseable {
           docker.client().unpauseContainerCmd(s.containerId()).exec();
         } else {
           docker.client().startContainerCmd(s.containerId()).exec();
+          reattach(s);
         }
-      } catch (RuntimeException e) {
+      } catch (RuntimeException | IOException e) {
         throw new RpcError("internal", "resuming sandbox " + s.id() + " failed: " + e.getMessage());
       }
       s.markRunning();
@@ -302,10 +318,35 @@ public final class Registry implements AutoCloseable {
     s.log("info", "timeout set, ends at " + end);
   }
 
-  /** Stores a sandbox's network policy (a full replace). */
-  public void setNetwork(LocalSandbox s, com.fasterxml.jackson.databind.node.ObjectNode network, @Nullable Boolean allowInternetAccess) {
-    s.network(network, allowInternetAccess);
-    s.log("info", "network policy set: " + Json.string(network)
+  /** A restarted container has a new network namespace (and maybe address): its firewall is written again. */
+  private void reattach(LocalSandbox s) throws IOException {
+    if (network.isPresent()) {
+      network.get().detach(s.networkAddress());
+      s.networkAddress(network.get().attach(s.containerId(), s::egressPolicy));
+    }
+  }
+
+  /** @return whether egress policies can be enforced (otherwise sandboxes have no network at all) */
+  public boolean egressEnforced() {
+    return network.isPresent();
+  }
+
+  /** Stores a sandbox's network policy (a full replace) and enforces it at once. */
+  public void setNetwork(LocalSandbox s, com.fasterxml.jackson.databind.node.ObjectNode policy, @Nullable Boolean allowInternetAccess)
+      throws RpcError {
+    com.fasterxml.jackson.databind.node.ObjectNode before = s.network();
+    Boolean beforeInternet = s.allowInternetAccess();
+    s.network(policy, allowInternetAccess);
+    if (network.isPresent() && !s.paused()) {
+      try {
+        network.get().apply(s.containerId(), s.egressPolicy());
+      } catch (IOException e) {
+        s.network(before, beforeInternet);
+        throw new RpcError("internal", "the network policy could not be enforced: " + e.getMessage());
+      }
+    }
+    persist(s);
+    s.log("info", "network policy set: " + Json.string(policy)
         + (allowInternetAccess == null ? "" : ", allow_internet_access=" + allowInternetAccess));
   }
 
@@ -353,6 +394,12 @@ public final class Registry implements AutoCloseable {
         .put("endAt", s.endAt().toString())
         .put("paused", s.paused())
         .put("memoryKept", s.memoryKept());
+    if (s.network() != null) {
+      state.set("network", s.network());
+    }
+    if (s.allowInternetAccess() != null) {
+      state.put("allowInternetAccess", s.allowInternetAccess());
+    }
     try {
       Files.createDirectories(stateDir);
       Path tmp = stateDir.resolve(s.id() + ".json.tmp");
@@ -449,6 +496,15 @@ public final class Registry implements AutoCloseable {
         CPU_COUNT, MEMORY_MB, lifecycle, mountsFromLabel(labels.getOrDefault(LABEL_VOLUMES, "[]")), docker);
     if (pausedNow) {
       s.markPaused("paused".equals(dockerState));
+    }
+    if (state != null && (state.has("network") || state.has("allowInternetAccess"))) {
+      s.network(state.has("network") ? (ObjectNode) state.get("network") : null,
+          state.has("allowInternetAccess") ? state.get("allowInternetAccess").asBoolean() : null);
+    }
+    if (!pausedNow || "paused".equals(dockerState)) {
+      if (network.isPresent()) {
+        s.networkAddress(network.get().attach(c.getId(), s::egressPolicy));
+      }
     }
     sandboxes.put(id, s);
     persist(s);

@@ -61,12 +61,13 @@ public final class DockerRuntime {
       int cpuCount,
       long memoryBytes,
       long pidsLimit,
-      Map<String, String> volumes) {}
+      Map<String, String> volumes,
+      @Nullable String network) {}
 
   /** Creates and starts a container with no network, limited CPU, memory and pids. */
   public String createAndStart(ContainerSpec spec) {
     HostConfig host = HostConfig.newHostConfig()
-        .withNetworkMode("none")
+        .withNetworkMode(spec.network() == null ? "none" : spec.network())
         .withNanoCPUs(spec.cpuCount() * 1_000_000_000L)
         .withMemory(spec.memoryBytes())
         .withMemorySwap(spec.memoryBytes())

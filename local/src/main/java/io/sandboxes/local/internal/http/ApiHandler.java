@@ -270,6 +270,7 @@ public final class ApiHandler extends Handler.Abstract {
     JsonNode networkBody = body.get("network");
     ObjectNode network = networkBody == null || networkBody.isNull() ? null : parseNetwork(networkBody);
     Boolean internet = body.has("allow_internet_access") ? body.get("allow_internet_access").asBoolean() : null;
+    refuseUnenforceable(network, internet);
     if (registry.templates().resolve(template) == null) {
       throw new RpcError("not_found", "template '" + template + "' not found");
     }
@@ -333,8 +334,26 @@ public final class ApiHandler extends Handler.Abstract {
       throw new RpcError("already_exists", "sandbox " + s.id() + " is paused; resume it to change its network");
     }
     Boolean internet = body.has("allow_internet_access") ? body.get("allow_internet_access").asBoolean() : null;
+    refuseUnenforceable(network, internet);
     registry.setNetwork(s, network, internet);
     ex.empty(204);
+  }
+
+  /**
+   * Where egress cannot be enforced, sandboxes have no network at all; a policy that would allow
+   * something is refused rather than stored and silently not honoured. (E2B's SDK 2.45 sends
+   * {@code allow_internet_access: true} by default; that one is accepted and reported as what it
+   * is here: no network.)
+   */
+  private void refuseUnenforceable(ObjectNode network, Boolean internet) throws RpcError {
+    if (registry.egressEnforced()) {
+      return;
+    }
+    boolean allows = network != null && network.has("allowOut") && !network.get("allowOut").isEmpty();
+    if (allows) {
+      throw new RpcError("unimplemented", "this local runtime cannot enforce an allow-list (egress needs the server to run as root"
+          + " on the Docker host, with nsenter and iptables); its sandboxes have no network at all");
+    }
   }
 
   private static ObjectNode parseNetwork(JsonNode body) throws RpcError {

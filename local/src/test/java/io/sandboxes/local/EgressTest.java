@@ -1,0 +1,160 @@
+package io.sandboxes.local;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.sandboxes.EgressProbe;
+import io.sandboxes.EgressVerdict;
+import io.sandboxes.ExecResult;
+import io.sandboxes.e2b.E2BApi;
+import io.sandboxes.e2b.E2BSandbox;
+import io.sandboxes.e2b.E2BSandboxProvider;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.util.List;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * Egress, observed from inside real sandboxes. Every target is one of the server's own witnesses
+ * (on loopback, or on the network the server made): nothing here is aimed at another address.
+ */
+@ExtendWith(SharedServer.class)
+class EgressTest {
+
+  private static String code(E2BSandbox s, String url, boolean viaProxy) {
+    ExecResult r = s.exec("curl -s -o /dev/null -m 5 -w '%{http_code}' " + (viaProxy ? "" : "--noproxy '*' ") + url);
+    return r.stdout().strip();
+  }
+
+  private static String allowed(EgressProbe p) {
+    return "http://" + p.allowedHost() + "/";
+  }
+
+  private static String denied(EgressProbe p) {
+    return "http://" + p.deniedHost() + "/";
+  }
+
+  private static String raw(EgressProbe p) {
+    return "http://" + p.rawIp() + "/";
+  }
+
+  private static String gatewayIp(EgressProbe p) {
+    return p.rawIp().substring(0, p.rawIp().indexOf(':'));
+  }
+
+  private static void policy(LocalServer server, String sandboxId, String json) throws Exception {
+    try (HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build()) {
+      HttpResponse<String> r = http.send(HttpRequest.newBuilder(server.apiUrl().resolve("/sandboxes/" + sandboxId + "/network"))
+          .header("X-API-KEY", server.apiKey()).header("Content-Type", "application/json")
+          .PUT(HttpRequest.BodyPublishers.ofString(json)).build(), HttpResponse.BodyHandlers.ofString());
+      assertThat(r.statusCode()).as(r.body()).isEqualTo(204);
+    }
+  }
+
+  @Test
+  @DisplayName("no policy: nothing is reachable, witnesses included, directly or through the gateway, and no name resolves")
+  void nothingWithoutPolicy(LocalServer server, E2BApi e2b) {
+    assertThat(server.egressEnforced()).isTrue();
+    EgressProbe p = server.egressProbe();
+    try (E2BSandbox s = e2b.create()) {
+      assertThat(code(s, allowed(p), true)).isEqualTo("000");
+      assertThat(code(s, denied(p), true)).isEqualTo("000");
+      assertThat(code(s, raw(p), true)).isEqualTo("000");
+      assertThat(code(s, raw(p), false)).isEqualTo("000");
+      assertThat(s.exec("getent hosts " + p.allowedHost()).exitCode()).isNotZero();
+      assertThat(s.exec("timeout 5 bash -c 'echo > /dev/tcp/" + gatewayIp(p) + "/22' 2>&1").exitCode()).isNotZero();
+    }
+  }
+
+  @Test
+  @DisplayName("an allowed domain is reachable with plain curl; a denied domain and a raw IP are not, whatever the port")
+  void allowList(LocalServer server, E2BApi e2b) throws Exception {
+    EgressProbe p = server.egressProbe();
+    try (E2BSandbox s = e2b.create()) {
+      policy(server, s.id(), "{\"allowOut\":[\"" + p.allowedHost() + "\"],\"denyOut\":[\"0.0.0.0/0\"]}");
+      assertThat(code(s, allowed(p), true)).isEqualTo("200");
+      assertThat(s.exec("curl -s -m 5 " + allowed(p)).stdout()).isEqualTo("witness allowed\n");
+      assertThat(code(s, denied(p), true)).isEqualTo("000");
+      assertThat(code(s, raw(p), true)).isEqualTo("000");
+      assertThat(code(s, raw(p), false)).isEqualTo("000");
+      assertThat(s.exec("curl -s -o /dev/null -m 5 -w '%{http_code}' https://" + p.deniedHost() + "/").stdout().strip()).isEqualTo("000");
+      assertThat(s.exec("getent hosts " + p.deniedHost()).exitCode()).isNotZero();
+    }
+  }
+
+  @Test
+  @DisplayName("a wildcard rule and a CIDR rule are honoured; denyOut is honoured where internet access is on")
+  void wildcardCidrDeny(LocalServer server, E2BApi e2b) throws Exception {
+    EgressProbe p = server.egressProbe();
+    String suffix = p.allowedHost().substring(p.allowedHost().indexOf('.'));
+    try (E2BSandbox s = e2b.create()) {
+      policy(server, s.id(), "{\"allowOut\":[\"*" + suffix + "\"]}");
+      assertThat(code(s, allowed(p), true)).isEqualTo("200");
+      assertThat(code(s, denied(p), true)).isEqualTo("200");
+      assertThat(code(s, raw(p), true)).isEqualTo("000");
+
+      policy(server, s.id(), "{\"allowOut\":[\"" + gatewayIp(p) + "/32\"]}");
+      assertThat(code(s, raw(p), true)).isEqualTo("200");
+      assertThat(code(s, raw(p), false)).isEqualTo("200");
+      assertThat(code(s, allowed(p), true)).isEqualTo("000");
+
+      policy(server, s.id(), "{\"denyOut\":[\"" + gatewayIp(p) + "/32\"],\"allow_internet_access\":true}");
+      assertThat(code(s, allowed(p), true)).isEqualTo("200");
+      assertThat(code(s, raw(p), true)).isEqualTo("000");
+      assertThat(code(s, raw(p), false)).isEqualTo("000");
+    }
+  }
+
+  @Test
+  @DisplayName("a live PUT /network change takes effect both ways")
+  void liveChange(LocalServer server, E2BApi e2b) throws Exception {
+    EgressProbe p = server.egressProbe();
+    try (E2BSandbox s = e2b.create()) {
+      assertThat(code(s, allowed(p), true)).isEqualTo("000");
+      policy(server, s.id(), "{\"allowOut\":[\"" + p.allowedHost() + "\"]}");
+      assertThat(code(s, allowed(p), true)).isEqualTo("200");
+      policy(server, s.id(), "{}");
+      assertThat(code(s, allowed(p), true)).isEqualTo("000");
+    }
+  }
+
+  @Test
+  @DisplayName("a filesystem-only pause and resume (a new network namespace) keeps the policy enforced")
+  void policySurvivesRestart(LocalServer server, E2BApi e2b) throws Exception {
+    EgressProbe p = server.egressProbe();
+    try (E2BSandbox s = e2b.create()) {
+      policy(server, s.id(), "{\"allowOut\":[\"" + p.allowedHost() + "\"]}");
+      e2b.pause(s.id(), false);
+      E2BSandbox back = e2b.connect(s.id());
+      assertThat(code(back, allowed(p), true)).isEqualTo("200");
+      assertThat(code(back, raw(p), false)).isEqualTo("000");
+    }
+  }
+
+  @Test
+  @DisplayName("verifyEgress observes: filtered on the local server, open on a deliberately open one, inconclusive with the allowed witness down")
+  void verdicts(LocalServer server) throws Exception {
+    try (E2BSandboxProvider provider = E2BSandboxProvider.builder().apiUrl(server.apiUrl()).sandboxUrl(server.sandboxUrl())
+        .apiKey(server.apiKey()).egressProbe(server.egressProbe()).build()) {
+      EgressVerdict v = provider.verifyEgress();
+      assertThat(v.state()).as(v.detail()).isEqualTo(EgressVerdict.State.FILTERED);
+    }
+    for (var mode : List.of("open", "witness-down")) {
+      LocalServer.Builder b = LocalServer.builder();
+      if (mode.equals("open")) {
+        b.openEgressForTesting(true);
+      } else {
+        b.allowedWitnessForTesting(false);
+      }
+      try (LocalServer other = b.build().start();
+           E2BSandboxProvider provider = E2BSandboxProvider.builder().apiUrl(other.apiUrl()).sandboxUrl(other.sandboxUrl())
+               .apiKey(other.apiKey()).egressProbe(other.egressProbe()).build()) {
+        EgressVerdict v = provider.verifyEgress();
+        assertThat(v.state()).as(mode + ": " + v.detail())
+            .isEqualTo(mode.equals("open") ? EgressVerdict.State.OPEN : EgressVerdict.State.INCONCLUSIVE);
+      }
+    }
+  }
+}
