@@ -25,6 +25,7 @@ final class Exchange {
   private final Callback callback;
   private @Nullable Fields query;
   private boolean completed;
+  private boolean bodyRead;
 
   Exchange(Request request, Response response, Callback callback) {
     this.request = request;
@@ -52,7 +53,18 @@ final class Exchange {
   }
 
   InputStream body() {
+    bodyRead = true;
     return Content.Source.asInputStream(request);
+  }
+
+  /**
+   * An answer given without reading the request's body leaves the connection unusable for the
+   * next request; saying so lets a client open a new one instead of racing the close.
+   */
+  private void closeIfBodyUnread() {
+    if (!bodyRead && request.getLength() != 0) {
+      response.getHeaders().put(HttpHeader.CONNECTION, "close");
+    }
   }
 
   byte[] bodyBytes() throws IOException {
@@ -70,6 +82,7 @@ final class Exchange {
   }
 
   void bytes(int status, String contentType, byte[] body) {
+    closeIfBodyUnread();
     response.setStatus(status);
     response.getHeaders().put(HttpHeader.CONTENT_TYPE, contentType);
     response.getHeaders().put(HttpHeader.CONTENT_LENGTH, body.length);
@@ -78,6 +91,7 @@ final class Exchange {
   }
 
   void empty(int status) {
+    closeIfBodyUnread();
     response.setStatus(status);
     completed = true;
     response.write(true, java.nio.ByteBuffer.allocate(0), callback);
@@ -85,6 +99,7 @@ final class Exchange {
 
   /** Starts a streamed answer; the caller writes, flushes and finally calls {@link #finish}. */
   OutputStream stream(int status, String contentType) {
+    closeIfBodyUnread();
     response.setStatus(status);
     response.getHeaders().put(HttpHeader.CONTENT_TYPE, contentType);
     completed = true;
