@@ -136,6 +136,21 @@ async function main() {
     say('deadline', e.constructor.name)
   }
 
+  // egress: an allow-list lets the allowed witness through and blocks the denied one
+  const allowedWitness = process.env.WITNESS_ALLOWED
+  const deniedWitness = process.env.WITNESS_DENIED
+  const guarded = await Sandbox.create('base', { network: { allowOut: [allowedWitness], denyOut: ['0.0.0.0/0'] }, timeoutMs: 120_000 })
+  const probe = async (host) => {
+    try {
+      return (await guarded.commands.run(`curl -s -o /dev/null -m 5 -w '%{http_code}' http://${host}/`)).stdout.trim()
+    } catch (e) {
+      return e instanceof CommandExitError ? `${e.stdout.trim()} (curl exit ${e.exitCode})` : `unexpected ${e.constructor.name}`
+    }
+  }
+  say('egress.allowed', await probe(allowedWitness))
+  say('egress.denied', (await probe(deniedWitness)).split(' ')[0])
+  await guarded.kill()
+
   say('kill', await sbx.kill())
   say('kill.again', await Sandbox.kill(sbx.sandboxId))
 

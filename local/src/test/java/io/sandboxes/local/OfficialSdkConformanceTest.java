@@ -26,7 +26,7 @@ class OfficialSdkConformanceTest {
 
   @Test
   @Timeout(value = 10, unit = TimeUnit.MINUTES)
-  @DisplayName("the official e2b JS SDK against the local server: create, run, files, list, connect, re-attach, PTY, watch, pause/resume, snapshots, volumes, deadline, kill")
+  @DisplayName("the official e2b JS SDK against the local server: create, run, files, list, connect, re-attach, PTY, watch, pause/resume, snapshots, volumes, deadline, egress allow-list, kill")
   void officialSdkAgainstLocalServer(LocalServer server) throws Exception {
     Path work = Path.of("target", "node-conformance").toAbsolutePath();
     Files.createDirectories(work);
@@ -39,7 +39,9 @@ class OfficialSdkConformanceTest {
     Map<String, String> env = Map.of(
         "E2B_API_URL", server.apiUrl().toString(),
         "E2B_SANDBOX_URL", server.sandboxUrl().toString(),
-        "E2B_API_KEY", server.apiKey());
+        "E2B_API_KEY", server.apiKey(),
+        "WITNESS_ALLOWED", server.egressProbe().allowedHost(),
+        "WITNESS_DENIED", server.egressProbe().deniedHost());
     Result result = run(work, env, Duration.ofMinutes(3), "node", "conformance.mjs");
     String out = result.output();
     assertThat(result.code()).as("conformance script output:\n%s", out).isZero();
@@ -84,6 +86,8 @@ class OfficialSdkConformanceTest {
         .containsEntry("volume.listed", "found")
         .containsEntry("volume.destroy", "true")
         .containsEntry("deadline", "SandboxNotFoundError")
+        .containsEntry("egress.allowed", "200")
+        .containsEntry("egress.denied", "000")
         .containsEntry("kill", "true")
         .containsEntry("kill.again", "false")
         .containsEntry("missing.connect", "SandboxNotFoundError")

@@ -377,7 +377,8 @@ public final class ApiHandler extends Handler.Abstract {
       }
     }
     for (String field : List.of("rules", "egressProxy")) {
-      if (body.has(field) && !body.get(field).isNull()) {
+      JsonNode v = body.get(field);
+      if (v != null && !v.isNull() && !(v.isContainerNode() && v.isEmpty())) {
         throw new RpcError("invalid_argument", "'" + field + "' is not supported by the local runtime");
       }
     }
