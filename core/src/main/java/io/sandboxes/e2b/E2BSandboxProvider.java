@@ -83,7 +83,7 @@ public final class E2BSandboxProvider
   private final Duration defaultTimeout;
   private final int defaultPreviewPort;
   private final List<String> defaultAllowOut;
-  private final io.sandboxes.EgressProbe egressProbe;
+  private final io.sandboxes.@Nullable EgressProbe egressProbe;
   private final AtomicBoolean closed = new AtomicBoolean();
 
   private E2BSandboxProvider(Builder b) {
@@ -302,7 +302,42 @@ public final class E2BSandboxProvider
       return new io.sandboxes.EgressVerdict(io.sandboxes.EgressVerdict.State.INCONCLUSIVE,
           "Could not create a probe sandbox: this E2BSandboxProvider is closed", "Check E2B_API_KEY and account capacity.");
     }
-    return EgressProbeRun.run(this, egressProbe);
+    io.sandboxes.EgressProbe probe = egressProbe;
+    if (probe == null) {
+      try {
+        probe = defaultProbe();
+      } catch (RuntimeException e) {
+        return new io.sandboxes.EgressVerdict(io.sandboxes.EgressVerdict.State.INCONCLUSIVE,
+            "Could not learn what to probe: " + e.getMessage(), "Configure E2BSandboxProvider.Builder.egressProbe.");
+      }
+      if (probe == null) {
+        return new io.sandboxes.EgressVerdict(io.sandboxes.EgressVerdict.State.INCONCLUSIVE,
+            "The server at " + apiUrl + " is on this machine and names no witnesses to probe; public hosts are not probed from here.",
+            "Configure E2BSandboxProvider.Builder.egressProbe with targets this server can observe.");
+      }
+    }
+    return EgressProbeRun.run(this, probe);
+  }
+
+  /**
+   * E2B's public probe for a remote control plane; for one on this machine (loopback), the
+   * witnesses it names at {@code GET /local/egress-probe}, or null: a local server is never made
+   * to probe public hosts.
+   */
+  private io.sandboxes.@Nullable EgressProbe defaultProbe() {
+    String host = apiUrl.getHost();
+    boolean loopback = host.equals("localhost") || host.startsWith("127.") || host.equals("[::1]") || host.equals("::1");
+    if (!loopback) {
+      return io.sandboxes.EgressProbe.E2B_CLOUD;
+    }
+    JsonNode p = controlPlane.getOptional("/local/egress-probe", "read the server's egress witnesses");
+    if (p == null) {
+      return null;
+    }
+    List<String> allowOut = new ArrayList<>();
+    p.path("allowOut").forEach(a -> allowOut.add(a.asText()));
+    return new io.sandboxes.EgressProbe(Json.requireText(p, "allowedHost"), Json.requireText(p, "deniedHost"),
+        Json.requireText(p, "rawIp"), allowOut, Objects.requireNonNullElse(Json.text(p, "scheme"), "https"));
   }
 
   // ---- volumes, by name ----
@@ -538,7 +573,7 @@ public final class E2BSandboxProvider
     private Duration defaultTimeout = DEFAULT_TIMEOUT;
     private int defaultPreviewPort = DEFAULT_PREVIEW_PORT;
     private List<String> defaultAllowOut = List.of();
-    private io.sandboxes.EgressProbe egressProbe = io.sandboxes.EgressProbe.E2B_CLOUD;
+    private io.sandboxes.@Nullable EgressProbe egressProbe;
     private final List<AutoCloseable> closing = new ArrayList<>();
 
     private Builder() {}
@@ -652,8 +687,9 @@ public final class E2BSandboxProvider
     }
 
     /**
-     * @param probe what {@link E2BSandboxProvider#verifyEgress()} probes; E2B's cloud probe by
-     *     default, local witnesses against a local runtime
+     * @param probe what {@link E2BSandboxProvider#verifyEgress()} probes. By default: E2B's public
+     *     probe for a remote control plane, and for one on loopback the witnesses it names (a
+     *     local server is never made to probe public hosts)
      * @return this
      */
     public Builder egressProbe(io.sandboxes.EgressProbe probe) {

@@ -107,7 +107,7 @@ public final class LocalServer implements AutoCloseable {
     ServerConnector api = connector(server, http, config.apiPort);
     ServerConnector envd = connector(server, http, config.envdPort);
     Path uploads = Path.of(System.getProperty("java.io.tmpdir"), "sandboxes-uploads-" + config.serverId);
-    ApiHandler apiHandler = new ApiHandler(reg, volumes, config.apiKey);
+    ApiHandler apiHandler = new ApiHandler(reg, volumes, config.apiKey, this::egressProbe);
     EnvdHandler envdHandler = new EnvdHandler(reg, uploads);
     server.setHandler(new Handler.Abstract() {
       @Override

@@ -76,6 +76,8 @@ class EgressTest {
       policy(server, s.id(), "{\"allowOut\":[\"" + p.allowedHost() + "\"],\"denyOut\":[\"0.0.0.0/0\"]}");
       assertThat(code(s, allowed(p), true)).isEqualTo("200");
       assertThat(s.exec("curl -s -m 5 " + allowed(p)).stdout()).isEqualTo("witness allowed\n");
+      assertThat(s.exec("python3 -c \"import urllib.request; print(urllib.request.urlopen('" + allowed(p) + "', timeout=5).status)\"")
+          .stdout()).isEqualTo("200\n");
       assertThat(code(s, denied(p), true)).isEqualTo("000");
       assertThat(code(s, raw(p), true)).isEqualTo("000");
       assertThat(code(s, raw(p), false)).isEqualTo("000");
@@ -130,6 +132,25 @@ class EgressTest {
       E2BSandbox back = e2b.connect(s.id());
       assertThat(code(back, allowed(p), true)).isEqualTo("200");
       assertThat(code(back, raw(p), false)).isEqualTo("000");
+    }
+  }
+
+  @Test
+  @DisplayName("a provider pointed at a loopback server probes the witnesses it names, and never public hosts when it names none")
+  void loopbackDefaults(LocalServer server) throws Exception {
+    try (E2BSandboxProvider provider = E2BSandboxProvider.builder().apiUrl(server.apiUrl()).sandboxUrl(server.sandboxUrl())
+        .apiKey(server.apiKey()).build()) {
+      assertThat(provider.verifyEgress().state()).isEqualTo(EgressVerdict.State.FILTERED);
+    }
+    try (io.sandboxes.local.contract.FaultServer api = new io.sandboxes.local.contract.FaultServer(server.apiUrl());
+         E2BSandboxProvider provider = E2BSandboxProvider.builder().apiUrl(api.url()).sandboxUrl(server.sandboxUrl())
+             .apiKey(server.apiKey()).build()) {
+      api.on(io.sandboxes.local.contract.FaultServer.route("GET", "/local/egress-probe"),
+          io.sandboxes.local.contract.FaultServer.json(404, "{\"code\":404,\"message\":\"no such route\"}"));
+      EgressVerdict v = provider.verifyEgress();
+      assertThat(v.state()).isEqualTo(EgressVerdict.State.INCONCLUSIVE);
+      assertThat(v.detail()).contains("public hosts are not probed");
+      assertThat(api.requests("POST", "/sandboxes")).isEmpty();
     }
   }
 

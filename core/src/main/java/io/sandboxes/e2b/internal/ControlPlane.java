@@ -124,6 +124,24 @@ public final class ControlPlane {
     return new Page(rows, next);
   }
 
+  /** @return the answer of a GET, or null when the server says 404/501 (it has no such endpoint) */
+  public @Nullable JsonNode getOptional(String path, String context) {
+    HttpResponse<byte[]> r;
+    try {
+      r = exchange("GET", path, null, context);
+    } catch (SandboxApiException e) {
+      if (e.statusCode() == 501) {
+        return null;
+      }
+      throw e;
+    }
+    return r.statusCode() == 404 ? null : readBody(r, context);
+  }
+
+  public URI apiUrl() {
+    return apiUrl;
+  }
+
   // ---- volumes ----
 
   public JsonNode createVolume(String name) {

@@ -44,9 +44,12 @@ public final class ApiHandler extends Handler.Abstract {
   private final Volumes volumes;
   private final byte[] apiKey;
 
-  public ApiHandler(Registry registry, Volumes volumes, String apiKey) {
+  private final java.util.function.Supplier<io.sandboxes.EgressProbe> egressProbe;
+
+  public ApiHandler(Registry registry, Volumes volumes, String apiKey, java.util.function.Supplier<io.sandboxes.EgressProbe> egressProbe) {
     this.registry = registry;
     this.volumes = volumes;
+    this.egressProbe = egressProbe;
     this.apiKey = apiKey.getBytes(StandardCharsets.UTF_8);
   }
 
@@ -94,6 +97,15 @@ public final class ApiHandler extends Handler.Abstract {
         case "GET" -> list(ex, path.startsWith("/v2/"));
         default -> error(ex, 405, "method " + method + " is not allowed on " + path);
       }
+      return;
+    }
+    if (path.equals("/local/egress-probe") && method.equals("GET")) {
+      // not E2B's: lets a client verify egress against this server's own witnesses
+      io.sandboxes.EgressProbe p = egressProbe.get();
+      ObjectNode out = Json.object().put("allowedHost", p.allowedHost()).put("deniedHost", p.deniedHost()).put("rawIp", p.rawIp())
+          .put("scheme", p.scheme());
+      p.allowOut().forEach(out.putArray("allowOut")::add);
+      ex.json(200, out);
       return;
     }
     if (path.equals("/volumes") || path.startsWith("/volumes/")) {
