@@ -98,17 +98,22 @@ public final class E2BSandbox implements Sandbox {
     return "https://" + port + "-" + id + "." + previewDomain;
   }
 
-  private static ObjectNode startBody(String command, ExecOptions options) {
+  /** {@code /bin/bash -l -c <command>} with the given environment and working directory. */
+  private static ObjectNode loginShell(String command, java.util.Map<String, String> env, @Nullable String cwd) {
     ObjectNode process = Json.object().put("cmd", "/bin/bash");
     process.putArray("args").add("-l").add("-c").add(command);
-    if (!options.env().isEmpty()) {
-      process.set("envs", Json.toObject(options.env()));
+    if (!env.isEmpty()) {
+      process.set("envs", Json.toObject(env));
     }
-    if (options.cwd() != null) {
-      process.put("cwd", options.cwd());
+    if (cwd != null) {
+      process.put("cwd", cwd);
     }
+    return process;
+  }
+
+  private static ObjectNode startBody(String command, ExecOptions options) {
     ObjectNode body = Json.object();
-    body.set("process", process);
+    body.set("process", loginShell(command, options.env(), options.cwd()));
     body.put("stdin", false);
     return body;
   }
@@ -305,8 +310,9 @@ public final class E2BSandbox implements Sandbox {
     Objects.requireNonNull(command, "command");
     Objects.requireNonNull(options, "options");
     boolean pty = options.pty() != null;
-    ObjectNode process = Json.object().put("cmd", "/bin/bash");
+    ObjectNode process;
     if (pty) {
+      process = Json.object().put("cmd", "/bin/bash");
       var args = process.putArray("args").add("-i").add("-l");
       if (!SHELLS.contains(command.strip())) {
         args.add("-c").add(command);
@@ -314,14 +320,11 @@ public final class E2BSandbox implements Sandbox {
       ObjectNode envs = Json.object().put("TERM", "xterm-256color").put("LANG", "C.UTF-8").put("LC_ALL", "C.UTF-8");
       options.env().forEach(envs::put);
       process.set("envs", envs);
-    } else {
-      process.putArray("args").add("-l").add("-c").add(command);
-      if (!options.env().isEmpty()) {
-        process.set("envs", Json.toObject(options.env()));
+      if (options.cwd() != null) {
+        process.put("cwd", options.cwd());
       }
-    }
-    if (options.cwd() != null) {
-      process.put("cwd", options.cwd());
+    } else {
+      process = loginShell(command, options.env(), options.cwd());
     }
     ObjectNode body = Json.object();
     body.set("process", process);

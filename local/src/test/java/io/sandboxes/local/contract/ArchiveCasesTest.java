@@ -52,18 +52,10 @@ class ArchiveCasesTest {
     h.close();
   }
 
-  private static String command(FaultServer.Recorded start) {
-    try {
-      JsonNode msg = Json.parse(java.util.Arrays.copyOfRange(start.body(), 5, start.body().length));
-      return msg.path("process").path("args").get(2).asText();
-    } catch (IOException e) {
-      throw new IllegalStateException(e);
-    }
-  }
 
   private List<String> commandsSince(long mark) {
     return h.envd.requests("POST", "/process.Process/Start").stream().filter(r -> r.atNanos() >= mark)
-        .map(ArchiveCasesTest::command).filter(c -> !c.startsWith("kill -0")).toList();
+        .map(Wire::command).filter(c -> !c.startsWith("kill -0")).toList();
   }
 
   private List<Integer> pieceWritesSince(long mark) {
@@ -72,7 +64,7 @@ class ArchiveCasesTest {
   }
 
   private static Predicate<FaultServer.Recorded> startOf(String prefix) {
-    return r -> r.path().equals("/process.Process/Start") && command(r).startsWith(prefix);
+    return r -> r.path().equals("/process.Process/Start") && Wire.command(r).startsWith(prefix);
   }
 
   /** A process stream that exits with a code and stderr, as the daemon would report a failed step. */
@@ -127,7 +119,7 @@ class ArchiveCasesTest {
     assertThat(cmds.get(cmds.size() - 1)).isEqualTo("rm -f " + tarPath + " " + tarPath + ".piece");
     assertThat(pieceWritesSince(mark)).hasSize(1);
     assertThat(h.envd.requests("POST", "/process.Process/Start").stream().filter(r -> r.atNanos() >= mark
-        && command(r).startsWith("mkdir -p")).findFirst().orElseThrow().headers().get("connect-timeout-ms")).isEqualTo("300000");
+        && Wire.command(r).startsWith("mkdir -p")).findFirst().orElseThrow().headers().get("connect-timeout-ms")).isEqualTo("300000");
     long again = System.nanoTime();
     sandbox.importFiles("/home/user/imported2", new ByteArrayInputStream(tar("x", "y")));
     assertThat(commandsSince(again).get(0).split(" ")[3]).isNotEqualTo(tarPath);
@@ -162,7 +154,7 @@ class ArchiveCasesTest {
     assertThat(cmds.get(0)).matches(": > /tmp/mol-import-.*\\.tar");
     assertThat(cmds.get(1)).contains("tar xf");
     assertThat(cmds.get(cmds.size() - 1)).startsWith("rm -f /tmp/mol-import-");
-    assertThat(h.envd.requests("POST", "/process.Process/Start").stream().filter(r -> r.atNanos() >= mark && command(r).startsWith(": >"))
+    assertThat(h.envd.requests("POST", "/process.Process/Start").stream().filter(r -> r.atNanos() >= mark && Wire.command(r).startsWith(": >"))
         .findFirst().orElseThrow().headers().get("connect-timeout-ms")).isEqualTo("30000");
   }
 
@@ -248,7 +240,7 @@ class ArchiveCasesTest {
     List<String> cmds = commandsSince(mark);
     assertThat(cmds.get(cmds.size() - 1)).startsWith("rm -f /tmp/mol-export-");
     assertThat(h.envd.requests("POST", "/process.Process/Start").stream().filter(r -> r.atNanos() >= mark
-        && command(r).startsWith("rm -f")).findFirst().orElseThrow().headers().get("connect-timeout-ms")).isEqualTo("20000");
+        && Wire.command(r).startsWith("rm -f")).findFirst().orElseThrow().headers().get("connect-timeout-ms")).isEqualTo("20000");
     sandbox.exec("mkdir -p /home/user/readfail").orThrow();
     h.envd.on(r -> r.method().equals("GET") && r.path().equals("/files") && r.query().contains("mol-export"),
         FaultServer.json(500, "{\"code\":500,\"message\":\"read failed\"}"));
@@ -260,6 +252,18 @@ class ArchiveCasesTest {
     } finally {
       h.envd.clearFaults();
     }
+  }
+
+  @Test
+  @DisplayName("a local project folder goes in with Tars.pack, its build runs, and the artefacts come back with Tars.unpack")
+  void localFolders(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+    java.nio.file.Path project = java.nio.file.Files.createDirectories(dir.resolve("my-app"));
+    java.nio.file.Files.writeString(project.resolve("build.sh"), "mkdir -p dist && echo built-$(whoami) > dist/out.txt\n");
+    sandbox.importFiles("/home/user/projects", io.sandboxes.Tars.pack(project));
+    assertThat(sandbox.exec("cd /home/user/projects/my-app && sh build.sh").exitCode()).isZero();
+    List<java.nio.file.Path> written = io.sandboxes.Tars.unpack(sandbox.exportFiles("/home/user/projects/my-app/dist"), dir.resolve("out"));
+    assertThat(written).contains(dir.resolve("out/dist/out.txt").toAbsolutePath());
+    assertThat(java.nio.file.Files.readString(dir.resolve("out/dist/out.txt"))).isEqualTo("built-user\n");
   }
 
   private static List<String> entries(InputStream tar) throws IOException {

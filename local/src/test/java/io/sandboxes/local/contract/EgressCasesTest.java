@@ -32,18 +32,11 @@ class EgressCasesTest {
     return new Harness(server, b -> b.egressProbe(LOCAL));
   }
 
-  private static String command(FaultServer.Recorded start) {
-    try {
-      return Json.parse(java.util.Arrays.copyOfRange(start.body(), 5, start.body().length)).path("process").path("args").get(2).asText();
-    } catch (IOException e) {
-      throw new IllegalStateException(e);
-    }
-  }
 
   /** Scripts the curl of one target to print a code, as curl would. */
   private static void curlAnswers(Harness h, String target, String code) {
     String out = java.util.Base64.getEncoder().encodeToString(code.getBytes());
-    h.envd.on(r -> r.path().equals("/process.Process/Start") && command(r).startsWith("curl") && command(r).contains("//" + target + "/"),
+    h.envd.on(r -> r.path().equals("/process.Process/Start") && Wire.command(r).startsWith("curl") && Wire.command(r).contains("//" + target + "/"),
         FaultServer.stream(FaultServer.Step.send(0, "{\"event\":{\"start\":{\"pid\":77}}}"),
             FaultServer.Step.send(0, "{\"event\":{\"data\":{\"stdout\":\"" + out + "\"}}}"),
             FaultServer.Step.send(0, "{\"event\":{\"end\":{\"exitCode\":" + ("000".equals(code) ? 7 : 0)
@@ -68,7 +61,7 @@ class EgressCasesTest {
       JsonNode last = Json.parse(puts.get(puts.size() - 1).body());
       assertThat(last.path("allowOut")).extracting(JsonNode::asText).containsExactly("witness-allowed.sandboxes.test");
       assertThat(last.path("denyOut")).extracting(JsonNode::asText).containsExactly("0.0.0.0/0");
-      assertThat(h.envd.requests("POST", "/process.Process/Start").stream().map(EgressCasesTest::command)
+      assertThat(h.envd.requests("POST", "/process.Process/Start").stream().map(Wire::command)
           .filter(c -> c.startsWith("curl")).toList()).containsExactly(
           "curl -s -o /dev/null -m 8 -w '%{http_code}' http://witness-allowed.sandboxes.test/",
           "curl -s -o /dev/null -m 8 -w '%{http_code}' http://witness-denied.sandboxes.test/",

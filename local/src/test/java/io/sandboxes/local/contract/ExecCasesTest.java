@@ -58,20 +58,7 @@ class ExecCasesTest {
     return h.envd.requests("POST", "/process.Process/Start").stream().filter(r -> r.atNanos() >= marker).toList();
   }
 
-  private static String commandOf(FaultServer.Recorded start) {
-    try {
-      byte[] body = start.body();
-      JsonNode msg = Json.parse(java.util.Arrays.copyOfRange(body, 5, body.length));
-      return msg.path("process").path("args").get(2).asText();
-    } catch (java.io.IOException e) {
-      throw new IllegalStateException(e);
-    }
-  }
 
-  private static JsonNode startBody(FaultServer.Recorded start) throws Exception {
-    byte[] body = start.body();
-    return Json.parse(java.util.Arrays.copyOfRange(body, 5, body.length));
-  }
 
   @Test
   @DisplayName("case 44, case 48, case 60: one background start with stdin closed, cwd, env and the deadline; the result has only the three fields; no probe and nothing left running")
@@ -85,7 +72,7 @@ class ExecCasesTest {
     assertThat(r.stderr()).isEmpty();
     List<FaultServer.Recorded> starts = startsSince(mark);
     assertThat(starts).hasSize(1);
-    JsonNode body = startBody(starts.get(0));
+    JsonNode body = Wire.startBody(starts.get(0));
     assertThat(body.path("stdin").asBoolean(true)).isFalse();
     assertThat(body.path("process").path("cwd").asText()).isEqualTo("/home/user/workspace");
     assertThat(body.path("process").path("envs").path("K").asText()).isEqualTo("v");
@@ -132,7 +119,7 @@ class ExecCasesTest {
     assertThat(r.stdout()).isEqualTo("done\n");
     List<FaultServer.Recorded> starts = startsSince(mark);
     assertThat(starts).hasSize(2);
-    String probe = commandOf(starts.get(1));
+    String probe = Wire.command(starts.get(1));
     assertThat(probe).matches("kill -0 \\d+ 2>/dev/null && echo MOL_ALIVE \\|\\| echo MOL_GONE");
     assertThat(starts.get(1).headers().get("connect-timeout-ms")).isEqualTo("10000");
     long delay = starts.get(1).atNanos() - starts.get(0).atNanos();
@@ -142,7 +129,7 @@ class ExecCasesTest {
   @Test
   @DisplayName("case 51: a probe that fails counts as alive: the command's real outcome is still awaited")
   void failedProbeMeansAlive() {
-    h.envd.on(r -> r.path().equals("/process.Process/Start") && commandOf(r).startsWith("kill -0"),
+    h.envd.on(r -> r.path().equals("/process.Process/Start") && Wire.command(r).startsWith("kill -0"),
         FaultServer.json(503, "{\"code\":\"unavailable\",\"message\":\"probe refused\"}"));
     try {
       ExecResult r = sandbox.exec("sleep 2.5; echo real; exit 4");
@@ -165,7 +152,7 @@ class ExecCasesTest {
 
   /** Scripts the process stream of one command; the liveness probe still runs in the real sandbox (pid 999999 is gone there). */
   private ExecResult scripted(String command, FaultServer.Step... steps) {
-    h.envd.on(r -> r.path().equals("/process.Process/Start") && commandOf(r).equals(command), FaultServer.stream(steps));
+    h.envd.on(r -> r.path().equals("/process.Process/Start") && Wire.command(r).equals(command), FaultServer.stream(steps));
     try {
       return sandbox.exec(command);
     } finally {

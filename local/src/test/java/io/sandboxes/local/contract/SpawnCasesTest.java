@@ -53,9 +53,6 @@ class SpawnCasesTest {
     h.close();
   }
 
-  private static JsonNode startBody(FaultServer.Recorded r) throws Exception {
-    return Json.parse(java.util.Arrays.copyOfRange(r.body(), 5, r.body().length));
-  }
 
   private FaultServer.Recorded lastStart() {
     List<FaultServer.Recorded> s = h.envd.requests("POST", "/process.Process/Start");
@@ -73,7 +70,7 @@ class SpawnCasesTest {
       p.onStdout(out::add);
       p.onStderr(err::add);
       p.onClose(closes::add);
-      JsonNode body = startBody(lastStart());
+      JsonNode body = Wire.startBody(lastStart());
       assertThat(body.path("stdin").asBoolean()).isTrue();
       assertThat(body.path("process").path("cwd").asText()).isEqualTo("/home/user/workspace");
       assertThat(Long.parseLong(lastStart().headers().get("connect-timeout-ms"))).isEqualTo(3_600_000L);
@@ -137,7 +134,7 @@ class SpawnCasesTest {
       p.onStdout(screen::append);
       p.onStderr(err::add);
       p.onClose(closes::add);
-      JsonNode body = startBody(lastStart());
+      JsonNode body = Wire.startBody(lastStart());
       assertThat(body.path("process").path("cmd").asText()).isEqualTo("/bin/bash");
       assertThat(body.path("process").path("args")).extracting(JsonNode::asText).containsExactly("-i", "-l");
       assertThat(body.path("pty").path("size").path("cols").asInt()).isEqualTo(100);
