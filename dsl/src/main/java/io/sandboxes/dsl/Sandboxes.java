@@ -8,17 +8,18 @@ import java.util.Objects;
 import java.util.ServiceLoader;
 
 /**
- * The one entry point: pick where sandboxes run, get a provider, create sandboxes from it.
+ * The one entry point: pick where sandboxes run, then {@code create()} a sandbox request,
+ * configure it, and finish with a terminal verb ({@code start}, {@code exec}, {@code run}).
  *
  * <pre>{@code
- * try (E2BSandboxProvider sandboxes = Sandboxes.local();          // Docker on this machine
- *      Sandbox sandbox = sandboxes.create(SandboxConfig.forProject("hello"))) {
+ * try (SandboxClient sandboxes = Sandboxes.local();               // Docker on this machine
+ *      E2BSandbox sandbox = sandboxes.create().timeout(Duration.ofMinutes(10)).start()) {
  *   System.out.println(sandbox.exec("python3 -c 'print(6 * 7)'").stdout());
  * }
  * }</pre>
  *
- * <p>Every provider speaks E2B's protocol, so code written against one runs against the others.
- * Close the provider when done: for {@link #local()} that also stops the in-process server.
+ * <p>Every client speaks E2B's protocol, so code written against one runs against the others.
+ * Close the client when done: for {@link #local()} that also stops the in-process server.
  *
  * @since 0.1
  */
@@ -31,8 +32,29 @@ public final class Sandboxes {
    *
    * @return a provider for E2B's cloud
    */
-  public static E2BSandboxProvider e2b() {
-    return E2BSandboxProvider.fromEnvironment();
+  public static SandboxClient e2b() {
+    return new SandboxClient(E2BSandboxProvider.fromEnvironment());
+  }
+
+  /**
+   * E2B's cloud when {@code E2B_API_KEY} is set, the local runtime otherwise; one log line says
+   * which.
+   *
+   * @return a client for whichever it is
+   */
+  public static SandboxClient auto() {
+    return auto(System::getenv);
+  }
+
+  static SandboxClient auto(java.util.function.Function<String, String> environment) {
+    String key = environment.apply("E2B_API_KEY");
+    System.Logger log = System.getLogger(Sandboxes.class.getName());
+    if (key != null && !key.isBlank()) {
+      log.log(System.Logger.Level.INFO, "Sandboxes: using E2B's cloud (E2B_API_KEY is set)");
+      return e2b();
+    }
+    log.log(System.Logger.Level.INFO, "Sandboxes: using the local runtime (no E2B_API_KEY)");
+    return local();
   }
 
   /**
@@ -44,11 +66,11 @@ public final class Sandboxes {
    * @param apiKey the server's API key
    * @return a provider for that server
    */
-  public static E2BSandboxProvider at(URI apiUrl, URI sandboxUrl, String apiKey) {
+  public static SandboxClient at(URI apiUrl, URI sandboxUrl, String apiKey) {
     Objects.requireNonNull(apiUrl, "apiUrl");
     Objects.requireNonNull(sandboxUrl, "sandboxUrl");
     Objects.requireNonNull(apiKey, "apiKey");
-    return E2BSandboxProvider.builder().apiUrl(apiUrl).sandboxUrl(sandboxUrl).apiKey(apiKey).build();
+    return new SandboxClient(E2BSandboxProvider.builder().apiUrl(apiUrl).sandboxUrl(sandboxUrl).apiKey(apiKey).build());
   }
 
   /**
@@ -60,7 +82,7 @@ public final class Sandboxes {
    * @return a provider that stops the server (and kills its sandboxes) when closed
    * @throws SandboxException when the local runtime is not on the class path or cannot start
    */
-  public static E2BSandboxProvider local() {
+  public static SandboxClient local() {
     LocalRuntime runtime = ServiceLoader.load(LocalRuntime.class).findFirst().orElseThrow(() -> new SandboxException(
         "Sandboxes.local() needs the local runtime: add io.sandboxes:sandboxes-local to the class path"));
     LocalRuntime.Endpoint endpoint = runtime.start();
@@ -72,7 +94,7 @@ public final class Sandboxes {
           .closing(endpoint);
       // verification probes the local server's own witnesses, never public hosts
       endpoint.egressProbe().ifPresent(b::egressProbe);
-      return b.build();
+      return new SandboxClient(b.build());
     } catch (RuntimeException e) {
       endpoint.close();
       throw e;

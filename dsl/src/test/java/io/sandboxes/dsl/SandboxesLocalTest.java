@@ -20,10 +20,10 @@ class SandboxesLocalTest {
   @DisplayName("Sandboxes.local() finds the local runtime, serves sandboxes, and stops the server when closed")
   void localRoundTrip() throws Exception {
     URI api;
-    try (E2BSandboxProvider sandboxes = Sandboxes.local()) {
-      api = sandboxes.apiUrl();
+    try (SandboxClient sandboxes = Sandboxes.local()) {
+      api = sandboxes.provider().apiUrl();
       assertThat(api.getHost()).isEqualTo("127.0.0.1");
-      try (Sandbox sandbox = sandboxes.create(SandboxConfig.forProject("hello"))) {
+      try (Sandbox sandbox = sandboxes.create().start()) {
         assertThat(sandbox.exec("python3 -c 'print(6 * 7)'").stdout()).isEqualTo("42\n");
       }
       assertThat(status(api.resolve("/health"))).isEqualTo(204);

@@ -2,9 +2,8 @@ package io.sandboxes.examples;
 
 import io.sandboxes.ExecResult;
 import io.sandboxes.Sandbox;
-import io.sandboxes.SandboxConfig;
+import io.sandboxes.dsl.SandboxClient;
 import io.sandboxes.dsl.Sandboxes;
-import io.sandboxes.e2b.E2BSandboxProvider;
 import java.io.PrintStream;
 
 /**
@@ -19,14 +18,14 @@ public final class Hello {
 
   public static void main(String[] args) {
     // The provider owns the in-process local server; closing it stops the server.
-    try (E2BSandboxProvider sandboxes = Sandboxes.local()) {
+    try (SandboxClient sandboxes = Sandboxes.local()) {
       run(sandboxes, System.out);
     }
   }
 
-  static void run(E2BSandboxProvider sandboxes, PrintStream out) {
+  static void run(SandboxClient sandboxes, PrintStream out) {
     // A sandbox is closed like a file: closing it kills it.
-    try (Sandbox sandbox = sandboxes.create(SandboxConfig.forProject("hello"))) {
+    try (Sandbox sandbox = sandboxes.create().start()) {
       out.println("created sandbox " + sandbox.id());
 
       // Files go in through the sandbox's daemon; parent folders are made as needed.

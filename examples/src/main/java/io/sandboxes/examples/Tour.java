@@ -1,7 +1,7 @@
 package io.sandboxes.examples;
 
+import io.sandboxes.dsl.SandboxClient;
 import io.sandboxes.dsl.Sandboxes;
-import io.sandboxes.e2b.E2BSandboxProvider;
 import java.io.PrintStream;
 
 /**
@@ -13,7 +13,7 @@ public final class Tour {
   public static void main(String[] args) {
     PrintStream out = System.out;
     out.println("== starting the local runtime (Docker; the first run builds the base image)");
-    try (E2BSandboxProvider sandboxes = Sandboxes.local()) {
+    try (SandboxClient sandboxes = Sandboxes.local()) {
       out.println("== Hello");
       Hello.run(sandboxes, out);
     }

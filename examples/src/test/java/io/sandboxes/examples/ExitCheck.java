@@ -2,6 +2,7 @@ package io.sandboxes.examples;
 
 import io.sandboxes.Sandbox;
 import io.sandboxes.SandboxConfig;
+import io.sandboxes.dsl.SandboxClient;
 import io.sandboxes.dsl.Sandboxes;
 import io.sandboxes.e2b.E2BSandboxProvider;
 
@@ -10,7 +11,7 @@ public final class ExitCheck {
   private ExitCheck() {}
 
   public static void main(String[] args) {
-    try (E2BSandboxProvider sandboxes = Sandboxes.local(); Sandbox sandbox = sandboxes.create(SandboxConfig.forProject("exit-check"))) {
+    try (SandboxClient sandboxes = Sandboxes.local(); Sandbox sandbox = sandboxes.create().start()) {
       System.out.println("exec: " + sandbox.exec("echo ok").stdout().strip());
       sandbox.spawn("sleep 600", io.sandboxes.SpawnOptions.pipes()).close();
     }

@@ -3,6 +3,7 @@ package io.sandboxes.examples.bench;
 import com.sun.net.httpserver.HttpServer;
 import io.sandboxes.EgressProbe;
 import io.sandboxes.ExecResult;
+import io.sandboxes.dsl.SandboxClient;
 import io.sandboxes.dsl.Sandboxes;
 import io.sandboxes.e2b.E2BSandbox;
 import io.sandboxes.e2b.E2BSandboxProvider;
@@ -28,7 +29,8 @@ public final class EgressBench {
 
   public static void main(String[] args) throws Exception {
     try (LocalServer server = LocalServer.builder().build().start();
-         E2BSandboxProvider provider = Sandboxes.at(server.apiUrl(), server.sandboxUrl(), server.apiKey())) {
+         SandboxClient client = Sandboxes.at(server.apiUrl(), server.sandboxUrl(), server.apiKey())) {
+      E2BSandboxProvider provider = client.provider();
       if (!server.egressEnforced()) {
         System.out.println("egress is not enforced on this machine (needs root, nsenter, iptables); nothing to measure");
         return;

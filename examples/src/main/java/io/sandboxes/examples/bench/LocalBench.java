@@ -1,6 +1,7 @@
 package io.sandboxes.examples.bench;
 
 import io.sandboxes.Sandbox;
+import io.sandboxes.dsl.SandboxClient;
 import io.sandboxes.dsl.Sandboxes;
 import io.sandboxes.e2b.E2BApi;
 import io.sandboxes.e2b.E2BSandbox;
@@ -24,7 +25,8 @@ public final class LocalBench {
     int creates = args.length > 0 ? Integer.parseInt(args[0]) : 10;
     int echoes = args.length > 1 ? Integer.parseInt(args[1]) : 100;
     try (LocalServer server = LocalServer.builder().build().start();
-         E2BSandboxProvider provider = Sandboxes.at(server.apiUrl(), server.sandboxUrl(), server.apiKey())) {
+         SandboxClient client = Sandboxes.at(server.apiUrl(), server.sandboxUrl(), server.apiKey())) {
+      E2BSandboxProvider provider = client.provider();
       E2BApi sandboxes = provider.api();
       // warm-up: first container start, JIT, connection pools
       try (Sandbox warm = sandboxes.create()) {

@@ -1,0 +1,202 @@
+package io.sandboxes.dsl;
+
+import io.sandboxes.ExecResult;
+import io.sandboxes.OnTimeout;
+import io.sandboxes.SandboxSpec;
+import io.sandboxes.e2b.E2BSandbox;
+import io.sandboxes.e2b.E2BSandboxProvider;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.function.Consumer;
+import java.util.function.Function;
+import java.util.regex.Pattern;
+
+/**
+ * A sandbox not yet created: each setter returns a new, validated request (nothing happens until
+ * a terminal verb), so a request can be kept and reused.
+ *
+ * <pre>{@code
+ * SandboxRequest build = sandboxes.create()
+ *     .template("base")
+ *     .timeout(Duration.ofMinutes(10))
+ *     .env("CI", "true")
+ *     .withVolume("proj-42", "/workspace/app")
+ *     .allowOut("pypi.org", "*.pythonhosted.org");
+ *
+ * ExecResult once = build.exec("make -C /workspace/app");   // fresh sandbox, destroyed after
+ * try (E2BSandbox live = build.start()) { ... }             // a live sandbox, destroyed on close
+ * build.run(sandbox -> sandbox.exec("pytest"));            // scoped: closed for you
+ * }</pre>
+ *
+ * @since 0.1
+ */
+public final class SandboxRequest {
+  private static final Pattern DESTINATION = Pattern.compile(
+      "^((\\*\\.)?[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*|\\d{1,3}(\\.\\d{1,3}){3}(/\\d{1,2})?)$");
+
+  private final E2BSandboxProvider provider;
+  private final SandboxSpec spec;
+  private final List<String> allowOut;
+
+  private SandboxRequest(E2BSandboxProvider provider, SandboxSpec spec, List<String> allowOut) {
+    this.provider = provider;
+    this.spec = spec;
+    this.allowOut = List.copyOf(allowOut);
+  }
+
+  static SandboxRequest defaults(E2BSandboxProvider provider) {
+    return new SandboxRequest(provider, SandboxSpec.defaults(), List.of());
+  }
+
+  private SandboxRequest with(SandboxSpec s) {
+    return new SandboxRequest(provider, s, allowOut);
+  }
+
+  /** @param template a template id, alias or snapshot id @return a copy with it */
+  public SandboxRequest template(String template) {
+    return with(spec.withTemplate(Objects.requireNonNull(template, "template")));
+  }
+
+  /** @param timeout how long the sandbox lives, positive @return a copy with it */
+  public SandboxRequest timeout(Duration timeout) {
+    return with(spec.withTimeout(Objects.requireNonNull(timeout, "timeout")));
+  }
+
+  /** @param name variable name @param value its value @return a copy with it in every process's environment */
+  public SandboxRequest env(String name, String value) {
+    Objects.requireNonNull(value, "env value");
+    if (Objects.requireNonNull(name, "env name").isBlank() || name.contains("=")) {
+      throw new IllegalArgumentException("env name must be non-blank and without '=', got '" + name + "'");
+    }
+    Map<String, String> env = new HashMap<>(spec.env());
+    env.put(name, value);
+    return with(spec.withEnv(env));
+  }
+
+  /** @param env variables to add @return a copy with them */
+  public SandboxRequest env(Map<String, String> env) {
+    SandboxRequest r = this;
+    for (Map.Entry<String, String> e : Objects.requireNonNull(env, "env").entrySet()) {
+      r = r.env(e.getKey(), e.getValue());
+    }
+    return r;
+  }
+
+  /** @param key label key @param value label value @return a copy with it in the sandbox's metadata */
+  public SandboxRequest metadata(String key, String value) {
+    Objects.requireNonNull(value, "metadata value");
+    if (Objects.requireNonNull(key, "metadata key").isBlank()) {
+      throw new IllegalArgumentException("metadata key must not be blank");
+    }
+    Map<String, String> m = new HashMap<>(spec.metadata());
+    m.put(key, value);
+    return with(spec.withMetadata(m));
+  }
+
+  /** @param labels labels to add @return a copy with them */
+  public SandboxRequest labels(Map<String, String> labels) {
+    SandboxRequest r = this;
+    for (Map.Entry<String, String> e : Objects.requireNonNull(labels, "labels").entrySet()) {
+      r = r.metadata(e.getKey(), e.getValue());
+    }
+    return r;
+  }
+
+  /**
+   * @param volume an existing volume's name
+   * @param mountPath an absolute path other than {@code /}
+   * @return a copy that mounts it there
+   */
+  public SandboxRequest withVolume(String volume, String mountPath) {
+    return with(spec.withVolume(volume, mountPath));
+  }
+
+  /**
+   * Lets the sandbox reach these destinations and nothing else (deny-by-default), applied before
+   * {@link #start()} returns.
+   *
+   * @param destinations domains ({@code *.} wildcards allowed), IPs or CIDRs
+   * @return a copy that allows them too
+   */
+  public SandboxRequest allowOut(String... destinations) {
+    List<String> more = new ArrayList<>(allowOut);
+    for (String d : Objects.requireNonNull(destinations, "allowOut")) {
+      if (d == null || !DESTINATION.matcher(d).matches()) {
+        throw new IllegalArgumentException("allowOut entries must be a domain, *.domain, IP or CIDR, got '" + d + "'");
+      }
+      more.add(d);
+    }
+    return new SandboxRequest(provider, spec, more);
+  }
+
+  /** @param onTimeout what happens at the timeout: kill (default) or pause @return a copy with it */
+  public SandboxRequest onTimeout(OnTimeout onTimeout) {
+    return with(spec.withOnTimeout(Objects.requireNonNull(onTimeout, "onTimeout")));
+  }
+
+  /** @return what will be created */
+  public SandboxSpec spec() {
+    return spec;
+  }
+
+  /** @return the allow-list that will be applied, empty for none */
+  public List<String> allowOutList() {
+    return allowOut;
+  }
+
+  /**
+   * Creates the sandbox. With an allow-list, it is applied deny-by-default before this returns;
+   * if that fails the sandbox is destroyed and the failure thrown.
+   *
+   * @return the live sandbox; close it to destroy it
+   */
+  public E2BSandbox start() {
+    E2BSandbox sandbox = provider.api().create(spec);
+    if (!allowOut.isEmpty()) {
+      try {
+        provider.api().updateNetwork(sandbox.id(), allowOut, List.of("0.0.0.0/0"));
+      } catch (RuntimeException e) {
+        try {
+          sandbox.close();
+        } catch (RuntimeException destroy) {
+          e.addSuppressed(destroy);
+        }
+        throw e;
+      }
+    }
+    return sandbox;
+  }
+
+  /** Runs one command in a fresh sandbox and destroys it. @return the command's result */
+  public ExecResult exec(String command) {
+    try (E2BSandbox sandbox = start()) {
+      return sandbox.exec(command);
+    }
+  }
+
+  /** Starts a sandbox, hands it to {@code work}, and destroys it whatever happens. @return what {@code work} returned */
+  public <T> T apply(Function<? super E2BSandbox, T> work) {
+    Objects.requireNonNull(work, "work");
+    try (E2BSandbox sandbox = start()) {
+      return work.apply(sandbox);
+    }
+  }
+
+  /** Starts a sandbox, hands it to {@code work}, and destroys it whatever happens. */
+  public void run(Consumer<? super E2BSandbox> work) {
+    Objects.requireNonNull(work, "work");
+    apply(s -> {
+      work.accept(s);
+      return null;
+    });
+  }
+
+  @Override
+  public String toString() {
+    return "SandboxRequest[" + spec + (allowOut.isEmpty() ? "" : ", allowOut=" + allowOut) + "]";
+  }
+}
