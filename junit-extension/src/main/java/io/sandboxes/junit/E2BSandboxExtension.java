@@ -1,0 +1,295 @@
+package io.sandboxes.junit;
+
+import io.sandboxes.EgressVerdict;
+import io.sandboxes.Sandbox;
+import io.sandboxes.dsl.SandboxClient;
+import io.sandboxes.dsl.SandboxRequest;
+import io.sandboxes.dsl.Sandboxes;
+import java.lang.reflect.AnnotatedElement;
+import java.lang.reflect.Field;
+import java.lang.reflect.Modifier;
+import java.lang.reflect.Parameter;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Supplier;
+import org.junit.jupiter.api.extension.AfterAllCallback;
+import org.junit.jupiter.api.extension.AfterEachCallback;
+import org.junit.jupiter.api.extension.BeforeAllCallback;
+import org.junit.jupiter.api.extension.BeforeEachCallback;
+import org.junit.jupiter.api.extension.ExtensionConfigurationException;
+import org.junit.jupiter.api.extension.ExtensionContext;
+import org.junit.jupiter.api.extension.ExtensionContext.Namespace;
+import org.junit.jupiter.api.extension.ParameterContext;
+import org.junit.jupiter.api.extension.ParameterResolutionException;
+import org.junit.jupiter.api.extension.ParameterResolver;
+import org.junit.platform.commons.support.AnnotationSupport;
+import org.junit.platform.commons.support.HierarchyTraversalMode;
+
+/**
+ * The extension behind {@link E2BSandbox}: verifies egress once per run, then provisions, injects,
+ * reports and cleans up sandboxes. All state lives in JUnit's stores (the client and the verdict
+ * for the whole run, each sandbox in the context of its scope), so it is safe under parallel
+ * execution.
+ *
+ * @since 0.1
+ */
+public final class E2BSandboxExtension
+    implements BeforeAllCallback, BeforeEachCallback, AfterEachCallback, AfterAllCallback, ParameterResolver {
+
+  private static final Namespace NAMESPACE = Namespace.create(E2BSandboxExtension.class);
+  private static final String CLIENT = "client";
+  private static final String VERDICT = "verdict";
+  private static final String FAILED = "failed";
+
+  /** Needed by JUnit. */
+  public E2BSandboxExtension() {}
+
+  // ---- injection ----
+
+  @Override
+  public void beforeAll(ExtensionContext context) {
+    for (Field f : annotatedFields(context.getRequiredTestClass())) {
+      if (Modifier.isStatic(f.getModifiers())) {
+        inject(context, f, null);
+      }
+    }
+  }
+
+  @Override
+  public void beforeEach(ExtensionContext context) {
+    for (Object instance : context.getRequiredTestInstances().getAllInstances()) {
+      for (Field f : annotatedFields(instance.getClass())) {
+        if (!Modifier.isStatic(f.getModifiers())) {
+          inject(context, f, instance);
+        }
+      }
+    }
+  }
+
+  private static List<Field> annotatedFields(Class<?> type) {
+    return AnnotationSupport.findAnnotatedFields(type, E2BSandbox.class, f -> true, HierarchyTraversalMode.TOP_DOWN);
+  }
+
+  private void inject(ExtensionContext context, Field field, Object instance) {
+    String where = "field " + field.getDeclaringClass().getSimpleName() + "." + field.getName();
+    if (Modifier.isFinal(field.getModifiers())) {
+      throw new ExtensionConfigurationException("@E2BSandbox " + where + " must not be final");
+    }
+    checkType(field.getType(), where);
+    E2BSandbox annotation = AnnotationSupport.findAnnotation(field, E2BSandbox.class).orElseThrow();
+    Sandbox sandbox = sandbox(context, annotation, field, where);
+    try {
+      field.setAccessible(true);
+      field.set(instance, sandbox);
+    } catch (IllegalAccessException e) {
+      throw new ExtensionConfigurationException("@E2BSandbox could not set " + where, e);
+    }
+  }
+
+  private static void checkType(Class<?> type, String where) {
+    if (type != Sandbox.class && type != io.sandboxes.e2b.E2BSandbox.class) {
+      throw new ExtensionConfigurationException("@E2BSandbox " + where + " must be of type " + Sandbox.class.getName() + " or "
+          + io.sandboxes.e2b.E2BSandbox.class.getName() + ", not " + type.getName());
+    }
+  }
+
+  @Override
+  public boolean supportsParameter(ParameterContext parameterContext, ExtensionContext extensionContext) {
+    return parameterContext.isAnnotated(E2BSandbox.class);
+  }
+
+  @Override
+  public Object resolveParameter(ParameterContext parameterContext, ExtensionContext context) {
+    Parameter p = parameterContext.getParameter();
+    String where = "parameter " + p.getName() + " of " + parameterContext.getDeclaringExecutable();
+    try {
+      checkType(p.getType(), where);
+    } catch (ExtensionConfigurationException e) {
+      throw new ParameterResolutionException(e.getMessage());
+    }
+    E2BSandbox annotation = parameterContext.findAnnotation(E2BSandbox.class).orElseThrow();
+    return sandbox(context, annotation, p, where);
+  }
+
+  // ---- provisioning ----
+
+  /** One sandbox per annotated element and context, created once and closed with the context. */
+  private Sandbox sandbox(ExtensionContext context, E2BSandbox annotation, AnnotatedElement element, String where) {
+    requireEgress(context, annotation);
+    SandboxResource resource = context.getStore(NAMESPACE).computeIfAbsent(element,
+        key -> provision(context, annotation, where), SandboxResource.class);
+    return resource.sandbox;
+  }
+
+  private void requireEgress(ExtensionContext context, E2BSandbox annotation) {
+    E2BSandbox.EgressPolicy policy = annotation.egress();
+    if (policy == E2BSandbox.EgressPolicy.DEFAULT) {
+      policy = context.getConfigurationParameter(E2BSandbox.DEFAULT_EGRESS_POLICY_PROPERTY_NAME)
+          .map(v -> E2BSandbox.EgressPolicy.valueOf(v.strip().toUpperCase(java.util.Locale.ROOT)))
+          .orElse(E2BSandbox.EgressPolicy.REQUIRE_FILTERED);
+    }
+    if (policy == E2BSandbox.EgressPolicy.SKIP) {
+      return;
+    }
+    SandboxClient client = client(context);
+    ExtensionContext.Store root = context.getRoot().getStore(NAMESPACE);
+    EgressVerdict verdict = root.computeIfAbsent(VERDICT, k -> client.verifyEgress(), EgressVerdict.class);
+    if (verdict.state() == EgressVerdict.State.FILTERED) {
+      return;
+    }
+    String text = "egress is not proven locked down: verifyEgress said " + verdict.state() + ". " + verdict.detail()
+        + (verdict.remediation() == null ? "" : " Remediation: " + verdict.remediation());
+    if (policy == E2BSandbox.EgressPolicy.WARN) {
+      context.publishReportEntry("e2b.egress", text);
+      return;
+    }
+    throw new ExtensionConfigurationException(text + " (set @E2BSandbox(egress = WARN) or the configuration parameter "
+        + E2BSandbox.DEFAULT_EGRESS_POLICY_PROPERTY_NAME + " to run anyway)");
+  }
+
+  private SandboxClient client(ExtensionContext context) {
+    return context.getRoot().getStore(NAMESPACE).computeIfAbsent(CLIENT, k -> new ClientResource(newClient(context)),
+        ClientResource.class).client;
+  }
+
+  @SuppressWarnings("unchecked")
+  private static SandboxClient newClient(ExtensionContext context) {
+    Optional<String> supplier = context.getConfigurationParameter(E2BSandbox.CLIENT_SUPPLIER_PROPERTY_NAME);
+    if (supplier.isEmpty()) {
+      return Sandboxes.auto();
+    }
+    try {
+      Class<?> type = Class.forName(supplier.get(), true, Thread.currentThread().getContextClassLoader());
+      return ((Supplier<SandboxClient>) type.getDeclaredConstructor().newInstance()).get();
+    } catch (ReflectiveOperationException | ClassCastException e) {
+      throw new ExtensionConfigurationException(E2BSandbox.CLIENT_SUPPLIER_PROPERTY_NAME + " = " + supplier.get()
+          + " is not a Supplier<SandboxClient> with a public no-argument constructor", e);
+    }
+  }
+
+  private SandboxResource provision(ExtensionContext context, E2BSandbox a, String where) {
+    SandboxClient client = client(context);
+    SandboxRequest request = client.create().template(a.template()).timeout(Duration.ofSeconds(a.timeoutSeconds()));
+    for (String e : a.env()) {
+      int eq = e.indexOf('=');
+      if (eq <= 0) {
+        throw new ExtensionConfigurationException("@E2BSandbox on " + where + ": env entries are NAME=value, got '" + e + "'");
+      }
+      request = request.env(e.substring(0, eq), e.substring(eq + 1));
+    }
+    if (a.allowOut().length > 0) {
+      request = request.allowOut(a.allowOut());
+    }
+    for (String v : a.volumes()) {
+      int colon = v.indexOf(':');
+      if (colon <= 0) {
+        throw new ExtensionConfigurationException("@E2BSandbox on " + where + ": volumes are name:/mount/path, got '" + v + "'");
+      }
+      client.provider().createVolume(v.substring(0, colon));
+      request = request.withVolume(v.substring(0, colon), v.substring(colon + 1));
+    }
+    long started = System.nanoTime();
+    io.sandboxes.e2b.E2BSandbox sandbox = request.start();
+    context.publishReportEntry(Map.of("e2b.sandbox.id", sandbox.id(),
+        "e2b.sandbox.startMillis", Long.toString((System.nanoTime() - started) / 1_000_000),
+        "e2b.sandbox.for", where));
+    return new SandboxResource(sandbox, cleanupMode(context, a), context);
+  }
+
+  private static E2BSandbox.CleanupMode cleanupMode(ExtensionContext context, E2BSandbox a) {
+    if (a.cleanup() != E2BSandbox.CleanupMode.DEFAULT) {
+      return a.cleanup();
+    }
+    return context.getConfigurationParameter(E2BSandbox.DEFAULT_CLEANUP_MODE_PROPERTY_NAME)
+        .map(v -> E2BSandbox.CleanupMode.valueOf(v.strip().toUpperCase(java.util.Locale.ROOT)))
+        .orElse(E2BSandbox.CleanupMode.ALWAYS);
+  }
+
+  // ---- failures and cleanup ----
+
+  @Override
+  public void afterEach(ExtensionContext context) {
+    if (context.getExecutionException().isPresent()) {
+      for (Optional<ExtensionContext> c = Optional.of(context); c.isPresent(); c = c.get().getParent()) {
+        // keyed by the context's own id: a store lookup falls back to the parents' stores
+        c.get().getStore(NAMESPACE).computeIfAbsent(FAILED + c.get().getUniqueId(), k -> new AtomicBoolean(), AtomicBoolean.class).set(true);
+      }
+    }
+    reportKept(context);
+  }
+
+  @Override
+  public void afterAll(ExtensionContext context) {
+    reportKept(context);
+  }
+
+  /** Says which sandboxes of this context will be kept, before the context (and its report) ends. */
+  private static void reportKept(ExtensionContext context) {
+    SandboxResource.announceKept(context);
+  }
+
+  /** The run-wide client, closed when the run ends. */
+  static final class ClientResource implements AutoCloseable {
+    final SandboxClient client;
+
+    ClientResource(SandboxClient client) {
+      this.client = client;
+    }
+
+    @Override
+    public void close() {
+      client.close();
+    }
+  }
+
+  /** A provisioned sandbox, destroyed (or kept) when its context ends. */
+  static final class SandboxResource implements AutoCloseable {
+    final io.sandboxes.e2b.E2BSandbox sandbox;
+    private final E2BSandbox.CleanupMode mode;
+    private final ExtensionContext context;
+
+    SandboxResource(io.sandboxes.e2b.E2BSandbox sandbox, E2BSandbox.CleanupMode mode, ExtensionContext context) {
+      this.sandbox = sandbox;
+      this.mode = mode;
+      this.context = context;
+      context.getStore(NAMESPACE).computeIfAbsent(Made.class, k -> new Made(), Made.class).resources.add(this);
+    }
+
+    private boolean failed() {
+      AtomicBoolean flag = context.getStore(NAMESPACE).get(FAILED + context.getUniqueId(), AtomicBoolean.class);
+      return context.getExecutionException().isPresent() || (flag != null && flag.get());
+    }
+
+    private boolean keep() {
+      return mode == E2BSandbox.CleanupMode.NEVER || (mode == E2BSandbox.CleanupMode.ON_SUCCESS && failed());
+    }
+
+    /** Reports the sandboxes of this very context that will outlive it. */
+    static void announceKept(ExtensionContext context) {
+      Made made = context.getStore(NAMESPACE).get(Made.class, Made.class);
+      if (made == null) {
+        return;
+      }
+      for (SandboxResource r : made.resources) {
+        if (r.context == context && r.keep()) {
+          context.publishReportEntry("e2b.sandbox.kept", r.sandbox.id());
+        }
+      }
+    }
+
+    @Override
+    public void close() {
+      if (!keep()) {
+        sandbox.close();
+      }
+    }
+  }
+
+  /** The sandboxes a context made (not closeable: the store closes each resource once, under its own key). */
+  static final class Made {
+    final List<SandboxResource> resources = new java.util.concurrent.CopyOnWriteArrayList<>();
+  }
+}
