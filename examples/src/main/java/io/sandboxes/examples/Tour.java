@@ -16,6 +16,16 @@ public final class Tour {
     try (SandboxClient sandboxes = Sandboxes.local()) {
       out.println("== Hello");
       Hello.run(sandboxes, out);
+      out.println("== Files and tar");
+      FilesAndTar.run(sandboxes, out);
+      out.println("== Terminal");
+      Terminal.run(sandboxes, out);
+      out.println("== Volumes and snapshots");
+      VolumesAndSnapshots.run(sandboxes, out);
+      out.println("== Code interpreter");
+      CodeInterpreter.run(sandboxes, out);
+      out.println("== Egress report");
+      EgressReport.run(sandboxes, out);
     }
     out.println("== tour done");
   }

@@ -78,11 +78,24 @@ class ExamplesTest {
 
   @Test
   @Timeout(value = 5, unit = TimeUnit.MINUTES)
-  @DisplayName("the tour, the README's main job, runs every example and exits cleanly")
+  @DisplayName("the tour, the README's main job, runs every example (hello, files and tar, terminal, volumes and snapshots, code interpreter, egress report) and exits cleanly")
   void tour() throws Exception {
     Run run = runExample(Tour.class);
     assertThat(run.exitCode()).as(run.output()).isZero();
-    assertThat(run.output()).contains("== Hello", "6 x 7 = 42", "== tour done");
+    assertThat(run.output().lines().toList()).as(run.output())
+        .contains("== Hello", "6 x 7 = 42", "sandbox killed")
+        .contains("== Files and tar", "build exit code 0", "dist/greeting.txt says: hello, build")
+        .anyMatch(l -> l.matches("pushed \\d+ entries to /home/user/greeter"))
+        .contains("== Terminal", "terminal size: 24 rows x 80 columns", "after resize: 40 rows x 120 columns",
+            "Ctrl-C stopped the job; the shell answered: interrupted-42")
+        .contains("== Volumes and snapshots", "volume says: written by the first sandbox", "snapshot says: tool from the snapshot",
+            "removed the template and the volume")
+        .contains("== Code interpreter", "defined radius = 2", "area = 12.57", "streamed line 0", "streamed line 2",
+            "error: NameError(\"name 'undefined_name' is not defined\")")
+        .contains("== Egress report")
+        .anyMatch(l -> l.startsWith("verdict: FILTERED (observed in "))
+        .anyMatch(l -> l.startsWith("detail: deny-by-default verified: "))
+        .endsWith("== tour done");
     assertThat(run.output().lines().filter(l -> l.contains("Exception"))).as(run.output()).isEmpty();
   }
 
