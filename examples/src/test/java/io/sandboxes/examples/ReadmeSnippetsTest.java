@@ -1,0 +1,113 @@
+package io.sandboxes.examples;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.sandboxes.ExecResult;
+import io.sandboxes.Sandbox;
+import io.sandboxes.SandboxConfig;
+import io.sandboxes.SandboxProvider;
+import io.sandboxes.VolumeManagement;
+import io.sandboxes.dsl.SandboxClient;
+import io.sandboxes.dsl.Sandboxes;
+import io.sandboxes.e2b.E2BSandbox;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The README's Java snippets live here, between {@code // snippet:NAME} and {@code // end}, and
+ * run as tests; {@link #readmeMatchesSources()} checks the README shows exactly this code (the
+ * JUnit snippet lives in the junit-extension module's tests).
+ */
+class ReadmeSnippetsTest {
+  private final ByteArrayOutputStream printed = new ByteArrayOutputStream();
+  private final PrintStream out = new PrintStream(printed, true, StandardCharsets.UTF_8);
+
+  @Test
+  @DisplayName("README: the one-shot quick start prints 42")
+  void oneShot() {
+    // snippet:quickstart
+    try (SandboxClient sandboxes = Sandboxes.local()) {
+      ExecResult result = sandboxes.create().exec("python3 -c 'print(6 * 7)'");
+      out.println(result.stdout().strip() + " (exit " + result.exitCode() + ")");
+    }
+    // end
+    assertThat(printed.toString(StandardCharsets.UTF_8)).isEqualTo("42 (exit 0)\n");
+  }
+
+  @Test
+  @DisplayName("README: a live sandbox with a timeout, env, files and an allow-list")
+  void live() {
+    // snippet:live
+    try (SandboxClient sandboxes = Sandboxes.local();
+         E2BSandbox sandbox = sandboxes.create()
+             .timeout(Duration.ofMinutes(10))
+             .env("MODE", "demo")
+             .allowOut("pypi.org", "*.pythonhosted.org")
+             .start()) {
+      sandbox.writeFile("/home/user/hello.py", "import os; print('hello from', os.environ['MODE'])");
+      out.println(sandbox.exec("python3 /home/user/hello.py").stdout().strip());
+    }
+    // end
+    assertThat(printed.toString(StandardCharsets.UTF_8)).isEqualTo("hello from demo\n");
+  }
+
+  @Test
+  @DisplayName("README: the provider-neutral API, with a capability tested for")
+  void providerNeutral() {
+    // snippet:provider
+    try (SandboxClient sandboxes = Sandboxes.local()) {
+      SandboxProvider provider = sandboxes.provider();
+      provider.capability(VolumeManagement.class).ifPresent(v -> v.createVolume("readme-data"));
+      try (Sandbox sandbox = provider.create(SandboxConfig.forProject("readme")
+          .withVolume("readme-data", "/data")
+          .withEnv(Map.of("A", "1")))) {
+        out.println(sandbox.exec("echo $A > /data/a.txt && cat /data/a.txt").stdout().strip());
+      }
+      provider.capability(VolumeManagement.class).ifPresent(v -> v.removeVolume("readme-data"));
+    }
+    // end
+    assertThat(printed.toString(StandardCharsets.UTF_8)).isEqualTo("1\n");
+  }
+
+  private static final Pattern SOURCE_SNIPPET = Pattern.compile("// snippet:(\\S+)\\n(.*?)\\n\\s*// end", Pattern.DOTALL);
+  private static final Pattern README_SNIPPET = Pattern.compile("<!-- snippet:(\\S+) -->\\n```java\\n(.*?)\\n```", Pattern.DOTALL);
+
+  static Map<String, String> snippets(Pattern pattern, String text) {
+    Map<String, String> out = new LinkedHashMap<>();
+    Matcher m = pattern.matcher(text);
+    while (m.find()) {
+      out.put(m.group(1), dedent(m.group(2)));
+    }
+    return out;
+  }
+
+  static String dedent(String block) {
+    List<String> lines = block.lines().toList();
+    int indent = lines.stream().filter(l -> !l.isBlank()).mapToInt(l -> l.length() - l.stripLeading().length()).min().orElse(0);
+    return String.join("\n", lines.stream().map(l -> l.length() >= indent ? l.substring(indent) : l.strip()).toList()).strip();
+  }
+
+  @Test
+  @DisplayName("README shows exactly the snippets these tests compile and run")
+  void readmeMatchesSources() throws Exception {
+    String readme = Files.readString(Path.of("..", "README.md"));
+    Map<String, String> inReadme = snippets(README_SNIPPET, readme);
+    Map<String, String> inSources = new LinkedHashMap<>(snippets(SOURCE_SNIPPET,
+        Files.readString(Path.of("src/test/java/io/sandboxes/examples/ReadmeSnippetsTest.java"))));
+    inSources.putAll(snippets(SOURCE_SNIPPET,
+        Files.readString(Path.of("../junit-extension/src/test/java/io/sandboxes/junit/ReadmeJUnitSnippetTest.java"))));
+    assertThat(inReadme.keySet()).containsExactlyInAnyOrderElementsOf(inSources.keySet());
+    inReadme.forEach((name, code) -> assertThat(code).as("README snippet " + name).isEqualTo(inSources.get(name)));
+  }
+}
