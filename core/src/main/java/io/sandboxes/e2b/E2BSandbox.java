@@ -527,6 +527,17 @@ public final class E2BSandbox implements Sandbox {
   }
 
   /**
+   * Captures this sandbox's filesystem as a snapshot, usable as a template id; the sandbox keeps
+   * running. Re-using a name replaces that snapshot.
+   *
+   * @param name the snapshot's name, or null for a generated one
+   * @return the snapshot, whose id is a template id
+   */
+  public SnapshotInfo snapshot(@Nullable String name) {
+    return api.createSnapshot(id, name);
+  }
+
+  /**
    * Pauses the sandbox, keeping its memory and processes. {@link E2BApi#connect} resumes it;
    * until then its daemon does not answer.
    *

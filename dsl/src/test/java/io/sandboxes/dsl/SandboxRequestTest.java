@@ -91,6 +91,21 @@ class SandboxRequestTest {
   }
 
   @Test
+  @DisplayName("a live sandbox snapshots itself; the snapshot is a template a new request boots from")
+  void snapshot() {
+    String name = "dsl-snap-" + System.nanoTime() % 1_000_000;
+    String template = sandboxes.create().apply(s -> {
+      s.writeFile("/home/user/state.txt", "kept");
+      return s.snapshot(name).snapshotId();
+    });
+    try {
+      assertThat(sandboxes.create().template(template).apply(s -> s.readFile("/home/user/state.txt"))).isEqualTo("kept");
+    } finally {
+      sandboxes.provider().api().deleteTemplate(template);
+    }
+  }
+
+  @Test
   @DisplayName("allowOut is applied deny-by-default before start returns: the allowed witness answers, the denied one does not")
   void allowOut() {
     String allowed = io.sandboxes.local.internal.egress.SandboxNetwork.ALLOWED_WITNESS;
