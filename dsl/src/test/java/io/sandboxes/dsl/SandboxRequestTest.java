@@ -99,7 +99,8 @@ class SandboxRequestTest {
       return s.snapshot(name).snapshotId();
     });
     try {
-      assertThat(sandboxes.create().template(template).apply(s -> s.readFile("/home/user/state.txt"))).isEqualTo("kept");
+      String restored = sandboxes.create().template(template).apply(s -> s.readFile("/home/user/state.txt"));
+      assertThat(restored).isEqualTo("kept");
     } finally {
       sandboxes.provider().api().deleteTemplate(template);
     }
