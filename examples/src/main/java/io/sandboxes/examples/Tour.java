@@ -3,6 +3,9 @@ package io.sandboxes.examples;
 import io.sandboxes.dsl.SandboxClient;
 import io.sandboxes.dsl.Sandboxes;
 import java.io.PrintStream;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.function.BiConsumer;
 
 /**
  * The README's main job: every example in turn, against one local runtime.
@@ -14,18 +17,17 @@ public final class Tour {
     PrintStream out = System.out;
     out.println("== starting the local runtime (Docker; the first run builds the base image)");
     try (SandboxClient sandboxes = Sandboxes.local()) {
-      out.println("== Hello");
-      Hello.run(sandboxes, out);
-      out.println("== Files and tar");
-      FilesAndTar.run(sandboxes, out);
-      out.println("== Terminal");
-      Terminal.run(sandboxes, out);
-      out.println("== Volumes and snapshots");
-      VolumesAndSnapshots.run(sandboxes, out);
-      out.println("== Code interpreter");
-      CodeInterpreter.run(sandboxes, out);
-      out.println("== Egress report");
-      EgressReport.run(sandboxes, out);
+      Map<String, BiConsumer<SandboxClient, PrintStream>> examples = new LinkedHashMap<>();
+      examples.put("Hello", Hello::run);
+      examples.put("Files and tar", FilesAndTar::run);
+      examples.put("Terminal", Terminal::run);
+      examples.put("Volumes and snapshots", VolumesAndSnapshots::run);
+      examples.put("Code interpreter", CodeInterpreter::run);
+      examples.put("Egress report", EgressReport::run);
+      examples.forEach((title, example) -> {
+        out.println("== " + title);
+        example.accept(sandboxes, out);
+      });
     }
     out.println("== tour done");
   }

@@ -3,14 +3,8 @@ package io.sandboxes.local.contract;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import io.sandboxes.Sandbox;
-import io.sandboxes.SandboxConfig;
 import io.sandboxes.SandboxException;
 import io.sandboxes.SandboxRpcException;
-import io.sandboxes.e2b.internal.Json;
-import io.sandboxes.local.LocalServer;
-import io.sandboxes.local.SharedServer;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -24,33 +18,18 @@ import java.util.function.Predicate;
 import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
 import org.apache.commons.compress.archivers.tar.TarArchiveInputStream;
 import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
-import org.junit.jupiter.api.extension.ExtendWith;
 
 /** Behaviour contract, sections H (importFiles) and I (exportFiles), with real tar in a real sandbox. */
-@ExtendWith(SharedServer.class)
-@org.junit.jupiter.api.parallel.Execution(org.junit.jupiter.api.parallel.ExecutionMode.SAME_THREAD)
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
-class ArchiveCasesTest {
+class ArchiveCasesTest extends OneSandboxCases {
+  @Override
+  String project() {
+    return "archive-cases";
+  }
   private static final int MIB = 1024 * 1024;
-  private Harness h;
-  private Sandbox sandbox;
 
-  @BeforeAll
-  void start(LocalServer server) throws Exception {
-    h = new Harness(server);
-    sandbox = h.provider.create(SandboxConfig.forProject("archive-cases"));
-  }
 
-  @AfterAll
-  void stop() throws Exception {
-    sandbox.close();
-    h.close();
-  }
 
 
   private List<String> commandsSince(long mark) {

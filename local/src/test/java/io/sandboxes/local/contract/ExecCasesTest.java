@@ -8,50 +8,30 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.sandboxes.DirEntry;
 import io.sandboxes.ExecOptions;
 import io.sandboxes.ExecResult;
-import io.sandboxes.Sandbox;
-import io.sandboxes.SandboxConfig;
 import io.sandboxes.SandboxException;
 import io.sandboxes.SandboxFileNotFoundException;
 import io.sandboxes.SandboxRpcException;
 import io.sandboxes.e2b.E2BSandbox;
-import io.sandboxes.e2b.internal.Json;
 import io.sandboxes.e2b.internal.Tasks;
-import io.sandboxes.local.LocalServer;
-import io.sandboxes.local.SharedServer;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicReference;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
-import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * Behaviour contract, sections D (exec), E (nothing left running) and G (files), against real
  * processes in a real sandbox. Timing cases use generous bounds: they prove order and the
  * absence of early or stuck answers, not speed.
  */
-@ExtendWith(SharedServer.class)
-@org.junit.jupiter.api.parallel.Execution(org.junit.jupiter.api.parallel.ExecutionMode.SAME_THREAD)
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
-class ExecCasesTest {
-  private Harness h;
-  private Sandbox sandbox;
-
-  @BeforeAll
-  void start(LocalServer server) throws Exception {
-    h = new Harness(server);
-    sandbox = h.provider.create(SandboxConfig.forProject("exec-cases"));
+class ExecCasesTest extends OneSandboxCases {
+  @Override
+  String project() {
+    return "exec-cases";
   }
 
-  @AfterAll
-  void stop() throws Exception {
-    sandbox.close();
-    h.close();
-  }
+
 
   /** The Start requests made since the marker, with their process command lines. */
   private List<FaultServer.Recorded> startsSince(long marker) {

@@ -7,16 +7,12 @@ import static org.awaitility.Awaitility.await;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.sandboxes.FileChange;
 import io.sandboxes.ProcessExit;
-import io.sandboxes.Sandbox;
-import io.sandboxes.SandboxConfig;
 import io.sandboxes.SandboxFileNotFoundException;
 import io.sandboxes.SpawnHandle;
 import io.sandboxes.SpawnOptions;
 import io.sandboxes.Subscription;
 import io.sandboxes.e2b.internal.Json;
 import io.sandboxes.e2b.internal.Tasks;
-import io.sandboxes.local.LocalServer;
-import io.sandboxes.local.SharedServer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -25,33 +21,22 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
-import org.junit.jupiter.api.extension.ExtendWith;
 
 /** Behaviour contract, section F (spawn and PTY) and case 86 (file changes), with real processes and terminals. */
-@ExtendWith(SharedServer.class)
-@org.junit.jupiter.api.parallel.Execution(org.junit.jupiter.api.parallel.ExecutionMode.SAME_THREAD)
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
-class SpawnCasesTest {
-  private Harness h;
-  private Sandbox sandbox;
+class SpawnCasesTest extends OneSandboxCases {
+  @Override
+  String project() {
+    return "spawn-cases";
+  }
 
-  @BeforeAll
-  void start(LocalServer server) throws Exception {
-    h = new Harness(server);
-    sandbox = h.provider.create(SandboxConfig.forProject("spawn-cases"));
+  @Override
+  void prepare() {
     sandbox.exec("mkdir -p /home/user/workspace/my-app").orThrow();
   }
 
-  @AfterAll
-  void stop() throws Exception {
-    sandbox.close();
-    h.close();
-  }
+
 
 
   private FaultServer.Recorded lastStart() {
