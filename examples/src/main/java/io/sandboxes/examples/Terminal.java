@@ -35,8 +35,8 @@ public final class Terminal {
         waitFor(screen, "40 120");
         out.println("after resize: 40 rows x 120 columns");
 
-        shell.write("sleep 300; echo finished\n");    // a long foreground job...
-        sleepBriefly();
+        shell.write("echo job-$((1+1)); sleep 300; echo finished\n");  // a long foreground job...
+        waitFor(screen, "job-2");                     // (the arithmetic shows it started, not the echoed typing)
         shell.write("\u0003");                        // ...interrupted by Ctrl-C
         shell.write("echo interrupted-$((40+2))\n");
         waitFor(screen, "interrupted-42");
