@@ -308,9 +308,6 @@ public final class E2BApi {
     }
   }
 
-  ControlPlane controlPlane() {
-    return controlPlane;
-  }
 
   private E2BSandbox handle(JsonNode sandbox, String context) {
     String id;

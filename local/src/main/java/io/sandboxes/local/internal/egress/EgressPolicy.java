@@ -5,7 +5,6 @@ import java.net.UnknownHostException;
 import java.util.List;
 import java.util.Locale;
 import java.util.regex.Pattern;
-import org.jspecify.annotations.Nullable;
 
 /**
  * E2B's network policy for one sandbox: {@code allowOut} (domains, {@code *.} wildcards, IPs,
@@ -82,8 +81,4 @@ public record EgressPolicy(List<String> allowOut, List<String> denyOut, boolean 
     return ((b[0] & 0xFFL) << 24) | ((b[1] & 0xFFL) << 16) | ((b[2] & 0xFFL) << 8) | (b[3] & 0xFFL);
   }
 
-  static @Nullable String stripPort(String hostPort) {
-    int colon = hostPort.lastIndexOf(':');
-    return colon < 0 ? hostPort : hostPort.substring(0, colon);
-  }
 }
