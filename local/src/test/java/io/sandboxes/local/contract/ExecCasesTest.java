@@ -220,6 +220,30 @@ class ExecCasesTest extends OneSandboxCases {
   }
 
   @Test
+  @DisplayName("case 151: an interrupted file transfer ends promptly with an exception and keeps the interrupt flag")
+  void interruptTransfer() throws Exception {
+    sandbox.exec("head -c 150000000 /dev/zero > /tmp/big.bin").orThrow();
+    AtomicReference<Throwable> thrown = new AtomicReference<>();
+    AtomicReference<Boolean> flag = new AtomicReference<>();
+    Thread t = Thread.ofPlatform().start(() -> {
+      try {
+        sandbox.readBytes("/tmp/big.bin");
+      } catch (Throwable e) {
+        thrown.set(e);
+        flag.set(Thread.currentThread().isInterrupted());
+      }
+    });
+    await().atMost(Duration.ofSeconds(10)).until(() -> t.getState() == Thread.State.WAITING || t.getState() == Thread.State.TIMED_WAITING
+        || !t.isAlive());
+    t.interrupt();
+    t.join(Duration.ofSeconds(5));
+    assertThat(t.isAlive()).isFalse();
+    assertThat(thrown.get()).isInstanceOf(SandboxException.class).hasMessageContaining("interrupted");
+    assertThat(flag.get()).isTrue();
+    sandbox.deleteFile("/tmp/big.bin");
+  }
+
+  @Test
   @DisplayName("case 77, case 78, case 79, case 80: text and exact bytes go through the file API, not commands; delete removes")
   void filesThroughFileApi() {
     byte[] bytes = new byte[300_000];
