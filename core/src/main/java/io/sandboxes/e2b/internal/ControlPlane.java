@@ -109,19 +109,12 @@ public final class ControlPlane {
     if (nextToken != null) {
       query.add("nextToken=" + enc(nextToken));
     }
-    HttpResponse<byte[]> response = exchange("GET", "/v2/sandboxes" + query, null, "list sandboxes");
-    if (response.statusCode() == 404) {
-      throw new SandboxApiException(404, errorMessage(response), "list sandboxes");
-    }
-    JsonNode body = readBody(response, "list sandboxes");
-    if (!body.isArray()) {
-      throw new SandboxException("list sandboxes: the server answered a listing of a shape this client cannot read: "
-          + Json.abbreviate(new String(response.body(), StandardCharsets.UTF_8)));
-    }
-    List<JsonNode> rows = new ArrayList<>();
-    body.forEach(rows::add);
-    String next = response.headers().firstValue("x-next-token").filter(s -> !s.isEmpty()).orElse(null);
-    return new Page(rows, next);
+    return page(exchange("GET", "/v2/sandboxes" + query, null, "list sandboxes"), "list sandboxes");
+  }
+
+  /** A listing page: the rows (which must be an array) and the {@code X-Next-Token}, if any. */
+  private static Page page(HttpResponse<byte[]> r, String context) {
+    return new Page(rows(r, context), r.headers().firstValue("x-next-token").filter(t -> !t.isEmpty()).orElse(null));
   }
 
   /** @return the answer of a GET, or null when the server says 404/501 (it has no such endpoint) */
@@ -187,9 +180,7 @@ public final class ControlPlane {
     if (nextToken != null) {
       query.add("nextToken=" + enc(nextToken));
     }
-    HttpResponse<byte[]> r = exchange("GET", "/snapshots" + query, null, "list snapshots");
-    List<JsonNode> rows = rows(r, "list snapshots");
-    return new Page(rows, r.headers().firstValue("x-next-token").filter(t -> !t.isEmpty()).orElse(null));
+    return page(exchange("GET", "/snapshots" + query, null, "list snapshots"), "list snapshots");
   }
 
   /** @return false when the server says there was no such template */

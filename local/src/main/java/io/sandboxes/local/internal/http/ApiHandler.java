@@ -622,18 +622,7 @@ public final class ApiHandler extends Handler.Abstract {
         wantPaused = states.contains("paused");
       }
     }
-    int limit = 100;
-    String rawLimit = ex.query("limit");
-    if (v2 && rawLimit != null) {
-      try {
-        limit = Integer.parseInt(rawLimit);
-      } catch (NumberFormatException e) {
-        throw new RpcError("invalid_argument", "limit must be a number from 1 to 100");
-      }
-      if (limit < 1 || limit > 100) {
-        throw new RpcError("invalid_argument", "limit must be a number from 1 to 100");
-      }
-    }
+    int limit = v2 ? parseLimit(ex.query("limit")) : 100;
     List<LocalSandbox> rows = new ArrayList<>();
     for (LocalSandbox s : registry.list()) {
       boolean stateMatches = s.paused() ? wantPaused : wantRunning;
