@@ -61,6 +61,21 @@ class LifecycleTest {
   }
 
   @Test
+  @DisplayName("back-to-back pause and resume, again and again: each resumed sandbox answers at once (Docker's late pause events are waited out)")
+  void quickPauseResumeCycles(E2BApi e2b) {
+    try (E2BSandbox s = e2b.create()) {
+      s.writeFile("/home/user/cycle.txt", "0");
+      E2BSandbox current = s;
+      for (int cycle = 1; cycle <= 15; cycle++) {
+        assertThat(e2b.pause(s.id(), true)).isTrue();
+        current = e2b.connect(s.id());
+        current.writeFile("/home/user/cycle.txt", Integer.toString(cycle));
+        assertThat(current.readFile("/home/user/cycle.txt")).isEqualTo(Integer.toString(cycle));
+      }
+    }
+  }
+
+  @Test
   @DisplayName("a filesystem-only pause keeps files but not processes")
   void filesystemPause(E2BApi e2b) {
     try (E2BSandbox s = e2b.create()) {

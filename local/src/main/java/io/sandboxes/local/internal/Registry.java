@@ -192,7 +192,7 @@ public final class Registry implements AutoCloseable {
       }
       if (s.paused() && s.memoryKept()) {
         try {
-          docker.client().unpauseContainerCmd(s.containerId()).exec();
+          docker.unpause(s.containerId());
         } catch (RuntimeException e) {
           LOG.debug("unpause before removal of {} failed: {}", id, e.toString());
         }
@@ -250,7 +250,7 @@ public final class Registry implements AutoCloseable {
     RuntimeException last = null;
     for (int attempt = 1; attempt <= 5; attempt++) {
       try {
-        docker.client().pauseContainerCmd(s.containerId()).exec();
+        docker.pause(s.containerId());
         return;
       } catch (RuntimeException e) {
         last = e;
@@ -287,7 +287,7 @@ public final class Registry implements AutoCloseable {
       }
       try {
         if (s.memoryKept()) {
-          docker.client().unpauseContainerCmd(s.containerId()).exec();
+          docker.unpause(s.containerId());
         } else {
           docker.client().startContainerCmd(s.containerId()).exec();
           reattach(s);

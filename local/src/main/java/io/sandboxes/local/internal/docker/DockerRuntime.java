@@ -3,6 +3,7 @@ package io.sandboxes.local.internal.docker;
 import com.github.dockerjava.api.DockerClient;
 import com.github.dockerjava.api.command.CreateContainerCmd;
 import com.github.dockerjava.api.command.InspectExecResponse;
+import com.github.dockerjava.api.exception.ConflictException;
 import com.github.dockerjava.api.exception.NotFoundException;
 import com.github.dockerjava.api.model.Container;
 import com.github.dockerjava.api.model.HostConfig;
@@ -151,7 +152,7 @@ public final class DockerRuntime {
 
   /** Creates an exec and attaches to it over a raw, half-closable connection. */
   public RawExec exec(String containerId, ExecSpec spec) throws IOException {
-    String execId = docker.execCreateCmd(containerId)
+    String execId = afterPauseStateSettles(() -> docker.execCreateCmd(containerId)
         .withCmd(spec.cmd().toArray(String[]::new))
         .withUser(spec.user())
         .withEnv(spec.env())
@@ -160,8 +161,51 @@ public final class DockerRuntime {
         .withAttachStderr(true)
         .withTty(spec.tty())
         .exec()
-        .getId();
+        .getId());
     return RawExec.start(dockerHost, execId, spec.tty());
+  }
+
+  /** Freezes a container ({@code docker pause}). */
+  public void pause(String containerId) {
+    afterPauseStateSettles(() -> docker.pauseContainerCmd(containerId).exec());
+  }
+
+  /** Thaws a frozen container ({@code docker unpause}). */
+  public void unpause(String containerId) {
+    afterPauseStateSettles(() -> docker.unpauseContainerCmd(containerId).exec());
+  }
+
+  /** How long Docker's view of a container's pause state is given to catch up with the truth. */
+  private static final long PAUSE_STATE_SETTLE_NANOS = java.time.Duration.ofSeconds(5).toNanos();
+
+  /**
+   * Runs a Docker call, trying it again while Docker refuses it over a pause state that has not
+   * settled yet. Docker records a pause or unpause twice: the API call sets the container's state
+   * at once, and containerd's matching event, handled later and asynchronously, sets it again. A
+   * pause event handled after a quick unpause makes a running container look paused (exec then
+   * fails with 409 "is paused") until the unpause event arrives; the reverse happens for a quick
+   * pause after an unpause. Conflicts of any other kind, and ones that outlast the window, are
+   * thrown as they are.
+   */
+  private <T> T afterPauseStateSettles(java.util.function.Supplier<T> call) {
+    long deadline = System.nanoTime() + PAUSE_STATE_SETTLE_NANOS;
+    for (int attempt = 1; ; attempt++) {
+      try {
+        return call.get();
+      } catch (ConflictException e) {
+        String message = String.valueOf(e.getMessage());
+        boolean pauseState = message.contains("is paused") || message.contains("already paused") || message.contains("not paused");
+        if (!pauseState || System.nanoTime() - deadline > 0) {
+          throw e;
+        }
+        try {
+          Thread.sleep(Math.min(10L * attempt, 100L));
+        } catch (InterruptedException ie) {
+          Thread.currentThread().interrupt();
+          throw e;
+        }
+      }
+    }
   }
 
   /**
