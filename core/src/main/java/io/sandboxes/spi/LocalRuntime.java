@@ -18,6 +18,16 @@ public interface LocalRuntime {
    */
   Endpoint start();
 
+  /**
+   * Says, without starting anything, why {@link #start()} could not work on this machine (no
+   * Docker engine reachable, say), or nothing when it could.
+   *
+   * @return what is missing, or empty when the runtime looks usable
+   */
+  default java.util.Optional<String> unavailableReason() {
+    return java.util.Optional.empty();
+  }
+
   /** A running local server. */
   interface Endpoint extends AutoCloseable {
     /** @return the control-plane base URL */

@@ -58,6 +58,30 @@ public final class Sandboxes {
   }
 
   /**
+   * Says, without starting or creating anything, why {@link #auto()} could serve no sandbox on
+   * this machine: no {@code E2B_API_KEY}, and the local runtime either missing from the class path
+   * or without a Docker engine. Test frameworks use it to skip rather than fail.
+   *
+   * @return what is missing, or empty when {@link #auto()} has something to use
+   */
+  public static java.util.Optional<String> unavailableReason() {
+    return unavailableReason(System::getenv, () -> ServiceLoader.load(LocalRuntime.class).findFirst());
+  }
+
+  static java.util.Optional<String> unavailableReason(java.util.function.Function<String, String> environment,
+      java.util.function.Supplier<java.util.Optional<LocalRuntime>> localRuntime) {
+    String key = environment.apply("E2B_API_KEY");
+    if (key != null && !key.isBlank()) {
+      return java.util.Optional.empty();
+    }
+    java.util.Optional<LocalRuntime> runtime = localRuntime.get();
+    if (runtime.isEmpty()) {
+      return java.util.Optional.of("E2B_API_KEY is not set and the local runtime (io.sandboxes:sandboxes-local) is not on the class path");
+    }
+    return runtime.get().unavailableReason().map(why -> "E2B_API_KEY is not set and the local runtime cannot run: " + why);
+  }
+
+  /**
    * Any E2B-compatible server, e.g. a local server started elsewhere with
    * {@code sandboxes-local serve}.
    *

@@ -50,6 +50,18 @@ class SandboxesLocalTest {
     }
   }
 
+  @Test
+  @DisplayName("unavailableReason: a key is enough; without one it names the missing local runtime, or is empty when Docker is here")
+  void unavailableReason() {
+    java.util.function.Supplier<java.util.Optional<io.sandboxes.spi.LocalRuntime>> none = java.util.Optional::empty;
+    assertThat(Sandboxes.unavailableReason(name -> name.equals("E2B_API_KEY") ? "e2b_key" : null, none)).isEmpty();
+    assertThat(Sandboxes.unavailableReason(name -> name.equals("E2B_API_KEY") ? "  " : null, none)).get().asString()
+        .contains("E2B_API_KEY is not set").contains("io.sandboxes:sandboxes-local");
+    // the real local runtime, found on the class path, with the Docker engine these tests run on
+    assertThat(Sandboxes.unavailableReason(name -> null,
+        () -> java.util.ServiceLoader.load(io.sandboxes.spi.LocalRuntime.class).findFirst())).isEmpty();
+  }
+
   private static int status(URI uri) throws Exception {
     try (HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build()) {
       return http.send(HttpRequest.newBuilder(uri).GET().build(), HttpResponse.BodyHandlers.discarding()).statusCode();

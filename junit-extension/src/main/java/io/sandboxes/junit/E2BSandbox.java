@@ -30,7 +30,9 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * remediation; see {@link #egress()}.
  *
  * <p>Sandboxes come from {@code Sandboxes.auto()}: E2B's cloud when {@code E2B_API_KEY} is set,
- * the local runtime otherwise. A static field (or a {@code @BeforeAll} parameter) gets one
+ * the local runtime otherwise. When neither can serve (no key and no Docker engine), the tests
+ * that ask for a sandbox are disabled with a reason saying so, unless
+ * {@link #RUNTIME_REQUIRED_PROPERTY_NAME} asks for failure instead. A static field (or a {@code @BeforeAll} parameter) gets one
  * sandbox for the class; an instance field or a test parameter gets one per test. Usable as a
  * meta-annotation for shorthand annotations.
  *
@@ -54,6 +56,13 @@ public @interface E2BSandbox {
    * from instead of {@code Sandboxes.auto()}.
    */
   String CLIENT_SUPPLIER_PROPERTY_NAME = "e2b.sandbox.client.supplier";
+
+  /**
+   * Configuration parameter: {@code true} to fail, rather than skip, the tests that ask for a
+   * sandbox when nothing can provide one (no {@code E2B_API_KEY} and no Docker engine). Default
+   * {@code false}: such tests are disabled, with a reason that says what is missing.
+   */
+  String RUNTIME_REQUIRED_PROPERTY_NAME = "e2b.sandbox.runtime.required";
 
   /** @return the template to boot from */
   String template() default "base";

@@ -19,6 +19,8 @@ import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.jupiter.api.extension.AfterEachCallback;
 import org.junit.jupiter.api.extension.BeforeAllCallback;
 import org.junit.jupiter.api.extension.BeforeEachCallback;
+import org.junit.jupiter.api.extension.ConditionEvaluationResult;
+import org.junit.jupiter.api.extension.ExecutionCondition;
 import org.junit.jupiter.api.extension.ExtensionConfigurationException;
 import org.junit.jupiter.api.extension.ExtensionContext;
 import org.junit.jupiter.api.extension.ExtensionContext.Namespace;
@@ -37,15 +39,49 @@ import org.junit.platform.commons.support.HierarchyTraversalMode;
  * @since 0.1
  */
 public final class E2BSandboxExtension
-    implements BeforeAllCallback, BeforeEachCallback, AfterEachCallback, AfterAllCallback, ParameterResolver {
+    implements ExecutionCondition, BeforeAllCallback, BeforeEachCallback, AfterEachCallback, AfterAllCallback,
+    ParameterResolver {
 
   private static final Namespace NAMESPACE = Namespace.create(E2BSandboxExtension.class);
   private static final String CLIENT = "client";
   private static final String VERDICT = "verdict";
   private static final String FAILED = "failed";
+  private static final String RUNTIME = "runtime";
 
   /** Needed by JUnit. */
   public E2BSandboxExtension() {}
+
+  // ---- whether anything can serve a sandbox here ----
+
+  /**
+   * Disables (rather than fails) the tests that ask for a sandbox when nothing could provide one:
+   * no {@code E2B_API_KEY} and no usable local runtime (no Docker engine, say). The reason says
+   * what is missing. With {@link E2BSandbox#RUNTIME_REQUIRED_PROPERTY_NAME} set to {@code true}
+   * they fail instead, for builds where a skipped sandbox test would hide a broken machine. A
+   * configured {@link E2BSandbox#CLIENT_SUPPLIER_PROPERTY_NAME} is trusted and never checked.
+   */
+  @Override
+  public ConditionEvaluationResult evaluateExecutionCondition(ExtensionContext context) {
+    Optional<String> supplier = context.getConfigurationParameter(E2BSandbox.CLIENT_SUPPLIER_PROPERTY_NAME);
+    if (supplier.isPresent()) {
+      return ConditionEvaluationResult.enabled("sandboxes come from " + supplier.get());
+    }
+    Runtime runtime = context.getRoot().getStore(NAMESPACE)
+        .computeIfAbsent(RUNTIME, k -> new Runtime(Sandboxes.unavailableReason()), Runtime.class);
+    if (runtime.missing().isEmpty()) {
+      return ConditionEvaluationResult.enabled("a sandbox runtime is available");
+    }
+    String reason = "@E2BSandbox: nothing here can provide a sandbox: " + runtime.missing().get();
+    boolean required = context.getConfigurationParameter(E2BSandbox.RUNTIME_REQUIRED_PROPERTY_NAME, Boolean::parseBoolean)
+        .orElse(false);
+    if (required) {
+      throw new ExtensionConfigurationException(reason + " (" + E2BSandbox.RUNTIME_REQUIRED_PROPERTY_NAME + " = true)");
+    }
+    return ConditionEvaluationResult.disabled(reason);
+  }
+
+  /** What the run found when it looked for a runtime, looked up once. */
+  private record Runtime(Optional<String> missing) {}
 
   // ---- injection ----
 

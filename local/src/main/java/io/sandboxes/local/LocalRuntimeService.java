@@ -15,6 +15,19 @@ public final class LocalRuntimeService implements LocalRuntime {
   public LocalRuntimeService() {}
 
   @Override
+  public java.util.Optional<String> unavailableReason() {
+    try {
+      if (org.testcontainers.DockerClientFactory.instance().isDockerAvailable()) {
+        return java.util.Optional.empty();
+      }
+      return java.util.Optional.of("no Docker engine is reachable (looked where Testcontainers looks: DOCKER_HOST, "
+          + "~/.testcontainers.properties, /var/run/docker.sock)");
+    } catch (RuntimeException e) {
+      return java.util.Optional.of("looking for a Docker engine failed: " + e);
+    }
+  }
+
+  @Override
   public Endpoint start() {
     LocalServer server = LocalServer.builder().progress(line -> System.err.println("[sandboxes-local] " + line)).build().start();
     return new Endpoint() {
