@@ -206,6 +206,39 @@ class ClientServerTest {
   }
 
   @Test
+  @DisplayName("/files streams: the first bytes of a file arrive while the rest is still being written (nothing is held back in server memory)")
+  void filesStream() throws Exception {
+    // a named pipe whose writer sends "hello", then waits for a signal before sending the rest: a
+    // server that collected the whole file before answering could never return the first bytes
+    assertThat(sandbox.exec("rm -f /tmp/go && mkfifo /home/user/pipe && (nohup sh -c 'printf hello; "
+        + "while [ ! -e /tmp/go ]; do sleep 0.05; done; printf \\ bye' > /home/user/pipe 2>/dev/null &)").exitCode()).isZero();
+    URI url = server.sandboxUrl().resolve("/files?path=/home/user/pipe");
+    HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+    try {
+      HttpResponse<java.io.InputStream> r = http.sendAsync(HttpRequest.newBuilder(url).header("E2b-Sandbox-Id", sandbox.id())
+          .header("X-Access-Token", Tokens.envdToken(server, sandbox.id())).GET().build(), HttpResponse.BodyHandlers.ofInputStream())
+          .get(20, java.util.concurrent.TimeUnit.SECONDS);
+      assertThat(r.statusCode()).isEqualTo(200);
+      try (java.io.InputStream in = r.body()) {
+        byte[] first = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+          try {
+            return in.readNBytes(5);
+          } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+          }
+        }).get(20, java.util.concurrent.TimeUnit.SECONDS);
+        assertThat(new String(first, StandardCharsets.US_ASCII)).isEqualTo("hello");
+        assertThat(sandbox.exec("test -e /tmp/go").exitCode()).as("the writer is still waiting").isEqualTo(1);
+        sandbox.exec("touch /tmp/go");
+        assertThat(new String(in.readAllBytes(), StandardCharsets.US_ASCII)).isEqualTo(" bye");
+      }
+    } finally {
+      http.shutdownNow(); // a failed attempt must not wait on its own unanswered request
+      sandbox.exec("touch /tmp/go; rm -f /home/user/pipe /tmp/go");
+    }
+  }
+
+  @Test
   @DisplayName("envd refuses a request without the sandbox's own token, or with another sandbox's")
   void wrongToken() throws Exception {
     try (HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build()) {

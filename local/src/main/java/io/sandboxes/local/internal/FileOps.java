@@ -4,7 +4,10 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sandboxes.e2b.internal.Json;
 import io.sandboxes.local.internal.docker.DockerRuntime;
+import io.sandboxes.local.internal.docker.RawExec;
+import java.io.IOException;
 import java.io.InputStream;
+import java.io.OutputStream;
 import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
@@ -59,18 +62,73 @@ public final class FileOps {
     };
   }
 
-  /** The file's bytes. */
-  public byte[] read(String user, String path) throws RpcError {
-    DockerRuntime.Completed c = sh(user, """
+  /** Opens the destination of a read, once the file is known to be readable. */
+  @FunctionalInterface
+  public interface ReadTarget {
+    OutputStream open() throws IOException;
+  }
+
+  /** The byte the read helper prints before the file, so nothing else is ever taken for content. */
+  private static final int CONTENT_FOLLOWS = 'K';
+
+  /**
+   * Streams the file's bytes to {@code target} without holding them in memory. The target is
+   * opened only once the file is known to exist and be readable (or is known to be empty), so
+   * every refusal comes as an {@link RpcError} before anything was sent.
+   *
+   * @throws RpcError when the file cannot be read; nothing has been written
+   * @throws IOException when sending fails, or the read breaks off after the target was opened
+   *     (the answer is then incomplete and must be aborted, never finished)
+   */
+  public void read(String user, String path, ReadTarget target) throws RpcError, IOException {
+    List<String> cmd = new ArrayList<>(List.of("/bin/sh", "-c", RESOLVE + """
         p=$(r "$1")
         if [ -d "$p" ]; then exit 91; fi
         if [ ! -e "$p" ]; then exit 90; fi
+        if [ ! -r "$p" ]; then echo "cat: $p: Permission denied" >&2; exit 1; fi
+        printf K
         exec cat -- "$p"
-        """, null, path);
-    if (c.exitCode() == null || c.exitCode() != 0) {
+        """, "sh", path));
+    java.io.ByteArrayOutputStream early = new java.io.ByteArrayOutputStream();
+    java.io.ByteArrayOutputStream err = new java.io.ByteArrayOutputStream();
+    OutputStream out = null;
+    boolean marked = false;
+    try (RawExec exec = sandbox.open(user, cmd)) {
+      RawExec.Frame frame;
+      while ((frame = exec.read()) != null) {
+        byte[] data = frame.data();
+        if (frame.stream() == RawExec.Stream.STDERR) {
+          if (err.size() < 64 * 1024) {
+            err.write(data);
+          }
+          continue;
+        }
+        if (!marked) {
+          if (early.size() == 0 && data.length > 0 && data[0] == CONTENT_FOLLOWS) {
+            marked = true;
+            out = target.open();
+            out.write(data, 1, data.length - 1);
+          } else if (early.size() < 64 * 1024) {
+            early.write(data); // not the helper talking (Docker's own complaint): an error to report
+          }
+          continue;
+        }
+        out.write(data);
+      }
+      Integer code = sandbox.exitCode(exec);
+      if (marked && code != null && code == 0) {
+        return;
+      }
+      DockerRuntime.Completed c = new DockerRuntime.Completed(code, early.toByteArray(), err.toByteArray());
+      if (marked) {
+        throw new IOException("reading " + path + " broke off: " + (code == null ? "the outcome could not be observed"
+            : "exit " + code + (c.stderrText().isEmpty() ? "" : ": " + c.stderrText())));
+      }
+      if (code != null && code == 126 && c.stdoutText().contains("unable to find user")) {
+        throw new RpcError("unauthenticated", "invalid user: '" + user + "'");
+      }
       throw failure(c, path, "read");
     }
-    return c.stdout();
   }
 
   /** Writes the stream to the file, creating parents. @return the absolute path written */

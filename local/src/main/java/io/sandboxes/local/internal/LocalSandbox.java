@@ -271,6 +271,22 @@ public final class LocalSandbox {
     }
   }
 
+  /** Starts a helper command as {@code user} and hands over its raw stream, for output too big to collect. */
+  RawExec open(String user, List<String> cmd) throws RpcError {
+    try {
+      RawExec exec = docker.exec(containerId, new DockerRuntime.ExecSpec(cmd, user, List.of(), false));
+      exec.closeStdin();
+      return exec;
+    } catch (IOException | RuntimeException e) {
+      throw unavailable(e);
+    }
+  }
+
+  /** The exit code of a helper started with {@link #open}, or null when Docker could not say. */
+  @Nullable Integer exitCode(RawExec exec) {
+    return docker.exitCode(exec.execId());
+  }
+
   private RpcError unavailable(Exception e) {
     LOG.warn("docker call for sandbox {} failed: {}", id, e.toString());
     return new RpcError("unavailable", "sandbox " + id + " could not be reached: " + e.getMessage());

@@ -654,7 +654,17 @@ public final class EnvdHandler extends Handler.Abstract {
           restError(ex, 400, "the 'path' query parameter is required");
           return;
         }
-        ex.bytes(200, "application/octet-stream", sandbox.files().read(user, path));
+        OutputStream[] body = new OutputStream[1];
+        try {
+          sandbox.files().read(user, path, () -> body[0] = ex.stream(200, "application/octet-stream"));
+        } catch (IOException e) {
+          if (body[0] == null) {
+            throw e;
+          }
+          ex.abort(e); // the client sees a broken answer, never a short file that looks whole
+          return;
+        }
+        ex.finish(body[0]);
       } else {
         writeFiles(ex, sandbox, user, path);
       }
