@@ -1,5 +1,6 @@
 package io.sandboxes.dsl;
 
+import com.google.errorprone.annotations.CheckReturnValue;
 import io.sandboxes.EgressVerdict;
 import io.sandboxes.Sandbox;
 import io.sandboxes.e2b.E2BSandboxProvider;
@@ -21,6 +22,7 @@ import java.util.Optional;
  *
  * @since 0.1
  */
+@CheckReturnValue
 public final class SandboxClient implements AutoCloseable {
   private final E2BSandboxProvider provider;
 

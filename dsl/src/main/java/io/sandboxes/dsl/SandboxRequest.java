@@ -1,5 +1,6 @@
 package io.sandboxes.dsl;
 
+import com.google.errorprone.annotations.CheckReturnValue;
 import io.sandboxes.ExecResult;
 import io.sandboxes.OnTimeout;
 import io.sandboxes.SandboxSpec;
@@ -32,8 +33,13 @@ import java.util.regex.Pattern;
  * build.run(sandbox -> sandbox.exec("pytest"));            // scoped: closed for you
  * }</pre>
  *
+ * <p>Every setter returns a new request and leaves this one as it was, so a result must be used:
+ * the class is {@code @CheckReturnValue}, and Error Prone or SpotBugs flag a request that was
+ * configured and then dropped.
+ *
  * @since 0.1
  */
+@CheckReturnValue
 public final class SandboxRequest {
   private static final Pattern DESTINATION = Pattern.compile(
       "^((\\*\\.)?[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*|\\d{1,3}(\\.\\d{1,3}){3}(/\\d{1,2})?)$");

@@ -13,6 +13,7 @@ import java.time.Duration;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import java.util.List;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
@@ -116,5 +117,16 @@ class SandboxRequestTest {
       assertThat(s.exec("curl -s -o /dev/null -m 5 -w '%{http_code}' http://" + denied + "/").stdout()).isEqualTo("000");
     });
     assertThat(sandboxes.verifyEgress().state()).isEqualTo(io.sandboxes.EgressVerdict.State.FILTERED);
+  }
+
+  @Test
+  @DisplayName("the DSL's classes carry @CheckReturnValue in their class files, where Error Prone and SpotBugs look")
+  void checkReturnValue() throws Exception {
+    for (Class<?> c : List.of(SandboxRequest.class, SandboxClient.class)) {
+      try (java.io.InputStream in = c.getResourceAsStream(c.getSimpleName() + ".class")) {
+        String bytes = new String(in.readAllBytes(), java.nio.charset.StandardCharsets.ISO_8859_1);
+        assertThat(bytes).as(c.getName()).contains("Lcom/google/errorprone/annotations/CheckReturnValue;");
+      }
+    }
   }
 }
