@@ -145,10 +145,15 @@ public interface Sandbox extends AutoCloseable {
   /** @return the sandbox's state as this handle last saw it */
   SandboxStatus status();
 
-  /** @return the URL of the sandbox's default preview port */
+  /** @return the URL of the sandbox's default preview port; see {@link #previewUrl(int)} */
   String previewUrl();
 
   /**
+   * The URL at which a port inside the sandbox is reached from outside. On E2B's cloud that is
+   * {@code https://<port>-<id>.<domain>}, computed without a call. On the local runtime reached
+   * through {@code Sandboxes.local()} it is {@code http://127.0.0.1:<port>} of a listener the
+   * server opens on first request and relays into the sandbox.
+   *
    * @param port a port inside the sandbox
    * @return the URL at which that port is reached from outside
    */

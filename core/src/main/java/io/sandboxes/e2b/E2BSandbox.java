@@ -95,6 +95,10 @@ public final class E2BSandbox implements Sandbox {
     if (port < 1 || port > 65535) {
       throw new IllegalArgumentException("port must be between 1 and 65535, got " + port);
     }
+    java.util.function.BiFunction<String, Integer, String> resolver = api.provider().previewUrls();
+    if (resolver != null) {
+      return resolver.apply(id, port);
+    }
     return "https://" + port + "-" + id + "." + previewDomain;
   }
 

@@ -84,6 +84,7 @@ public final class E2BSandboxProvider
   private final int defaultPreviewPort;
   private final List<String> defaultAllowOut;
   private final io.sandboxes.@Nullable EgressProbe egressProbe;
+  private final java.util.function.@Nullable BiFunction<String, Integer, String> previewUrls;
   private final AtomicBoolean closed = new AtomicBoolean();
 
   private E2BSandboxProvider(Builder b) {
@@ -110,6 +111,7 @@ public final class E2BSandboxProvider
     this.defaultPreviewPort = b.defaultPreviewPort;
     this.defaultAllowOut = List.copyOf(b.defaultAllowOut);
     this.egressProbe = b.egressProbe;
+    this.previewUrls = b.previewUrls;
     this.api = new E2BApi(this, http, controlPlane, sandboxUrl, domain);
   }
 
@@ -153,6 +155,10 @@ public final class E2BSandboxProvider
 
   int defaultPreviewPort() {
     return defaultPreviewPort;
+  }
+
+  java.util.function.@Nullable BiFunction<String, Integer, String> previewUrls() {
+    return previewUrls;
   }
 
   /** @return {@code e2b} */
@@ -574,6 +580,7 @@ public final class E2BSandboxProvider
     private int defaultPreviewPort = DEFAULT_PREVIEW_PORT;
     private List<String> defaultAllowOut = List.of();
     private io.sandboxes.@Nullable EgressProbe egressProbe;
+    private java.util.function.@Nullable BiFunction<String, Integer, String> previewUrls;
     private final List<AutoCloseable> closing = new ArrayList<>();
 
     private Builder() {}
@@ -694,6 +701,18 @@ public final class E2BSandboxProvider
      */
     public Builder egressProbe(io.sandboxes.EgressProbe probe) {
       this.egressProbe = Objects.requireNonNull(probe, "probe");
+      return this;
+    }
+
+    /**
+     * @param previewUrls what {@link Sandbox#previewUrl(int)} answers, given a sandbox id and a
+     *     port, instead of E2B's {@code https://<port>-<id>.<domain>}: for a server that reaches
+     *     sandbox ports its own way ({@code Sandboxes.local()} sets the local runtime's port
+     *     forwarding here)
+     * @return this
+     */
+    public Builder previewUrls(java.util.function.BiFunction<String, Integer, String> previewUrls) {
+      this.previewUrls = Objects.requireNonNull(previewUrls, "previewUrls");
       return this;
     }
 

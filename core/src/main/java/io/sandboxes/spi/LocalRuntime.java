@@ -44,6 +44,14 @@ public interface LocalRuntime {
       return java.util.Optional.empty();
     }
 
+    /**
+     * @return where a sandbox's port is reached from this machine, given its id and the port, when
+     *     the server forwards ports; empty when it does not
+     */
+    default java.util.Optional<java.util.function.BiFunction<String, Integer, String>> previewUrls() {
+      return java.util.Optional.empty();
+    }
+
     /** Stops the server, leaving its sandboxes as configured. */
     @Override
     void close();

@@ -118,6 +118,8 @@ public final class Sandboxes {
           .closing(endpoint);
       // verification probes the local server's own witnesses, never public hosts
       endpoint.egressProbe().ifPresent(b::egressProbe);
+      // preview URLs reach the sandbox's ports through the server's forwarding
+      endpoint.previewUrls().ifPresent(b::previewUrls);
       return new SandboxClient(b.build());
     } catch (RuntimeException e) {
       endpoint.close();

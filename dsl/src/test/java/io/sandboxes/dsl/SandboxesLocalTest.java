@@ -25,6 +25,13 @@ class SandboxesLocalTest {
       assertThat(api.getHost()).isEqualTo("127.0.0.1");
       try (Sandbox sandbox = sandboxes.create().start()) {
         assertThat(sandbox.exec("python3 -c 'print(6 * 7)'").stdout()).isEqualTo("42\n");
+        // a preview URL of the local runtime is a loopback address forwarded into the sandbox
+        sandbox.writeFile("/home/user/site/index.html", "<h1>preview</h1>");
+        sandbox.exec("cd /home/user/site && (nohup python3 -m http.server 5173 >/dev/null 2>&1 &)").orThrow();
+        URI preview = URI.create(sandbox.previewUrl());
+        assertThat(preview.toString()).matches("http://127\\.0\\.0\\.1:\\d+").isEqualTo(sandbox.previewUrl(5173));
+        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30)).ignoreExceptions()
+            .until(() -> body(preview.resolve("/index.html")).equals("<h1>preview</h1>"));
       }
       assertThat(status(api.resolve("/health"))).isEqualTo(204);
       // the local runtime's own witnesses are what verification probes: deny-by-default is observed
@@ -60,6 +67,12 @@ class SandboxesLocalTest {
     // the real local runtime, found on the class path, with the Docker engine these tests run on
     assertThat(Sandboxes.unavailableReason(name -> null,
         () -> java.util.ServiceLoader.load(io.sandboxes.spi.LocalRuntime.class).findFirst())).isEmpty();
+  }
+
+  private static String body(URI uri) throws Exception {
+    try (HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build()) {
+      return http.send(HttpRequest.newBuilder(uri).GET().build(), HttpResponse.BodyHandlers.ofString()).body();
+    }
   }
 
   private static int status(URI uri) throws Exception {

@@ -46,8 +46,9 @@ class ExamplesTest {
     assertThat(lines).as(run.output())
         .anyMatch(l -> l.matches("created sandbox [a-z0-9]{20}"))
         .anyMatch(l -> l.matches("Hello from Python 3\\.\\d+\\.\\d+ in a sandbox, as user"))
-        .contains("6 x 7 = 42", "sandbox killed")
-        .anyMatch(l -> l.matches("exit code 0 after \\d+ ms"));
+        .contains("6 x 7 = 42", "sandbox killed", "the page says: served from inside the sandbox")
+        .anyMatch(l -> l.matches("exit code 0 after \\d+ ms"))
+        .anyMatch(l -> l.matches("preview URL http://127\\.0\\.0\\.1:\\d+"));
   }
 
   @Test

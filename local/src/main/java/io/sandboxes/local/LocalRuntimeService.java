@@ -52,6 +52,11 @@ public final class LocalRuntimeService implements LocalRuntime {
       }
 
       @Override
+      public java.util.Optional<java.util.function.BiFunction<String, Integer, String>> previewUrls() {
+        return java.util.Optional.of((sandboxId, port) -> server.forward(sandboxId, port).toString());
+      }
+
+      @Override
       public void close() {
         server.close();
       }

@@ -1,6 +1,7 @@
 package io.sandboxes.local;
 
 import io.sandboxes.SandboxException;
+import io.sandboxes.local.internal.LocalSandbox;
 import io.sandboxes.local.internal.Registry;
 import io.sandboxes.local.internal.Templates;
 import io.sandboxes.local.internal.Volumes;
@@ -177,6 +178,32 @@ public final class LocalServer implements AutoCloseable {
     }
     return new io.sandboxes.EgressProbe(SandboxNetwork.ALLOWED_WITNESS, SandboxNetwork.DENIED_WITNESS, "127.0.0.9",
         java.util.List.of(SandboxNetwork.ALLOWED_WITNESS), "http");
+  }
+
+  /**
+   * Makes a port inside a sandbox reachable from this machine, as a preview URL is on E2B: a
+   * listener on this server's address whose every connection is relayed to that port on the
+   * sandbox's own loopback (through the Docker exec stream, so the sandbox needs no network and
+   * gains no route out; the relay is a small Python program, so the template needs
+   * {@code python3}, as {@code base} has). Asking again for the same port gives the same URL.
+   * Listening stops when the sandbox is killed or this server stops. Nothing needs to listen on
+   * the port yet; a connection made while nothing does is closed at once.
+   *
+   * @param sandboxId a sandbox of this server
+   * @param port the port inside the sandbox, 1 to 65535
+   * @return {@code http://<address>:<port>} on this machine
+   * @throws io.sandboxes.SandboxNotFoundException when this server has no such sandbox
+   * @throws IllegalArgumentException for a port out of range
+   */
+  public URI forward(String sandboxId, int port) {
+    Registry reg = Objects.requireNonNull(registry, "not started");
+    LocalSandbox sandbox = reg.find(sandboxId)
+        .orElseThrow(() -> new io.sandboxes.SandboxNotFoundException(sandboxId, "this server has no such sandbox"));
+    try {
+      return sandbox.ports().forward(port, config.host);
+    } catch (java.io.IOException e) {
+      throw new SandboxException("forwarding port " + port + " of sandbox " + sandboxId + " failed: " + e.getMessage(), e);
+    }
   }
 
   /** @return whether sandboxes' network policies are enforced (otherwise they have no network at all) */

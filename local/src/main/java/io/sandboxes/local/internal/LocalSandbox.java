@@ -271,15 +271,32 @@ public final class LocalSandbox {
     }
   }
 
-  /** Starts a helper command as {@code user} and hands over its raw stream, for output too big to collect. */
+  /** Starts a helper command as {@code user} with no input and hands over its raw stream, for output too big to collect. */
   RawExec open(String user, List<String> cmd) throws RpcError {
+    RawExec exec = attach(user, cmd);
     try {
-      RawExec exec = docker.exec(containerId, new DockerRuntime.ExecSpec(cmd, user, List.of(), false));
       exec.closeStdin();
       return exec;
+    } catch (IOException e) {
+      exec.close();
+      throw unavailable(e);
+    }
+  }
+
+  /** Starts a helper command as {@code user} and hands over its raw stream, stdin open. */
+  RawExec attach(String user, List<String> cmd) throws RpcError {
+    try {
+      return docker.exec(containerId, new DockerRuntime.ExecSpec(cmd, user, List.of(), false));
     } catch (IOException | RuntimeException e) {
       throw unavailable(e);
     }
+  }
+
+  private final PortForwards forwards = new PortForwards(this);
+
+  /** @return this sandbox's forwarded ports */
+  public PortForwards ports() {
+    return forwards;
   }
 
   /** The exit code of a helper started with {@link #open}, or null when Docker could not say. */

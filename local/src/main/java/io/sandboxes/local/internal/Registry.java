@@ -197,6 +197,7 @@ public final class Registry implements AutoCloseable {
           LOG.debug("unpause before removal of {} failed: {}", id, e.toString());
         }
       }
+      s.ports().close();
       docker.remove(s.containerId());
       network.ifPresent(n -> n.detach(s.networkAddress()));
       forget(id);
@@ -542,6 +543,9 @@ public final class Registry implements AutoCloseable {
       } catch (IOException e) {
         LOG.debug("state folder {} kept: {}", stateDir, e.toString());
       }
+    } else {
+      // kept sandboxes outlive this server, its listeners do not
+      sandboxes.values().forEach(s -> s.ports().close());
     }
   }
 
