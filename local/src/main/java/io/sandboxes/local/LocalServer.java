@@ -108,7 +108,7 @@ public final class LocalServer implements AutoCloseable {
     ServerConnector api = connector(server, http, config.apiPort);
     ServerConnector envd = connector(server, http, config.envdPort);
     Path uploads = Path.of(System.getProperty("java.io.tmpdir"), "sandboxes-uploads-" + config.serverId);
-    ApiHandler apiHandler = new ApiHandler(reg, volumes, config.apiKey, this::egressProbe);
+    ApiHandler apiHandler = new ApiHandler(reg, volumes, config.apiKey, this::egressProbe, this::forward);
     EnvdHandler envdHandler = new EnvdHandler(reg, uploads);
     server.setHandler(new Handler.Abstract() {
       @Override

@@ -111,6 +111,31 @@ class PortForwardTest {
     assertThatThrownBy(() -> server.forward(id, 9000)).isInstanceOf(SandboxNotFoundException.class);
   }
 
+  @Test
+  @DisplayName("over HTTP: POST /local/sandboxes/{id}/ports/{port} gives the same URL; the key is required; 404 and 400 as expected")
+  void overHttp(E2BApi e2b, LocalServer server) throws Exception {
+    try (E2BSandbox s = e2b.create(); HttpClient http = HttpClient.newHttpClient()) {
+      java.util.function.BiFunction<String, String, HttpResponse<String>> post = (path, key) -> {
+        HttpRequest.Builder b = HttpRequest.newBuilder(server.apiUrl().resolve(path)).POST(HttpRequest.BodyPublishers.noBody());
+        if (key != null) {
+          b.header("X-API-KEY", key);
+        }
+        try {
+          return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+        } catch (IOException | InterruptedException e) {
+          throw new IllegalStateException(e);
+        }
+      };
+      HttpResponse<String> ok = post.apply("/local/sandboxes/" + s.id() + "/ports/8080", server.apiKey());
+      assertThat(ok.statusCode()).isEqualTo(200);
+      assertThat(io.sandboxes.e2b.internal.Json.parse(ok.body().getBytes(StandardCharsets.UTF_8)).path("url").asText()).isEqualTo(server.forward(s.id(), 8080).toString());
+      assertThat(post.apply("/local/sandboxes/" + s.id() + "/ports/8080", null).statusCode()).isEqualTo(401);
+      assertThat(post.apply("/local/sandboxes/nosuchsandbox/ports/8080", server.apiKey()).statusCode()).isEqualTo(404);
+      assertThat(post.apply("/local/sandboxes/" + s.id() + "/ports/x", server.apiKey()).statusCode()).isEqualTo(400);
+      assertThat(post.apply("/local/sandboxes/" + s.id() + "/ports/70000", server.apiKey()).statusCode()).isEqualTo(400);
+    }
+  }
+
   private static String sha256(byte[] data) throws Exception {
     return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(data));
   }

@@ -40,16 +40,21 @@ public final class ApiHandler extends Handler.Abstract {
   /** The longest lifetime a sandbox may be given, as E2B's paid plans allow: 24 hours. */
   static final Duration MAX_TIMEOUT = Duration.ofHours(24);
 
+  private static final java.util.regex.Pattern FORWARD = java.util.regex.Pattern.compile("/local/sandboxes/([^/]+)/ports/([^/]+)");
+
   private final Registry registry;
   private final Volumes volumes;
   private final byte[] apiKey;
 
   private final java.util.function.Supplier<io.sandboxes.EgressProbe> egressProbe;
+  private final java.util.function.BiFunction<String, Integer, java.net.URI> forward;
 
-  public ApiHandler(Registry registry, Volumes volumes, String apiKey, java.util.function.Supplier<io.sandboxes.EgressProbe> egressProbe) {
+  public ApiHandler(Registry registry, Volumes volumes, String apiKey, java.util.function.Supplier<io.sandboxes.EgressProbe> egressProbe,
+      java.util.function.BiFunction<String, Integer, java.net.URI> forward) {
     this.registry = registry;
     this.volumes = volumes;
     this.egressProbe = egressProbe;
+    this.forward = forward;
     this.apiKey = apiKey.getBytes(StandardCharsets.UTF_8);
   }
 
@@ -106,6 +111,24 @@ public final class ApiHandler extends Handler.Abstract {
           .put("scheme", p.scheme());
       p.allowOut().forEach(out.putArray("allowOut")::add);
       ex.json(200, out);
+      return;
+    }
+    java.util.regex.Matcher port = FORWARD.matcher(path);
+    if (port.matches() && method.equals("POST")) {
+      // not E2B's: reach a sandbox's port from this machine (LocalServer.forward over HTTP)
+      int number;
+      try {
+        number = Integer.parseInt(port.group(2));
+      } catch (NumberFormatException e) {
+        throw new RpcError("invalid_argument", "port must be between 1 and 65535, got " + port.group(2));
+      }
+      try {
+        ex.json(200, Json.object().put("url", forward.apply(port.group(1), number).toString()));
+      } catch (io.sandboxes.SandboxNotFoundException e) {
+        throw new RpcError("not_found", "sandbox \"" + port.group(1) + "\" doesn't exist or you don't have access to it");
+      } catch (IllegalArgumentException e) {
+        throw new RpcError("invalid_argument", e.getMessage());
+      }
       return;
     }
     if (path.equals("/volumes") || path.startsWith("/volumes/")) {
