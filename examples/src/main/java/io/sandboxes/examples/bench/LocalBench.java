@@ -13,7 +13,9 @@ import java.util.List;
 
 /**
  * Measures the local runtime: time to create a sandbox (create request to a handle that has run
- * a command), time for an {@code echo} round trip, a 1 MiB file write and read, and kill.
+ * a command), time for an {@code echo} round trip, a 1 MiB file write and read, a 256 MiB read,
+ * an HTTP GET through a forwarded port (preview URL), pause, resume, snapshot, a PTY keystroke,
+ * and kill.
  * Prints median and 90th percentile in milliseconds. Not a test: figures vary with the machine.
  *
  * <p>{@code scripts/run-examples.sh bench.LocalBench [creates] [echoes]}
@@ -71,6 +73,33 @@ public final class LocalBench {
           read.add(ms(System.nanoTime() - t1));
         }
       }
+      List<Double> bigRead = new ArrayList<>();
+      List<Double> previewGet = new ArrayList<>();
+      try (E2BSandbox s = sandboxes.create()) {
+        s.exec("truncate -s 256M /tmp/big.bin").orThrow();
+        for (int i = 0; i < 3; i++) {
+          long t0 = System.nanoTime();
+          int n = s.readBytes("/tmp/big.bin").length;
+          bigRead.add(ms(System.nanoTime() - t0));
+          if (n != 256 << 20) {
+            throw new IllegalStateException("read " + n + " bytes of 256 MiB");
+          }
+        }
+        s.writeFile("/tmp/site/index.txt", "ok");
+        s.exec("cd /tmp/site && (nohup python3 -m http.server 8000 >/dev/null 2>&1 &) && sleep 1").orThrow();
+        java.net.URI url = server.forward(s.id(), 8000).resolve("/index.txt");
+        try (java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient()) {
+          for (int i = 0; i < 30; i++) {
+            long t0 = System.nanoTime();
+            String body = http.send(java.net.http.HttpRequest.newBuilder(url).build(),
+                java.net.http.HttpResponse.BodyHandlers.ofString()).body();
+            previewGet.add(ms(System.nanoTime() - t0));
+            if (!body.equals("ok")) {
+              throw new IllegalStateException("unexpected page: " + body);
+            }
+          }
+        }
+      }
       List<Double> pause = new ArrayList<>();
       List<Double> resume = new ArrayList<>();
       List<Double> snapshot = new ArrayList<>();
@@ -99,6 +128,8 @@ public final class LocalBench {
       report("echo round trip", echo);
       report("write 1 MiB", write);
       report("read 1 MiB", read);
+      report("read 256 MiB", bigRead);
+      report("preview GET (forwarded port)", previewGet);
       report("pause (memory kept)", pause);
       report("resume (connect)", resume);
       report("snapshot", snapshot);

@@ -102,7 +102,8 @@ class DurabilityCasesTest {
       String live = prefix + "live";
       String paused = prefix + "paused";
       String orphan = prefix + "orphan";
-      for (String v : List.of(live, paused, orphan, unique("other-thing-"))) {
+      String other = unique("other-thing-");
+      for (String v : List.of(live, paused, orphan, other)) {
         h.provider.createVolume(v);
       }
       Sandbox a = h.provider.create(SandboxConfig.forProject("p").withVolume(live, "/data"));
@@ -128,6 +129,7 @@ class DurabilityCasesTest {
         for (VolumeDescriptor v : h.provider.listVolumes(VolumeQuery.prefixed(prefix))) {
           h.provider.removeVolume(v.name());
         }
+        h.provider.removeVolume(other);
       }
     }
   }
