@@ -151,6 +151,24 @@ async function main() {
   say('egress.denied', (await probe(deniedWitness)).split(' ')[0])
   await guarded.kill()
 
+  // a port inside the sandbox, reached through the local server's forwarding (not part of E2B's API)
+  await sbx.commands.run('cd /home/user/conf && python3 -m http.server 8000', { background: true })
+  const forward = await fetch(`${process.env.E2B_API_URL}/local/sandboxes/${sbx.sandboxId}/ports/8000`, {
+    method: 'POST',
+    headers: { 'X-API-KEY': process.env.E2B_API_KEY },
+  })
+  const { url } = await forward.json()
+  let page = ''
+  await waitFor(async () => {
+    try {
+      page = await (await fetch(`${url}/data.txt`)).text()
+      return true
+    } catch {
+      return false
+    }
+  })
+  say('preview', page)
+
   say('kill', await sbx.kill())
   say('kill.again', await Sandbox.kill(sbx.sandboxId))
 

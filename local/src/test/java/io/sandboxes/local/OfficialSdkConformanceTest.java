@@ -26,7 +26,7 @@ class OfficialSdkConformanceTest {
 
   @Test
   @Timeout(value = 10, unit = TimeUnit.MINUTES)
-  @DisplayName("the official e2b JS SDK against the local server: create, run, files, list, connect, re-attach, PTY, watch, pause/resume, snapshots, volumes, deadline, egress allow-list, kill")
+  @DisplayName("the official e2b JS SDK against the local server: create, run, files, list, connect, re-attach, PTY, watch, pause/resume, snapshots, volumes, deadline, egress allow-list, a forwarded port, kill")
   void officialSdkAgainstLocalServer(LocalServer server) throws Exception {
     Path work = Path.of("target", "node-conformance").toAbsolutePath();
     Files.createDirectories(work);
@@ -88,6 +88,7 @@ class OfficialSdkConformanceTest {
         .containsEntry("deadline", "SandboxNotFoundError")
         .containsEntry("egress.allowed", "200")
         .containsEntry("egress.denied", "000")
+        .containsEntry("preview", "written by the node sdk")
         .containsEntry("kill", "true")
         .containsEntry("kill.again", "false")
         .containsEntry("missing.connect", "SandboxNotFoundError")
