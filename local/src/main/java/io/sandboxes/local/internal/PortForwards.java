@@ -138,6 +138,7 @@ public final class PortForwards implements AutoCloseable {
       OutputStream out = client.getOutputStream();
       ByteArrayOutputStream err = new ByteArrayOutputStream();
       RawExec.Frame frame;
+      long relayed = 0;
       while ((frame = exec.read()) != null) {
         if (frame.stream() == RawExec.Stream.STDERR) {
           if (err.size() < 4096) {
@@ -145,11 +146,19 @@ public final class PortForwards implements AutoCloseable {
           }
         } else {
           out.write(frame.data());
+          relayed += frame.data().length;
         }
       }
       if (err.size() > 0) {
         String why = err.toString(StandardCharsets.UTF_8).strip();
-        LOG.debug("relay to port {} of sandbox {} ended: {}", port, sandbox.id(), why.substring(why.lastIndexOf('\n') + 1));
+        why = why.substring(why.lastIndexOf('\n') + 1);
+        if (relayed == 0) {
+          // nothing listening, or no python3 in the template: worth saying where someone will look
+          LOG.atInfo().addKeyValue("event", "port.unreachable").addKeyValue("sandbox", sandbox.id()).addKeyValue("port", port)
+              .addKeyValue("reason", why).log("a forwarded connection could not reach the sandbox's port");
+        } else {
+          LOG.debug("relay to port {} of sandbox {} ended: {}", port, sandbox.id(), why);
+        }
       }
       client.shutdownOutput();
       up.interrupt();
