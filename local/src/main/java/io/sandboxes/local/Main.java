@@ -34,6 +34,7 @@ public final class Main {
         case "serve" -> serve(rest, out);
         case "image" -> image(rest, out);
         case "status" -> status(rest, out);
+        case "forward" -> forward(rest, out);
         case "--help", "-h", "help" -> {
           usage(out);
           yield 0;
@@ -67,7 +68,10 @@ public final class Main {
           sandboxes-local image list
               list the base image and the snapshot templates
           sandboxes-local status
-              list every sandbox container of the local runtime, whichever server made it""");
+              list every sandbox container of the local runtime, whichever server made it
+          sandboxes-local forward SANDBOX_ID PORT [--api-url URL] [--api-key KEY]
+              ask a running server (default $E2B_API_URL, else http://127.0.0.1:3000, with
+              $E2B_API_KEY) to make PORT inside the sandbox reachable here, and print its URL""");
   }
 
   private static int serve(Deque<String> opts, PrintStream out) {
@@ -105,6 +109,50 @@ public final class Main {
       Thread.currentThread().interrupt();
     }
     return 0;
+  }
+
+  private static int forward(Deque<String> opts, PrintStream out) {
+    java.util.List<String> positional = new java.util.ArrayList<>();
+    String apiUrl = System.getenv("E2B_API_URL");
+    String apiKey = System.getenv("E2B_API_KEY");
+    while (!opts.isEmpty()) {
+      String o = opts.pop();
+      switch (o) {
+        case "--api-url" -> apiUrl = arg(opts, o);
+        case "--api-key" -> apiKey = arg(opts, o);
+        default -> {
+          if (o.startsWith("--")) {
+            throw new IllegalArgumentException("unknown option '" + o + "' for forward");
+          }
+          positional.add(o);
+        }
+      }
+    }
+    if (positional.size() != 2) {
+      throw new IllegalArgumentException("usage: sandboxes-local forward SANDBOX_ID PORT [--api-url URL] [--api-key KEY]");
+    }
+    if (apiKey == null || apiKey.isBlank()) {
+      throw new IllegalArgumentException("forward needs the server's API key: --api-key or E2B_API_KEY");
+    }
+    java.net.URI base = java.net.URI.create(apiUrl == null || apiUrl.isBlank() ? "http://127.0.0.1:" + LocalServer.DEFAULT_API_PORT : apiUrl);
+    String path = "/local/sandboxes/" + java.net.URLEncoder.encode(positional.get(0), java.nio.charset.StandardCharsets.UTF_8)
+        + "/ports/" + java.net.URLEncoder.encode(positional.get(1), java.nio.charset.StandardCharsets.UTF_8);
+    try (java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient()) {
+      java.net.http.HttpResponse<String> r = http.send(java.net.http.HttpRequest.newBuilder(base.resolve(path))
+          .header("X-API-KEY", apiKey).POST(java.net.http.HttpRequest.BodyPublishers.noBody()).build(),
+          java.net.http.HttpResponse.BodyHandlers.ofString());
+      com.fasterxml.jackson.databind.JsonNode body = io.sandboxes.e2b.internal.Json.parse(r.body().getBytes(java.nio.charset.StandardCharsets.UTF_8));
+      if (r.statusCode() != 200) {
+        throw new IllegalStateException("the server at " + base + " answered " + r.statusCode() + ": " + body.path("message").asText(r.body()));
+      }
+      out.println(body.path("url").asText());
+      return 0;
+    } catch (java.io.IOException e) {
+      throw new IllegalStateException("no answer from a server at " + base + ": " + e.getMessage(), e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted", e);
+    }
   }
 
   private static int status(Deque<String> opts, PrintStream out) {

@@ -39,6 +39,21 @@ class MainTest {
   }
 
   @Test
+  @DisplayName("forward asks a running server for a sandbox's port and prints the URL; errors exit non-zero with the server's reason")
+  void forward(E2BApi e2b, LocalServer server) {
+    try (E2BSandbox s = e2b.create()) {
+      assertThat(run("forward", s.id(), "8000", "--api-url", server.apiUrl().toString(), "--api-key", server.apiKey())).isZero();
+      assertThat(out.toString(StandardCharsets.UTF_8).strip()).isEqualTo(server.forward(s.id(), 8000).toString());
+      assertThat(run("forward", "nosuchsandbox", "8000", "--api-url", server.apiUrl().toString(), "--api-key", server.apiKey()))
+          .isEqualTo(1);
+      assertThat(err.toString(StandardCharsets.UTF_8)).contains("404").contains("nosuchsandbox");
+      err.reset();
+      assertThat(run("forward", s.id(), "--api-key", "k")).isEqualTo(2);
+      assertThat(err.toString(StandardCharsets.UTF_8)).contains("usage: sandboxes-local forward");
+    }
+  }
+
+  @Test
   @DisplayName("bad usage exits 2 with a message naming what was wrong")
   void badUsage() {
     assertThat(run("frobnicate")).isEqualTo(2);
