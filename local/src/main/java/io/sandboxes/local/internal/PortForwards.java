@@ -85,7 +85,9 @@ public final class PortForwards implements AutoCloseable {
       close();
       throw new IOException("sandbox " + sandbox.id() + " is gone");
     }
-    String host = listener.getInetAddress().getHostAddress();
+    InetAddress bound = listener.getInetAddress();
+    // a server bound to every address is still reached on loopback from this machine
+    String host = bound.isAnyLocalAddress() ? "127.0.0.1" : bound.getHostAddress();
     return URI.create("http://" + (host.contains(":") ? "[" + host + "]" : host) + ":" + listener.getLocalPort());
   }
 
