@@ -45,22 +45,34 @@ public record ExecOptions(@Nullable String cwd, Map<String, String> env, @Nullab
     return new ExecOptions(null, Map.of(), null, DEFAULT_TIMEOUT);
   }
 
-  /** @param cwd the working directory @return a copy with it */
+  /**
+   * @param cwd the working directory
+   * @return a copy with it
+   */
   public ExecOptions withCwd(String cwd) {
     return new ExecOptions(Objects.requireNonNull(cwd, "cwd"), env, user, timeout);
   }
 
-  /** @param env extra environment variables @return a copy with them */
+  /**
+   * @param env extra environment variables
+   * @return a copy with them
+   */
   public ExecOptions withEnv(Map<String, String> env) {
     return new ExecOptions(cwd, env, user, timeout);
   }
 
-  /** @param user the user to run as, e.g. {@code "root"} @return a copy with it */
+  /**
+   * @param user the user to run as, e.g. {@code "root"}
+   * @return a copy with it
+   */
   public ExecOptions withUser(String user) {
     return new ExecOptions(cwd, env, Objects.requireNonNull(user, "user"), timeout);
   }
 
-  /** @param timeout the command's deadline, {@link Duration#ZERO} for none @return a copy with it */
+  /**
+   * @param timeout the command's deadline, {@link Duration#ZERO} for none
+   * @return a copy with it
+   */
   public ExecOptions withTimeout(Duration timeout) {
     return new ExecOptions(cwd, env, user, timeout);
   }

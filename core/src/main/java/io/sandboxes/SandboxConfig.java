@@ -53,23 +53,35 @@ public record SandboxConfig(
     }
   }
 
-  /** @param projectId the project the sandbox serves @return a config with nothing else set */
+  /**
+   * @param projectId the project the sandbox serves
+   * @return a config with nothing else set
+   */
   public static SandboxConfig forProject(String projectId) {
     return new SandboxConfig(projectId, null, Map.of(), Map.of(), null, null, null, null);
   }
 
-  /** @param templateId the template to boot from @return a copy with it */
+  /**
+   * @param templateId the template to boot from
+   * @return a copy with it
+   */
   public SandboxConfig withTemplate(String templateId) {
     return new SandboxConfig(projectId, Objects.requireNonNull(templateId, "templateId"), env, labels, volumeName,
         volumeMountPath, timeout, command);
   }
 
-  /** @param env environment of every process @return a copy with it */
+  /**
+   * @param env environment of every process
+   * @return a copy with it
+   */
   public SandboxConfig withEnv(Map<String, String> env) {
     return new SandboxConfig(projectId, templateId, env, labels, volumeName, volumeMountPath, timeout, command);
   }
 
-  /** @param labels labels stored with the sandbox @return a copy with them */
+  /**
+   * @param labels labels stored with the sandbox
+   * @return a copy with them
+   */
   public SandboxConfig withLabels(Map<String, String> labels) {
     return new SandboxConfig(projectId, templateId, env, labels, volumeName, volumeMountPath, timeout, command);
   }
@@ -84,13 +96,19 @@ public record SandboxConfig(
     return new SandboxConfig(projectId, templateId, env, labels, volumeName, mountPath, timeout, command);
   }
 
-  /** @param timeout the sandbox's lifetime @return a copy with it */
+  /**
+   * @param timeout the sandbox's lifetime
+   * @return a copy with it
+   */
   public SandboxConfig withTimeout(Duration timeout) {
     return new SandboxConfig(projectId, templateId, env, labels, volumeName, volumeMountPath,
         Objects.requireNonNull(timeout, "timeout"), command);
   }
 
-  /** @param command a command to run on boot @return a copy with it */
+  /**
+   * @param command a command to run on boot
+   * @return a copy with it
+   */
   public SandboxConfig withCommand(String command) {
     return new SandboxConfig(projectId, templateId, env, labels, volumeName, volumeMountPath, timeout,
         Objects.requireNonNull(command, "command"));

@@ -61,32 +61,50 @@ public record SandboxSpec(String template, Duration timeout, Map<String, String>
     return of(DEFAULT_TEMPLATE);
   }
 
-  /** @param template template id or alias @return a spec for it with the defaults otherwise */
+  /**
+   * @param template template id or alias
+   * @return a spec for it with the defaults otherwise
+   */
   public static SandboxSpec of(String template) {
     return new SandboxSpec(template, DEFAULT_TIMEOUT, Map.of(), Map.of(), OnTimeout.KILL, false, java.util.List.of());
   }
 
-  /** @param template template id or alias @return a copy with it */
+  /**
+   * @param template template id or alias
+   * @return a copy with it
+   */
   public SandboxSpec withTemplate(String template) {
     return new SandboxSpec(template, timeout, env, metadata, onTimeout, autoResume, volumes);
   }
 
-  /** @param timeout the sandbox's lifetime, positive @return a copy with it */
+  /**
+   * @param timeout the sandbox's lifetime, positive
+   * @return a copy with it
+   */
   public SandboxSpec withTimeout(Duration timeout) {
     return new SandboxSpec(template, timeout, env, metadata, onTimeout, autoResume, volumes);
   }
 
-  /** @param env default environment of every process @return a copy with it */
+  /**
+   * @param env default environment of every process
+   * @return a copy with it
+   */
   public SandboxSpec withEnv(Map<String, String> env) {
     return new SandboxSpec(template, timeout, env, metadata, onTimeout, autoResume, volumes);
   }
 
-  /** @param metadata labels stored with the sandbox @return a copy with them */
+  /**
+   * @param metadata labels stored with the sandbox
+   * @return a copy with them
+   */
   public SandboxSpec withMetadata(Map<String, String> metadata) {
     return new SandboxSpec(template, timeout, env, metadata, onTimeout, autoResume, volumes);
   }
 
-  /** @param onTimeout what happens at the timeout @return a copy with it */
+  /**
+   * @param onTimeout what happens at the timeout
+   * @return a copy with it
+   */
   public SandboxSpec withOnTimeout(OnTimeout onTimeout) {
     return new SandboxSpec(template, timeout, env, metadata, onTimeout, autoResume && onTimeout == OnTimeout.PAUSE, volumes);
   }
@@ -102,7 +120,10 @@ public record SandboxSpec(String template, Duration timeout, Map<String, String>
     return new SandboxSpec(template, timeout, env, metadata, onTimeout, autoResume, more);
   }
 
-  /** @param autoResume whether a paused sandbox resumes when called; needs {@link OnTimeout#PAUSE} @return a copy */
+  /**
+   * @param autoResume whether a paused sandbox resumes when called; needs {@link OnTimeout#PAUSE}
+   * @return a copy
+   */
   public SandboxSpec withAutoResume(boolean autoResume) {
     return new SandboxSpec(template, timeout, env, metadata, onTimeout, autoResume, volumes);
   }

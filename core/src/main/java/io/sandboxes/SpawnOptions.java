@@ -30,22 +30,35 @@ public record SpawnOptions(@Nullable String cwd, Map<String, String> env, @Nulla
     return new SpawnOptions(null, Map.of(), null, null);
   }
 
-  /** @param cols columns @param rows rows @return a terminal of that size */
+  /**
+   * @param cols columns
+   * @param rows rows
+   * @return a terminal of that size
+   */
   public static SpawnOptions terminal(int cols, int rows) {
     return new SpawnOptions(null, Map.of(), null, new PtySize(cols, rows));
   }
 
-  /** @param cwd the working directory @return a copy with it */
+  /**
+   * @param cwd the working directory
+   * @return a copy with it
+   */
   public SpawnOptions withCwd(String cwd) {
     return new SpawnOptions(Objects.requireNonNull(cwd, "cwd"), env, timeout, pty);
   }
 
-  /** @param env extra environment @return a copy with it */
+  /**
+   * @param env extra environment
+   * @return a copy with it
+   */
   public SpawnOptions withEnv(Map<String, String> env) {
     return new SpawnOptions(cwd, env, timeout, pty);
   }
 
-  /** @param timeout how long the process may live; zero for no limit @return a copy with it */
+  /**
+   * @param timeout how long the process may live; zero for no limit
+   * @return a copy with it
+   */
   public SpawnOptions withTimeout(Duration timeout) {
     return new SpawnOptions(cwd, env, Objects.requireNonNull(timeout, "timeout"), pty);
   }

@@ -16,12 +16,18 @@ public record VolumeQuery(@Nullable String namePrefix, @Nullable Boolean attache
     return new VolumeQuery(null, null);
   }
 
-  /** @param prefix the name prefix @return volumes whose name starts with it */
+  /**
+   * @param prefix the name prefix
+   * @return volumes whose name starts with it
+   */
   public static VolumeQuery prefixed(String prefix) {
     return new VolumeQuery(prefix, null);
   }
 
-  /** @param attached the attachment to keep @return a copy filtering on it */
+  /**
+   * @param attached the attachment to keep
+   * @return a copy filtering on it
+   */
   public VolumeQuery withAttached(boolean attached) {
     return new VolumeQuery(namePrefix, attached);
   }

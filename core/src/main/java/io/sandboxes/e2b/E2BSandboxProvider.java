@@ -598,7 +598,10 @@ public final class E2BSandboxProvider
       return this;
     }
 
-    /** @param apiUrl the control-plane base URL; overrides {@code E2B_API_URL} @return this */
+    /**
+     * @param apiUrl the control-plane base URL; overrides {@code E2B_API_URL}
+     * @return this
+     */
     public Builder apiUrl(URI apiUrl) {
       this.apiUrl = parseUrl(Objects.requireNonNull(apiUrl, "apiUrl").toString(), "apiUrl");
       return this;
@@ -614,7 +617,10 @@ public final class E2BSandboxProvider
       return this;
     }
 
-    /** @param domain E2B's domain, e.g. {@code e2b.app}; overrides {@code E2B_DOMAIN} @return this */
+    /**
+     * @param domain E2B's domain, e.g. {@code e2b.app}; overrides {@code E2B_DOMAIN}
+     * @return this
+     */
     public Builder domain(String domain) {
       if (Objects.requireNonNull(domain, "domain").isBlank() || domain.contains("/")) {
         throw new IllegalArgumentException("domain must be a host name like 'e2b.app', got '" + domain + "'");
@@ -623,7 +629,10 @@ public final class E2BSandboxProvider
       return this;
     }
 
-    /** @param requestTimeout how long one HTTP call may take; zero for no limit @return this */
+    /**
+     * @param requestTimeout how long one HTTP call may take; zero for no limit
+     * @return this
+     */
     public Builder requestTimeout(Duration requestTimeout) {
       Objects.requireNonNull(requestTimeout, "requestTimeout");
       if (requestTimeout.isNegative()) {
@@ -667,14 +676,20 @@ public final class E2BSandboxProvider
       return this;
     }
 
-    /** @param timeout the lifetime of created and reconnected sandboxes (default one hour) @return this */
+    /**
+     * @param timeout the lifetime of created and reconnected sandboxes (default one hour)
+     * @return this
+     */
     public Builder defaultTimeout(Duration timeout) {
       requirePositive(timeout, "defaultTimeout");
       this.defaultTimeout = timeout;
       return this;
     }
 
-    /** @param port the port {@link Sandbox#previewUrl()} points at (default 5173) @return this */
+    /**
+     * @param port the port {@link Sandbox#previewUrl()} points at (default 5173)
+     * @return this
+     */
     public Builder defaultPreviewPort(int port) {
       if (port < 1 || port > 65535) {
         throw new IllegalArgumentException("defaultPreviewPort must be between 1 and 65535, got " + port);

@@ -38,22 +38,34 @@ public record SandboxQuery(Set<SandboxState> states, Map<String, String> metadat
     return new SandboxQuery(EnumSet.noneOf(SandboxState.class), Map.of(), MAX_LIMIT, null);
   }
 
-  /** @param states the states to include @return a copy with them */
+  /**
+   * @param states the states to include
+   * @return a copy with them
+   */
   public SandboxQuery withStates(Set<SandboxState> states) {
     return new SandboxQuery(states, metadata, limit, nextToken);
   }
 
-  /** @param metadata pairs to match @return a copy with them */
+  /**
+   * @param metadata pairs to match
+   * @return a copy with them
+   */
   public SandboxQuery withMetadata(Map<String, String> metadata) {
     return new SandboxQuery(states, metadata, limit, nextToken);
   }
 
-  /** @param limit page size, 1 to 100 @return a copy with it */
+  /**
+   * @param limit page size, 1 to 100
+   * @return a copy with it
+   */
   public SandboxQuery withLimit(int limit) {
     return new SandboxQuery(states, metadata, limit, nextToken);
   }
 
-  /** @param nextToken where to continue @return a copy with it */
+  /**
+   * @param nextToken where to continue
+   * @return a copy with it
+   */
   public SandboxQuery withNextToken(@Nullable String nextToken) {
     return new SandboxQuery(states, metadata, limit, nextToken);
   }

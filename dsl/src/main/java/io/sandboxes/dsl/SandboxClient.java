@@ -30,22 +30,40 @@ public final class SandboxClient implements AutoCloseable {
     this.provider = Objects.requireNonNull(provider, "provider");
   }
 
-  /** @return a request for a sandbox with the defaults (template {@code base}, 5 minutes); nothing is created yet */
+  /**
+   * Begins a sandbox request; nothing is created until its terminal verb.
+   *
+   * @return a request with the defaults (template {@code base}, 5 minutes)
+   */
   public SandboxRequest create() {
     return SandboxRequest.defaults(provider);
   }
 
-  /** @return the provider, for the provider-neutral API and E2B's raw API ({@code provider().api()}) */
+  /**
+   * The provider underneath, for the provider-neutral API and E2B's raw API.
+   *
+   * @return the provider ({@code provider().api()} is E2B's API call for call)
+   */
   public E2BSandboxProvider provider() {
     return provider;
   }
 
-  /** @return a handle to an existing sandbox, or empty when it positively does not exist */
+  /**
+   * Connects to an existing sandbox.
+   *
+   * @param sandboxId the sandbox's id
+   * @return a handle, or empty when the server says it does not exist
+   * @throws io.sandboxes.SandboxException when the server could not be asked
+   */
   public Optional<Sandbox> get(String sandboxId) {
     return provider.get(sandboxId);
   }
 
-  /** @return what a probe sandbox observed about egress (see {@link E2BSandboxProvider#verifyEgress()}) */
+  /**
+   * Checks, by observation from a throwaway sandbox, that egress is locked down.
+   *
+   * @return what the probe observed (see {@link E2BSandboxProvider#verifyEgress()})
+   */
   public EgressVerdict verifyEgress() {
     return provider.verifyEgress();
   }

@@ -62,17 +62,33 @@ public final class SandboxRequest {
     return new SandboxRequest(provider, s, allowOut);
   }
 
-  /** @param template a template id, alias or snapshot id @return a copy with it */
+  /**
+   * Sets the template the sandbox boots from.
+   *
+   * @param template a template id, alias or snapshot id
+   * @return a copy with it
+   */
   public SandboxRequest template(String template) {
     return with(spec.withTemplate(Objects.requireNonNull(template, "template")));
   }
 
-  /** @param timeout how long the sandbox lives, positive @return a copy with it */
+  /**
+   * Sets how long the sandbox lives before {@link #onTimeout(OnTimeout)} applies.
+   *
+   * @param timeout positive
+   * @return a copy with it
+   */
   public SandboxRequest timeout(Duration timeout) {
     return with(spec.withTimeout(Objects.requireNonNull(timeout, "timeout")));
   }
 
-  /** @param name variable name @param value its value @return a copy with it in every process's environment */
+  /**
+   * Adds an environment variable every process in the sandbox sees.
+   *
+   * @param name variable name, non-blank, without {@code =}
+   * @param value its value
+   * @return a copy with it
+   */
   public SandboxRequest env(String name, String value) {
     Objects.requireNonNull(value, "env value");
     if (Objects.requireNonNull(name, "env name").isBlank() || name.contains("=")) {
@@ -83,7 +99,12 @@ public final class SandboxRequest {
     return with(spec.withEnv(env));
   }
 
-  /** @param env variables to add @return a copy with them */
+  /**
+   * Adds environment variables, as {@link #env(String, String)} does for each.
+   *
+   * @param env variables to add
+   * @return a copy with them
+   */
   public SandboxRequest env(Map<String, String> env) {
     SandboxRequest r = this;
     for (Map.Entry<String, String> e : Objects.requireNonNull(env, "env").entrySet()) {
@@ -92,7 +113,13 @@ public final class SandboxRequest {
     return r;
   }
 
-  /** @param key label key @param value label value @return a copy with it in the sandbox's metadata */
+  /**
+   * Adds a label to the sandbox's metadata, which listings can filter on.
+   *
+   * @param key label key, non-blank
+   * @param value label value
+   * @return a copy with it
+   */
   public SandboxRequest metadata(String key, String value) {
     Objects.requireNonNull(value, "metadata value");
     if (Objects.requireNonNull(key, "metadata key").isBlank()) {
@@ -103,7 +130,12 @@ public final class SandboxRequest {
     return with(spec.withMetadata(m));
   }
 
-  /** @param labels labels to add @return a copy with them */
+  /**
+   * Adds labels, as {@link #metadata(String, String)} does for each.
+   *
+   * @param labels labels to add
+   * @return a copy with them
+   */
   public SandboxRequest labels(Map<String, String> labels) {
     SandboxRequest r = this;
     for (Map.Entry<String, String> e : Objects.requireNonNull(labels, "labels").entrySet()) {
@@ -113,6 +145,8 @@ public final class SandboxRequest {
   }
 
   /**
+   * Mounts a volume, whose data outlives the sandbox.
+   *
    * @param volume an existing volume's name
    * @param mountPath an absolute path other than {@code /}
    * @return a copy that mounts it there
@@ -139,17 +173,30 @@ public final class SandboxRequest {
     return new SandboxRequest(provider, spec, more);
   }
 
-  /** @param onTimeout what happens at the timeout: kill (default) or pause @return a copy with it */
+  /**
+   * Sets what happens at the timeout.
+   *
+   * @param onTimeout kill (the default) or pause
+   * @return a copy with it
+   */
   public SandboxRequest onTimeout(OnTimeout onTimeout) {
     return with(spec.withOnTimeout(Objects.requireNonNull(onTimeout, "onTimeout")));
   }
 
-  /** @return what will be created */
+  /**
+   * The sandbox this request describes.
+   *
+   * @return what will be created
+   */
   public SandboxSpec spec() {
     return spec;
   }
 
-  /** @return the allow-list that will be applied, empty for none */
+  /**
+   * The destinations the sandbox may reach.
+   *
+   * @return the allow-list that will be applied, empty for none
+   */
   public List<String> allowOutList() {
     return allowOut;
   }
@@ -177,14 +224,25 @@ public final class SandboxRequest {
     return sandbox;
   }
 
-  /** Runs one command in a fresh sandbox and destroys it. @return the command's result */
+  /**
+   * Runs one command in a fresh sandbox and destroys it.
+   *
+   * @param command a shell command
+   * @return the command's result; a non-zero exit is data, not an exception
+   */
   public ExecResult exec(String command) {
     try (E2BSandbox sandbox = start()) {
       return sandbox.exec(command);
     }
   }
 
-  /** Starts a sandbox, hands it to {@code work}, and destroys it whatever happens. @return what {@code work} returned */
+  /**
+   * Starts a sandbox, hands it to {@code work}, and destroys it whatever happens.
+   *
+   * @param <T> what {@code work} makes
+   * @param work what to do with the sandbox
+   * @return what {@code work} returned
+   */
   public <T> T apply(Function<? super E2BSandbox, T> work) {
     Objects.requireNonNull(work, "work");
     try (E2BSandbox sandbox = start()) {
@@ -192,7 +250,11 @@ public final class SandboxRequest {
     }
   }
 
-  /** Starts a sandbox, hands it to {@code work}, and destroys it whatever happens. */
+  /**
+   * Starts a sandbox, hands it to {@code work}, and destroys it whatever happens.
+   *
+   * @param work what to do with the sandbox
+   */
   public void run(Consumer<? super E2BSandbox> work) {
     Objects.requireNonNull(work, "work");
     apply(s -> {

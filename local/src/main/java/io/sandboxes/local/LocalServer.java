@@ -259,13 +259,19 @@ public final class LocalServer implements AutoCloseable {
 
     private Builder() {}
 
-    /** @param port the control-plane port; 0 picks a free one @return this */
+    /**
+     * @param port the control-plane port; 0 picks a free one
+     * @return this
+     */
     public Builder apiPort(int port) {
       this.apiPort = checkPort(port, "apiPort");
       return this;
     }
 
-    /** @param port the daemon port; 0 picks a free one @return this */
+    /**
+     * @param port the daemon port; 0 picks a free one
+     * @return this
+     */
     public Builder envdPort(int port) {
       this.envdPort = checkPort(port, "envdPort");
       return this;
@@ -293,7 +299,10 @@ public final class LocalServer implements AutoCloseable {
       return this;
     }
 
-    /** @param keep whether sandboxes outlive the server's {@link #close()} (default: killed) @return this */
+    /**
+     * @param keep whether sandboxes outlive the server's {@link #close()} (default: killed)
+     * @return this
+     */
     public Builder keepSandboxesOnClose(boolean keep) {
       this.keepSandboxesOnClose = keep;
       return this;
@@ -349,7 +358,10 @@ public final class LocalServer implements AutoCloseable {
       return this;
     }
 
-    /** @param progress receives a line per step while the base image is built @return this */
+    /**
+     * @param progress receives a line per step while the base image is built
+     * @return this
+     */
     public Builder progress(Consumer<String> progress) {
       this.progress = Objects.requireNonNull(progress, "progress");
       return this;
