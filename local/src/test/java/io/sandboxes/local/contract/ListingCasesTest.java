@@ -111,13 +111,20 @@ class ListingCasesTest {
     try (Harness h = new Harness(server)) {
       List<String> ids = ids(40);
       AtomicInteger total = new AtomicInteger();
+      CountDownLatch failed = new CountDownLatch(1);
       h.api.on(FaultServer.route("GET", "/v2/sandboxes"), FaultServer.json(200, listing(ids)));
       h.api.on(FaultServer.route("POST", "/sandboxes/row.*/connect"), (req, resp, cb) -> {
         total.incrementAndGet();
         if (req.path().contains(ids.get(0))) {
-          return FaultServer.json(503, "{\"code\":503,\"message\":\"connect failed\"}").answer(req, resp, cb);
+          boolean answered = FaultServer.json(503, "{\"code\":503,\"message\":\"connect failed\"}").answer(req, resp, cb);
+          failed.countDown();
+          return answered;
         }
-        pause(300);
+        // every success comes well after the failure, so no slot frees before the client has seen
+        // it: a connect counted past 16 was started after the failure (on a loaded machine the
+        // failing request itself can be slow, and a fixed delay alone did not order them)
+        await(failed);
+        pause(1_000);
         return FaultServer.json(200, sandbox(req.path().split("/")[2])).answer(req, resp, cb);
       });
       assertThatThrownBy(() -> h.provider.list("u")).isInstanceOf(SandboxException.class).hasMessageContaining("connect failed");
