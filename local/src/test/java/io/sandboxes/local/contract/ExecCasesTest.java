@@ -63,13 +63,15 @@ class ExecCasesTest extends OneSandboxCases {
   @Test
   @DisplayName("case 45, case 58: no sniffing of '&': a launch guarded by if, and a detached sidecar, return their real exit promptly")
   void noSniffing() {
+    // "promptly": well short of the 3.5 s a command treated as held would take (1.5 s settle + 2 s
+    // grace); not the 1.5 s settle itself, which a quick command on a loaded machine can pass
     ExecResult guarded = sandbox.exec("if ! true; then nohup sh -c 'sleep 30' > /tmp/app.log 2>&1 & fi");
     assertThat(guarded.exitCode()).isZero();
-    assertThat(guarded.duration()).isLessThan(Duration.ofMillis(1_500));
+    assertThat(guarded.duration()).isLessThan(Duration.ofMillis(3_000));
     long mark = System.nanoTime();
     ExecResult sidecar = sandbox.exec("nohup sh -c 'sleep 30' > /tmp/redis.log 2>&1 & true");
     assertThat(sidecar.exitCode()).isZero();
-    assertThat(sidecar.duration()).isLessThan(Duration.ofMillis(1_500));
+    assertThat(sidecar.duration()).isLessThan(Duration.ofMillis(3_000));
     assertThat(startsSince(mark)).hasSize(1);
   }
 
