@@ -39,10 +39,15 @@ public final class FileOps {
     this.sandbox = sandbox;
   }
 
-  private DockerRuntime.Completed sh(String user, String script, @Nullable InputStream stdin, String... args) throws RpcError {
+  /** A helper program: {@code script} with the path resolver in front, and its arguments. */
+  private static List<String> command(String script, String... args) {
     List<String> cmd = new ArrayList<>(List.of("/bin/sh", "-c", RESOLVE + script, "sh"));
     cmd.addAll(List.of(args));
-    return sandbox.run(user, cmd, stdin);
+    return cmd;
+  }
+
+  private DockerRuntime.Completed sh(String user, String script, @Nullable InputStream stdin, String... args) throws RpcError {
+    return sandbox.run(user, command(script, args), stdin);
   }
 
   private static RpcError failure(DockerRuntime.Completed c, String path, String what) {
@@ -81,14 +86,14 @@ public final class FileOps {
    *     (the answer is then incomplete and must be aborted, never finished)
    */
   public void read(String user, String path, ReadTarget target) throws RpcError, IOException {
-    List<String> cmd = new ArrayList<>(List.of("/bin/sh", "-c", RESOLVE + """
+    List<String> cmd = command("""
         p=$(r "$1")
         if [ -d "$p" ]; then exit 91; fi
         if [ ! -e "$p" ]; then exit 90; fi
         if [ ! -r "$p" ]; then echo "cat: $p: Permission denied" >&2; exit 1; fi
         printf K
         exec cat -- "$p"
-        """, "sh", path));
+        """, path);
     java.io.ByteArrayOutputStream early = new java.io.ByteArrayOutputStream();
     java.io.ByteArrayOutputStream err = new java.io.ByteArrayOutputStream();
     OutputStream out = null;
@@ -124,9 +129,7 @@ public final class FileOps {
         throw new IOException("reading " + path + " broke off: " + (code == null ? "the outcome could not be observed"
             : "exit " + code + (c.stderrText().isEmpty() ? "" : ": " + c.stderrText())));
       }
-      if (code != null && code == 126 && c.stdoutText().contains("unable to find user")) {
-        throw new RpcError("unauthenticated", "invalid user: '" + user + "'");
-      }
+      LocalSandbox.refuseUnknownUser(c, user);
       throw failure(c, path, "read");
     }
   }

@@ -258,13 +258,18 @@ public final class LocalSandbox {
     return docker;
   }
 
+  /** Docker's own refusal of a user the sandbox does not have (exit 126, its message on stdout) is envd's unauthenticated. */
+  static void refuseUnknownUser(DockerRuntime.Completed c, String user) throws RpcError {
+    if (c.exitCode() != null && c.exitCode() == 126 && c.stdoutText().contains("unable to find user")) {
+      throw new RpcError("unauthenticated", "invalid user: '" + user + "'");
+    }
+  }
+
   /** Runs a helper command to completion as {@code user}. */
   DockerRuntime.Completed run(String user, List<String> cmd, @Nullable InputStream stdin) throws RpcError {
     try {
       DockerRuntime.Completed c = docker.run(containerId, user, cmd, stdin);
-      if (c.exitCode() != null && c.exitCode() == 126 && c.stdoutText().contains("unable to find user")) {
-        throw new RpcError("unauthenticated", "invalid user: '" + user + "'");
-      }
+      refuseUnknownUser(c, user);
       return c;
     } catch (IOException | RuntimeException e) {
       throw unavailable(e);
