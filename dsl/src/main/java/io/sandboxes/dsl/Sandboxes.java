@@ -46,10 +46,19 @@ public final class Sandboxes {
     return auto(System::getenv);
   }
 
-  static SandboxClient auto(java.util.function.Function<String, String> environment) {
+  /** Whether the environment names an E2B key, which is what makes {@link #auto()} choose E2B's cloud. */
+  private static boolean hasKey(java.util.function.Function<String, String> environment) {
     String key = environment.apply("E2B_API_KEY");
+    return key != null && !key.isBlank();
+  }
+
+  private static java.util.Optional<LocalRuntime> localRuntime() {
+    return ServiceLoader.load(LocalRuntime.class).findFirst();
+  }
+
+  static SandboxClient auto(java.util.function.Function<String, String> environment) {
     System.Logger log = System.getLogger(Sandboxes.class.getName());
-    if (key != null && !key.isBlank()) {
+    if (hasKey(environment)) {
       log.log(System.Logger.Level.INFO, "Sandboxes: using E2B's cloud (E2B_API_KEY is set)");
       return e2b();
     }
@@ -65,13 +74,12 @@ public final class Sandboxes {
    * @return what is missing, or empty when {@link #auto()} has something to use
    */
   public static java.util.Optional<String> unavailableReason() {
-    return unavailableReason(System::getenv, () -> ServiceLoader.load(LocalRuntime.class).findFirst());
+    return unavailableReason(System::getenv, Sandboxes::localRuntime);
   }
 
   static java.util.Optional<String> unavailableReason(java.util.function.Function<String, String> environment,
       java.util.function.Supplier<java.util.Optional<LocalRuntime>> localRuntime) {
-    String key = environment.apply("E2B_API_KEY");
-    if (key != null && !key.isBlank()) {
+    if (hasKey(environment)) {
       return java.util.Optional.empty();
     }
     java.util.Optional<LocalRuntime> runtime = localRuntime.get();
@@ -107,7 +115,7 @@ public final class Sandboxes {
    * @throws SandboxException when the local runtime is not on the class path or cannot start
    */
   public static SandboxClient local() {
-    LocalRuntime runtime = ServiceLoader.load(LocalRuntime.class).findFirst().orElseThrow(() -> new SandboxException(
+    LocalRuntime runtime = localRuntime().orElseThrow(() -> new SandboxException(
         "Sandboxes.local() needs the local runtime: add io.sandboxes:sandboxes-local to the class path"));
     LocalRuntime.Endpoint endpoint = runtime.start();
     try {

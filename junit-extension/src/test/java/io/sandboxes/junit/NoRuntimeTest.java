@@ -6,7 +6,6 @@ import static org.junit.platform.engine.discovery.DiscoverySelectors.selectClass
 
 import io.sandboxes.Sandbox;
 import io.sandboxes.dsl.Sandboxes;
-import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
