@@ -14,5 +14,5 @@ public interface Describing {
    * @return the record, or empty only when the sandbox positively does not exist
    * @throws SandboxException when the record cannot be read
    */
-  Optional<SandboxDescriptor> describe(String sandboxId);
+  Optional<SandboxInfo> describe(String sandboxId);
 }

@@ -3,24 +3,39 @@ package io.sandboxes;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Objects;
+import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 
 /**
- * How to run a command: working directory, extra environment, user and deadline. Immutable; each
- * {@code with...} method returns a copy.
+ * How to run a command: working directory, extra environment, user, deadline, and where its
+ * output goes while it runs. Immutable; each {@code with...} method returns a copy.
  *
  * <pre>{@code
- * sandbox.exec("make test", ExecOptions.defaults().withCwd("/home/user/app").withTimeout(Duration.ofMinutes(5)));
+ * sandbox.exec("make test", ExecOptions.defaults()
+ *     .withCwd("/home/user/app")
+ *     .withTimeout(Duration.ofMinutes(5))
+ *     .onStdout(System.out::print)      // follow a long build live
+ *     .onStderr(System.err::print));
  * }</pre>
  *
  * @param cwd the working directory, or {@code null} for the user's home
  * @param env extra environment variables for this command only
  * @param user the user to run as, or {@code null} for the sandbox's default user
  * @param timeout how long the command may run before the sandbox kills it; {@link Duration#ZERO}
- *     means no limit
+ *     means no limit. A command killed this way makes {@code exec} throw
+ *     {@link CommandTimeoutException}, with the output it wrote before.
+ * @param onStdout called with each piece of standard output as it arrives (whole characters,
+ *     in order, on one thread), or {@code null}; the result still holds all of it
+ * @param onStderr the same for standard error, or {@code null}
  * @since 0.1
  */
-public record ExecOptions(@Nullable String cwd, Map<String, String> env, @Nullable String user, Duration timeout) {
+public record ExecOptions(
+    @Nullable String cwd,
+    Map<String, String> env,
+    @Nullable String user,
+    Duration timeout,
+    @Nullable Consumer<String> onStdout,
+    @Nullable Consumer<String> onStderr) {
 
   /** The default deadline of a command, as E2B's SDKs use: 60 seconds. */
   public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(60);
@@ -40,40 +55,75 @@ public record ExecOptions(@Nullable String cwd, Map<String, String> env, @Nullab
     }
   }
 
-  /** @return options with no cwd, env or user, and the 60 s default deadline */
+  /**
+   * The defaults.
+   *
+   * @return options with no cwd, env, user or output callbacks, and the 60 s default deadline
+   */
   public static ExecOptions defaults() {
-    return new ExecOptions(null, Map.of(), null, DEFAULT_TIMEOUT);
+    return new ExecOptions(null, Map.of(), null, DEFAULT_TIMEOUT, null, null);
   }
 
   /**
+   * Sets the working directory.
+   *
    * @param cwd the working directory
    * @return a copy with it
    */
   public ExecOptions withCwd(String cwd) {
-    return new ExecOptions(Objects.requireNonNull(cwd, "cwd"), env, user, timeout);
+    return new ExecOptions(Objects.requireNonNull(cwd, "cwd"), env, user, timeout, onStdout, onStderr);
   }
 
   /**
+   * Sets extra environment variables for this command.
+   *
    * @param env extra environment variables
    * @return a copy with them
    */
   public ExecOptions withEnv(Map<String, String> env) {
-    return new ExecOptions(cwd, env, user, timeout);
+    return new ExecOptions(cwd, env, user, timeout, onStdout, onStderr);
   }
 
   /**
+   * Sets the user the command runs as.
+   *
    * @param user the user to run as, e.g. {@code "root"}
    * @return a copy with it
    */
   public ExecOptions withUser(String user) {
-    return new ExecOptions(cwd, env, Objects.requireNonNull(user, "user"), timeout);
+    return new ExecOptions(cwd, env, Objects.requireNonNull(user, "user"), timeout, onStdout, onStderr);
   }
 
   /**
+   * Sets the command's deadline.
+   *
    * @param timeout the command's deadline, {@link Duration#ZERO} for none
    * @return a copy with it
    */
   public ExecOptions withTimeout(Duration timeout) {
-    return new ExecOptions(cwd, env, user, timeout);
+    return new ExecOptions(cwd, env, user, timeout, onStdout, onStderr);
+  }
+
+  /**
+   * Follows standard output while the command runs, as E2B's {@code onStdout}. The callback runs
+   * on the SDK's reader thread, in order; an exception it throws kills the command and is thrown
+   * from {@code exec}.
+   *
+   * @param listener called with each piece of text as it arrives
+   * @return a copy with it
+   */
+  public ExecOptions onStdout(Consumer<String> listener) {
+    return new ExecOptions(cwd, env, user, timeout, Objects.requireNonNull(listener, "listener"), onStderr);
+  }
+
+  /**
+   * Follows standard error while the command runs, as {@link #onStdout(Consumer)} does standard
+   * output.
+   *
+   * @param listener called with each piece of text as it arrives
+   * @return a copy with it
+   */
+  public ExecOptions onStderr(Consumer<String> listener) {
+    return new ExecOptions(cwd, env, user, timeout, onStdout, Objects.requireNonNull(listener, "listener"));
   }
 }

@@ -143,7 +143,7 @@ public interface Sandbox extends AutoCloseable {
   java.io.InputStream exportFiles(String path);
 
   /** @return the sandbox's state as this handle last saw it */
-  SandboxStatus status();
+  SandboxState status();
 
   /** @return the URL of the sandbox's default preview port; see {@link #previewUrl(int)} */
   String previewUrl();

@@ -37,13 +37,13 @@ public interface SandboxProvider extends AutoCloseable {
   Optional<Sandbox> get(String sandboxId);
 
   /**
-   * Lists the running sandboxes as live handles, in the provider's order. Paused ones are left
-   * out, without being woken.
+   * Lists the running sandboxes these credentials can see, as live handles, in the provider's
+   * order. Paused ones are left out, without being woken.
    *
-   * @param userId whose sandboxes; a provider scoped by its credentials may ignore it
+   * @return the handles, empty only when the provider positively lists none
    * @throws SandboxException when the listing cannot be read; never a partial or empty list instead
    */
-  List<Sandbox> list(String userId);
+  List<Sandbox> list();
 
   /**
    * Destroys a sandbox.

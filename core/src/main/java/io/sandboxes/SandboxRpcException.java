@@ -22,6 +22,18 @@ public class SandboxRpcException extends SandboxException {
     this.code = code;
   }
 
+  /**
+   * For subtypes that word their own message.
+   *
+   * @param code the Connect error code
+   * @param message the whole message
+   * @param cause the underlying failure
+   */
+  protected SandboxRpcException(String code, String message, Throwable cause) {
+    super(message, cause);
+    this.code = code;
+  }
+
   /** @return the Connect error code string, e.g. {@code "not_found"} or {@code "unavailable"} */
   public String code() {
     return code;

@@ -3,6 +3,8 @@ package io.sandboxes.e2b;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sandboxes.SandboxException;
+import io.sandboxes.SandboxInfo;
+import io.sandboxes.SandboxState;
 import io.sandboxes.SandboxNotFoundException;
 import io.sandboxes.SandboxSpec;
 import io.sandboxes.e2b.internal.ControlPlane;
@@ -57,7 +59,7 @@ public final class E2BApi {
   }
 
   /** @return a new sandbox from the {@code base} template with the default timeout */
-  public E2BSandbox create() {
+  public LiveSandbox create() {
     return create(SandboxSpec.defaults());
   }
 
@@ -67,7 +69,7 @@ public final class E2BApi {
    * @param spec template, timeout, environment and metadata
    * @return the live sandbox; close it to kill it
    */
-  public E2BSandbox create(SandboxSpec spec) {
+  public LiveSandbox create(SandboxSpec spec) {
     ensureOpen();
     ObjectNode body = Json.object()
         .put("templateID", spec.template())
@@ -96,14 +98,14 @@ public final class E2BApi {
    *
    * @throws SandboxNotFoundException when the server says there is no such sandbox
    */
-  public E2BSandbox connect(String sandboxId, Duration timeout) {
+  public LiveSandbox connect(String sandboxId, Duration timeout) {
     ensureOpen();
     requirePositive(timeout, "timeout");
     return handle(controlPlane.connect(sandboxId, seconds(timeout)), "connect to sandbox " + sandboxId);
   }
 
   /** Connects with the default 5 minute timeout. @see #connect(String, Duration) */
-  public E2BSandbox connect(String sandboxId) {
+  public LiveSandbox connect(String sandboxId) {
     return connect(sandboxId, SandboxSpec.DEFAULT_TIMEOUT);
   }
 
@@ -113,7 +115,7 @@ public final class E2BApi {
    * @return the handle, or empty when the server positively says the sandbox does not exist
    * @throws SandboxException for any other failure: a failure to look is never reported as absence
    */
-  public Optional<E2BSandbox> get(String sandboxId) {
+  public Optional<LiveSandbox> get(String sandboxId) {
     try {
       return Optional.of(connect(sandboxId));
     } catch (SandboxNotFoundException e) {
@@ -139,7 +141,7 @@ public final class E2BApi {
    */
   public SandboxPage list(SandboxQuery query) {
     ensureOpen();
-    List<String> states = query.states().stream().map(SandboxState::wireName).sorted().toList();
+    List<String> states = query.states().stream().map(s -> s.name().toLowerCase(java.util.Locale.ROOT)).sorted().toList();
     ControlPlane.Page page = controlPlane.list(states, query.metadata(), query.limit(), query.nextToken());
     List<SandboxInfo> items = new ArrayList<>(page.rows().size());
     for (JsonNode row : page.rows()) {
@@ -309,7 +311,7 @@ public final class E2BApi {
   }
 
 
-  private E2BSandbox handle(JsonNode sandbox, String context) {
+  private LiveSandbox handle(JsonNode sandbox, String context) {
     String id;
     try {
       id = Json.requireText(sandbox, "sandboxID");
@@ -322,7 +324,7 @@ public final class E2BApi {
         : URI.create("https://" + Envd.PORT + "-" + id + "." + (sandboxDomain == null || sandboxDomain.isBlank() ? domain : sandboxDomain));
     Envd envd = new Envd(http, envdUrl, id, token);
     String previewDomain = sandboxDomain == null || sandboxDomain.isBlank() ? domain : sandboxDomain;
-    return new E2BSandbox(this, id, Json.text(sandbox, "templateID"), Json.text(sandbox, "envdVersion"), envd, previewDomain);
+    return new LiveSandbox(this, id, Json.text(sandbox, "templateID"), Json.text(sandbox, "envdVersion"), envd, previewDomain);
   }
 
   static SandboxInfo toInfo(JsonNode row) {
@@ -331,7 +333,7 @@ public final class E2BApi {
           Json.requireText(row, "sandboxID"),
           Json.requireText(row, "templateID"),
           Json.text(row, "alias"),
-          SandboxState.fromWire(Json.requireText(row, "state")),
+          state(Json.requireText(row, "state")),
           Json.instant(row, "startedAt"),
           Json.instant(row, "endAt"),
           Json.intValue(row, "cpuCount", 0),
@@ -344,7 +346,16 @@ public final class E2BApi {
     }
   }
 
-  private static List<io.sandboxes.VolumeMount> volumeMounts(@Nullable JsonNode mounts) {
+  /** The control plane's state names; anything else is a record this client cannot read. */
+  static SandboxState state(String wire) {
+    return switch (wire) {
+      case "running" -> SandboxState.RUNNING;
+      case "paused" -> SandboxState.PAUSED;
+      default -> throw new IllegalArgumentException("unknown sandbox state '" + wire + "'");
+    };
+  }
+
+  static List<io.sandboxes.VolumeMount> volumeMounts(@Nullable JsonNode mounts) {
     List<io.sandboxes.VolumeMount> out = new ArrayList<>();
     if (mounts != null && mounts.isArray()) {
       mounts.forEach(m -> out.add(new io.sandboxes.VolumeMount(m.path("name").asText(), m.path("path").asText())));

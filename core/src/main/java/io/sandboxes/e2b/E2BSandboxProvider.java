@@ -6,10 +6,10 @@ import io.sandboxes.Describing;
 import io.sandboxes.OnTimeout;
 import io.sandboxes.Sandbox;
 import io.sandboxes.SandboxConfig;
-import io.sandboxes.SandboxDescriptor;
+import io.sandboxes.SandboxInfo;
 import io.sandboxes.SandboxException;
 import io.sandboxes.SandboxProvider;
-import io.sandboxes.SandboxStatus;
+import io.sandboxes.SandboxState;
 import io.sandboxes.TemplateCommit;
 import io.sandboxes.TemplateDescriptor;
 import io.sandboxes.TemplateManagement;
@@ -36,7 +36,7 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The E2B provider: creates, finds, lists and kills sandboxes through E2B's control plane, and
- * hands out {@link E2BSandbox} handles that talk to each sandbox's daemon.
+ * hands out {@link LiveSandbox} handles that talk to each sandbox's daemon.
  *
  * <p>It speaks E2B's real protocol, so it works against E2B's cloud, a self-hosted E2B, or the
  * local runtime ({@code sandboxes-local}). Configuration comes from the builder, then from the
@@ -44,7 +44,7 @@ import org.jspecify.annotations.Nullable;
  *
  * <pre>{@code
  * try (E2BSandboxProvider e2b = E2BSandboxProvider.fromEnvironment();
- *      E2BSandbox sandbox = e2b.create(SandboxSpec.defaults())) {
+ *      LiveSandbox sandbox = e2b.create(SandboxSpec.defaults())) {
  *   System.out.println(sandbox.exec("uname -a").stdout());
  * }
  * }</pre>
@@ -68,7 +68,7 @@ public final class E2BSandboxProvider
   /** The port {@link Sandbox#previewUrl()} points at unless configured (Vite's). */
   public static final int DEFAULT_PREVIEW_PORT = 5173;
   /** How many sandbox connects {@link #list(String)} keeps in flight at once. */
-  public static final int LIST_CONNECT_CONCURRENCY = 16;
+  static final int LIST_CONNECT_CONCURRENCY = 16;
   /** Everything: the deny-by-default rule sent with an allow-list. */
   static final String ALL_TRAFFIC = "0.0.0.0/0";
 
@@ -184,11 +184,11 @@ public final class E2BSandboxProvider
    * before anything is created.
    */
   @Override
-  public E2BSandbox create(SandboxConfig config) {
+  public LiveSandbox create(SandboxConfig config) {
     return create(config, OnTimeout.PAUSE);
   }
 
-  E2BSandbox create(SandboxConfig config, OnTimeout onTimeout) {
+  LiveSandbox create(SandboxConfig config, OnTimeout onTimeout) {
     ensureOpen();
     Objects.requireNonNull(config, "config");
     if (config.command() != null) {
@@ -203,7 +203,7 @@ public final class E2BSandboxProvider
     SandboxSpec spec = new SandboxSpec(config.templateId() != null ? config.templateId() : templateId,
         config.timeout() != null ? config.timeout() : defaultTimeout, config.env(), metadata, onTimeout, false,
         config.volumeName() == null ? List.of() : List.of(new VolumeMount(config.volumeName(), config.volumeMountPath())));
-    E2BSandbox sandbox = api.create(spec);
+    LiveSandbox sandbox = api.create(spec);
     if (!defaultAllowOut.isEmpty()) {
       try {
         api.updateNetwork(sandbox.id(), defaultAllowOut, List.of(ALL_TRAFFIC));
@@ -241,17 +241,16 @@ public final class E2BSandboxProvider
   /**
    * {@inheritDoc}
    *
-   * <p>Reads the whole account-wide listing (the user id is not a filter: E2B scopes by API
-   * key), skips paused sandboxes without touching them, and connects to the running ones with at
-   * most {@link #LIST_CONNECT_CONCURRENCY} connects in flight, keeping the listing's order. A
+   * <p>Reads the whole account-wide listing (E2B scopes listings by API key), skips paused sandboxes without touching them, and connects to the running ones with at
+   * most 16 connects in flight, keeping the listing's order. A
    * sandbox gone since the listing is left out; any other connect failure fails the whole call,
    * and no new connect starts after the first failure.
    */
   @Override
-  public List<Sandbox> list(String userId) {
+  public List<Sandbox> list() {
     ensureOpen();
     List<SandboxInfo> rows = api.listAll(SandboxQuery.all());
-    List<String> running = rows.stream().filter(r -> r.state() != SandboxState.PAUSED).map(SandboxInfo::sandboxId).toList();
+    List<String> running = rows.stream().filter(r -> r.state() != SandboxState.PAUSED).map(SandboxInfo::id).toList();
     List<Optional<Sandbox>> handles = Bounded.map(running, LIST_CONNECT_CONCURRENCY, this::get);
     List<Sandbox> out = new ArrayList<>();
     handles.forEach(h -> h.ifPresent(out::add));
@@ -265,8 +264,16 @@ public final class E2BSandboxProvider
     api.kill(sandboxId);
   }
 
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Reads the control plane's record and never connects. A sparse record is tolerated: a
+   * missing id is the requested one, a missing template, daemon version or unreadable start time
+   * is null, missing metadata or mounts are empty; a state other than {@code paused} reads as
+   * running.
+   */
   @Override
-  public Optional<SandboxDescriptor> describe(String sandboxId) {
+  public Optional<SandboxInfo> describe(String sandboxId) {
     ensureOpen();
     JsonNode info;
     try {
@@ -274,24 +281,18 @@ public final class E2BSandboxProvider
     } catch (SandboxNotFoundException e) {
       return Optional.empty();
     }
-    Map<String, String> labels = Json.stringMap(info.get("metadata"));
-    String startedAt = Timestamps.isoMillis(Json.text(info, "startedAt"));
-    String volume = null;
-    JsonNode mounts = info.get("volumeMounts");
-    if (mounts != null && mounts.isArray() && !mounts.isEmpty()) {
-      volume = Json.text(mounts.get(0), "name");
-    }
-    String state = Json.text(info, "state");
-    return Optional.of(new SandboxDescriptor(
+    return Optional.of(new SandboxInfo(
         Objects.requireNonNullElse(Json.text(info, "sandboxID"), sandboxId),
-        labels.get("projectId"),
-        "paused".equals(state) ? SandboxStatus.SLEEPING : SandboxStatus.RUNNING,
-        labels,
         Json.text(info, "templateID"),
-        startedAt,
-        startedAt,
-        volume,
-        List.of()));
+        Json.text(info, "alias"),
+        "paused".equals(Json.text(info, "state")) ? SandboxState.PAUSED : SandboxState.RUNNING,
+        Timestamps.instant(Json.text(info, "startedAt")),
+        Timestamps.instant(Json.text(info, "endAt")),
+        Json.intValue(info, "cpuCount", 0),
+        Json.intValue(info, "memoryMB", 0),
+        Json.text(info, "envdVersion"),
+        Json.stringMap(info.get("metadata")),
+        E2BApi.volumeMounts(info.get("volumeMounts"))));
   }
 
   /**

@@ -58,7 +58,7 @@ final class E2BSpawn implements SpawnHandle {
           }
         } else if (event.has("end")) {
           JsonNode end = event.get("end");
-          result = new ProcessExit(E2BSandbox.exitCode(end), Json.text(end, "error"));
+          result = new ProcessExit(LiveSandbox.exitCode(end), Json.text(end, "error"));
         }
       }
       if (result == null) {

@@ -46,7 +46,7 @@ final class EgressProbeRun {
   }
 
   static EgressVerdict run(E2BSandboxProvider provider, EgressProbe probe) {
-    E2BSandbox sandbox;
+    LiveSandbox sandbox;
     try {
       sandbox = provider.create(SandboxConfig.forProject("egress-probe-" + System.currentTimeMillis())
           .withTimeout(PROBE_SANDBOX_TIMEOUT), OnTimeout.KILL);

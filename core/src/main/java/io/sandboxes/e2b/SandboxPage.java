@@ -1,5 +1,6 @@
 package io.sandboxes.e2b;
 
+import io.sandboxes.SandboxInfo;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;

@@ -1,5 +1,6 @@
 package io.sandboxes.e2b;
 
+import io.sandboxes.SandboxState;
 import java.util.EnumSet;
 import java.util.Map;
 import java.util.Objects;
@@ -9,7 +10,7 @@ import org.jspecify.annotations.Nullable;
 /**
  * A listing filter: which states, which metadata, how many per page, and where to continue.
  *
- * @param states the states to include; empty means both running and paused
+ * @param states the states to include ({@code RUNNING}, {@code PAUSED}); empty means both
  * @param metadata pairs a sandbox's metadata must all contain
  * @param limit page size, 1 to 100
  * @param nextToken the token of the page to fetch, from {@link SandboxPage#nextToken()}, or null
@@ -24,6 +25,9 @@ public record SandboxQuery(Set<SandboxState> states, Map<String, String> metadat
   /** Validates and copies the components. */
   public SandboxQuery {
     states = Set.copyOf(Objects.requireNonNull(states, "states"));
+    if (states.contains(SandboxState.KILLED)) {
+      throw new IllegalArgumentException("a listing shows running and paused sandboxes; KILLED is not a state to filter on");
+    }
     metadata = Map.copyOf(Objects.requireNonNull(metadata, "metadata"));
     if (limit < 1 || limit > MAX_LIMIT) {
       throw new IllegalArgumentException("limit must be between 1 and " + MAX_LIMIT + ", got " + limit);
@@ -33,9 +37,35 @@ public record SandboxQuery(Set<SandboxState> states, Map<String, String> metadat
     }
   }
 
-  /** @return a query for all sandboxes, running and paused, 100 a page */
+  /**
+   * A query for every sandbox, running and paused, 100 a page.
+   *
+   * @return the query
+   */
   public static SandboxQuery all() {
     return new SandboxQuery(EnumSet.noneOf(SandboxState.class), Map.of(), MAX_LIMIT, null);
+  }
+
+  /**
+   * A query for the sandboxes in these states.
+   *
+   * @param first a state ({@code RUNNING} or {@code PAUSED})
+   * @param more further states
+   * @return the query, 100 a page
+   */
+  public static SandboxQuery inState(SandboxState first, SandboxState... more) {
+    return all().withStates(EnumSet.of(first, more));
+  }
+
+  /**
+   * A query for the sandboxes whose metadata holds this pair.
+   *
+   * @param key a metadata key
+   * @param value its value
+   * @return the query, 100 a page
+   */
+  public static SandboxQuery byMetadata(String key, String value) {
+    return all().withMetadata(Map.of(key, value));
   }
 
   /**

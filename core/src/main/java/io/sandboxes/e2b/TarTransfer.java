@@ -39,7 +39,7 @@ final class TarTransfer {
     return "/tmp/" + prefix + "-" + Long.toString(System.currentTimeMillis(), 36) + "-" + rand + ".tar";
   }
 
-  private static ExecResult run(E2BSandbox sandbox, String command, Duration timeout) {
+  private static ExecResult run(LiveSandbox sandbox, String command, Duration timeout) {
     return sandbox.exec(command, ExecOptions.defaults().withTimeout(timeout));
   }
 
@@ -51,7 +51,7 @@ final class TarTransfer {
     return new SandboxException(operation + ": " + step + " failed (" + r.exitCode() + "): " + err);
   }
 
-  static void importFiles(E2BSandbox sandbox, String path, InputStream tar) {
+  static void importFiles(LiveSandbox sandbox, String path, InputStream tar) {
     String tarPath = tempName("mol-import");
     String piecePath = tarPath + ".piece";
     try {
@@ -89,7 +89,7 @@ final class TarTransfer {
     }
   }
 
-  static InputStream exportFiles(E2BSandbox sandbox, String path) {
+  static InputStream exportFiles(LiveSandbox sandbox, String path) {
     String trimmed = path.length() > 1 && path.endsWith("/") ? path.replaceAll("/+$", "") : path;
     if (!trimmed.startsWith("/") || trimmed.equals("/") || trimmed.isEmpty()) {
       throw new SandboxException("exportFiles: path must be an absolute directory below \"/\", got '" + path + "'");
@@ -109,7 +109,7 @@ final class TarTransfer {
     }
   }
 
-  private static void cleanup(E2BSandbox sandbox, String command, Duration timeout) {
+  private static void cleanup(LiveSandbox sandbox, String command, Duration timeout) {
     try {
       run(sandbox, command, timeout);
     } catch (RuntimeException ignored) {

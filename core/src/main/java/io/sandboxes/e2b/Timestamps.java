@@ -17,16 +17,16 @@ final class Timestamps {
     return ISO_MILLIS.format(instant);
   }
 
-  /** @return the time in the contract's form, or null when absent or unreadable */
-  static @Nullable String isoMillis(@Nullable String value) {
+  /** @return the time a server wrote, or null when absent or unreadable */
+  static @Nullable Instant instant(@Nullable String value) {
     if (value == null || value.isBlank()) {
       return null;
     }
     try {
-      return isoMillis(OffsetDateTime.parse(value).toInstant());
+      return OffsetDateTime.parse(value).toInstant();
     } catch (DateTimeParseException e) {
       try {
-        return isoMillis(Instant.parse(value));
+        return Instant.parse(value);
       } catch (DateTimeParseException again) {
         return null;
       }

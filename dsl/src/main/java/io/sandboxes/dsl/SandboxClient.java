@@ -1,19 +1,24 @@
 package io.sandboxes.dsl;
 
+import com.google.errorprone.annotations.CanIgnoreReturnValue;
 import com.google.errorprone.annotations.CheckReturnValue;
 import io.sandboxes.EgressVerdict;
-import io.sandboxes.Sandbox;
+import io.sandboxes.SandboxInfo;
 import io.sandboxes.e2b.E2BSandboxProvider;
+import io.sandboxes.e2b.LiveSandbox;
+import io.sandboxes.e2b.SandboxQuery;
+import java.util.List;
 import java.util.Objects;
-import java.util.Optional;
 
 /**
- * Where sandboxes come from, as {@link Sandboxes} hands it out: {@link #create()} begins a
- * sandbox request; the provider underneath is there for everything else.
+ * Where sandboxes come from, as {@link Sandboxes} hands it out, in E2B's words:
+ * {@link #create()}, {@link #connect(String)}, {@link #list(SandboxQuery)}, {@link #kill(String)};
+ * {@link #sandbox()} begins a request to configure first. The provider underneath is there for
+ * the provider-neutral API and E2B's raw API.
  *
  * <pre>{@code
  * try (SandboxClient sandboxes = Sandboxes.local()) {
- *   System.out.println(sandboxes.create().exec("python3 -c 'print(6 * 7)'").stdout());
+ *   System.out.println(sandboxes.sandbox().exec("python3 -c 'print(6 * 7)'").stdout());
  * }
  * }</pre>
  *
@@ -31,12 +36,82 @@ public final class SandboxClient implements AutoCloseable {
   }
 
   /**
-   * Begins a sandbox request; nothing is created until its terminal verb.
+   * Begins describing a sandbox; nothing is created until the request's terminal verb
+   * ({@link SandboxRequest#create()}, {@link SandboxRequest#exec(String)},
+   * {@link SandboxRequest#run}, {@link SandboxRequest#apply}).
    *
-   * @return a request with the defaults (template {@code base}, 5 minutes)
+   * @return a request with the defaults (template {@code base}, 5 minutes, no egress)
    */
-  public SandboxRequest create() {
+  public SandboxRequest sandbox() {
     return SandboxRequest.defaults(provider);
+  }
+
+  /**
+   * Creates a sandbox with the defaults; {@code sandbox().create()} in one word, as E2B's
+   * {@code Sandbox.create()}.
+   *
+   * @return the live sandbox; close it to kill it
+   * @throws io.sandboxes.SandboxException when it cannot be created
+   */
+  public LiveSandbox create() {
+    return sandbox().create();
+  }
+
+  /**
+   * Connects to an existing sandbox, resuming it when it is paused, as E2B's
+   * {@code Sandbox.connect(id)}. The handle does not own the sandbox more than any other:
+   * closing it kills the sandbox.
+   *
+   * @param sandboxId the sandbox's id
+   * @return a live handle
+   * @throws io.sandboxes.SandboxNotFoundException when the server says it does not exist
+   * @throws io.sandboxes.SandboxException when the server could not be asked
+   */
+  public LiveSandbox connect(String sandboxId) {
+    Objects.requireNonNull(sandboxId, "sandboxId");
+    return provider.api().connect(sandboxId);
+  }
+
+  /**
+   * Lists every sandbox these credentials can see, running and paused, without connecting to any
+   * (a paused one stays paused), reading every page.
+   *
+   * @return the sandboxes, in the server's order
+   * @throws io.sandboxes.SandboxException when the listing cannot be read; never an empty list instead
+   */
+  public List<SandboxInfo> list() {
+    return list(SandboxQuery.all());
+  }
+
+  /**
+   * Lists the sandboxes a query selects (by state and metadata), reading every page from the
+   * query's own token on.
+   *
+   * <pre>{@code
+   * List<SandboxInfo> paused = sandboxes.list(SandboxQuery.inState(SandboxState.PAUSED));
+   * List<SandboxInfo> mine = sandboxes.list(SandboxQuery.byMetadata("projectId", "p-42"));
+   * }</pre>
+   *
+   * @param query states, metadata pairs and page size
+   * @return the sandboxes, in the server's order
+   * @throws io.sandboxes.SandboxException when the listing cannot be read; never an empty list instead
+   */
+  public List<SandboxInfo> list(SandboxQuery query) {
+    Objects.requireNonNull(query, "query");
+    return provider.api().listAll(query);
+  }
+
+  /**
+   * Kills a sandbox by id, running or paused.
+   *
+   * @param sandboxId the sandbox's id
+   * @return true when it was killed, false when the server says it did not exist
+   * @throws io.sandboxes.SandboxException when the server could not be asked
+   */
+  @CanIgnoreReturnValue
+  public boolean kill(String sandboxId) {
+    Objects.requireNonNull(sandboxId, "sandboxId");
+    return provider.api().kill(sandboxId);
   }
 
   /**
@@ -46,17 +121,6 @@ public final class SandboxClient implements AutoCloseable {
    */
   public E2BSandboxProvider provider() {
     return provider;
-  }
-
-  /**
-   * Connects to an existing sandbox.
-   *
-   * @param sandboxId the sandbox's id
-   * @return a handle, or empty when the server says it does not exist
-   * @throws io.sandboxes.SandboxException when the server could not be asked
-   */
-  public Optional<Sandbox> get(String sandboxId) {
-    return provider.get(sandboxId);
   }
 
   /**

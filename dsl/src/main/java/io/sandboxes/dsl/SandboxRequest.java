@@ -4,7 +4,7 @@ import com.google.errorprone.annotations.CheckReturnValue;
 import io.sandboxes.ExecResult;
 import io.sandboxes.OnTimeout;
 import io.sandboxes.SandboxSpec;
-import io.sandboxes.e2b.E2BSandbox;
+import io.sandboxes.e2b.LiveSandbox;
 import io.sandboxes.e2b.E2BSandboxProvider;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -21,7 +21,7 @@ import java.util.regex.Pattern;
  * a terminal verb), so a request can be kept and reused.
  *
  * <pre>{@code
- * SandboxRequest build = sandboxes.create()
+ * SandboxRequest build = sandboxes.sandbox()
  *     .template("base")
  *     .timeout(Duration.ofMinutes(10))
  *     .env("CI", "true")
@@ -29,7 +29,7 @@ import java.util.regex.Pattern;
  *     .allowOut("pypi.org", "*.pythonhosted.org");
  *
  * ExecResult once = build.exec("make -C /workspace/app");   // fresh sandbox, destroyed after
- * try (E2BSandbox live = build.start()) { ... }             // a live sandbox, destroyed on close
+ * try (LiveSandbox live = build.create()) { ... }            // a live sandbox, killed on close
  * build.run(sandbox -> sandbox.exec("pytest"));            // scoped: closed for you
  * }</pre>
  *
@@ -114,10 +114,11 @@ public final class SandboxRequest {
   }
 
   /**
-   * Adds a label to the sandbox's metadata, which listings can filter on.
+   * Adds an entry to the sandbox's metadata, which listings can filter on
+   * ({@link SandboxClient#list(io.sandboxes.e2b.SandboxQuery)}).
    *
-   * @param key label key, non-blank
-   * @param value label value
+   * @param key metadata key, non-blank
+   * @param value its value
    * @return a copy with it
    */
   public SandboxRequest metadata(String key, String value) {
@@ -131,14 +132,14 @@ public final class SandboxRequest {
   }
 
   /**
-   * Adds labels, as {@link #metadata(String, String)} does for each.
+   * Adds metadata entries, as {@link #metadata(String, String)} does for each.
    *
-   * @param labels labels to add
+   * @param metadata entries to add
    * @return a copy with them
    */
-  public SandboxRequest labels(Map<String, String> labels) {
+  public SandboxRequest metadata(Map<String, String> metadata) {
     SandboxRequest r = this;
-    for (Map.Entry<String, String> e : Objects.requireNonNull(labels, "labels").entrySet()) {
+    for (Map.Entry<String, String> e : Objects.requireNonNull(metadata, "metadata").entrySet()) {
       r = r.metadata(e.getKey(), e.getValue());
     }
     return r;
@@ -157,7 +158,7 @@ public final class SandboxRequest {
 
   /**
    * Lets the sandbox reach these destinations and nothing else (deny-by-default), applied before
-   * {@link #start()} returns.
+   * {@link #create()} returns.
    *
    * @param destinations domains ({@code *.} wildcards allowed), IPs or CIDRs
    * @return a copy that allows them too
@@ -207,8 +208,8 @@ public final class SandboxRequest {
    *
    * @return the live sandbox; close it to destroy it
    */
-  public E2BSandbox start() {
-    E2BSandbox sandbox = provider.api().create(spec);
+  public LiveSandbox create() {
+    LiveSandbox sandbox = provider.api().create(spec);
     if (!allowOut.isEmpty()) {
       try {
         provider.api().updateNetwork(sandbox.id(), allowOut, List.of("0.0.0.0/0"));
@@ -231,31 +232,31 @@ public final class SandboxRequest {
    * @return the command's result; a non-zero exit is data, not an exception
    */
   public ExecResult exec(String command) {
-    try (E2BSandbox sandbox = start()) {
+    try (LiveSandbox sandbox = create()) {
       return sandbox.exec(command);
     }
   }
 
   /**
-   * Starts a sandbox, hands it to {@code work}, and destroys it whatever happens.
+   * Creates a sandbox, hands it to {@code work}, and kills it whatever happens.
    *
    * @param <T> what {@code work} makes
    * @param work what to do with the sandbox
    * @return what {@code work} returned
    */
-  public <T> T apply(Function<? super E2BSandbox, T> work) {
+  public <T> T apply(Function<? super LiveSandbox, T> work) {
     Objects.requireNonNull(work, "work");
-    try (E2BSandbox sandbox = start()) {
+    try (LiveSandbox sandbox = create()) {
       return work.apply(sandbox);
     }
   }
 
   /**
-   * Starts a sandbox, hands it to {@code work}, and destroys it whatever happens.
+   * Creates a sandbox, hands it to {@code work}, and kills it whatever happens.
    *
    * @param work what to do with the sandbox
    */
-  public void run(Consumer<? super E2BSandbox> work) {
+  public void run(Consumer<? super LiveSandbox> work) {
     Objects.requireNonNull(work, "work");
     apply(s -> {
       work.accept(s);

@@ -8,12 +8,13 @@ import java.util.Objects;
 import java.util.ServiceLoader;
 
 /**
- * The one entry point: pick where sandboxes run, then {@code create()} a sandbox request,
- * configure it, and finish with a terminal verb ({@code start}, {@code exec}, {@code run}).
+ * The one entry point: pick where sandboxes run, then {@code create()} a sandbox, or begin a
+ * {@code sandbox()} request, configure it, and finish with a terminal verb ({@code create},
+ * {@code exec}, {@code run}, {@code apply}).
  *
  * <pre>{@code
  * try (SandboxClient sandboxes = Sandboxes.local();               // Docker on this machine
- *      E2BSandbox sandbox = sandboxes.create().timeout(Duration.ofMinutes(10)).start()) {
+ *      LiveSandbox sandbox = sandboxes.sandbox().timeout(Duration.ofMinutes(10)).create()) {
  *   System.out.println(sandbox.exec("python3 -c 'print(6 * 7)'").stdout());
  * }
  * }</pre>

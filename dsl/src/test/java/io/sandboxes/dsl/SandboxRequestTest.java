@@ -6,8 +6,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.sandboxes.ExecResult;
 import io.sandboxes.OnTimeout;
 import io.sandboxes.SandboxNotFoundException;
-import io.sandboxes.e2b.E2BSandbox;
-import io.sandboxes.e2b.SandboxInfo;
+import io.sandboxes.e2b.LiveSandbox;
+import io.sandboxes.SandboxInfo;
 import io.sandboxes.e2b.SandboxQuery;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicReference;
@@ -37,7 +37,7 @@ class SandboxRequestTest {
   @DisplayName("a request is immutable: every setter returns a new one and nothing is created until a terminal verb")
   void immutable() {
     int before = sandboxes.provider().api().listAll(SandboxQuery.all()).size();
-    SandboxRequest base = sandboxes.create();
+    SandboxRequest base = sandboxes.sandbox();
     SandboxRequest tuned = base.timeout(Duration.ofMinutes(9)).env("A", "1").metadata("team", "x").onTimeout(OnTimeout.PAUSE);
     assertThat(base.spec().timeout()).isEqualTo(Duration.ofMinutes(5));
     assertThat(base.spec().env()).isEmpty();
@@ -51,7 +51,7 @@ class SandboxRequestTest {
   @Test
   @DisplayName("bad configuration fails at the setter, naming the parameter")
   void validation() {
-    SandboxRequest r = sandboxes.create();
+    SandboxRequest r = sandboxes.sandbox();
     assertThatThrownBy(() -> r.timeout(Duration.ZERO)).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("timeout");
     assertThatThrownBy(() -> r.env(" ", "x")).hasMessageContaining("env name");
     assertThatThrownBy(() -> r.env("A", null)).hasMessageContaining("env value");
@@ -64,7 +64,7 @@ class SandboxRequestTest {
   @Test
   @DisplayName("start gives a live sandbox with the request's env, metadata and template; closing destroys it")
   void start() {
-    E2BSandbox s = sandboxes.create().env("GREETING", "hi").metadata("suite", "dsl").start();
+    LiveSandbox s = sandboxes.sandbox().env("GREETING", "hi").metadata("suite", "dsl").create();
     try (s) {
       assertThat(s.exec("echo $GREETING").stdout()).isEqualTo("hi\n");
       SandboxInfo info = sandboxes.provider().api().info(s.id());
@@ -78,12 +78,12 @@ class SandboxRequestTest {
   @DisplayName("exec runs once in a fresh sandbox and destroys it; run and apply close for you, even on failure")
   void terminalVerbs() {
     int before = sandboxes.provider().api().listAll(SandboxQuery.all()).size();
-    ExecResult r = sandboxes.create().exec("python3 -c 'print(6 * 7)'");
+    ExecResult r = sandboxes.sandbox().exec("python3 -c 'print(6 * 7)'");
     assertThat(r.stdout()).isEqualTo("42\n");
-    String applied = sandboxes.create().apply(s -> s.exec("echo applied").stdout());
+    String applied = sandboxes.sandbox().apply(s -> s.exec("echo applied").stdout());
     assertThat(applied).isEqualTo("applied\n");
     AtomicReference<String> id = new AtomicReference<>();
-    assertThatThrownBy(() -> sandboxes.create().run(s -> {
+    assertThatThrownBy(() -> sandboxes.sandbox().run(s -> {
       id.set(s.id());
       throw new IllegalStateException("work failed");
     })).hasMessage("work failed");
@@ -95,12 +95,12 @@ class SandboxRequestTest {
   @DisplayName("a live sandbox snapshots itself; the snapshot is a template a new request boots from")
   void snapshot() {
     String name = "dsl-snap-" + System.nanoTime() % 1_000_000;
-    String template = sandboxes.create().apply(s -> {
+    String template = sandboxes.sandbox().apply(s -> {
       s.writeFile("/home/user/state.txt", "kept");
       return s.snapshot(name).snapshotId();
     });
     try {
-      String restored = sandboxes.create().template(template).apply(s -> s.readFile("/home/user/state.txt"));
+      String restored = sandboxes.sandbox().template(template).apply(s -> s.readFile("/home/user/state.txt"));
       assertThat(restored).isEqualTo("kept");
     } finally {
       sandboxes.provider().api().deleteTemplate(template);
@@ -112,7 +112,7 @@ class SandboxRequestTest {
   void allowOut() {
     String allowed = io.sandboxes.local.internal.egress.SandboxNetwork.ALLOWED_WITNESS;
     String denied = io.sandboxes.local.internal.egress.SandboxNetwork.DENIED_WITNESS;
-    sandboxes.create().allowOut(allowed).run(s -> {
+    sandboxes.sandbox().allowOut(allowed).run(s -> {
       assertThat(s.exec("curl -s -o /dev/null -m 5 -w '%{http_code}' http://" + allowed + "/").stdout()).isEqualTo("200");
       assertThat(s.exec("curl -s -o /dev/null -m 5 -w '%{http_code}' http://" + denied + "/").stdout()).isEqualTo("000");
     });

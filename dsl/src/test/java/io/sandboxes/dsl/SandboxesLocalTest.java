@@ -23,7 +23,7 @@ class SandboxesLocalTest {
     try (SandboxClient sandboxes = Sandboxes.local()) {
       api = sandboxes.provider().apiUrl();
       assertThat(api.getHost()).isEqualTo("127.0.0.1");
-      try (Sandbox sandbox = sandboxes.create().start()) {
+      try (Sandbox sandbox = sandboxes.create()) {
         assertThat(sandbox.exec("python3 -c 'print(6 * 7)'").stdout()).isEqualTo("42\n");
         // a preview URL of the local runtime is a loopback address forwarded into the sandbox
         sandbox.writeFile("/home/user/site/index.html", "<h1>preview</h1>");

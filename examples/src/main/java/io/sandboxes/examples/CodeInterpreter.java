@@ -27,7 +27,7 @@ public final class CodeInterpreter {
   }
 
   static void run(SandboxClient sandboxes, PrintStream out) {
-    sandboxes.create().run(sandbox -> {
+    sandboxes.sandbox().run(sandbox -> {
       // A small driver: reads snippets separated by a marker line and execs them in one namespace.
       sandbox.writeFile("/home/user/driver.py", """
           import sys

@@ -31,7 +31,7 @@ public final class FilesAndTar {
       Files.writeString(project.resolve("greet.py"), "import sys\nprint('hello,', sys.argv[1])\n");
       Files.writeString(project.resolve("build.sh"), "mkdir -p dist && python3 greet.py build > dist/greeting.txt && date -u +%Y > dist/year.txt\n");
 
-      sandboxes.create().run(sandbox -> {
+      sandboxes.sandbox().run(sandbox -> {
         // Tars.pack roots the archive at the folder's name: it lands as /home/user/greeter/...
         sandbox.importFiles("/home/user", Tars.pack(project));
         out.println("pushed " + sandbox.readDir("/home/user/greeter").size() + " entries to /home/user/greeter");

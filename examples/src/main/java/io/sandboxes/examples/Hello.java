@@ -33,7 +33,7 @@ public final class Hello {
 
   static void run(SandboxClient sandboxes, PrintStream out) {
     // A sandbox is closed like a file: closing it kills it.
-    try (Sandbox sandbox = sandboxes.create().start()) {
+    try (Sandbox sandbox = sandboxes.create()) {
       out.println("created sandbox " + sandbox.id());
 
       // Files go in through the sandbox's daemon; parent folders are made as needed.

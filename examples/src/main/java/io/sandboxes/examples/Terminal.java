@@ -21,7 +21,7 @@ public final class Terminal {
   }
 
   static void run(SandboxClient sandboxes, PrintStream out) {
-    sandboxes.create().run(sandbox -> {
+    sandboxes.sandbox().run(sandbox -> {
       StringBuffer screen = new StringBuffer();
       try (SpawnHandle shell = sandbox.spawn("bash", SpawnOptions.terminal(80, 24))) {
         shell.onStdout(screen::append);               // everything the terminal shows

@@ -28,14 +28,14 @@ public final class VolumesAndSnapshots {
     provider.createVolume(volume);                               // idempotent: creates it once
     try {
       // First sandbox: data on the volume, a tool installed on its own disk, then a snapshot.
-      sandboxes.create().withVolume(volume, "/data").run(first -> {
+      sandboxes.sandbox().withVolume(volume, "/data").run(first -> {
         first.exec("echo 'written by the first sandbox' > /data/notes.txt").orThrow();
         first.writeFile("/home/user/bin/tool.sh", "echo 'tool from the snapshot'");
         provider.commitTemplate(TemplateCommit.of(first.id(), template));
         out.println("first sandbox wrote /data/notes.txt and was captured as template " + template);
       });
       // Second sandbox: booted from the snapshot, with the same volume mounted.
-      sandboxes.create().template(template).withVolume(volume, "/data").run(second -> {
+      sandboxes.sandbox().template(template).withVolume(volume, "/data").run(second -> {
         out.print("volume says: " + second.readFile("/data/notes.txt"));
         out.print("snapshot says: " + second.exec("sh /home/user/bin/tool.sh").stdout());
       });

@@ -11,7 +11,7 @@ public final class ExitCheck {
   private ExitCheck() {}
 
   public static void main(String[] args) {
-    try (SandboxClient sandboxes = Sandboxes.local(); Sandbox sandbox = sandboxes.create().start()) {
+    try (SandboxClient sandboxes = Sandboxes.local(); Sandbox sandbox = sandboxes.create()) {
       System.out.println("exec: " + sandbox.exec("echo ok").stdout().strip());
       sandbox.spawn("sleep 600", io.sandboxes.SpawnOptions.pipes()).close();
     }

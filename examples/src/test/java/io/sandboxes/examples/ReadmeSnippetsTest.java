@@ -2,14 +2,18 @@ package io.sandboxes.examples;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.sandboxes.CommandTimeoutException;
+import io.sandboxes.ExecOptions;
 import io.sandboxes.ExecResult;
 import io.sandboxes.Sandbox;
 import io.sandboxes.SandboxConfig;
+import io.sandboxes.SandboxInfo;
 import io.sandboxes.SandboxProvider;
 import io.sandboxes.VolumeManagement;
 import io.sandboxes.dsl.SandboxClient;
 import io.sandboxes.dsl.Sandboxes;
-import io.sandboxes.e2b.E2BSandbox;
+import io.sandboxes.e2b.LiveSandbox;
+import io.sandboxes.e2b.SandboxQuery;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -38,7 +42,7 @@ class ReadmeSnippetsTest {
   void oneShot() {
     // snippet:quickstart
     try (SandboxClient sandboxes = Sandboxes.local()) {
-      ExecResult result = sandboxes.create().exec("python3 -c 'print(6 * 7)'");
+      ExecResult result = sandboxes.sandbox().exec("python3 -c 'print(6 * 7)'");
       out.println(result.stdout().strip() + " (exit " + result.exitCode() + ")");
     }
     // end
@@ -50,11 +54,11 @@ class ReadmeSnippetsTest {
   void live() {
     // snippet:live
     try (SandboxClient sandboxes = Sandboxes.local();
-         E2BSandbox sandbox = sandboxes.create()
+         LiveSandbox sandbox = sandboxes.sandbox()
              .timeout(Duration.ofMinutes(10))
              .env("MODE", "demo")
              .allowOut("pypi.org", "*.pythonhosted.org")
-             .start()) {
+             .create()) {
       sandbox.writeFile("/home/user/hello.py", "import os; print('hello from', os.environ['MODE'])");
       out.println(sandbox.exec("python3 /home/user/hello.py").stdout().strip());
     }
@@ -78,6 +82,41 @@ class ReadmeSnippetsTest {
     }
     // end
     assertThat(printed.toString(StandardCharsets.UTF_8)).isEqualTo("1\n");
+  }
+
+  @Test
+  @DisplayName("README: create, list by metadata, pause, connect (which resumes), kill")
+  void lifecycle() {
+    // snippet:lifecycle
+    try (SandboxClient sandboxes = Sandboxes.local()) {
+      LiveSandbox sandbox = sandboxes.sandbox().metadata("job", "readme-lifecycle").create();
+      sandbox.writeFile("/home/user/state.txt", "kept");
+      sandbox.pause();
+      for (SandboxInfo info : sandboxes.list(SandboxQuery.byMetadata("job", "readme-lifecycle"))) {
+        out.println(info.id().equals(sandbox.id()) + " " + info.state());
+      }
+      LiveSandbox again = sandboxes.connect(sandbox.id());
+      out.println(again.readFile("/home/user/state.txt"));
+      out.println(sandboxes.kill(again.id()));
+    }
+    // end
+    assertThat(printed.toString(StandardCharsets.UTF_8)).isEqualTo("true PAUSED\nkept\ntrue\n");
+  }
+
+  @Test
+  @DisplayName("README: a command followed live, and a timeout that keeps the output written before it")
+  void follow() {
+    // snippet:follow
+    try (SandboxClient sandboxes = Sandboxes.local(); LiveSandbox sandbox = sandboxes.create()) {
+      sandbox.exec("for i in 1 2 3; do echo step $i; done", ExecOptions.defaults().onStdout(out::print));
+      try {
+        sandbox.exec("echo compiling; sleep 30", ExecOptions.defaults().withTimeout(Duration.ofSeconds(2)));
+      } catch (CommandTimeoutException e) {
+        out.println("timed out after: " + e.stdout().strip());
+      }
+    }
+    // end
+    assertThat(printed.toString(StandardCharsets.UTF_8)).isEqualTo("step 1\nstep 2\nstep 3\ntimed out after: compiling\n");
   }
 
   private static final Pattern SOURCE_SNIPPET = Pattern.compile("// snippet:(\\S+)\\n(.*?)\\n\\s*// end", Pattern.DOTALL);

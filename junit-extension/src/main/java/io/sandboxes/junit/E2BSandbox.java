@@ -10,7 +10,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * Provisions a sandbox for a test and injects it into a field or parameter of type
- * {@link io.sandboxes.Sandbox} (or {@link io.sandboxes.e2b.E2BSandbox}).
+ * {@link io.sandboxes.Sandbox} (or {@link io.sandboxes.e2b.LiveSandbox}).
  *
  * <pre>{@code
  * class BuildTest {

@@ -126,9 +126,9 @@ public final class E2BSandboxExtension
   }
 
   private static void checkType(Class<?> type, String where) {
-    if (type != Sandbox.class && type != io.sandboxes.e2b.E2BSandbox.class) {
+    if (type != Sandbox.class && type != io.sandboxes.e2b.LiveSandbox.class) {
       throw new ExtensionConfigurationException("@E2BSandbox " + where + " must be of type " + Sandbox.class.getName() + " or "
-          + io.sandboxes.e2b.E2BSandbox.class.getName() + ", not " + type.getName());
+          + io.sandboxes.e2b.LiveSandbox.class.getName() + ", not " + type.getName());
     }
   }
 
@@ -208,7 +208,7 @@ public final class E2BSandboxExtension
 
   private SandboxResource provision(ExtensionContext context, E2BSandbox a, String where) {
     SandboxClient client = client(context);
-    SandboxRequest request = client.create().template(a.template()).timeout(Duration.ofSeconds(a.timeoutSeconds()));
+    SandboxRequest request = client.sandbox().template(a.template()).timeout(Duration.ofSeconds(a.timeoutSeconds()));
     for (String e : a.env()) {
       int eq = e.indexOf('=');
       if (eq <= 0) {
@@ -228,7 +228,7 @@ public final class E2BSandboxExtension
       request = request.withVolume(v.substring(0, colon), v.substring(colon + 1));
     }
     long started = System.nanoTime();
-    io.sandboxes.e2b.E2BSandbox sandbox = request.start();
+    io.sandboxes.e2b.LiveSandbox sandbox = request.create();
     context.publishReportEntry(Map.of("e2b.sandbox.id", sandbox.id(),
         "e2b.sandbox.startMillis", Long.toString((System.nanoTime() - started) / 1_000_000),
         "e2b.sandbox.for", where));
@@ -283,11 +283,11 @@ public final class E2BSandboxExtension
 
   /** A provisioned sandbox, destroyed (or kept) when its context ends. */
   static final class SandboxResource implements AutoCloseable {
-    final io.sandboxes.e2b.E2BSandbox sandbox;
+    final io.sandboxes.e2b.LiveSandbox sandbox;
     private final E2BSandbox.CleanupMode mode;
     private final ExtensionContext context;
 
-    SandboxResource(io.sandboxes.e2b.E2BSandbox sandbox, E2BSandbox.CleanupMode mode, ExtensionContext context) {
+    SandboxResource(io.sandboxes.e2b.LiveSandbox sandbox, E2BSandbox.CleanupMode mode, ExtensionContext context) {
       this.sandbox = sandbox;
       this.mode = mode;
       this.context = context;

@@ -96,7 +96,7 @@ class E2BSandboxExtensionTest {
 
   private static boolean exists(String id) {
     try (SandboxClient c = clientFor(filtered)) {
-      return c.get(id).isPresent();
+      return c.provider().describe(id).isPresent();
     }
   }
 

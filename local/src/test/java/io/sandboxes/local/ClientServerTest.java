@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import io.sandboxes.CommandTimeoutException;
 import io.sandboxes.ExecOptions;
 import io.sandboxes.ExecResult;
 import io.sandboxes.SandboxApiException;
@@ -12,12 +13,12 @@ import io.sandboxes.SandboxNotFoundException;
 import io.sandboxes.SandboxRpcException;
 import io.sandboxes.SandboxSpec;
 import io.sandboxes.e2b.E2BApi;
-import io.sandboxes.e2b.E2BSandbox;
+import io.sandboxes.e2b.LiveSandbox;
 import io.sandboxes.e2b.E2BSandboxProvider;
-import io.sandboxes.e2b.SandboxInfo;
+import io.sandboxes.SandboxInfo;
 import io.sandboxes.e2b.SandboxPage;
 import io.sandboxes.e2b.SandboxQuery;
-import io.sandboxes.e2b.SandboxState;
+import io.sandboxes.SandboxState;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -46,7 +47,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 class ClientServerTest {
   private E2BApi e2b;
   private LocalServer server;
-  private E2BSandbox sandbox;
+  private LiveSandbox sandbox;
 
   @BeforeAll
   void start(SharedServer.Running running) {
@@ -167,14 +168,71 @@ class ClientServerTest {
   }
 
   @Test
-  @DisplayName("a command past its deadline is killed and reported as deadline_exceeded")
+  @DisplayName("a command past its deadline is killed and thrown as a CommandTimeoutException with the output it wrote first")
   void commandDeadline() {
     long t0 = System.nanoTime();
-    assertThatThrownBy(() -> sandbox.exec("sleep 60", ExecOptions.defaults().withTimeout(Duration.ofSeconds(1))))
-        .isInstanceOfSatisfying(SandboxRpcException.class, e -> assertThat(e.code()).isEqualTo("deadline_exceeded"));
+    assertThatThrownBy(() -> sandbox.exec("echo started; echo warming >&2; sleep 60",
+        ExecOptions.defaults().withTimeout(Duration.ofSeconds(2))))
+        .isInstanceOfSatisfying(CommandTimeoutException.class, e -> {
+          assertThat(e.code()).isEqualTo("deadline_exceeded");
+          assertThat(e.timeout()).isEqualTo(Duration.ofSeconds(2));
+          assertThat(e.command()).endsWith("sleep 60");
+          assertThat(e.stdout()).isEqualTo("started\n");
+          assertThat(e.stderr()).isEqualTo("warming\n");
+          assertThat(e.getMessage()).contains("timed out after 2000 ms");
+        });
     assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(Duration.ofSeconds(30));
     await().atMost(Duration.ofSeconds(10))
         .until(() -> sandbox.exec("pgrep -fx 'sleep 60' >/dev/null && echo running || echo gone").stdout().strip().equals("gone"));
+  }
+
+  @Test
+  @DisplayName("onStdout and onStderr see output while the command still runs, and the result still holds all of it")
+  void outputCallbacks() throws Exception {
+    String gate = "/tmp/gate-" + UUID.randomUUID();
+    java.util.concurrent.CompletableFuture<String> firstLine = new java.util.concurrent.CompletableFuture<>();
+    StringBuilder seenOut = new StringBuilder();
+    StringBuilder seenErr = new StringBuilder();
+    ExecOptions follow = ExecOptions.defaults().withTimeout(Duration.ofSeconds(60))
+        .onStdout(text -> {
+          synchronized (seenOut) {
+            seenOut.append(text);
+          }
+          firstLine.complete(text);
+        })
+        .onStderr(text -> {
+          synchronized (seenErr) {
+            seenErr.append(text);
+          }
+        });
+    var running = java.util.concurrent.CompletableFuture.supplyAsync(() -> sandbox.exec(
+        "echo step-1; echo careful >&2; while [ ! -e " + gate + " ]; do sleep 0.05; done; echo step-2", follow));
+    // the command waits for a file that is written only once its first line was delivered
+    assertThat(firstLine.get(20, java.util.concurrent.TimeUnit.SECONDS)).startsWith("step-1");
+    assertThat(running).isNotDone();
+    sandbox.writeFile(gate, "go");
+    ExecResult r = running.get(30, java.util.concurrent.TimeUnit.SECONDS);
+    assertThat(r.exitCode()).isZero();
+    assertThat(r.stdout()).isEqualTo("step-1\nstep-2\n");
+    synchronized (seenOut) {
+      assertThat(seenOut.toString()).isEqualTo(r.stdout());
+    }
+    synchronized (seenErr) {
+      assertThat(seenErr.toString()).isEqualTo("careful\n").isEqualTo(r.stderr());
+    }
+  }
+
+  @Test
+  @DisplayName("a callback that throws ends exec with its exception and kills the command")
+  void callbackThrows() {
+    IllegalStateException stop = new IllegalStateException("listener gave up");
+    assertThatThrownBy(() -> sandbox.exec("echo one; exec sleep 61",
+        ExecOptions.defaults().onStdout(text -> {
+          throw stop;
+        })))
+        .isSameAs(stop);
+    await().atMost(Duration.ofSeconds(10))
+        .until(() -> sandbox.exec("pgrep -fx 'sleep 61' >/dev/null && echo running || echo gone").stdout().strip().equals("gone"));
   }
 
   @Test
@@ -258,7 +316,7 @@ class ClientServerTest {
       assertThat(files.statusCode()).isEqualTo(401);
       assertThat(files.body()).doesNotContain("root:");
     }
-    try (E2BSandbox other = e2b.create()) {
+    try (LiveSandbox other = e2b.create()) {
       // the other sandbox's token must not open this one
       URI url = server.sandboxUrl().resolve("/files?path=/etc/hostname");
       try (HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build()) {
@@ -310,7 +368,7 @@ class ClientServerTest {
   @DisplayName("info and listing report the sandbox with its template, metadata and times; filters and pages work")
   void infoAndList() {
     SandboxInfo info = e2b.info(sandbox.id());
-    assertThat(info.sandboxId()).isEqualTo(sandbox.id());
+    assertThat(info.id()).isEqualTo(sandbox.id());
     assertThat(info.templateId()).isEqualTo("base");
     assertThat(info.state()).isEqualTo(SandboxState.RUNNING);
     assertThat(info.metadata()).containsEntry("suite", "client-server");
@@ -318,19 +376,19 @@ class ClientServerTest {
     assertThat(info.envdVersion()).matches("\\d+\\.\\d+\\.\\d+");
 
     String tag = "list-" + UUID.randomUUID();
-    try (E2BSandbox a = e2b.create(SandboxSpec.defaults().withMetadata(Map.of("tag", tag, "who", "a b&c=d")));
-         E2BSandbox b = e2b.create(SandboxSpec.defaults().withMetadata(Map.of("tag", tag, "who", "b")))) {
+    try (LiveSandbox a = e2b.create(SandboxSpec.defaults().withMetadata(Map.of("tag", tag, "who", "a b&c=d")));
+         LiveSandbox b = e2b.create(SandboxSpec.defaults().withMetadata(Map.of("tag", tag, "who", "b")))) {
       List<SandboxInfo> both = e2b.listAll(SandboxQuery.all().withMetadata(Map.of("tag", tag)));
-      assertThat(both).extracting(SandboxInfo::sandboxId).containsExactlyInAnyOrder(a.id(), b.id());
+      assertThat(both).extracting(SandboxInfo::id).containsExactlyInAnyOrder(a.id(), b.id());
       List<SandboxInfo> onlyA = e2b.listAll(SandboxQuery.all().withMetadata(Map.of("tag", tag, "who", "a b&c=d")));
-      assertThat(onlyA).extracting(SandboxInfo::sandboxId).containsExactly(a.id());
+      assertThat(onlyA).extracting(SandboxInfo::id).containsExactly(a.id());
       SandboxPage first = e2b.list(SandboxQuery.all().withMetadata(Map.of("tag", tag)).withLimit(1));
       assertThat(first.items()).hasSize(1);
       assertThat(first.hasNext()).isTrue();
       SandboxPage second = e2b.list(SandboxQuery.all().withMetadata(Map.of("tag", tag)).withLimit(1).withNextToken(first.nextTokenValue()));
       assertThat(second.items()).hasSize(1);
       assertThat(second.hasNext()).isFalse();
-      assertThat(List.of(first.items().get(0).sandboxId(), second.items().get(0).sandboxId()))
+      assertThat(List.of(first.items().get(0).id(), second.items().get(0).id()))
           .containsExactlyInAnyOrder(a.id(), b.id());
       assertThat(e2b.listAll(SandboxQuery.all().withMetadata(Map.of("tag", tag)).withStates(java.util.Set.of(SandboxState.PAUSED))))
           .isEmpty();
@@ -340,12 +398,12 @@ class ClientServerTest {
   @Test
   @DisplayName("a killed sandbox is gone; a sandbox past its timeout is killed by the server")
   void killAndDeadline() {
-    E2BSandbox doomed = e2b.create();
+    LiveSandbox doomed = e2b.create();
     assertThat(doomed.kill()).isTrue();
     assertThatThrownBy(() -> e2b.info(doomed.id())).isInstanceOf(SandboxNotFoundException.class);
     assertThatThrownBy(() -> doomed.exec("true")).isInstanceOf(SandboxNotFoundException.class);
 
-    E2BSandbox shortLived = e2b.create(SandboxSpec.defaults().withTimeout(Duration.ofMinutes(5)));
+    LiveSandbox shortLived = e2b.create(SandboxSpec.defaults().withTimeout(Duration.ofMinutes(5)));
     shortLived.setTimeout(Duration.ofSeconds(1));
     await().atMost(Duration.ofSeconds(15)).untilAsserted(() ->
         assertThatThrownBy(() -> e2b.info(shortLived.id())).isInstanceOf(SandboxNotFoundException.class));
@@ -355,7 +413,7 @@ class ClientServerTest {
   @Test
   @DisplayName("connect returns a working handle to an existing sandbox")
   void connectExisting() {
-    E2BSandbox again = e2b.connect(sandbox.id());
+    LiveSandbox again = e2b.connect(sandbox.id());
     assertThat(again.exec("echo $SANDBOX_LEVEL").stdout()).isEqualTo("from-create\n");
   }
 

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.sandboxes.e2b.E2BApi;
-import io.sandboxes.e2b.E2BSandbox;
+import io.sandboxes.e2b.LiveSandbox;
 import io.sandboxes.e2b.E2BSandboxProvider;
 import io.sandboxes.e2b.internal.Json;
 import java.net.http.HttpClient;
@@ -33,7 +33,7 @@ class ControlPlaneExtrasTest {
   @Test
   @DisplayName("PUT network stores the policy and GET reports it; invalid entries are refused with 400; a missing sandbox is 404")
   void networkPolicy(E2BApi e2b, LocalServer server) throws Exception {
-    try (E2BSandbox s = e2b.create()) {
+    try (LiveSandbox s = e2b.create()) {
       HttpResponse<byte[]> put = call(server, "PUT", "/sandboxes/" + s.id() + "/network",
           "{\"allowOut\":[\"pypi.org\",\"*.npmjs.org\",\"10.1.0.0/16\"],\"denyOut\":[\"0.0.0.0/0\"],\"allow_internet_access\":false}");
       assertThat(put.statusCode()).isEqualTo(204);
@@ -54,7 +54,7 @@ class ControlPlaneExtrasTest {
   @Test
   @DisplayName("metrics come from the container: memory limit, disk, CPU count; a paused sandbox has none")
   void metrics(E2BApi e2b, LocalServer server) throws Exception {
-    try (E2BSandbox s = e2b.create()) {
+    try (LiveSandbox s = e2b.create()) {
       HttpResponse<byte[]> r = call(server, "GET", "/sandboxes/" + s.id() + "/metrics", null);
       assertThat(r.statusCode()).isEqualTo(200);
       JsonNode m = Json.parse(r.body()).get(0);
@@ -71,7 +71,7 @@ class ControlPlaneExtrasTest {
   @Test
   @DisplayName("refreshes extend the deadline (never shorten it) up to an hour; snapshots page with limit and X-Next-Token")
   void refreshesAndSnapshotPaging(E2BApi e2b, LocalServer server) throws Exception {
-    try (E2BSandbox s = e2b.create()) {
+    try (LiveSandbox s = e2b.create()) {
       java.time.Instant before = e2b.info(s.id()).endAt();
       assertThat(call(server, "POST", "/sandboxes/" + s.id() + "/refreshes", "{\"duration\":1800}").statusCode()).isEqualTo(204);
       java.time.Instant after = e2b.info(s.id()).endAt();
@@ -101,7 +101,7 @@ class ControlPlaneExtrasTest {
   @Test
   @DisplayName("the v2 logs endpoint gives the sandbox's lifecycle events")
   void logs(E2BApi e2b, LocalServer server) throws Exception {
-    try (E2BSandbox s = e2b.create()) {
+    try (LiveSandbox s = e2b.create()) {
       s.pause();
       e2b.connect(s.id());
       JsonNode logs = Json.parse(call(server, "GET", "/v2/sandboxes/" + s.id() + "/logs", null).body()).path("logs");

@@ -6,7 +6,7 @@ import io.sandboxes.EgressProbe;
 import io.sandboxes.EgressVerdict;
 import io.sandboxes.ExecResult;
 import io.sandboxes.e2b.E2BApi;
-import io.sandboxes.e2b.E2BSandbox;
+import io.sandboxes.e2b.LiveSandbox;
 import io.sandboxes.e2b.E2BSandboxProvider;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -23,7 +23,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 @ExtendWith(SharedServer.class)
 class EgressTest {
 
-  private static String code(E2BSandbox s, String url, boolean viaProxy) {
+  private static String code(LiveSandbox s, String url, boolean viaProxy) {
     ExecResult r = s.exec("curl -s -o /dev/null -m 5 -w '%{http_code}' " + (viaProxy ? "" : "--noproxy '*' ") + url);
     return r.stdout().strip();
   }
@@ -58,7 +58,7 @@ class EgressTest {
   void nothingWithoutPolicy(LocalServer server, E2BApi e2b) {
     assertThat(server.egressEnforced()).isTrue();
     EgressProbe p = server.egressProbe();
-    try (E2BSandbox s = e2b.create()) {
+    try (LiveSandbox s = e2b.create()) {
       assertThat(code(s, allowed(p), true)).isEqualTo("000");
       assertThat(code(s, denied(p), true)).isEqualTo("000");
       assertThat(code(s, raw(p), true)).isEqualTo("000");
@@ -72,7 +72,7 @@ class EgressTest {
   @DisplayName("an allowed domain is reachable with plain curl; a denied domain and a raw IP are not, whatever the port")
   void allowList(LocalServer server, E2BApi e2b) throws Exception {
     EgressProbe p = server.egressProbe();
-    try (E2BSandbox s = e2b.create()) {
+    try (LiveSandbox s = e2b.create()) {
       policy(server, s.id(), "{\"allowOut\":[\"" + p.allowedHost() + "\"],\"denyOut\":[\"0.0.0.0/0\"]}");
       assertThat(code(s, allowed(p), true)).isEqualTo("200");
       assertThat(s.exec("curl -s -m 5 " + allowed(p)).stdout()).isEqualTo("witness allowed\n");
@@ -91,7 +91,7 @@ class EgressTest {
   void wildcardCidrDeny(LocalServer server, E2BApi e2b) throws Exception {
     EgressProbe p = server.egressProbe();
     String suffix = p.allowedHost().substring(p.allowedHost().indexOf('.'));
-    try (E2BSandbox s = e2b.create()) {
+    try (LiveSandbox s = e2b.create()) {
       policy(server, s.id(), "{\"allowOut\":[\"*" + suffix + "\"]}");
       assertThat(code(s, allowed(p), true)).isEqualTo("200");
       assertThat(code(s, denied(p), true)).isEqualTo("200");
@@ -113,7 +113,7 @@ class EgressTest {
   @DisplayName("a live PUT /network change takes effect both ways")
   void liveChange(LocalServer server, E2BApi e2b) throws Exception {
     EgressProbe p = server.egressProbe();
-    try (E2BSandbox s = e2b.create()) {
+    try (LiveSandbox s = e2b.create()) {
       assertThat(code(s, allowed(p), true)).isEqualTo("000");
       policy(server, s.id(), "{\"allowOut\":[\"" + p.allowedHost() + "\"]}");
       assertThat(code(s, allowed(p), true)).isEqualTo("200");
@@ -126,10 +126,10 @@ class EgressTest {
   @DisplayName("a filesystem-only pause and resume (a new network namespace) keeps the policy enforced")
   void policySurvivesRestart(LocalServer server, E2BApi e2b) throws Exception {
     EgressProbe p = server.egressProbe();
-    try (E2BSandbox s = e2b.create()) {
+    try (LiveSandbox s = e2b.create()) {
       policy(server, s.id(), "{\"allowOut\":[\"" + p.allowedHost() + "\"]}");
       e2b.pause(s.id(), false);
-      E2BSandbox back = e2b.connect(s.id());
+      LiveSandbox back = e2b.connect(s.id());
       assertThat(code(back, allowed(p), true)).isEqualTo("200");
       assertThat(code(back, raw(p), false)).isEqualTo("000");
     }

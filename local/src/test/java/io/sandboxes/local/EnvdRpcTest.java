@@ -8,7 +8,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sandboxes.SandboxRpcException;
 import io.sandboxes.e2b.E2BApi;
-import io.sandboxes.e2b.E2BSandbox;
+import io.sandboxes.e2b.LiveSandbox;
 import io.sandboxes.e2b.E2BSandboxProvider;
 import io.sandboxes.e2b.internal.ConnectStream;
 import io.sandboxes.e2b.internal.Envd;
@@ -35,7 +35,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 @ExtendWith(SharedServer.class)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class EnvdRpcTest {
-  private E2BSandbox sandbox;
+  private LiveSandbox sandbox;
   private Http http;
   private Envd envd;
 

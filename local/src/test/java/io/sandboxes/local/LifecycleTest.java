@@ -8,11 +8,11 @@ import io.sandboxes.OnTimeout;
 import io.sandboxes.SandboxNotFoundException;
 import io.sandboxes.SandboxSpec;
 import io.sandboxes.e2b.E2BApi;
-import io.sandboxes.e2b.E2BSandbox;
+import io.sandboxes.e2b.LiveSandbox;
 import io.sandboxes.e2b.E2BSandboxProvider;
-import io.sandboxes.e2b.SandboxInfo;
+import io.sandboxes.SandboxInfo;
 import io.sandboxes.e2b.SandboxQuery;
-import io.sandboxes.e2b.SandboxState;
+import io.sandboxes.SandboxState;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -29,11 +29,11 @@ import org.junit.jupiter.api.extension.ExtendWith;
 class LifecycleTest {
 
   /** Starts a background process and returns its pid. */
-  private static String startSleeper(E2BSandbox s) {
+  private static String startSleeper(LiveSandbox s) {
     return s.exec("nohup sleep 600 >/dev/null 2>&1 & echo $!").stdout().strip();
   }
 
-  private static boolean alive(E2BSandbox s, String pid) {
+  private static boolean alive(LiveSandbox s, String pid) {
     // by command line, not just pid: after a restart the same pid may belong to another process
     return s.exec("ps -o args= -p " + pid + " | grep -qx 'sleep 600' && echo alive || echo gone").stdout().strip().equals("alive");
   }
@@ -42,18 +42,18 @@ class LifecycleTest {
   @DisplayName("a memory pause freezes the sandbox: paused in info and listing, daemon silent, a second pause is false; connect resumes it with its process alive")
   void memoryPause(E2BApi e2b) {
     String tag = UUID.randomUUID().toString();
-    try (E2BSandbox s = e2b.create(SandboxSpec.defaults().withMetadata(Map.of("tag", tag)))) {
+    try (LiveSandbox s = e2b.create(SandboxSpec.defaults().withMetadata(Map.of("tag", tag)))) {
       String pid = startSleeper(s);
       s.writeFile("/home/user/kept.txt", "kept");
       assertThat(s.pause()).isTrue();
       assertThat(s.pause()).isFalse();
       assertThat(e2b.info(s.id()).state()).isEqualTo(SandboxState.PAUSED);
       assertThat(e2b.listAll(SandboxQuery.all().withMetadata(Map.of("tag", tag)).withStates(Set.of(SandboxState.PAUSED))))
-          .extracting(SandboxInfo::sandboxId).containsExactly(s.id());
+          .extracting(SandboxInfo::id).containsExactly(s.id());
       assertThat(e2b.listAll(SandboxQuery.all().withMetadata(Map.of("tag", tag)).withStates(Set.of(SandboxState.RUNNING)))).isEmpty();
       assertThatThrownBy(() -> s.exec("true")).isInstanceOf(SandboxNotFoundException.class);
 
-      E2BSandbox resumed = e2b.connect(s.id());
+      LiveSandbox resumed = e2b.connect(s.id());
       assertThat(e2b.info(s.id()).state()).isEqualTo(SandboxState.RUNNING);
       assertThat(alive(resumed, pid)).isTrue();
       assertThat(resumed.readFile("/home/user/kept.txt")).isEqualTo("kept");
@@ -63,9 +63,9 @@ class LifecycleTest {
   @Test
   @DisplayName("back-to-back pause and resume, again and again: each resumed sandbox answers at once (Docker's late pause events are waited out)")
   void quickPauseResumeCycles(E2BApi e2b) {
-    try (E2BSandbox s = e2b.create()) {
+    try (LiveSandbox s = e2b.create()) {
       s.writeFile("/home/user/cycle.txt", "0");
-      E2BSandbox current = s;
+      LiveSandbox current = s;
       for (int cycle = 1; cycle <= 15; cycle++) {
         assertThat(e2b.pause(s.id(), true)).isTrue();
         current = e2b.connect(s.id());
@@ -78,12 +78,12 @@ class LifecycleTest {
   @Test
   @DisplayName("a filesystem-only pause keeps files but not processes")
   void filesystemPause(E2BApi e2b) {
-    try (E2BSandbox s = e2b.create()) {
+    try (LiveSandbox s = e2b.create()) {
       String pid = startSleeper(s);
       s.writeFile("/home/user/kept.txt", "kept");
       assertThat(e2b.pause(s.id(), false)).isTrue();
       assertThat(e2b.info(s.id()).state()).isEqualTo(SandboxState.PAUSED);
-      E2BSandbox resumed = e2b.connect(s.id());
+      LiveSandbox resumed = e2b.connect(s.id());
       assertThat(resumed.readFile("/home/user/kept.txt")).isEqualTo("kept");
       assertThat(alive(resumed, pid)).isFalse();
     }
@@ -92,11 +92,11 @@ class LifecycleTest {
   @Test
   @DisplayName("onTimeout PAUSE: at the deadline the sandbox is paused, not killed, and resumes with its process")
   void pauseAtDeadline(E2BApi e2b) {
-    try (E2BSandbox s = e2b.create(SandboxSpec.defaults().withTimeout(Duration.ofMinutes(2)).withOnTimeout(OnTimeout.PAUSE))) {
+    try (LiveSandbox s = e2b.create(SandboxSpec.defaults().withTimeout(Duration.ofMinutes(2)).withOnTimeout(OnTimeout.PAUSE))) {
       String pid = startSleeper(s);
       s.setTimeout(Duration.ofSeconds(1));
       await().atMost(Duration.ofSeconds(20)).until(() -> e2b.info(s.id()).state() == SandboxState.PAUSED);
-      E2BSandbox resumed = e2b.connect(s.id(), Duration.ofMinutes(2));
+      LiveSandbox resumed = e2b.connect(s.id(), Duration.ofMinutes(2));
       assertThat(alive(resumed, pid)).isTrue();
       assertThat(e2b.info(s.id()).endAt()).isAfter(java.time.Instant.now().plusSeconds(60));
     }
@@ -105,7 +105,7 @@ class LifecycleTest {
   @Test
   @DisplayName("autoResume: a call to a paused sandbox's daemon resumes it")
   void autoResume(E2BApi e2b) {
-    try (E2BSandbox s = e2b.create(SandboxSpec.defaults().withTimeout(Duration.ofMinutes(2))
+    try (LiveSandbox s = e2b.create(SandboxSpec.defaults().withTimeout(Duration.ofMinutes(2))
         .withOnTimeout(OnTimeout.PAUSE).withAutoResume(true))) {
       s.setTimeout(Duration.ofSeconds(1));
       await().atMost(Duration.ofSeconds(20)).until(() -> e2b.info(s.id()).state() == SandboxState.PAUSED);
@@ -117,7 +117,7 @@ class LifecycleTest {
   @Test
   @DisplayName("a paused sandbox can be killed")
   void killPaused(E2BApi e2b) {
-    E2BSandbox s = e2b.create();
+    LiveSandbox s = e2b.create();
     assertThat(s.pause()).isTrue();
     assertThat(e2b.kill(s.id())).isTrue();
     assertThatThrownBy(() -> e2b.info(s.id())).isInstanceOf(SandboxNotFoundException.class);
@@ -126,7 +126,7 @@ class LifecycleTest {
   @Test
   @DisplayName("the deprecated resume path answers 201 for a paused sandbox and 409 for a running one")
   void deprecatedResume(E2BApi e2b, LocalServer server) throws Exception {
-    try (E2BSandbox s = e2b.create(); HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build()) {
+    try (LiveSandbox s = e2b.create(); HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build()) {
       HttpRequest resume = HttpRequest.newBuilder(server.apiUrl().resolve("/sandboxes/" + s.id() + "/resume"))
           .header("X-API-KEY", server.apiKey()).header("Content-Type", "application/json")
           .POST(HttpRequest.BodyPublishers.ofString("{\"timeout\":60}")).build();

@@ -3,7 +3,7 @@ package io.sandboxes.local;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.sandboxes.e2b.E2BApi;
-import io.sandboxes.e2b.E2BSandbox;
+import io.sandboxes.e2b.LiveSandbox;
 import io.sandboxes.e2b.E2BSandboxProvider;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -25,7 +25,7 @@ class MainTest {
   @Test
   @DisplayName("status lists a live sandbox with the server that made it")
   void status(E2BApi e2b) {
-    try (E2BSandbox s = e2b.create()) {
+    try (LiveSandbox s = e2b.create()) {
       assertThat(run("status")).isZero();
       assertThat(out.toString(StandardCharsets.UTF_8)).contains(s.id()).contains("inproc-").contains("running");
     }
@@ -41,7 +41,7 @@ class MainTest {
   @Test
   @DisplayName("forward asks a running server for a sandbox's port and prints the URL; errors exit non-zero with the server's reason")
   void forward(E2BApi e2b, LocalServer server) {
-    try (E2BSandbox s = e2b.create()) {
+    try (LiveSandbox s = e2b.create()) {
       assertThat(run("forward", s.id(), "8000", "--api-url", server.apiUrl().toString(), "--api-key", server.apiKey())).isZero();
       assertThat(out.toString(StandardCharsets.UTF_8).strip()).isEqualTo(server.forward(s.id(), 8000).toString());
       assertThat(run("forward", "nosuchsandbox", "8000", "--api-url", server.apiUrl().toString(), "--api-key", server.apiKey()))

@@ -6,7 +6,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.sandboxes.SandboxNotFoundException;
 import io.sandboxes.e2b.E2BApi;
-import io.sandboxes.e2b.E2BSandbox;
+import io.sandboxes.e2b.LiveSandbox;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -37,7 +37,7 @@ class PortForwardTest {
   @Test
   @DisplayName("a web server in a sandbox (which has no network) is reached at a loopback URL: whole bytes, the same URL each time")
   void webServerReached(E2BApi e2b, LocalServer server) throws Exception {
-    try (E2BSandbox s = e2b.create()) {
+    try (LiveSandbox s = e2b.create()) {
       byte[] blob = new byte[3 * 1024 * 1024 + 17];
       new Random(7).nextBytes(blob);
       s.writeBytes("/home/user/site/blob.bin", blob);
@@ -61,7 +61,7 @@ class PortForwardTest {
   @Test
   @DisplayName("a raw TCP stream goes both ways, and closing the sending side reaches the program inside")
   void rawStreamBothWays(E2BApi e2b, LocalServer server) throws Exception {
-    try (E2BSandbox s = e2b.create()) {
+    try (LiveSandbox s = e2b.create()) {
       // reads until end of input, then answers with what it read, upper-cased
       s.writeFile("/home/user/upper.py", """
           import socket
@@ -99,7 +99,7 @@ class PortForwardTest {
   void endsWithSandbox(E2BApi e2b, LocalServer server) throws Exception {
     URI url;
     String id;
-    try (E2BSandbox s = e2b.create()) {
+    try (LiveSandbox s = e2b.create()) {
       id = s.id();
       url = server.forward(id, 9000);
       try (Socket probe = new Socket(url.getHost(), url.getPort())) {
@@ -114,7 +114,7 @@ class PortForwardTest {
   @Test
   @DisplayName("over HTTP: POST /local/sandboxes/{id}/ports/{port} gives the same URL; the key is required; 404 and 400 as expected")
   void overHttp(E2BApi e2b, LocalServer server) throws Exception {
-    try (E2BSandbox s = e2b.create(); HttpClient http = HttpClient.newHttpClient()) {
+    try (LiveSandbox s = e2b.create(); HttpClient http = HttpClient.newHttpClient()) {
       java.util.function.BiFunction<String, String, HttpResponse<String>> post = (path, key) -> {
         HttpRequest.Builder b = HttpRequest.newBuilder(server.apiUrl().resolve(path)).POST(HttpRequest.BodyPublishers.noBody());
         if (key != null) {

@@ -5,9 +5,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.sandboxes.SandboxNotFoundException;
 import io.sandboxes.e2b.E2BApi;
-import io.sandboxes.e2b.E2BSandbox;
+import io.sandboxes.e2b.LiveSandbox;
 import io.sandboxes.e2b.E2BSandboxProvider;
-import io.sandboxes.e2b.SandboxState;
+import io.sandboxes.SandboxState;
 import io.sandboxes.local.internal.docker.DockerRuntime;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -41,15 +41,15 @@ class RestartTest {
     try (LocalServer first = server(id, state, key); E2BSandboxProvider c1 = client(first)) {
       E2BApi e2b = c1.api();
       running = e2b.create().id();
-      E2BSandbox f = e2b.create();
+      LiveSandbox f = e2b.create();
       pid = f.exec("nohup sleep 600 >/dev/null 2>&1 & echo $!").stdout().strip();
       f.pause();
       frozen = f.id();
-      E2BSandbox st = e2b.create();
+      LiveSandbox st = e2b.create();
       st.writeFile("/home/user/kept.txt", "kept");
       e2b.pause(st.id(), false);
       stopped = st.id();
-      E2BSandbox l = e2b.create();
+      LiveSandbox l = e2b.create();
       l.pause();
       lost = l.id();
     }
@@ -69,7 +69,7 @@ class RestartTest {
       assertThat(docker.isRunning(lostContainer)).isFalse();
       assertThat(docker.listOurs()).noneMatch(c -> c.getId().equals(lostContainer));
 
-      E2BSandbox f = e2b.connect(frozen);
+      LiveSandbox f = e2b.connect(frozen);
       assertThat(f.exec("ps -o args= -p " + pid).stdout()).isEqualTo("sleep 600\n");
       assertThat(e2b.connect(stopped).readFile("/home/user/kept.txt")).isEqualTo("kept");
       assertThat(e2b.connect(running).exec("echo back").stdout()).isEqualTo("back\n");

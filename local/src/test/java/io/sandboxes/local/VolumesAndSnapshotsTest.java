@@ -7,7 +7,7 @@ import io.sandboxes.SandboxApiException;
 import io.sandboxes.SandboxSpec;
 import io.sandboxes.VolumeMount;
 import io.sandboxes.e2b.E2BApi;
-import io.sandboxes.e2b.E2BSandbox;
+import io.sandboxes.e2b.LiveSandbox;
 import io.sandboxes.e2b.E2BSandboxProvider;
 import io.sandboxes.e2b.SnapshotInfo;
 import io.sandboxes.e2b.VolumeInfo;
@@ -35,13 +35,13 @@ class VolumesAndSnapshotsTest {
     assertThat(e2b.listVolumes()).contains(vol);
     assertThat(e2b.getVolume(vol.volumeId())).contains(vol);
 
-    try (E2BSandbox writer = e2b.create(SandboxSpec.defaults().withVolume(name, "/workspace"))) {
+    try (LiveSandbox writer = e2b.create(SandboxSpec.defaults().withVolume(name, "/workspace"))) {
       writer.exec("echo 'made by the first sandbox' > /workspace/notes.txt").orThrow();
       assertThat(e2b.info(writer.id()).volumeMounts()).containsExactly(new VolumeMount(name, "/workspace"));
       assertThatThrownBy(() -> e2b.deleteVolume(vol.volumeId()))
           .isInstanceOfSatisfying(SandboxApiException.class, e -> assertThat(e.statusCode()).isEqualTo(409));
     }
-    try (E2BSandbox reader = e2b.create(SandboxSpec.defaults().withVolume(name, "/data/app"))) {
+    try (LiveSandbox reader = e2b.create(SandboxSpec.defaults().withVolume(name, "/data/app"))) {
       assertThat(reader.readFile("/data/app/notes.txt")).isEqualTo("made by the first sandbox\n");
       assertThat(reader.exec("stat -c %U /data/app").stdout()).isEqualTo("user\n");
     }
@@ -56,7 +56,7 @@ class VolumesAndSnapshotsTest {
   @DisplayName("a snapshot captures the filesystem while the sandbox runs on; it is a template; in use it cannot be deleted or replaced")
   void snapshotAsTemplate(E2BApi e2b) {
     String name = unique("snap");
-    try (E2BSandbox source = e2b.create()) {
+    try (LiveSandbox source = e2b.create()) {
       source.writeFile("/home/user/state.txt", "version 1");
       SnapshotInfo snap = e2b.createSnapshot(source.id(), name);
       assertThat(snap.snapshotId()).isEqualTo(name + ":default");
@@ -64,7 +64,7 @@ class VolumesAndSnapshotsTest {
       assertThat(e2b.listSnapshots(source.id(), null)).extracting(SnapshotInfo::snapshotId).contains(snap.snapshotId());
       assertThat(e2b.listSnapshots(null, name)).extracting(SnapshotInfo::snapshotId).containsExactly(snap.snapshotId());
 
-      try (E2BSandbox child = e2b.create(SandboxSpec.of(snap.snapshotId()))) {
+      try (LiveSandbox child = e2b.create(SandboxSpec.of(snap.snapshotId()))) {
         assertThat(child.readFile("/home/user/state.txt")).isEqualTo("version 1");
         assertThat(e2b.info(child.id()).templateId()).isEqualTo(snap.snapshotId());
         assertThatThrownBy(() -> e2b.deleteTemplate(snap.snapshotId()))
@@ -83,7 +83,7 @@ class VolumesAndSnapshotsTest {
       SnapshotInfo replaced = e2b.createSnapshot(source.id(), name);
       assertThat(replaced.snapshotId()).isEqualTo(snap.snapshotId());
       assertThat(e2b.listSnapshots(null, name)).hasSize(1);
-      try (E2BSandbox child = e2b.create(SandboxSpec.of(name))) {
+      try (LiveSandbox child = e2b.create(SandboxSpec.of(name))) {
         assertThat(child.readFile("/home/user/state.txt")).isEqualTo("version 2");
       }
       assertThat(e2b.deleteTemplate(snap.snapshotId())).isTrue();

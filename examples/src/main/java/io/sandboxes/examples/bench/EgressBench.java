@@ -5,7 +5,7 @@ import io.sandboxes.EgressProbe;
 import io.sandboxes.ExecResult;
 import io.sandboxes.dsl.SandboxClient;
 import io.sandboxes.dsl.Sandboxes;
-import io.sandboxes.e2b.E2BSandbox;
+import io.sandboxes.e2b.LiveSandbox;
 import io.sandboxes.e2b.E2BSandboxProvider;
 import io.sandboxes.local.LocalServer;
 import java.io.OutputStream;
@@ -60,7 +60,7 @@ public final class EgressBench {
         }
       });
       bulk.start();
-      try (E2BSandbox s = provider.api().create()) {
+      try (LiveSandbox s = provider.api().create()) {
         provider.api().updateNetwork(s.id(), List.of(gateway + "/32"), List.of("0.0.0.0/0"));
         String url = "http://" + gateway + ":" + bulk.getAddress().getPort() + "/";
         List<Double> viaGateway = new ArrayList<>();
@@ -79,7 +79,7 @@ public final class EgressBench {
     }
   }
 
-  private static double speed(E2BSandbox s, String command) {
+  private static double speed(LiveSandbox s, String command) {
     ExecResult r = s.exec(command);
     if (r.exitCode() != 0) {
       throw new IllegalStateException(command + " failed: " + r);

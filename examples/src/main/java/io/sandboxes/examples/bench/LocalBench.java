@@ -4,7 +4,7 @@ import io.sandboxes.Sandbox;
 import io.sandboxes.dsl.SandboxClient;
 import io.sandboxes.dsl.Sandboxes;
 import io.sandboxes.e2b.E2BApi;
-import io.sandboxes.e2b.E2BSandbox;
+import io.sandboxes.e2b.LiveSandbox;
 import io.sandboxes.e2b.E2BSandboxProvider;
 import io.sandboxes.local.LocalServer;
 import java.util.ArrayList;
@@ -41,7 +41,7 @@ public final class LocalBench {
       List<Double> kill = new ArrayList<>();
       for (int i = 0; i < creates; i++) {
         long t0 = System.nanoTime();
-        E2BSandbox s = sandboxes.create();
+        LiveSandbox s = sandboxes.create();
         long t1 = System.nanoTime();
         s.exec("true");
         long t2 = System.nanoTime();
@@ -75,7 +75,7 @@ public final class LocalBench {
       }
       List<Double> bigRead = new ArrayList<>();
       List<Double> previewGet = new ArrayList<>();
-      try (E2BSandbox s = sandboxes.create()) {
+      try (LiveSandbox s = sandboxes.create()) {
         s.exec("truncate -s 256M /tmp/big.bin").orThrow();
         for (int i = 0; i < 3; i++) {
           long t0 = System.nanoTime();
@@ -104,7 +104,7 @@ public final class LocalBench {
       List<Double> resume = new ArrayList<>();
       List<Double> snapshot = new ArrayList<>();
       List<Double> pty = new ArrayList<>();
-      try (E2BSandbox s = sandboxes.create()) {
+      try (LiveSandbox s = sandboxes.create()) {
         s.exec("nohup sleep 600 >/dev/null 2>&1 &");
         for (int i = 0; i < 10; i++) {
           long t0 = System.nanoTime();

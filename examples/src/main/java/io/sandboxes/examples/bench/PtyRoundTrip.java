@@ -2,7 +2,7 @@ package io.sandboxes.examples.bench;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.sandboxes.e2b.E2BSandbox;
+import io.sandboxes.e2b.LiveSandbox;
 import io.sandboxes.e2b.E2BSandboxProvider;
 import io.sandboxes.e2b.internal.ConnectStream;
 import io.sandboxes.e2b.internal.Envd;
@@ -27,7 +27,7 @@ import java.util.concurrent.TimeUnit;
 final class PtyRoundTrip {
   private PtyRoundTrip() {}
 
-  static List<Double> measure(E2BSandboxProvider provider, String apiKey, E2BSandbox sandbox, int rounds) throws Exception {
+  static List<Double> measure(E2BSandboxProvider provider, String apiKey, LiveSandbox sandbox, int rounds) throws Exception {
     String token = token(provider, apiKey, sandbox);
     List<Double> out = new ArrayList<>();
     try (Http http = new Http(Duration.ofSeconds(30))) {
@@ -75,7 +75,7 @@ final class PtyRoundTrip {
     return out;
   }
 
-  private static String token(E2BSandboxProvider provider, String key, E2BSandbox sandbox) throws Exception {
+  private static String token(E2BSandboxProvider provider, String key, LiveSandbox sandbox) throws Exception {
     try (HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build()) {
       URI info = provider.apiUrl().resolve("/sandboxes/" + sandbox.id());
       HttpResponse<byte[]> r = http.send(HttpRequest.newBuilder(info).header("X-API-KEY", key).GET().build(),

@@ -9,7 +9,7 @@ import io.sandboxes.Sandbox;
 import io.sandboxes.SandboxApiException;
 import io.sandboxes.SandboxConfig;
 import io.sandboxes.SandboxException;
-import io.sandboxes.SandboxStatus;
+import io.sandboxes.SandboxState;
 import io.sandboxes.TemplateCommit;
 import io.sandboxes.TemplateDescriptor;
 import io.sandboxes.TemplateManagement;
@@ -255,7 +255,7 @@ class DurabilityCasesTest {
     try (Harness h = new Harness(server); Sandbox s = h.provider.create(SandboxConfig.forProject("p"))) {
       HibernationOutcome first = s.hibernate();
       assertThat(first).isEqualTo(new HibernationOutcome(true, "pause", null));
-      assertThat(s.status()).isEqualTo(SandboxStatus.SLEEPING);
+      assertThat(s.status()).isEqualTo(SandboxState.PAUSED);
       assertThat(s.hibernate()).isEqualTo(new HibernationOutcome(true, "pause", "the sandbox was already paused"));
       s.stop();
       s.sleep();
@@ -270,10 +270,10 @@ class DurabilityCasesTest {
     try (Harness h = new Harness(server); Sandbox s = h.provider.create(SandboxConfig.forProject("p"))) {
       h.api.on(FaultServer.route("POST", "/sandboxes/.*/pause"), FaultServer.json(502, "{\"code\":502,\"message\":\"Bad Gateway\"}"));
       assertThatThrownBy(s::hibernate).isInstanceOf(SandboxException.class).hasMessageContaining("Bad Gateway");
-      assertThat(s.status()).isEqualTo(SandboxStatus.RUNNING);
+      assertThat(s.status()).isEqualTo(SandboxState.RUNNING);
       h.api.on(FaultServer.route("POST", "/sandboxes/.*/pause"), FaultServer.json(501, "{\"code\":501,\"message\":\"pause is not supported\"}"));
       assertThatThrownBy(s::hibernate).hasMessageContaining("not supported");
-      assertThat(s.status()).isEqualTo(SandboxStatus.RUNNING);
+      assertThat(s.status()).isEqualTo(SandboxState.RUNNING);
     }
   }
 
@@ -294,7 +294,7 @@ class DurabilityCasesTest {
       String pid = s.exec("nohup sleep 600 >/dev/null 2>&1 & echo $!").stdout().strip();
       s.hibernate();
       assertThat(s.resume()).isEqualTo(new HibernationOutcome(true, "resume", null));
-      assertThat(s.status()).isEqualTo(SandboxStatus.RUNNING);
+      assertThat(s.status()).isEqualTo(SandboxState.RUNNING);
       assertThat(s.exec("ps -o args= -p " + pid).stdout()).isEqualTo("sleep 600\n");
       assertThat(Json.parse(h.api.requests("POST", "/sandboxes/" + s.id() + "/connect").get(0).body()).path("timeout").asLong()).isEqualTo(3600);
       s.sleep();
@@ -305,7 +305,7 @@ class DurabilityCasesTest {
       h.api.on(FaultServer.route("POST", "/sandboxes/.*/connect"), FaultServer.json(503, "{\"code\":503,\"message\":\"no capacity\"}"));
       s.hibernate();
       assertThatThrownBy(s::resume).hasMessageContaining("no capacity");
-      assertThat(s.status()).isEqualTo(SandboxStatus.SLEEPING);
+      assertThat(s.status()).isEqualTo(SandboxState.PAUSED);
     }
   }
 }

@@ -11,7 +11,7 @@ import io.sandboxes.ExecResult;
 import io.sandboxes.SandboxException;
 import io.sandboxes.SandboxFileNotFoundException;
 import io.sandboxes.SandboxRpcException;
-import io.sandboxes.e2b.E2BSandbox;
+import io.sandboxes.e2b.LiveSandbox;
 import io.sandboxes.e2b.internal.Tasks;
 import java.time.Duration;
 import java.util.List;
@@ -88,7 +88,7 @@ class ExecCasesTest extends OneSandboxCases {
   @DisplayName("case 47, case 62: an infrastructure failure (the deadline passing) is thrown as it is, and nothing is left running")
   void infrastructureFailure() {
     assertThatThrownBy(() -> sandbox.exec("sleep 30", ExecOptions.defaults().withTimeout(Duration.ofSeconds(2))))
-        .isInstanceOfSatisfying(SandboxRpcException.class, e -> assertThat(e.code()).isEqualTo("deadline_exceeded"));
+        .isInstanceOfSatisfying(io.sandboxes.CommandTimeoutException.class, e -> assertThat(e.code()).isEqualTo("deadline_exceeded"));
     await().atMost(Duration.ofSeconds(2)).until(() -> Tasks.live(sandbox.id()) == 0);
   }
 
@@ -172,7 +172,7 @@ class ExecCasesTest extends OneSandboxCases {
   void unknownOutcome() {
     ExecResult r = scripted("vite --host &", FaultServer.Step.send(0, START), FaultServer.Step.send(0, out("launched\n")),
         FaultServer.Step.send(0, err("warn\n")), FaultServer.Step.hold(20_000));
-    assertThat(r.exitCode()).isEqualTo(E2BSandbox.EXIT_CODE_UNKNOWN);
+    assertThat(r.exitCode()).isEqualTo(LiveSandbox.EXIT_CODE_UNKNOWN);
     assertThat(r.stdout()).isEqualTo("launched\n");
     // the note goes after a newline, as the seed appends it (stderr "warn\n" + "\n" + note)
     assertThat(r.stderr()).isEqualTo("warn\n\ne2b: exit code unknown — the started process (pid 999999) is gone but its output stream"
@@ -291,7 +291,7 @@ class ExecCasesTest extends OneSandboxCases {
   @Test
   @DisplayName("case 87: keepAlive sets the deadline to that long from now, and nothing else moves it")
   void keepAlive() {
-    E2BSandbox e2b = (E2BSandbox) sandbox;
+    LiveSandbox e2b = (LiveSandbox) sandbox;
     java.time.Instant before = e2b.info().endAt();
     sandbox.exec("true");
     sandbox.readDir("/home/user");

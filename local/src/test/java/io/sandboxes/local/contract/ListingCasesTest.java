@@ -69,7 +69,7 @@ class ListingCasesTest {
       AtomicInteger total = new AtomicInteger();
       h.api.on(FaultServer.route("GET", "/v2/sandboxes"), FaultServer.json(200, listing(ids)));
       h.api.on(FaultServer.route("POST", "/sandboxes/row.*/connect"), slowConnect(inFlight, peak, total, () -> pause(150)));
-      List<String> listed = h.provider.list("u").stream().map(Sandbox::id).toList();
+      List<String> listed = h.provider.list().stream().map(Sandbox::id).toList();
       assertThat(listed).containsExactlyElementsOf(ids);
       assertThat(peak.get()).isGreaterThan(1).isLessThanOrEqualTo(16);
       assertThat(total.get()).isEqualTo(40);
@@ -98,7 +98,7 @@ class ListingCasesTest {
           // the test fails below without the release
         }
       });
-      List<String> listed = h.provider.list("u").stream().map(Sandbox::id).toList();
+      List<String> listed = h.provider.list().stream().map(Sandbox::id).toList();
       releaser.join();
       assertThat(allStarted.getCount()).isZero();
       assertThat(listed).containsExactlyElementsOf(ids);
@@ -127,7 +127,7 @@ class ListingCasesTest {
         pause(1_000);
         return FaultServer.json(200, sandbox(req.path().split("/")[2])).answer(req, resp, cb);
       });
-      assertThatThrownBy(() -> h.provider.list("u")).isInstanceOf(SandboxException.class).hasMessageContaining("connect failed");
+      assertThatThrownBy(() -> h.provider.list()).isInstanceOf(SandboxException.class).hasMessageContaining("connect failed");
       assertThat(total.get()).isLessThanOrEqualTo(16);
     }
   }
@@ -141,7 +141,7 @@ class ListingCasesTest {
       h.api.on(FaultServer.route("POST", "/sandboxes/row.*/connect"), (req, resp, cb) -> req.path().contains(ids.get(1))
           ? FaultServer.json(404, "{\"code\":404,\"message\":\"gone\"}").answer(req, resp, cb)
           : FaultServer.json(200, sandbox(req.path().split("/")[2])).answer(req, resp, cb));
-      assertThat(h.provider.list("u").stream().map(Sandbox::id).toList()).containsExactly(ids.get(0), ids.get(2));
+      assertThat(h.provider.list().stream().map(Sandbox::id).toList()).containsExactly(ids.get(0), ids.get(2));
     }
   }
 
@@ -156,7 +156,7 @@ class ListingCasesTest {
         h.provider.commitTemplate(io.sandboxes.TemplateCommit.of(s.id(), name));
         h.api.on(FaultServer.route("GET", "/v2/sandboxes"), FaultServer.json(200, "[]"));
         h.api.clearRequests();
-        assertThat(h.provider.list("u")).isEmpty();
+        assertThat(h.provider.list()).isEmpty();
         assertThat(h.api.requests("POST", "/sandboxes/")).isEmpty();
         assertThat(h.provider.listVolumes(VolumeQuery.prefixed(name))).singleElement()
             .satisfies(v -> assertThat(v.attached()).isFalse());
@@ -180,12 +180,12 @@ class ListingCasesTest {
         resp.write(true, java.nio.ByteBuffer.wrap("connect ECONNRESET".getBytes(StandardCharsets.UTF_8)), cb);
         return true;
       });
-      assertThatThrownBy(() -> h.provider.list("u")).hasMessageContaining("ECONNRESET");
+      assertThatThrownBy(() -> h.provider.list()).hasMessageContaining("ECONNRESET");
       assertThatThrownBy(() -> h.provider.listTemplates(null)).hasMessageContaining("ECONNRESET");
       h.api.on(FaultServer.route("GET", "/v2/sandboxes"), FaultServer.json(200, "{\"items\":[" + row("sbx-1", "running") + "]}"));
-      assertThatThrownBy(() -> h.provider.list("u")).hasMessageContaining("shape this client cannot read").hasMessageContaining("items");
+      assertThatThrownBy(() -> h.provider.list()).hasMessageContaining("shape this client cannot read").hasMessageContaining("items");
       h.api.on(FaultServer.route("GET", "/v2/sandboxes"), FaultServer.json(200, "null"));
-      assertThatThrownBy(() -> h.provider.list("u")).hasMessageContaining("shape this client cannot read");
+      assertThatThrownBy(() -> h.provider.list()).hasMessageContaining("shape this client cannot read");
       assertThatThrownBy(() -> h.provider.listVolumes(VolumeQuery.all())).hasMessageContaining("shape this client cannot read");
     }
   }
@@ -204,7 +204,7 @@ class ListingCasesTest {
       });
       h.api.on(FaultServer.route("POST", "/sandboxes/row.*/connect"), (req, resp, cb) ->
           FaultServer.json(200, sandbox(req.path().split("/")[2])).answer(req, resp, cb));
-      assertThat(h.provider.list("u").stream().map(Sandbox::id).toList()).containsExactlyElementsOf(ids);
+      assertThat(h.provider.list().stream().map(Sandbox::id).toList()).containsExactlyElementsOf(ids);
       assertThat(h.api.requests("GET", "/v2/sandboxes")).hasSize(2);
     }
   }
@@ -219,7 +219,7 @@ class ListingCasesTest {
           "[" + withMount + ",{\"templateID\":\"base\",\"state\":\"running\"}]"));
       h.api.on(FaultServer.route("POST", "/sandboxes/row.*/connect"), (req, resp, cb) ->
           FaultServer.json(200, sandbox(req.path().split("/")[2])).answer(req, resp, cb));
-      assertThat(h.provider.list("u")).extracting(Sandbox::id).containsExactly("rowm0000000000000000");
+      assertThat(h.provider.list()).extracting(Sandbox::id).containsExactly("rowm0000000000000000");
       assertThat(h.provider.listVolumes(VolumeQuery.prefixed("no-such-prefix-"))).isEmpty();
     }
   }

@@ -2,13 +2,15 @@ package io.sandboxes.e2b;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.sandboxes.CommandTimeoutException;
 import io.sandboxes.DirEntry;
 import io.sandboxes.ExecOptions;
 import io.sandboxes.ExecResult;
 import io.sandboxes.HibernationOutcome;
 import io.sandboxes.Sandbox;
 import io.sandboxes.SandboxException;
-import io.sandboxes.SandboxStatus;
+import io.sandboxes.SandboxInfo;
+import io.sandboxes.SandboxState;
 import io.sandboxes.e2b.internal.ConnectStream;
 import io.sandboxes.e2b.internal.Envd;
 import io.sandboxes.e2b.internal.Json;
@@ -34,14 +36,14 @@ import org.jspecify.annotations.Nullable;
  *
  * @since 0.1
  */
-public final class E2BSandbox implements Sandbox {
+public final class LiveSandbox implements Sandbox {
 
   /** Extra time the client waits past a command's own deadline for the daemon to report it. */
   static final Duration DEADLINE_GRACE = Duration.ofSeconds(10);
   /** How long a command may run before the client checks whether its process still lives. */
-  public static final Duration SETTLE_PROBE = Duration.ofMillis(1_500);
+  static final Duration SETTLE_PROBE = Duration.ofMillis(1_500);
   /** Once the process is seen gone, how long its exit report may take to arrive. */
-  public static final Duration EXIT_REPORT_GRACE = Duration.ofMillis(2_000);
+  static final Duration EXIT_REPORT_GRACE = Duration.ofMillis(2_000);
   /** The exit code reported when a command's outcome cannot be observed: 128 + SIGKILL, never 0. */
   public static final int EXIT_CODE_UNKNOWN = 137;
   /** The liveness probe's own deadline. */
@@ -53,10 +55,10 @@ public final class E2BSandbox implements Sandbox {
   private final @Nullable String envdVersion;
   private final String previewDomain;
   private volatile Envd envd;
-  private volatile SandboxStatus status = SandboxStatus.RUNNING;
+  private volatile SandboxState status = SandboxState.RUNNING;
   private final AtomicBoolean closed = new AtomicBoolean();
 
-  E2BSandbox(E2BApi api, String id, @Nullable String templateId, @Nullable String envdVersion, Envd envd, String previewDomain) {
+  LiveSandbox(E2BApi api, String id, @Nullable String templateId, @Nullable String envdVersion, Envd envd, String previewDomain) {
     this.api = api;
     this.id = id;
     this.templateId = templateId;
@@ -81,7 +83,7 @@ public final class E2BSandbox implements Sandbox {
   }
 
   @Override
-  public SandboxStatus status() {
+  public SandboxState status() {
     return status;
   }
 
@@ -127,11 +129,13 @@ public final class E2BSandbox implements Sandbox {
    *
    * <p>The command runs as {@code /bin/bash -l -c <command>}, started in the background and
    * waited on. Its deadline is sent to the daemon, which kills it when it passes; that surfaces
-   * as a {@link io.sandboxes.SandboxRpcException} with code {@code deadline_exceeded}.
+   * as a {@link CommandTimeoutException} carrying the output written before the kill. Output
+   * callbacks ({@link ExecOptions#onStdout(java.util.function.Consumer)}) see each piece as it
+   * arrives; one that throws kills the command, and its exception is thrown from here.
    *
-   * <p>A command that has not finished after {@link #SETTLE_PROBE} is checked: while its process
+   * <p>A command that has not finished after 1.5 s is checked: while its process
    * lives, the wait goes on (bounded only by the command's own deadline). When the process is
-   * gone and its stream then stays silent for {@link #EXIT_REPORT_GRACE} without an exit report (a
+   * gone and its stream then stays silent for 2 s without an exit report (a
    * detached child holds its output open), the result is exit code {@link #EXIT_CODE_UNKNOWN} with a line on stderr
    * saying why: an outcome that was not observed is never reported as success. A failed check
    * counts as "still alive". Nothing (thread, timer, stream) outlives the call; an interrupt
@@ -147,6 +151,7 @@ public final class E2BSandbox implements Sandbox {
     Utf8Accumulator stderr = new Utf8Accumulator();
     CompletableFuture<JsonNode> end = new CompletableFuture<>();
     java.util.concurrent.atomic.AtomicLong lastEvent = new java.util.concurrent.atomic.AtomicLong(System.nanoTime());
+    java.util.concurrent.atomic.AtomicInteger pid = new java.util.concurrent.atomic.AtomicInteger(-1);
     ConnectStream stream = envd.stream("process.Process/Start", startBody(command, options), options.user(), options.timeout(),
         context, null);
     Thread reader = null;
@@ -156,17 +161,17 @@ public final class E2BSandbox implements Sandbox {
       if (first == null || !first.path("event").has("start")) {
         throw new SandboxException(context + ": the daemon did not report the process as started");
       }
-      int pid = first.path("event").path("start").path("pid").asInt(-1);
+      pid.set(first.path("event").path("start").path("pid").asInt(-1));
       reader = io.sandboxes.e2b.internal.Tasks.start(id, "sandboxes-exec-" + id,
-          () -> readEvents(stream, stdout, stderr, end, context, lastEvent));
+          () -> readEvents(stream, stdout, stderr, options, end, context, lastEvent));
       JsonNode report = await(end, SETTLE_PROBE);
       if (report == null) {
-        if (processGone(pid)) {
+        if (processGone(pid.get())) {
           // the grace window counts from the last thing the stream delivered: a stream still
           // draining output is not held, only one that has gone quiet is
           while ((report = await(end, EXIT_REPORT_GRACE)) == null) {
             if (System.nanoTime() - lastEvent.get() >= EXIT_REPORT_GRACE.toNanos()) {
-              return unknownOutcome(pid, stdout, stderr, started);
+              return unknownOutcome(pid.get(), stdout, stderr, started);
             }
           }
         } else {
@@ -174,6 +179,18 @@ public final class E2BSandbox implements Sandbox {
         }
       }
       return result(report, stdout, stderr, started);
+    } catch (SandboxException e) {
+      if (timedOut(e, options, started)) {
+        synchronized (stdout) {
+          stdout.finish();
+          stderr.finish();
+          throw new CommandTimeoutException(command, options.timeout(), stdout.text(), stderr.text(), e);
+        }
+      }
+      throw e;
+    } catch (CallbackFailure e) {
+      killQuietly(pid.get());
+      throw e.getCause();
     } finally {
       if (reader != null) {
         reader.interrupt();
@@ -182,7 +199,48 @@ public final class E2BSandbox implements Sandbox {
     }
   }
 
-  private static void readEvents(ConnectStream stream, Utf8Accumulator stdout, Utf8Accumulator stderr,
+  /**
+   * Whether a failure is the command's own deadline: the daemon says {@code deadline_exceeded},
+   * or the stream broke off once the deadline (and the watchdog's grace) had passed.
+   */
+  private static boolean timedOut(SandboxException e, ExecOptions options, long started) {
+    if (options.timeout().isZero()) {
+      return false;
+    }
+    if (e instanceof io.sandboxes.SandboxRpcException rpc && "deadline_exceeded".equals(rpc.code())) {
+      return true;
+    }
+    return !Thread.currentThread().isInterrupted() && System.nanoTime() - started >= options.timeout().toNanos();
+  }
+
+  /** Carries an exception an output callback threw out of the reader, to be rethrown as it was. */
+  private static final class CallbackFailure extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    CallbackFailure(RuntimeException cause) {
+      super(cause);
+    }
+
+    @Override
+    public synchronized RuntimeException getCause() {
+      return (RuntimeException) super.getCause();
+    }
+  }
+
+  /** Kills a command whose caller stopped listening; a failure to do so is added to nothing. */
+  private void killQuietly(int pid) {
+    if (pid <= 0) {
+      return;
+    }
+    try {
+      envd.unary("process.Process/SendSignal", Json.object().put("signal", "SIGNAL_SIGKILL")
+          .set("process", Json.object().put("pid", pid)), null, "kill process " + pid);
+    } catch (RuntimeException ignored) {
+      // already gone, or the sandbox with it
+    }
+  }
+
+  private static void readEvents(ConnectStream stream, Utf8Accumulator stdout, Utf8Accumulator stderr, ExecOptions options,
       CompletableFuture<JsonNode> end, String context, java.util.concurrent.atomic.AtomicLong lastEvent) {
     try {
       JsonNode message;
@@ -194,15 +252,20 @@ public final class E2BSandbox implements Sandbox {
         }
         if (event.has("data")) {
           JsonNode data = event.get("data");
+          String out = null;
+          String err = null;
           synchronized (stdout) {
             if (data.has("stdout")) {
-              stdout.feed(Base64.getDecoder().decode(data.get("stdout").asText()));
+              out = stdout.feed(Base64.getDecoder().decode(data.get("stdout").asText()));
             } else if (data.has("stderr")) {
-              stderr.feed(Base64.getDecoder().decode(data.get("stderr").asText()));
+              err = stderr.feed(Base64.getDecoder().decode(data.get("stderr").asText()));
             } else if (data.has("pty")) {
-              stdout.feed(Base64.getDecoder().decode(data.get("pty").asText()));
+              out = stdout.feed(Base64.getDecoder().decode(data.get("pty").asText()));
             }
           }
+          // outside the lock: a slow listener holds up only this reader
+          deliver(options.onStdout(), out);
+          deliver(options.onStderr(), err);
         } else if (event.has("end")) {
           report = event.get("end");
         }
@@ -214,6 +277,17 @@ public final class E2BSandbox implements Sandbox {
       }
     } catch (RuntimeException e) {
       end.completeExceptionally(e);
+    }
+  }
+
+  private static void deliver(java.util.function.@Nullable Consumer<String> listener, @Nullable String text) {
+    if (listener == null || text == null || text.isEmpty()) {
+      return;
+    }
+    try {
+      listener.accept(text);
+    } catch (RuntimeException e) {
+      throw new CallbackFailure(e);
     }
   }
 
@@ -499,15 +573,15 @@ public final class E2BSandbox implements Sandbox {
   @Override
   public HibernationOutcome hibernate() {
     boolean pausedNow = api.pause(id, true);
-    status = SandboxStatus.SLEEPING;
+    status = SandboxState.PAUSED;
     return new HibernationOutcome(true, "pause", pausedNow ? null : "the sandbox was already paused");
   }
 
   @Override
   public HibernationOutcome resume() {
-    E2BSandbox fresh = api.connect(id, api.provider().defaultTimeout());
+    LiveSandbox fresh = api.connect(id, api.provider().defaultTimeout());
     this.envd = fresh.envd;
-    status = SandboxStatus.RUNNING;
+    status = SandboxState.RUNNING;
     return new HibernationOutcome(true, "resume", null);
   }
 
@@ -549,7 +623,7 @@ public final class E2BSandbox implements Sandbox {
    */
   public boolean pause() {
     boolean now = api.pause(id, true);
-    status = SandboxStatus.SLEEPING;
+    status = SandboxState.PAUSED;
     return now;
   }
 
@@ -561,7 +635,7 @@ public final class E2BSandbox implements Sandbox {
   public boolean kill() {
     closed.set(true);
     boolean killed = api.kill(id);
-    status = SandboxStatus.STOPPED;
+    status = SandboxState.KILLED;
     return killed;
   }
 
@@ -570,7 +644,7 @@ public final class E2BSandbox implements Sandbox {
   public void close() {
     if (closed.compareAndSet(false, true)) {
       api.kill(id);
-      status = SandboxStatus.STOPPED;
+      status = SandboxState.KILLED;
     }
   }
 
@@ -580,6 +654,6 @@ public final class E2BSandbox implements Sandbox {
 
   @Override
   public String toString() {
-    return "E2BSandbox[" + id + "]";
+    return "LiveSandbox[" + id + "]";
   }
 }

@@ -12,7 +12,7 @@ import java.util.Map;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
-class E2BSandboxTest {
+class LiveSandboxTest {
 
   private static JsonNode json(String s) throws IOException {
     return Json.parse(s.getBytes(StandardCharsets.UTF_8));
@@ -21,10 +21,10 @@ class E2BSandboxTest {
   @Test
   @DisplayName("envd's end event: omitted exitCode is 0 only for a process that exited; a signal is -1, never 0")
   void exitCodes() throws IOException {
-    assertThat(E2BSandbox.exitCode(json("{\"exited\":true,\"status\":\"exit status 0\"}"))).isZero();
-    assertThat(E2BSandbox.exitCode(json("{\"exitCode\":3,\"exited\":true}"))).isEqualTo(3);
-    assertThat(E2BSandbox.exitCode(json("{\"exitCode\":-1,\"status\":\"signal: killed\"}"))).isEqualTo(-1);
-    assertThat(E2BSandbox.exitCode(json("{\"status\":\"unknown\"}"))).isEqualTo(-1);
+    assertThat(LiveSandbox.exitCode(json("{\"exited\":true,\"status\":\"exit status 0\"}"))).isZero();
+    assertThat(LiveSandbox.exitCode(json("{\"exitCode\":3,\"exited\":true}"))).isEqualTo(3);
+    assertThat(LiveSandbox.exitCode(json("{\"exitCode\":-1,\"status\":\"signal: killed\"}"))).isEqualTo(-1);
+    assertThat(LiveSandbox.exitCode(json("{\"status\":\"unknown\"}"))).isEqualTo(-1);
   }
 
   @Test
