@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Function;
 import java.util.function.Supplier;
 import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.jupiter.api.extension.AfterEachCallback;
@@ -66,8 +67,8 @@ public final class E2BSandboxExtension
     if (supplier.isPresent()) {
       return ConditionEvaluationResult.enabled("sandboxes come from " + supplier.get());
     }
-    Runtime runtime = context.getRoot().getStore(NAMESPACE)
-        .computeIfAbsent(RUNTIME, k -> new Runtime(Sandboxes.unavailableReason()), Runtime.class);
+    Runtime runtime = getOrCreate(context.getRoot().getStore(NAMESPACE), RUNTIME,
+        k -> new Runtime(Sandboxes.unavailableReason()), Runtime.class);
     if (runtime.missing().isEmpty()) {
       return ConditionEvaluationResult.enabled("a sandbox runtime is available");
     }
@@ -155,7 +156,7 @@ public final class E2BSandboxExtension
   /** One sandbox per annotated element and context, created once and closed with the context. */
   private Sandbox sandbox(ExtensionContext context, E2BSandbox annotation, AnnotatedElement element, String where) {
     requireEgress(context, annotation);
-    SandboxResource resource = context.getStore(NAMESPACE).computeIfAbsent(element,
+    SandboxResource resource = getOrCreate(context.getStore(NAMESPACE), element,
         key -> provision(context, annotation, where), SandboxResource.class);
     return resource.sandbox;
   }
@@ -172,7 +173,7 @@ public final class E2BSandboxExtension
     }
     SandboxClient client = client(context);
     ExtensionContext.Store root = context.getRoot().getStore(NAMESPACE);
-    EgressVerdict verdict = root.computeIfAbsent(VERDICT, k -> client.verifyEgress(), EgressVerdict.class);
+    EgressVerdict verdict = getOrCreate(root, VERDICT, k -> client.verifyEgress(), EgressVerdict.class);
     if (verdict.state() == EgressVerdict.State.FILTERED) {
       return;
     }
@@ -187,7 +188,7 @@ public final class E2BSandboxExtension
   }
 
   private SandboxClient client(ExtensionContext context) {
-    return context.getRoot().getStore(NAMESPACE).computeIfAbsent(CLIENT, k -> new ClientResource(newClient(context)),
+    return getOrCreate(context.getRoot().getStore(NAMESPACE), CLIENT, k -> new ClientResource(newClient(context)),
         ClientResource.class).client;
   }
 
@@ -244,6 +245,22 @@ public final class E2BSandboxExtension
         .orElse(E2BSandbox.CleanupMode.ALWAYS);
   }
 
+  // ---- the stores ----
+
+  /**
+   * The store's value for {@code key}, made by {@code creator} the first time. Every lookup that
+   * may create goes through here, so that one jar runs on JUnit Jupiter 5.10 or newer and on 6.x:
+   * {@code Store.computeIfAbsent(K, Function, Class)} is new in 6.0, while
+   * {@code getOrComputeIfAbsent} is in every 5.x and still in 6.x (deprecated there, not for
+   * removal). One difference remains: 5.x remembers a creator's exception and rethrows it to every
+   * later caller for that key, where 6.x calls the creator again.
+   */
+  // getOrComputeIfAbsent is deprecated in JUnit 6, but its replacement does not exist in 5.x
+  @SuppressWarnings("deprecation")
+  private static <K, V> V getOrCreate(ExtensionContext.Store store, K key, Function<K, V> creator, Class<V> type) {
+    return store.getOrComputeIfAbsent(key, creator, type);
+  }
+
   // ---- failures and cleanup ----
 
   @Override
@@ -251,7 +268,7 @@ public final class E2BSandboxExtension
     if (context.getExecutionException().isPresent()) {
       for (Optional<ExtensionContext> c = Optional.of(context); c.isPresent(); c = c.get().getParent()) {
         // keyed by the context's own id: a store lookup falls back to the parents' stores
-        c.get().getStore(NAMESPACE).computeIfAbsent(FAILED + c.get().getUniqueId(), k -> new AtomicBoolean(), AtomicBoolean.class).set(true);
+        getOrCreate(c.get().getStore(NAMESPACE), FAILED + c.get().getUniqueId(), k -> new AtomicBoolean(), AtomicBoolean.class).set(true);
       }
     }
     reportKept(context);
@@ -267,8 +284,20 @@ public final class E2BSandboxExtension
     SandboxResource.announceKept(context);
   }
 
+  /**
+   * A value the store closes when its context ends. JUnit 5.10 to 5.12 close only a
+   * {@code CloseableResource}; 5.13 and later (6.x included) close an {@code AutoCloseable}, and
+   * take that path first, so a value that is both is closed once on every version.
+   */
+  // CloseableResource is deprecated since JUnit 5.13, but the JUnit 5 versions before it close nothing else
+  @SuppressWarnings("deprecation")
+  interface StoreResource extends AutoCloseable, ExtensionContext.Store.CloseableResource {
+    @Override
+    void close();
+  }
+
   /** The run-wide client, closed when the run ends. */
-  static final class ClientResource implements AutoCloseable {
+  static final class ClientResource implements StoreResource {
     final SandboxClient client;
 
     ClientResource(SandboxClient client) {
@@ -282,7 +311,7 @@ public final class E2BSandboxExtension
   }
 
   /** A provisioned sandbox, destroyed (or kept) when its context ends. */
-  static final class SandboxResource implements AutoCloseable {
+  static final class SandboxResource implements StoreResource {
     final io.sandboxes.e2b.LiveSandbox sandbox;
     private final E2BSandbox.CleanupMode mode;
     private final ExtensionContext context;
@@ -291,7 +320,7 @@ public final class E2BSandboxExtension
       this.sandbox = sandbox;
       this.mode = mode;
       this.context = context;
-      context.getStore(NAMESPACE).computeIfAbsent(Made.class, k -> new Made(), Made.class).resources.add(this);
+      getOrCreate(context.getStore(NAMESPACE), Made.class, k -> new Made(), Made.class).resources.add(this);
     }
 
     private boolean failed() {

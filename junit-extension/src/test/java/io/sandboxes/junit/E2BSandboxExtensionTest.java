@@ -364,6 +364,17 @@ class E2BSandboxExtensionTest {
       }
     }
 
+    @Test
+    @DisplayName("then sandboxes are destroyed when JUnit closes only CloseableResource values, as Jupiter 5.10 to 5.12 do")
+    void closeableResourcePath() {
+      // JUnit 6 closes a stored AutoCloseable first; with this switch off it closes only what
+      // implements CloseableResource, which is all that Jupiter before 5.13 ever closes
+      EngineExecutionResults r = run(FieldInjectionTestCase.class, FilteredClient.class,
+          Map.of("junit.jupiter.extensions.store.close.autocloseable.enabled", "false"));
+      r.testEvents().assertStatistics(s -> s.succeeded(2));
+      assertThat(seen).hasSize(2).noneMatch(EgressExtensionSupport::exists);
+    }
+
     private String id(String prefix) {
       return seen.stream().filter(x -> x.startsWith(prefix)).findFirst().orElseThrow().substring(prefix.length());
     }
