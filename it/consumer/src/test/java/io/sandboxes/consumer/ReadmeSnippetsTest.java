@@ -1,0 +1,71 @@
+package io.sandboxes.consumer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.DynamicTest.dynamicTest;
+import static org.junit.platform.engine.discovery.DiscoverySelectors.selectClass;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.DynamicTest;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestFactory;
+import org.junit.platform.engine.TestExecutionResult;
+import org.junit.platform.testkit.engine.EngineExecutionResults;
+import org.junit.platform.testkit.engine.EngineTestKit;
+import org.junit.platform.testkit.engine.Events;
+
+/**
+ * Runs the README's Java snippets, which the build generated from README.md
+ * ({@code ReadmeCodeSnippets} and {@code ReadmeTestSnippets}, from src/build/ReadmeSnippets.java).
+ */
+class ReadmeSnippetsTest {
+
+  /** What each code snippet of the README prints. A snippet added to the README needs its line here. */
+  private static final Map<String, String> PRINTS = Map.of(
+      "quickstart", "42 (exit 0)\n",
+      "live", "hello from demo\n",
+      "lifecycle", "true PAUSED\nkept\ntrue\n",
+      "follow", "step 1\nstep 2\nstep 3\ntimed out after: compiling\n",
+      "provider", "1\n");
+
+  @Test
+  void everyCodeSnippetOfTheReadmeHasAnExpectation() {
+    assertThat(ReadmeCodeSnippets.ALL.keySet())
+        .as("the README's code snippets, and the names in it/consumer's ReadmeSnippetsTest.PRINTS")
+        .isNotEmpty().containsExactlyInAnyOrderElementsOf(PRINTS.keySet());
+  }
+
+  @TestFactory
+  Stream<DynamicTest> codeSnippetsPrintWhatTheReadmeSays() {
+    return ReadmeCodeSnippets.ALL.entrySet().stream().map(e -> dynamicTest("README snippet " + e.getKey(), () -> {
+      ByteArrayOutputStream printed = new ByteArrayOutputStream();
+      e.getValue().run(new PrintStream(printed, true, StandardCharsets.UTF_8));
+      assertThat(printed.toString(StandardCharsets.UTF_8)).as("what README snippet " + e.getKey() + " printed")
+          .isEqualTo(PRINTS.get(e.getKey()));
+    }));
+  }
+
+  @TestFactory
+  Stream<DynamicTest> testSnippetsPass() {
+    assertThat(ReadmeTestSnippets.CLASSES).as("the README's test classes").isNotEmpty();
+    return ReadmeTestSnippets.CLASSES.stream().map(type -> dynamicTest("README test class " + type.getSimpleName(), () -> {
+      EngineExecutionResults results = EngineTestKit.engine("junit-jupiter").selectors(selectClass(type)).execute();
+      List<Throwable> failures = results.allEvents().failed().stream()
+          .map(ev -> ev.getPayload(TestExecutionResult.class).flatMap(TestExecutionResult::getThrowable)
+              .orElseGet(() -> new AssertionError(ev.getTestDescriptor().getDisplayName() + " failed")))
+          .toList();
+      if (!failures.isEmpty()) {
+        AssertionError e = new AssertionError(type.getSimpleName() + ": " + failures.size() + " failed");
+        failures.forEach(e::addSuppressed);
+        throw e;
+      }
+      Events tests = results.testEvents();
+      assertThat(tests.skipped().count() + tests.aborted().count()).as("skipped or aborted tests").isZero();
+      assertThat(tests.succeeded().count()).as("tests passed").isPositive().isEqualTo(tests.started().count());
+    }));
+  }
+}
