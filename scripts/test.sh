@@ -2,8 +2,10 @@
 # The whole test suite, from a clean clone on a fresh machine: finds a JDK 21+, installs and
 # starts Docker, builds the base image (once, with progress), then runs every module's tests
 # against the real local server. The official-SDK conformance test needs node and npm (20.18+).
+# Last, it builds it/consumer, a user's project outside the reactor, once per supported JUnit line.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+user_path=$PATH # the caller's own, before env.sh puts the JDK it picked in front
 source scripts/env.sh
 bash scripts/docker-up.sh
 for tool in node npm; do
@@ -16,3 +18,33 @@ echo "==> base image"
 ./mvnw -B -ntp -q -pl examples exec:exec -Dexample.main=io.sandboxes.local.Main -Dexample.args="image build"
 echo "==> tests"
 ./mvnw -B -ntp verify "$@"
+
+# it/consumer against the artifacts installed above, as a user's build sees them. env -i: none of
+# the variables env.sh or this machine set (TESTCONTAINERS_* among them) reach it; PATH and HOME
+# are the user's own, and JAVA_HOME stays because it is how mvnw finds a JDK 21+ (without it,
+# mvnw runs the first java on PATH, which can be older).
+project_version=$(sed -n 's:^  <version>\(.*\)</version>$:\1:p' pom.xml | head -n 1)
+newest_junit=$(sed -n 's:.*<junit.version>\(.*\)</junit.version>.*:\1:p' pom.xml | head -n 1)
+oldest_junit=5.10.3 # the oldest JUnit Jupiter sandboxes-junit supports (README, "Tests: @E2BSandbox")
+[ -n "$project_version" ] && [ -n "$newest_junit" ] || { echo "error: cannot read the project's version or junit.version from pom.xml" >&2; exit 1; }
+consumer_failed=0
+summaries=()
+for junit in "$oldest_junit" "$newest_junit"; do
+  echo "==> consumer project (it/consumer) on JUnit Jupiter $junit, in a clean environment"
+  log=$(mktemp)
+  started=$SECONDS
+  status=0
+  env -i PATH="$user_path" HOME="$HOME" JAVA_HOME="$JAVA_HOME" \
+    ./mvnw -B -ntp -f it/consumer/pom.xml verify -Djunit.version="$junit" -Dsandboxes.version="$project_version" \
+    2>&1 | tee "$log" || status=$?
+  summary=$(grep -E '^\[[A-Z]+\] Tests run: [0-9]+, Failures: [0-9]+, Errors: [0-9]+, Skipped: [0-9]+$' "$log" | tail -n 1 | sed 's/^\[[A-Z]*\] //' || true)
+  rm -f "$log"
+  if [ "$status" -eq 0 ] && ! [[ $summary =~ ^Tests\ run:\ [1-9] ]]; then
+    status=1 # a build that ran no test proves nothing
+  fi
+  [ "$status" -eq 0 ] || consumer_failed=1
+  summaries+=("JUnit $junit: ${summary:-no tests ran} ($((SECONDS - started)) s)$([ "$status" -eq 0 ] || echo ", FAILED")")
+done
+echo "==> consumer project"
+printf '    %s\n' "${summaries[@]}"
+exit "$consumer_failed"
