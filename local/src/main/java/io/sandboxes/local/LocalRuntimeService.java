@@ -1,5 +1,6 @@
 package io.sandboxes.local;
 
+import io.sandboxes.local.internal.docker.DockerLocator;
 import io.sandboxes.spi.LocalRuntime;
 import java.net.URI;
 
@@ -14,14 +15,14 @@ public final class LocalRuntimeService implements LocalRuntime {
   /** Needed by {@link java.util.ServiceLoader}. */
   public LocalRuntimeService() {}
 
+  /**
+   * Looks for a Docker engine the way {@link #start()} does (a raw ping of each candidate, a few
+   * seconds at most) without starting anything.
+   */
   @Override
   public java.util.Optional<String> unavailableReason() {
     try {
-      if (org.testcontainers.DockerClientFactory.instance().isDockerAvailable()) {
-        return java.util.Optional.empty();
-      }
-      return java.util.Optional.of("no Docker engine is reachable (looked where Testcontainers looks: DOCKER_HOST, "
-          + "~/.testcontainers.properties, /var/run/docker.sock)");
+      return DockerLocator.unavailableReason(DockerLocator.Environment.system());
     } catch (RuntimeException e) {
       return java.util.Optional.of("looking for a Docker engine failed: " + e);
     }

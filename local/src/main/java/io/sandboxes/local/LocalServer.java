@@ -64,6 +64,7 @@ public final class LocalServer implements AutoCloseable {
   private @Nullable URI apiUrl;
   private @Nullable URI sandboxUrl;
   private @Nullable SandboxNetwork network;
+  private @Nullable DockerRuntime docker;
 
   private LocalServer(Builder config) {
     this.config = config;
@@ -85,12 +86,17 @@ public final class LocalServer implements AutoCloseable {
     if (jetty != null) {
       throw new IllegalStateException("already started");
     }
-    DockerRuntime docker;
+    // throws, within a few seconds, a SandboxException naming every place tried when no engine answers
+    DockerRuntime docker = DockerRuntime.connect();
     try {
-      docker = DockerRuntime.connect();
-    } catch (RuntimeException e) {
-      throw new SandboxException("the local runtime needs a Docker engine, and none answered: " + e.getMessage(), e);
+      return start(docker);
+    } catch (RuntimeException | Error e) {
+      docker.close();
+      throw e;
     }
+  }
+
+  private LocalServer start(DockerRuntime docker) {
     String baseImage = BaseImage.ensure(docker, config.progress);
     Path stateDir = config.stateDir != null ? config.stateDir : defaultStateRoot().resolve(config.serverId);
     java.util.Optional<SandboxNetwork> network = SandboxNetwork.start(docker, config.openEgress, config.allowedWitness);
@@ -127,6 +133,7 @@ public final class LocalServer implements AutoCloseable {
       throw new SandboxException("the local server could not start: " + e.getMessage(), e);
     }
     this.jetty = server;
+    this.docker = docker;
     this.registry = reg;
     this.apiUrl = URI.create("http://" + config.host + ":" + api.getLocalPort());
     this.sandboxUrl = URI.create("http://" + config.host + ":" + envd.getLocalPort());
@@ -239,6 +246,10 @@ public final class LocalServer implements AutoCloseable {
     SandboxNetwork n = network;
     if (n != null) {
       n.close();
+    }
+    DockerRuntime d = docker;
+    if (d != null) {
+      d.close();
     }
     LOG.atInfo().addKeyValue("event", "server.stopped").addKeyValue("server", config.serverId)
         .addKeyValue("sandboxesKept", config.keepSandboxesOnClose).log("sandboxes-local stopped");

@@ -159,8 +159,10 @@ public final class Main {
     if (!opts.isEmpty()) {
       throw new IllegalArgumentException("status takes no options");
     }
-    DockerRuntime docker = DockerRuntime.connect();
-    java.util.List<com.github.dockerjava.api.model.Container> ours = docker.listOurs();
+    java.util.List<com.github.dockerjava.api.model.Container> ours;
+    try (DockerRuntime docker = DockerRuntime.connect()) {
+      ours = docker.listOurs();
+    }
     out.printf("%-22s %-22s %-9s %-26s %-26s %s%n", "SANDBOX", "SERVER", "DOCKER", "STARTED", "FIRST DEADLINE", "TEMPLATE");
     for (com.github.dockerjava.api.model.Container c : ours) {
       java.util.Map<String, String> l = c.getLabels();
@@ -175,8 +177,11 @@ public final class Main {
   private static int image(Deque<String> opts, PrintStream out) {
     String sub = opts.isEmpty() ? "" : opts.pop();
     if (sub.equals("list") && opts.isEmpty()) {
-      DockerRuntime docker = DockerRuntime.connect();
-      for (com.github.dockerjava.api.model.Image i : docker.client().listImagesCmd().exec()) {
+      java.util.List<com.github.dockerjava.api.model.Image> images;
+      try (DockerRuntime docker = DockerRuntime.connect()) {
+        images = docker.client().listImagesCmd().exec();
+      }
+      for (com.github.dockerjava.api.model.Image i : images) {
         String[] tags = i.getRepoTags();
         java.util.Map<String, String> labels = i.getLabels() == null ? java.util.Map.of() : i.getLabels();
         boolean base = tags != null && java.util.Arrays.stream(tags).anyMatch(t -> t.startsWith(BaseImage.REPOSITORY + ":"));
@@ -194,7 +199,10 @@ public final class Main {
     if (!sub.equals("build") || !opts.isEmpty()) {
       throw new IllegalArgumentException("usage: sandboxes-local image build | image list");
     }
-    String ref = BaseImage.ensure(DockerRuntime.connect(), out::println);
+    String ref;
+    try (DockerRuntime docker = DockerRuntime.connect()) {
+      ref = BaseImage.ensure(docker, out::println);
+    }
     out.println("base image: " + ref);
     return 0;
   }

@@ -15,14 +15,17 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;
-import org.testcontainers.DockerClientFactory;
+import org.testcontainers.shaded.com.github.dockerjava.core.DefaultDockerClientConfig;
+import org.testcontainers.shaded.com.github.dockerjava.core.DockerClientImpl;
 
 /**
  * The local runtime's hold on Docker: containers as sandboxes, {@code docker exec} as processes.
- * Reached through Testcontainers' Docker client, which finds the daemon the way Java users expect
- * ({@code DOCKER_HOST}, the default socket, Testcontainers' own configuration).
+ * The engine is found by {@link DockerLocator} (which looks where Docker and Testcontainers users
+ * expect: {@code DOCKER_HOST}, Testcontainers' properties, the docker CLI's context, the usual
+ * sockets) and spoken to with the docker-java client Testcontainers ships. Close it to release
+ * the client's connections.
  */
-public final class DockerRuntime {
+public final class DockerRuntime implements AutoCloseable {
   /** Marks a container as made by the local runtime; cleanup touches nothing without it. */
   public static final String LABEL_OURS = "io.sandboxes.local";
   public static final String LABEL_SANDBOX_ID = "io.sandboxes.sandbox-id";
@@ -34,22 +37,75 @@ public final class DockerRuntime {
   public static final String LABEL_SERVER = "io.sandboxes.server";
 
   private final DockerClient docker;
-  private final URI dockerHost;
+  private final DockerLocator.Found engine;
 
-  private DockerRuntime(DockerClient docker, URI dockerHost) {
+  private DockerRuntime(DockerClient docker, DockerLocator.Found engine) {
     this.docker = docker;
-    this.dockerHost = dockerHost;
+    this.engine = engine;
   }
 
-  /** Connects to the Docker daemon Testcontainers finds. */
+  /**
+   * Connects to the first Docker engine that answers where this process's environment says to
+   * look.
+   *
+   * @return a connected runtime
+   * @throws io.sandboxes.SandboxException within a few seconds when no engine answers, naming
+   *     every place tried and why each failed
+   */
   public static DockerRuntime connect() {
-    DockerClientFactory factory = DockerClientFactory.instance();
-    DockerClient client = factory.client();
-    return new DockerRuntime(client, factory.getTransportConfig().getDockerHost());
+    return connect(DockerLocator.Environment.system());
+  }
+
+  /**
+   * Connects to the first Docker engine that answers where {@code env} says to look.
+   *
+   * @param env where to look
+   * @return a connected runtime
+   * @throws io.sandboxes.SandboxException when no engine answers
+   */
+  public static DockerRuntime connect(DockerLocator.Environment env) {
+    DockerLocator.Found engine = DockerLocator.locate(env);
+    return new DockerRuntime(client(engine), engine);
+  }
+
+  /**
+   * Testcontainers' client classes, put together here rather than through
+   * {@code DockerClientFactory} or {@code DockerClientProviderStrategy.getClientForConfig}. The
+   * factory starts the Ryuk reaper (an image pull from Docker Hub), resolves the host address
+   * with a helper container, runs its checks, logs a banner, and its strategies call JNA; it
+   * retries for minutes and then caches the failure for the life of the JVM.
+   * {@code getClientForConfig} avoids all that but wraps the configuration in Testcontainers'
+   * registry-auth lookup, which logs a failure for every local image a container is made from
+   * (and may run credential helpers), and settles the API version by trial (1.44, else 1.32)
+   * where the ping has already said which one the engine speaks. A blank configuration builder
+   * reads no environment variable and no file: the locator has decided everything it needs.
+   */
+  private static DockerClient client(DockerLocator.Found engine) {
+    DefaultDockerClientConfig config = new DefaultDockerClientConfig.Builder()
+        .withDockerHost(engine.host().toString())
+        .withApiVersion(engine.apiVersion())
+        .build();
+    return DockerClientImpl.getInstance(config,
+        new com.github.dockerjava.zerodep.ZerodepDockerHttpClient.Builder().dockerHost(engine.host()).build());
   }
 
   public DockerClient client() {
     return docker;
+  }
+
+  /** @return the engine this runtime speaks to, and where it was found */
+  public DockerLocator.Found engine() {
+    return engine;
+  }
+
+  /** Releases the client's connections. Idempotent. */
+  @Override
+  public void close() {
+    try {
+      docker.close();
+    } catch (IOException | RuntimeException ignored) {
+      // nothing left to release
+    }
   }
 
   /** What a sandbox container is made of. */
@@ -140,7 +196,7 @@ public final class DockerRuntime {
         + "&tag=" + java.net.URLEncoder.encode(tag, java.nio.charset.StandardCharsets.UTF_8);
     String[] answer;
     try (InputStream in = java.nio.file.Files.newInputStream(rootfsTar)) {
-      answer = RawExec.post(dockerHost, query, "application/x-tar", in, java.nio.file.Files.size(rootfsTar));
+      answer = RawExec.post(engine, query, "application/x-tar", in, java.nio.file.Files.size(rootfsTar));
     }
     if (!answer[0].contains(" 200 ") || answer[1].contains("\"error\"")) {
       throw new IOException("docker import failed: " + answer[0] + " " + answer[1].strip());
@@ -162,7 +218,7 @@ public final class DockerRuntime {
         .withTty(spec.tty())
         .exec()
         .getId());
-    return RawExec.start(dockerHost, execId, spec.tty());
+    return RawExec.start(engine, execId, spec.tty());
   }
 
   /** Freezes a container ({@code docker pause}). */

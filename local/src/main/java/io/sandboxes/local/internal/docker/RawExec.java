@@ -31,8 +31,6 @@ public final class RawExec implements AutoCloseable {
   /** One chunk of output. */
   public record Frame(Stream stream, byte[] data) {}
 
-  private static final String API_VERSION = "v1.41";
-
   private final SocketChannel channel;
   private final InputStream in;
   private final OutputStream out;
@@ -52,11 +50,11 @@ public final class RawExec implements AutoCloseable {
     return execId;
   }
 
-  static RawExec start(URI dockerHost, String execId, boolean tty) throws IOException {
-    SocketChannel ch = SocketChannel.open(address(dockerHost));
+  static RawExec start(DockerLocator.Found engine, String execId, boolean tty) throws IOException {
+    SocketChannel ch = SocketChannel.open(address(engine.host()));
     try {
       byte[] body = ("{\"Detach\":false,\"Tty\":" + tty + "}").getBytes(StandardCharsets.US_ASCII);
-      String head = "POST /" + API_VERSION + "/exec/" + execId + "/start HTTP/1.1\r\n"
+      String head = "POST /v" + engine.apiVersion() + "/exec/" + execId + "/start HTTP/1.1\r\n"
           + "Host: docker\r\n"
           + "Content-Type: application/json\r\n"
           + "Connection: Upgrade\r\n"
@@ -82,10 +80,11 @@ public final class RawExec implements AutoCloseable {
    * line and the response body. Used for {@code docker import}, whose upload docker-java's
    * transport truncates.
    */
-  static String[] post(URI dockerHost, String pathAndQuery, String contentType, InputStream body, long length) throws IOException {
-    try (SocketChannel ch = SocketChannel.open(address(dockerHost))) {
+  static String[] post(DockerLocator.Found engine, String pathAndQuery, String contentType, InputStream body, long length)
+      throws IOException {
+    try (SocketChannel ch = SocketChannel.open(address(engine.host()))) {
       RawExec conn = new RawExec(ch, true, "");
-      String head = "POST /" + API_VERSION + pathAndQuery + " HTTP/1.1\r\n"
+      String head = "POST /v" + engine.apiVersion() + pathAndQuery + " HTTP/1.1\r\n"
           + "Host: docker\r\n"
           + "Content-Type: " + contentType + "\r\n"
           + "Connection: close\r\n"
@@ -99,10 +98,11 @@ public final class RawExec implements AutoCloseable {
     }
   }
 
+  /** Unix sockets and plain TCP (the locator refuses TLS and every other kind of address). */
   private static SocketAddress address(URI dockerHost) throws IOException {
     return switch (dockerHost.getScheme().toLowerCase(Locale.ROOT)) {
       case "unix" -> UnixDomainSocketAddress.of(dockerHost.getPath());
-      case "tcp", "http" -> new InetSocketAddress(dockerHost.getHost(), dockerHost.getPort());
+      case "tcp" -> new InetSocketAddress(dockerHost.getHost().replaceAll("^\\[|]$", ""), dockerHost.getPort());
       default -> throw new IOException("raw Docker calls need a unix:// or plain tcp:// Docker host, not " + dockerHost);
     };
   }
