@@ -30,6 +30,7 @@ public final class LocalRuntimeService implements LocalRuntime {
 
   @Override
   public Endpoint start() {
+    quietSlf4jWithoutProvider();
     LocalServer server = LocalServer.builder().progress(line -> System.err.println("[sandboxes-local] " + line)).build().start();
     return new Endpoint() {
       @Override
@@ -62,5 +63,41 @@ public final class LocalRuntimeService implements LocalRuntime {
         server.close();
       }
     };
+  }
+
+  private static final String SLF4J_VERBOSITY = "slf4j.internal.verbosity";
+
+  /**
+   * Keeps SLF4J from printing its three-line "No SLF4J providers were found" warning when the
+   * program chose no logging backend: a program that uses {@code Sandboxes.local()} and logs
+   * nothing should print nothing, and the warning is about our dependency, not the program.
+   *
+   * <p>SLF4J reads {@code slf4j.internal.verbosity} once, when it first reports, which is when it
+   * first initializes. So this runs before anything of ours touches SLF4J (the server's classes
+   * do, as they load), raises the threshold to ERROR only when the user has set neither that
+   * property nor {@code slf4j.provider} and there is positively no provider (no SLF4J 2 service
+   * provider, no SLF4J 1 binding, whose warning is worth seeing), makes SLF4J initialize there
+   * and then, and takes the property away again. A program that has a provider, or whose SLF4J
+   * has already initialized, is left exactly as it was.
+   */
+  private static void quietSlf4jWithoutProvider() {
+    if (System.getProperty(SLF4J_VERBOSITY) != null || System.getProperty("slf4j.provider") != null) {
+      return;
+    }
+    ClassLoader loader = org.slf4j.LoggerFactory.class.getClassLoader();
+    try {
+      if (java.util.ServiceLoader.load(org.slf4j.spi.SLF4JServiceProvider.class, loader).stream().findAny().isPresent()
+          || loader.getResource("org/slf4j/impl/StaticLoggerBinder.class") != null) {
+        return;
+      }
+    } catch (java.util.ServiceConfigurationError e) {
+      return; // a broken provider: SLF4J's own report about it is worth seeing
+    }
+    System.setProperty(SLF4J_VERBOSITY, "ERROR");
+    try {
+      org.slf4j.LoggerFactory.getILoggerFactory();
+    } finally {
+      System.clearProperty(SLF4J_VERBOSITY);
+    }
   }
 }
