@@ -160,6 +160,19 @@ class DockerLocatorTest {
   }
 
   @Test
+  @DisplayName("nothing is cached: a lookup that failed does not stop the next one from finding an engine that has appeared since")
+  void retryAfterFailure() throws Exception {
+    assumeTrue(Files.exists(Path.of("/var/run/docker.sock")), "needs Docker on its default socket");
+    Path socket = home.resolve("later.sock");
+    assertThat(fail("unix://" + socket).message()).contains(": no such socket.");
+    Files.createSymbolicLink(socket, Path.of("/var/run/docker.sock")); // the engine "starts"
+    try (DockerRuntime docker = DockerRuntime.connect(env())) {
+      assertThat(docker.engine().host().getPath()).isEqualTo(socket.toString());
+      docker.client().pingCmd().exec(); // throws unless the engine answers
+    }
+  }
+
+  @Test
   @DisplayName("the API version is the engine's newest, capped at 1.44, and 1.32 when it does not say")
   void apiVersion() {
     assertThat(DockerLocator.apiVersionFor("1.41")).isEqualTo("1.41");
