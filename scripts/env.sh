@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Sourced by the other scripts: picks a JDK of version 21 or newer and exports JAVA_HOME,
-# and sets the Testcontainers switches this kind of machine needs.
+# Sourced by the other scripts: picks a JDK of version 21 or newer and exports JAVA_HOME.
+# (The local runtime finds Docker itself: no Testcontainers switches are needed, and none are set,
+# so every test runs as a user's program would.)
 # Order: an existing JAVA_HOME that is new enough, then the newest JDK under /usr/lib/jvm.
 
 java_major() {
@@ -30,5 +31,3 @@ if ! JAVA_HOME=$(pick_jdk); then
 fi
 export JAVA_HOME
 export PATH="$JAVA_HOME/bin:$PATH"
-export TESTCONTAINERS_RYUK_DISABLED=true
-export TESTCONTAINERS_HOST_OVERRIDE=localhost

@@ -20,7 +20,7 @@ echo "==> tests"
 ./mvnw -B -ntp verify "$@"
 
 # it/consumer against the artifacts installed above, as a user's build sees them. env -i: none of
-# the variables env.sh or this machine set (TESTCONTAINERS_* among them) reach it; PATH and HOME
+# the variables env.sh or this machine set reach it; PATH and HOME
 # are the user's own, and JAVA_HOME stays because it is how mvnw finds a JDK 21+ (without it,
 # mvnw runs the first java on PATH, which can be older).
 project_version=$(sed -n 's:^  <version>\(.*\)</version>$:\1:p' pom.xml | head -n 1)

@@ -16,7 +16,7 @@ public final class FirstHour {
   public static void main(String[] args) {
     if (args.length == 1 && args[0].equals("hi")) {
       try (SandboxClient s = Sandboxes.local()) {
-        System.out.print(s.create().exec("echo hi").stdout());
+        System.out.print(s.sandbox().exec("echo hi").stdout());
       }
       return;
     }
