@@ -11,7 +11,11 @@ public class CommandFailedException extends SandboxException {
 
   private final transient ExecResult result;
 
-  /** @param result the result of the failed command */
+  /**
+   * Creates the exception; its message gives the exit code and the end of standard error.
+   *
+   * @param result the result of the failed command
+   */
   public CommandFailedException(ExecResult result) {
     super("command exited with code " + result.exitCode() + tail(result.stderr()));
     this.result = result;
@@ -25,7 +29,11 @@ public class CommandFailedException extends SandboxException {
     return ": " + (s.length() > 500 ? "…" + s.substring(s.length() - 500) : s);
   }
 
-  /** @return the full result of the command */
+  /**
+   * Returns the failed command's result.
+   *
+   * @return the full result of the command
+   */
   public ExecResult result() {
     return result;
   }

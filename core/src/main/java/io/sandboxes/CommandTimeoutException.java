@@ -21,9 +21,13 @@ import java.util.Objects;
 public class CommandTimeoutException extends SandboxRpcException {
   private static final long serialVersionUID = 1L;
 
+  /** The command that timed out. */
   private final String command;
+  /** The timeout it had. */
   private final Duration timeout;
+  /** Its standard output up to the kill. */
   private final String stdout;
+  /** Its standard error up to the kill. */
   private final String stderr;
 
   /**

@@ -11,6 +11,9 @@ import java.util.Optional;
 public interface Describing {
 
   /**
+   * Reads a sandbox's record (state, template, metadata, times) without connecting to it.
+   *
+   * @param sandboxId the sandbox's id
    * @return the record, or empty only when the sandbox positively does not exist
    * @throws SandboxException when the record cannot be read
    */

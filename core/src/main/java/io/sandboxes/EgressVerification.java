@@ -12,6 +12,8 @@ public interface EgressVerification {
    * denied host and a raw IP from inside it, classifies what it saw, and destroys it. Never
    * throws: a probe that cannot run or observe is {@link EgressVerdict.State#INCONCLUSIVE}, never
    * {@link EgressVerdict.State#FILTERED}.
+   *
+   * @return the verdict, with what was observed and, when egress is not filtered, what to do
    */
   EgressVerdict verifyEgress();
 }

@@ -22,7 +22,11 @@ public record ExecResult(int exitCode, String stdout, String stderr, Duration du
     Objects.requireNonNull(duration, "duration");
   }
 
-  /** @return {@code true} when the exit code is 0 */
+  /**
+   * Tells whether the command exited 0.
+   *
+   * @return {@code true} when the exit code is 0
+   */
   public boolean isSuccess() {
     return exitCode == 0;
   }

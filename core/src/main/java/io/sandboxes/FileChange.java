@@ -12,7 +12,18 @@ import java.util.Objects;
 public record FileChange(String path, Kind kind) {
 
   /** What happened. */
-  public enum Kind { CREATE, WRITE, REMOVE, RENAME, CHMOD }
+  public enum Kind {
+    /** It was created, or moved to this path. */
+    CREATE,
+    /** Its content was written. */
+    WRITE,
+    /** It was deleted. */
+    REMOVE,
+    /** It was renamed or moved away from this path; the new path, when watched, sees {@link #CREATE}. */
+    RENAME,
+    /** Its permissions or other attributes changed. */
+    CHMOD
+  }
 
   /** Validates the components. */
   public FileChange {

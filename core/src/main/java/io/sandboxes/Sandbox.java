@@ -20,7 +20,11 @@ import java.nio.charset.StandardCharsets;
  */
 public interface Sandbox extends AutoCloseable {
 
-  /** @return the sandbox's id, as the provider knows it */
+  /**
+   * Returns the sandbox's id.
+   *
+   * @return the id, as the provider knows it
+   */
   String id();
 
   /**
@@ -91,6 +95,7 @@ public interface Sandbox extends AutoCloseable {
    * @param command a shell command line (for a PTY, a shell name such as {@code bash} starts an
    *     interactive login shell; anything else runs inside one)
    * @param options cwd, environment, lifetime and terminal
+   * @return a handle to the running process
    */
   SpawnHandle spawn(String command, SpawnOptions options);
 
@@ -105,6 +110,7 @@ public interface Sandbox extends AutoCloseable {
    * Lists a folder, one level deep. A symlink is reported as a link with its target, never as a
    * second copy of what it points at.
    *
+   * @param path absolute, or relative to the default user's home
    * @return the entries; empty for an empty folder
    * @throws SandboxFileNotFoundException when there is no such folder
    * @throws SandboxException when the path is not a folder or cannot be read
@@ -142,10 +148,18 @@ public interface Sandbox extends AutoCloseable {
    */
   java.io.InputStream exportFiles(String path);
 
-  /** @return the sandbox's state as this handle last saw it */
+  /**
+   * Returns the sandbox's state as this handle last saw it.
+   *
+   * @return the last state seen
+   */
   SandboxState status();
 
-  /** @return the URL of the sandbox's default preview port; see {@link #previewUrl(int)} */
+  /**
+   * Returns the URL of the sandbox's default preview port; see {@link #previewUrl(int)}.
+   *
+   * @return the URL at which that port is reached from outside
+   */
   String previewUrl();
 
   /**
@@ -163,6 +177,7 @@ public interface Sandbox extends AutoCloseable {
    * Pauses the sandbox, keeping its processes. A sandbox that is already paused is success, and
    * the outcome says so.
    *
+   * @return what the pause did
    * @throws SandboxException when the pause fails; the status is then unchanged
    */
   HibernationOutcome hibernate();
@@ -170,25 +185,43 @@ public interface Sandbox extends AutoCloseable {
   /**
    * Resumes a paused sandbox (reconnecting to it); later calls on this handle go to the resumed
    * sandbox.
+   *
+   * @return what the resume did
    */
   HibernationOutcome resume();
 
-  /** Same as {@link #hibernate()}. @return its outcome */
+  /**
+   * Same as {@link #hibernate()}.
+   *
+   * @return what the pause did
+   */
   default HibernationOutcome sleep() {
     return hibernate();
   }
 
-  /** Same as {@link #hibernate()}: a stop that keeps everything. @return its outcome */
+  /**
+   * Same as {@link #hibernate()}: a stop that keeps everything.
+   *
+   * @return what the pause did
+   */
   default HibernationOutcome stop() {
     return hibernate();
   }
 
-  /** Same as {@link #resume()}. @return its outcome */
+  /**
+   * Same as {@link #resume()}.
+   *
+   * @return what the resume did
+   */
   default HibernationOutcome wake() {
     return resume();
   }
 
-  /** Same as {@link #resume()}. @return its outcome */
+  /**
+   * Same as {@link #resume()}.
+   *
+   * @return what the resume did
+   */
   default HibernationOutcome start() {
     return resume();
   }

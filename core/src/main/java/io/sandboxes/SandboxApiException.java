@@ -11,10 +11,15 @@ import org.jspecify.annotations.Nullable;
 public class SandboxApiException extends SandboxException {
   private static final long serialVersionUID = 1L;
 
+  /** The HTTP status of the failed response. */
   private final int statusCode;
+  /** The {@code message} of the error body, when it had one. */
   private final @Nullable String serverMessage;
 
   /**
+   * Creates the exception; its message names what was attempted, the status and the server's
+   * message.
+   *
    * @param statusCode the HTTP status the server answered with
    * @param serverMessage the {@code message} of the error body, when the body had one
    * @param context what was being attempted, e.g. {@code "create sandbox"}
@@ -25,12 +30,20 @@ public class SandboxApiException extends SandboxException {
     this.serverMessage = serverMessage;
   }
 
-  /** @return the HTTP status code of the failed response */
+  /**
+   * Returns the HTTP status the server answered with.
+   *
+   * @return the HTTP status code of the failed response
+   */
   public int statusCode() {
     return statusCode;
   }
 
-  /** @return the error message the server put in its body, if any */
+  /**
+   * Returns the message the server put in its error body.
+   *
+   * @return the message, or {@code null} when the body had none
+   */
   public @Nullable String serverMessage() {
     return serverMessage;
   }

@@ -54,6 +54,8 @@ public record SandboxConfig(
   }
 
   /**
+   * Starts a config for a project; everything else is the provider's default.
+   *
    * @param projectId the project the sandbox serves
    * @return a config with nothing else set
    */
@@ -62,6 +64,8 @@ public record SandboxConfig(
   }
 
   /**
+   * Returns a copy that boots from this template.
+   *
    * @param templateId the template to boot from
    * @return a copy with it
    */
@@ -71,6 +75,8 @@ public record SandboxConfig(
   }
 
   /**
+   * Returns a copy with this environment, replacing the one set before.
+   *
    * @param env environment of every process
    * @return a copy with it
    */
@@ -79,6 +85,9 @@ public record SandboxConfig(
   }
 
   /**
+   * Returns a copy with these labels, replacing the ones set before ({@code projectId} is
+   * stored as a label as well).
+   *
    * @param labels labels stored with the sandbox
    * @return a copy with them
    */
@@ -87,6 +96,8 @@ public record SandboxConfig(
   }
 
   /**
+   * Returns a copy that mounts a named volume; a config mounts at most one.
+   *
    * @param volumeName the volume to mount
    * @param mountPath where, an absolute path
    * @return a copy that mounts it
@@ -97,7 +108,9 @@ public record SandboxConfig(
   }
 
   /**
-   * @param timeout the sandbox's lifetime
+   * Returns a copy with this lifetime.
+   *
+   * @param timeout the sandbox's lifetime, positive
    * @return a copy with it
    */
   public SandboxConfig withTimeout(Duration timeout) {
@@ -106,6 +119,8 @@ public record SandboxConfig(
   }
 
   /**
+   * Returns a copy that runs a command when the sandbox boots.
+   *
    * @param command a command to run on boot
    * @return a copy with it
    */

@@ -14,12 +14,18 @@ package io.sandboxes;
 public class SandboxException extends RuntimeException {
   private static final long serialVersionUID = 1L;
 
-  /** @param message what failed, naming the sandbox or path where there is one */
+  /**
+   * Creates the exception with a message.
+   *
+   * @param message what failed, naming the sandbox or path where there is one
+   */
   public SandboxException(String message) {
     super(message);
   }
 
   /**
+   * Creates the exception with a message and the failure that caused it.
+   *
    * @param message what failed
    * @param cause the underlying failure
    */

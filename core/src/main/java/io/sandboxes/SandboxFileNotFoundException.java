@@ -8,9 +8,12 @@ package io.sandboxes;
 public class SandboxFileNotFoundException extends SandboxException {
   private static final long serialVersionUID = 1L;
 
+  /** The path that was missing. */
   private final String path;
 
   /**
+   * Creates the exception; its message names the path.
+   *
    * @param path the path inside the sandbox
    * @param message the daemon's explanation
    */
@@ -19,7 +22,11 @@ public class SandboxFileNotFoundException extends SandboxException {
     this.path = path;
   }
 
-  /** @return the path that was missing */
+  /**
+   * Returns the path that was missing.
+   *
+   * @return the path inside the sandbox, as it was asked for
+   */
   public String path() {
     return path;
   }

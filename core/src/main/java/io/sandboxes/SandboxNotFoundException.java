@@ -9,9 +9,12 @@ package io.sandboxes;
 public class SandboxNotFoundException extends SandboxException {
   private static final long serialVersionUID = 1L;
 
+  /** The id that was looked up. */
   private final String sandboxId;
 
   /**
+   * Creates the exception; its message names the sandbox.
+   *
    * @param sandboxId the sandbox that was looked up
    * @param message the server's explanation
    */
@@ -20,7 +23,11 @@ public class SandboxNotFoundException extends SandboxException {
     this.sandboxId = sandboxId;
   }
 
-  /** @return the id that was looked up */
+  /**
+   * Returns the id that was looked up.
+   *
+   * @return the sandbox's id
+   */
   public String sandboxId() {
     return sandboxId;
   }

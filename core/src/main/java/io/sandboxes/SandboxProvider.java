@@ -17,12 +17,18 @@ import java.util.Optional;
  */
 public interface SandboxProvider extends AutoCloseable {
 
-  /** @return the provider's name, e.g. {@code e2b} */
+  /**
+   * Returns the provider's name.
+   *
+   * @return a short name, e.g. {@code e2b}
+   */
   String name();
 
   /**
    * Creates a sandbox and returns a live handle to it.
    *
+   * @param config the project, template, environment, labels and volume
+   * @return a handle to the running sandbox; closing it destroys the sandbox
    * @throws SandboxException when it cannot be created, or when the configuration asks for
    *     something the provider cannot do
    */
@@ -31,6 +37,7 @@ public interface SandboxProvider extends AutoCloseable {
   /**
    * Finds a sandbox and connects to it.
    *
+   * @param sandboxId the sandbox's id
    * @return the handle, or empty only when the sandbox positively does not exist
    * @throws SandboxException for any other failure
    */
@@ -48,11 +55,15 @@ public interface SandboxProvider extends AutoCloseable {
   /**
    * Destroys a sandbox.
    *
+   * @param sandboxId the sandbox's id
    * @throws SandboxException when it fails
    */
   void destroy(String sandboxId);
 
   /**
+   * Returns this provider as an optional feature, when it has that feature.
+   *
+   * @param <C> the capability's type
    * @param capability a capability interface, e.g. {@code VolumeManagement.class}
    * @return this provider as that capability, when it has it
    */

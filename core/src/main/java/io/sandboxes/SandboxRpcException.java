@@ -10,9 +10,13 @@ package io.sandboxes;
 public class SandboxRpcException extends SandboxException {
   private static final long serialVersionUID = 1L;
 
+  /** The Connect error code, as it was on the wire. */
   private final String code;
 
   /**
+   * Creates the exception; its message names what was attempted, the code and the daemon's
+   * message.
+   *
    * @param code the Connect error code, e.g. {@code "not_found"}
    * @param message the daemon's message
    * @param context what was being attempted
@@ -34,7 +38,11 @@ public class SandboxRpcException extends SandboxException {
     this.code = code;
   }
 
-  /** @return the Connect error code string, e.g. {@code "not_found"} or {@code "unavailable"} */
+  /**
+   * Returns the Connect error code.
+   *
+   * @return the code string, e.g. {@code "not_found"} or {@code "unavailable"}
+   */
   public String code() {
     return code;
   }

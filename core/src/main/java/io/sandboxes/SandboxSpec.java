@@ -56,12 +56,18 @@ public record SandboxSpec(String template, Duration timeout, Map<String, String>
     }
   }
 
-  /** @return the default spec: template {@code base}, 5 minutes, no env, no metadata */
+  /**
+   * Returns the default spec.
+   *
+   * @return template {@code base}, 5 minutes, no env, no metadata, killed at the timeout
+   */
   public static SandboxSpec defaults() {
     return of(DEFAULT_TEMPLATE);
   }
 
   /**
+   * Returns a spec for a template, with the defaults otherwise.
+   *
    * @param template template id or alias
    * @return a spec for it with the defaults otherwise
    */
@@ -70,6 +76,8 @@ public record SandboxSpec(String template, Duration timeout, Map<String, String>
   }
 
   /**
+   * Returns a copy for another template.
+   *
    * @param template template id or alias
    * @return a copy with it
    */
@@ -78,6 +86,8 @@ public record SandboxSpec(String template, Duration timeout, Map<String, String>
   }
 
   /**
+   * Returns a copy with this lifetime.
+   *
    * @param timeout the sandbox's lifetime, positive
    * @return a copy with it
    */
@@ -86,6 +96,8 @@ public record SandboxSpec(String template, Duration timeout, Map<String, String>
   }
 
   /**
+   * Returns a copy with this environment, replacing the one set before.
+   *
    * @param env default environment of every process
    * @return a copy with it
    */
@@ -94,6 +106,8 @@ public record SandboxSpec(String template, Duration timeout, Map<String, String>
   }
 
   /**
+   * Returns a copy with this metadata, replacing what was set before.
+   *
    * @param metadata labels stored with the sandbox
    * @return a copy with them
    */
@@ -102,6 +116,9 @@ public record SandboxSpec(String template, Duration timeout, Map<String, String>
   }
 
   /**
+   * Returns a copy with this timeout behaviour; anything but {@link OnTimeout#PAUSE} also turns
+   * auto-resume off.
+   *
    * @param onTimeout what happens at the timeout
    * @return a copy with it
    */
@@ -110,6 +127,8 @@ public record SandboxSpec(String template, Duration timeout, Map<String, String>
   }
 
   /**
+   * Returns a copy that also mounts a volume, after the ones already added.
+   *
    * @param volume the name of an existing volume
    * @param mountPath where to mount it, an absolute path
    * @return a copy that also mounts it
@@ -121,6 +140,8 @@ public record SandboxSpec(String template, Duration timeout, Map<String, String>
   }
 
   /**
+   * Returns a copy that does, or does not, resume by itself when called while paused.
+   *
    * @param autoResume whether a paused sandbox resumes when called; needs {@link OnTimeout#PAUSE}
    * @return a copy
    */

@@ -2,7 +2,7 @@ package io.sandboxes;
 
 /**
  * A sandbox's state, in E2B's words. One enum for every API: a live handle's
- * {@link Sandbox#state()}, a {@link SandboxInfo}'s state, and listing filters.
+ * {@link Sandbox#status()}, a {@link SandboxInfo}'s state, and listing filters.
  *
  * @since 0.1
  */

@@ -15,16 +15,30 @@ import java.util.function.Consumer;
  */
 public interface SpawnHandle extends AutoCloseable {
 
-  /** @return the process id inside the sandbox */
+  /**
+   * Returns the process's id.
+   *
+   * @return the process id inside the sandbox
+   */
   int pid();
 
-  /** @param listener receives each piece of standard output (or terminal output) */
+  /**
+   * Adds a listener for standard output (for a PTY, everything the terminal shows).
+   *
+   * @param listener receives each piece of standard output (or terminal output)
+   */
   void onStdout(Consumer<String> listener);
 
-  /** @param listener receives each piece of standard error (never called for a PTY) */
+  /**
+   * Adds a listener for standard error.
+   *
+   * @param listener receives each piece of standard error (never called for a PTY)
+   */
   void onStderr(Consumer<String> listener);
 
   /**
+   * Adds a listener for the process's end.
+   *
    * @param listener called exactly once when the process ends, whatever way; a listener added
    *     after the end is called at once
    */
@@ -33,6 +47,8 @@ public interface SpawnHandle extends AutoCloseable {
   /**
    * Sends text, as UTF-8: to stdin for pipes, to the terminal for a PTY (so {@code "\u0003"} is
    * Ctrl-C). After the process has ended this does nothing.
+   *
+   * @param data the text to send
    */
   void write(String data);
 
@@ -42,7 +58,11 @@ public interface SpawnHandle extends AutoCloseable {
   /** Kills the process (SIGKILL). After it has ended this does nothing. */
   void kill();
 
-  /** @return the terminal controls, present only for a PTY spawn */
+  /**
+   * Returns the terminal's controls.
+   *
+   * @return the terminal controls, present only for a PTY spawn
+   */
   Optional<Terminal> terminal();
 
   /** Kills the process if it still runs and stops listening. Idempotent. */
@@ -51,7 +71,12 @@ public interface SpawnHandle extends AutoCloseable {
 
   /** The controls of a PTY. */
   interface Terminal {
-    /** Resizes the terminal; a failure (the process raced to exit) is ignored. */
+    /**
+     * Resizes the terminal; a failure (the process raced to exit) is ignored.
+     *
+     * @param cols the new width, in columns
+     * @param rows the new height, in rows
+     */
     void resize(int cols, int rows);
   }
 }

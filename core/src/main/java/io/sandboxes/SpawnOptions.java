@@ -25,12 +25,18 @@ public record SpawnOptions(@Nullable String cwd, Map<String, String> env, @Nulla
     }
   }
 
-  /** @return pipes, no cwd or env, the provider's default lifetime */
+  /**
+   * Returns options for a process on plain pipes.
+   *
+   * @return pipes, no cwd or env, the provider's default lifetime
+   */
   public static SpawnOptions pipes() {
     return new SpawnOptions(null, Map.of(), null, null);
   }
 
   /**
+   * Returns options for a process on a terminal (PTY) of a given size.
+   *
    * @param cols columns
    * @param rows rows
    * @return a terminal of that size
@@ -40,6 +46,8 @@ public record SpawnOptions(@Nullable String cwd, Map<String, String> env, @Nulla
   }
 
   /**
+   * Returns a copy that starts the process in this folder.
+   *
    * @param cwd the working directory
    * @return a copy with it
    */
@@ -48,6 +56,8 @@ public record SpawnOptions(@Nullable String cwd, Map<String, String> env, @Nulla
   }
 
   /**
+   * Returns a copy with this extra environment, replacing the one set before.
+   *
    * @param env extra environment
    * @return a copy with it
    */
@@ -56,6 +66,8 @@ public record SpawnOptions(@Nullable String cwd, Map<String, String> env, @Nulla
   }
 
   /**
+   * Returns a copy with this lifetime.
+   *
    * @param timeout how long the process may live; zero for no limit
    * @return a copy with it
    */
@@ -63,7 +75,12 @@ public record SpawnOptions(@Nullable String cwd, Map<String, String> env, @Nulla
     return new SpawnOptions(cwd, env, Objects.requireNonNull(timeout, "timeout"), pty);
   }
 
-  /** A terminal's size. */
+  /**
+   * A terminal's size.
+   *
+   * @param cols its width, in columns (1 to 10000)
+   * @param rows its height, in rows (1 to 10000)
+   */
   public record PtySize(int cols, int rows) {
     /** Validates the size. */
     public PtySize {

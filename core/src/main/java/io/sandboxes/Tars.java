@@ -34,6 +34,7 @@ public final class Tars {
    * Packs a local folder as tar, entries named {@code <folder name>/...}. Ownership is recorded as
    * 0 and setuid/setgid/sticky bits are left out; symbolic links are stored as links.
    *
+   * @param folder the local folder to pack
    * @return the archive (held in memory)
    */
   public static InputStream pack(Path folder) {
@@ -80,6 +81,8 @@ public final class Tars {
    * paths, {@code ..}, links pointing out) are refused; ownership is not restored and
    * setuid/setgid/sticky bits are dropped.
    *
+   * @param archive the tar archive; read to its end, not closed
+   * @param folder the local folder to unpack into, created if missing
    * @return the paths written, in archive order
    * @throws SandboxException when an entry would escape the folder
    */

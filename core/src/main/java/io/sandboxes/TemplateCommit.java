@@ -25,7 +25,13 @@ public record TemplateCommit(String sandboxId, String templateId, @Nullable Stri
     capturePaths = List.copyOf(Objects.requireNonNull(capturePaths, "capturePaths"));
   }
 
-  /** @return a commit of that sandbox under that id, with no label and no capture paths */
+  /**
+   * Returns the simplest commit: a sandbox under a template id.
+   *
+   * @param sandboxId the sandbox to capture
+   * @param templateId the caller's own id for the template
+   * @return a commit of that sandbox under that id, with no label and no capture paths
+   */
   public static TemplateCommit of(String sandboxId, String templateId) {
     return new TemplateCommit(sandboxId, templateId, null, List.of());
   }

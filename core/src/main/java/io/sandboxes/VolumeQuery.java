@@ -11,12 +11,18 @@ import org.jspecify.annotations.Nullable;
  */
 public record VolumeQuery(@Nullable String namePrefix, @Nullable Boolean attached) {
 
-  /** @return every volume */
+  /**
+   * Returns the query that matches every volume.
+   *
+   * @return every volume
+   */
   public static VolumeQuery all() {
     return new VolumeQuery(null, null);
   }
 
   /**
+   * Returns a query for the volumes whose name starts with a prefix.
+   *
    * @param prefix the name prefix
    * @return volumes whose name starts with it
    */
@@ -25,6 +31,8 @@ public record VolumeQuery(@Nullable String namePrefix, @Nullable Boolean attache
   }
 
   /**
+   * Returns a copy that keeps only attached, or only unattached, volumes.
+   *
    * @param attached the attachment to keep
    * @return a copy filtering on it
    */

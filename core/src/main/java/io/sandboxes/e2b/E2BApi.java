@@ -58,7 +58,11 @@ public final class E2BApi {
     E2BSandboxProvider.requirePositive(d, name);
   }
 
-  /** @return a new sandbox from the {@code base} template with the default timeout */
+  /**
+   * Creates a sandbox with the default spec.
+   *
+   * @return a new sandbox from the {@code base} template with the default timeout
+   */
   public LiveSandbox create() {
     return create(SandboxSpec.defaults());
   }
@@ -96,6 +100,9 @@ public final class E2BApi {
    * Connects to an existing sandbox, resuming it if it is paused, and extends its timeout to at
    * least {@code timeout} from now.
    *
+   * @param sandboxId the sandbox's id
+   * @param timeout how long it should live from now at least, positive
+   * @return a live handle to it
    * @throws SandboxNotFoundException when the server says there is no such sandbox
    */
   public LiveSandbox connect(String sandboxId, Duration timeout) {
@@ -104,7 +111,14 @@ public final class E2BApi {
     return handle(controlPlane.connect(sandboxId, seconds(timeout)), "connect to sandbox " + sandboxId);
   }
 
-  /** Connects with the default 5 minute timeout. @see #connect(String, Duration) */
+  /**
+   * Connects to an existing sandbox with the default 5 minute timeout.
+   *
+   * @param sandboxId the sandbox's id
+   * @return a live handle to it
+   * @throws SandboxNotFoundException when the server says there is no such sandbox
+   * @see #connect(String, Duration)
+   */
   public LiveSandbox connect(String sandboxId) {
     return connect(sandboxId, SandboxSpec.DEFAULT_TIMEOUT);
   }
@@ -112,6 +126,7 @@ public final class E2BApi {
   /**
    * Looks a sandbox up and connects to it.
    *
+   * @param sandboxId the sandbox's id
    * @return the handle, or empty when the server positively says the sandbox does not exist
    * @throws SandboxException for any other failure: a failure to look is never reported as absence
    */
@@ -127,6 +142,8 @@ public final class E2BApi {
    * Reads what the control plane knows of a sandbox without connecting to it, so a paused
    * sandbox stays paused.
    *
+   * @param sandboxId the sandbox's id
+   * @return its record: state, template, metadata and times
    * @throws SandboxNotFoundException when there is no such sandbox
    */
   public SandboxInfo info(String sandboxId) {
@@ -137,6 +154,8 @@ public final class E2BApi {
   /**
    * Reads one page of the listing.
    *
+   * @param query states, metadata pairs, page size and the token of the page to read
+   * @return the page, with the token of the next one when there is more
    * @throws SandboxException when the listing cannot be read; never an empty page instead
    */
   public SandboxPage list(SandboxQuery query) {
@@ -153,7 +172,14 @@ public final class E2BApi {
     return new SandboxPage(items, page.nextToken());
   }
 
-  /** Reads every page of the listing. @see #list(SandboxQuery) */
+  /**
+   * Reads every page of the listing, starting from the first whatever the query's token.
+   *
+   * @param query states, metadata pairs and page size
+   * @return the sandboxes of every page, in the server's order
+   * @throws SandboxException when a page cannot be read; never a partial list instead
+   * @see #list(SandboxQuery)
+   */
   public List<SandboxInfo> listAll(SandboxQuery query) {
     List<SandboxInfo> all = new ArrayList<>();
     SandboxQuery q = query.withNextToken(null);
@@ -170,6 +196,7 @@ public final class E2BApi {
   /**
    * Kills a sandbox, running or paused.
    *
+   * @param sandboxId the sandbox's id
    * @return true when it was killed, false when the server says it did not exist
    */
   public boolean kill(String sandboxId) {
@@ -181,6 +208,7 @@ public final class E2BApi {
    * Pauses a sandbox. A paused sandbox runs nothing and keeps no deadline; {@link #connect}
    * resumes it.
    *
+   * @param sandboxId the sandbox's id
    * @param keepMemory true to keep memory and processes (they carry on after resume), false to
    *     keep only the filesystem
    * @return true when it is paused now, false when it already was
@@ -194,6 +222,7 @@ public final class E2BApi {
   /**
    * Replaces a sandbox's network policy.
    *
+   * @param sandboxId the sandbox's id
    * @param allowOut domains ({@code *.} wildcards allowed), IPs and CIDRs that may be reached
    * @param denyOut IPs and CIDRs that may not; allow beats deny
    * @throws SandboxNotFoundException when there is no such sandbox
@@ -206,6 +235,8 @@ public final class E2BApi {
   /**
    * Sets a sandbox to end {@code timeout} from now (it may shorten the current deadline).
    *
+   * @param sandboxId the sandbox's id
+   * @param timeout how long it lives from now, positive
    * @throws SandboxNotFoundException when there is no such sandbox
    */
   public void setTimeout(String sandboxId, Duration timeout) {
@@ -220,6 +251,7 @@ public final class E2BApi {
    * Creates a named volume.
    *
    * @param name letters, digits, '_' and '-'
+   * @return the new volume, with the id the server gave it
    * @throws io.sandboxes.SandboxApiException with status 409 when the name is taken
    */
   public VolumeInfo createVolume(String name) {
@@ -227,13 +259,22 @@ public final class E2BApi {
     return toVolume(controlPlane.createVolume(Objects.requireNonNull(name, "name")));
   }
 
-  /** @return every volume of the account */
+  /**
+   * Lists the account's volumes.
+   *
+   * @return every volume of the account
+   */
   public List<VolumeInfo> listVolumes() {
     ensureOpen();
     return controlPlane.listVolumes().stream().map(E2BApi::toVolume).toList();
   }
 
-  /** @return the volume, or empty when the server positively says there is none */
+  /**
+   * Looks a volume up by id.
+   *
+   * @param volumeId the volume's id (not its name)
+   * @return the volume, or empty when the server positively says there is none
+   */
   public Optional<VolumeInfo> getVolume(String volumeId) {
     ensureOpen();
     JsonNode v = controlPlane.getVolume(volumeId);
@@ -243,6 +284,7 @@ public final class E2BApi {
   /**
    * Deletes a volume and its data.
    *
+   * @param volumeId the volume's id (not its name)
    * @return false when there was no such volume
    */
   public boolean deleteVolume(String volumeId) {
@@ -263,7 +305,9 @@ public final class E2BApi {
   /**
    * Captures a sandbox as a snapshot; the sandbox keeps running. The snapshot id is a template id.
    *
+   * @param sandboxId the sandbox's id
    * @param name the snapshot's name, or null for a generated one; re-using a name replaces it
+   * @return the snapshot's id and names
    * @throws SandboxNotFoundException when there is no such sandbox
    */
   public SnapshotInfo createSnapshot(String sandboxId, @Nullable String name) {
@@ -276,6 +320,7 @@ public final class E2BApi {
    *
    * @param sandboxId only those taken of this sandbox, or null for all
    * @param name only those with this name, or null for all
+   * @return the snapshots of every page
    */
   public List<SnapshotInfo> listSnapshots(@Nullable String sandboxId, @Nullable String name) {
     ensureOpen();
@@ -292,6 +337,7 @@ public final class E2BApi {
   /**
    * Deletes a template, such as a snapshot.
    *
+   * @param templateId the template's id
    * @return false when there was no such template
    * @throws io.sandboxes.SandboxApiException when a sandbox still uses it
    */

@@ -115,22 +115,36 @@ public final class E2BSandboxProvider
     this.api = new E2BApi(this, http, controlPlane, sandboxUrl, domain);
   }
 
-  /** @return a builder; unset values come from the environment */
+  /**
+   * Starts configuring a provider.
+   *
+   * @return a builder; unset values come from the environment
+   */
   public static Builder builder() {
     return new Builder();
   }
 
-  /** @return a provider configured entirely from the environment variables */
+  /**
+   * Creates a provider from the {@code E2B_*} environment variables alone.
+   *
+   * @return a provider configured entirely from the environment variables
+   */
   public static E2BSandboxProvider fromEnvironment() {
     return builder().build();
   }
 
-  /** @return the control-plane base URL in use */
+  /**
+   * Returns the control-plane base URL, as configured or derived from the domain.
+   *
+   * @return the control-plane base URL in use
+   */
   public URI apiUrl() {
     return apiUrl;
   }
 
   /**
+   * Returns the one daemon URL every sandbox is reached at, when there is one.
+   *
    * @return the daemon URL shared by all sandboxes, when one is configured; otherwise each
    *     sandbox is reached at {@code https://49983-<id>.<domain>}
    */
@@ -587,6 +601,8 @@ public final class E2BSandboxProvider
     private Builder() {}
 
     /**
+     * Sets the API key.
+     *
      * @param apiKey the key sent as {@code X-API-KEY}; overrides {@code E2B_API_KEY}. A blank key
      *     is refused here, rather than kept and failing later as "no key"
      * @return this
@@ -600,6 +616,8 @@ public final class E2BSandboxProvider
     }
 
     /**
+     * Sets the control plane's base URL.
+     *
      * @param apiUrl the control-plane base URL; overrides {@code E2B_API_URL}
      * @return this
      */
@@ -609,6 +627,8 @@ public final class E2BSandboxProvider
     }
 
     /**
+     * Sets one daemon URL for every sandbox, instead of a host per sandbox under the domain.
+     *
      * @param sandboxUrl one daemon URL for every sandbox, routed by header (how a local server is
      *     reached); overrides {@code E2B_SANDBOX_URL}
      * @return this
@@ -619,6 +639,8 @@ public final class E2BSandboxProvider
     }
 
     /**
+     * Sets the domain the control plane and the sandboxes are reached under.
+     *
      * @param domain E2B's domain, e.g. {@code e2b.app}; overrides {@code E2B_DOMAIN}
      * @return this
      */
@@ -631,6 +653,8 @@ public final class E2BSandboxProvider
     }
 
     /**
+     * Sets how long a single HTTP call may take (default 60 seconds).
+     *
      * @param requestTimeout how long one HTTP call may take; zero for no limit
      * @return this
      */
@@ -644,6 +668,8 @@ public final class E2BSandboxProvider
     }
 
     /**
+     * Reads the {@code E2B_*} settings from a map instead of the process environment.
+     *
      * @param environment where to read {@code E2B_*} variables instead of the process environment
      * @return this
      */
@@ -665,6 +691,8 @@ public final class E2BSandboxProvider
     }
 
     /**
+     * Sets the default template.
+     *
      * @param templateId the template sandboxes boot from unless their config names one; overrides
      *     {@code E2B_TEMPLATE_ID}; {@code base} otherwise
      * @return this
@@ -678,6 +706,8 @@ public final class E2BSandboxProvider
     }
 
     /**
+     * Sets the default sandbox lifetime.
+     *
      * @param timeout the lifetime of created and reconnected sandboxes (default one hour)
      * @return this
      */
@@ -688,6 +718,8 @@ public final class E2BSandboxProvider
     }
 
     /**
+     * Sets the default preview port.
+     *
      * @param port the port {@link Sandbox#previewUrl()} points at (default 5173)
      * @return this
      */
@@ -700,6 +732,8 @@ public final class E2BSandboxProvider
     }
 
     /**
+     * Sets the allow-list every created sandbox gets.
+     *
      * @param allowOut domains ({@code *.} wildcards), IPs and CIDRs every created sandbox may reach;
      *     when not empty, it is applied deny-by-default before {@code create} returns
      * @return this
@@ -710,6 +744,8 @@ public final class E2BSandboxProvider
     }
 
     /**
+     * Sets the targets egress verification probes.
+     *
      * @param probe what {@link E2BSandboxProvider#verifyEgress()} probes. By default: E2B's public
      *     probe for a remote control plane, and for one on loopback the witnesses it names (a
      *     local server is never made to probe public hosts)
@@ -721,6 +757,8 @@ public final class E2BSandboxProvider
     }
 
     /**
+     * Sets how preview URLs are formed.
+     *
      * @param previewUrls what {@link Sandbox#previewUrl(int)} answers, given a sandbox id and a
      *     port, instead of E2B's {@code https://<port>-<id>.<domain>}: for a server that reaches
      *     sandbox ports its own way ({@code Sandboxes.local()} sets the local runtime's port
@@ -732,7 +770,11 @@ public final class E2BSandboxProvider
       return this;
     }
 
-    /** @return the provider */
+    /**
+     * Creates the provider, filling unset values from the environment and then E2B's defaults.
+     *
+     * @return the provider
+     */
     public E2BSandboxProvider build() {
       return new E2BSandboxProvider(this);
     }

@@ -72,12 +72,20 @@ public final class LiveSandbox implements Sandbox {
     return id;
   }
 
-  /** @return the template the sandbox was created from, when the server said */
+  /**
+   * Returns the template the sandbox was created from.
+   *
+   * @return the template's id, or {@code null} when the server did not say
+   */
   public @Nullable String templateId() {
     return templateId;
   }
 
-  /** @return the version of the sandbox's daemon, when the server said */
+  /**
+   * Returns the version of the sandbox's daemon (envd).
+   *
+   * @return the version, or {@code null} when the server did not say
+   */
   public @Nullable String envdVersion() {
     return envdVersion;
   }
@@ -590,7 +598,11 @@ public final class LiveSandbox implements Sandbox {
     api.setTimeout(id, duration);
   }
 
-  /** @return what the control plane says about this sandbox now */
+  /**
+   * Asks the control plane about this sandbox now, without connecting to it.
+   *
+   * @return what the control plane says about this sandbox now
+   */
   public SandboxInfo info() {
     return api.info(id);
   }

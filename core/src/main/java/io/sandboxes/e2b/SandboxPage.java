@@ -20,12 +20,20 @@ public record SandboxPage(List<SandboxInfo> items, @Nullable String nextTokenVal
     items = List.copyOf(Objects.requireNonNull(items, "items"));
   }
 
-  /** @return the token for the next page; empty when this page is the last */
+  /**
+   * Returns the token for the next page, for {@link SandboxQuery#withNextToken(String)}.
+   *
+   * @return the token for the next page; empty when this page is the last
+   */
   public Optional<String> nextToken() {
     return Optional.ofNullable(nextTokenValue);
   }
 
-  /** @return whether another page follows */
+  /**
+   * Tells whether another page follows.
+   *
+   * @return whether another page follows
+   */
   public boolean hasNext() {
     return nextTokenValue != null;
   }

@@ -69,6 +69,8 @@ public record SandboxQuery(Set<SandboxState> states, Map<String, String> metadat
   }
 
   /**
+   * Returns a copy that keeps only sandboxes in these states.
+   *
    * @param states the states to include
    * @return a copy with them
    */
@@ -77,6 +79,8 @@ public record SandboxQuery(Set<SandboxState> states, Map<String, String> metadat
   }
 
   /**
+   * Returns a copy that keeps only sandboxes whose metadata holds all these pairs.
+   *
    * @param metadata pairs to match
    * @return a copy with them
    */
@@ -85,6 +89,8 @@ public record SandboxQuery(Set<SandboxState> states, Map<String, String> metadat
   }
 
   /**
+   * Returns a copy with another page size.
+   *
    * @param limit page size, 1 to 100
    * @return a copy with it
    */
@@ -93,7 +99,9 @@ public record SandboxQuery(Set<SandboxState> states, Map<String, String> metadat
   }
 
   /**
-   * @param nextToken where to continue
+   * Returns a copy that reads the page this token points at.
+   *
+   * @param nextToken where to continue, or null for the first page
    * @return a copy with it
    */
   public SandboxQuery withNextToken(@Nullable String nextToken) {

@@ -30,21 +30,39 @@ public interface LocalRuntime {
 
   /** A running local server. */
   interface Endpoint extends AutoCloseable {
-    /** @return the control-plane base URL */
+    /**
+     * Returns where the server's control plane (E2B's REST API) listens.
+     *
+     * @return the control-plane base URL
+     */
     URI apiUrl();
 
-    /** @return the daemon URL shared by all its sandboxes */
+    /**
+     * Returns where the server's in-sandbox daemon API (envd) listens.
+     *
+     * @return the daemon URL shared by all its sandboxes
+     */
     URI sandboxUrl();
 
-    /** @return the API key it accepts */
+    /**
+     * Returns the API key the server accepts.
+     *
+     * @return the key
+     */
     String apiKey();
 
-    /** @return what egress verification should probe on this server (its witnesses), when it says */
+    /**
+     * Returns what egress verification should probe on this server, when it says.
+     *
+     * @return the targets to probe on this server (its own witnesses), or empty to let the provider choose
+     */
     default java.util.Optional<io.sandboxes.EgressProbe> egressProbe() {
       return java.util.Optional.empty();
     }
 
     /**
+     * Returns how this server's sandbox ports are reached, when it forwards them.
+     *
      * @return where a sandbox's port is reached from this machine, given its id and the port, when
      *     the server forwards ports; empty when it does not
      */
