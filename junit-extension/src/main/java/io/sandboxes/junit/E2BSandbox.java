@@ -64,25 +64,55 @@ public @interface E2BSandbox {
    */
   String RUNTIME_REQUIRED_PROPERTY_NAME = "e2b.sandbox.runtime.required";
 
-  /** @return the template to boot from */
+  /**
+   * The template the sandbox boots from.
+   *
+   * @return a template id or alias; {@code base} by default
+   */
   String template() default "base";
 
-  /** @return the sandbox's lifetime in seconds */
+  /**
+   * How long the sandbox lives before the server ends it.
+   *
+   * @return the sandbox's lifetime in seconds; 300 by default
+   */
   long timeoutSeconds() default 300;
 
-  /** @return environment variables, each {@code NAME=value} */
+  /**
+   * Environment variables every process in the sandbox gets.
+   *
+   * @return environment variables, each {@code NAME=value}
+   */
   String[] env() default {};
 
-  /** @return destinations the sandbox may reach (domains, {@code *.} wildcards, IPs, CIDRs); none by default */
+  /**
+   * The sandbox's allow-list; everything else is denied.
+   *
+   * @return destinations the sandbox may reach (domains, {@code *.} wildcards, IPs, CIDRs); none by default
+   */
   String[] allowOut() default {};
 
-  /** @return volumes to mount, each {@code name:/mount/path}; a missing volume is created */
+  /**
+   * Named volumes to mount in the sandbox.
+   *
+   * @return volumes to mount, each {@code name:/mount/path}; a missing volume is created
+   */
   String[] volumes() default {};
 
-  /** @return when the sandbox is destroyed */
+  /**
+   * When the sandbox is destroyed.
+   *
+   * @return the cleanup mode; {@link CleanupMode#DEFAULT} defers to
+   *     {@link #DEFAULT_CLEANUP_MODE_PROPERTY_NAME}
+   */
   CleanupMode cleanup() default CleanupMode.DEFAULT;
 
-  /** @return what a verdict other than filtered does */
+  /**
+   * What an egress verdict other than filtered does to the tests that ask for a sandbox.
+   *
+   * @return the egress policy; {@link EgressPolicy#DEFAULT} defers to
+   *     {@link #DEFAULT_EGRESS_POLICY_PROPERTY_NAME}
+   */
   EgressPolicy egress() default EgressPolicy.DEFAULT;
 
   /** When a test's sandbox is destroyed. */

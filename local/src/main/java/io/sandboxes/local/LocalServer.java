@@ -70,7 +70,11 @@ public final class LocalServer implements AutoCloseable {
     this.config = config;
   }
 
-  /** @return a builder with secure defaults: loopback, ephemeral ports, a random API key */
+  /**
+   * Starts configuring a server.
+   *
+   * @return a builder with secure defaults: loopback, ephemeral ports, a random API key
+   */
   public static Builder builder() {
     return new Builder();
   }
@@ -160,12 +164,21 @@ public final class LocalServer implements AutoCloseable {
     return c;
   }
 
-  /** @return the control-plane base URL, for {@code E2B_API_URL} */
+  /**
+   * Returns where the control plane listens; only after {@link #start()}.
+   *
+   * @return the control-plane base URL, for {@code E2B_API_URL}
+   */
   public URI apiUrl() {
     return Objects.requireNonNull(apiUrl, "not started");
   }
 
-  /** @return the daemon URL of every sandbox, for {@code E2B_SANDBOX_URL} */
+  /**
+   * Returns where the in-sandbox daemon (envd) of every sandbox listens; only after
+   * {@link #start()}.
+   *
+   * @return the daemon URL of every sandbox, for {@code E2B_SANDBOX_URL}
+   */
   public URI sandboxUrl() {
     return Objects.requireNonNull(sandboxUrl, "not started");
   }
@@ -213,12 +226,20 @@ public final class LocalServer implements AutoCloseable {
     }
   }
 
-  /** @return whether sandboxes' network policies are enforced (otherwise they have no network at all) */
+  /**
+   * Tells whether this server enforces sandboxes' network policies.
+   *
+   * @return whether sandboxes' network policies are enforced (otherwise they have no network at all)
+   */
   public boolean egressEnforced() {
     return network != null;
   }
 
-  /** @return the API key clients must send */
+  /**
+   * Returns the API key clients must send.
+   *
+   * @return the key, for {@code E2B_API_KEY}
+   */
   public String apiKey() {
     return config.apiKey;
   }
@@ -271,6 +292,8 @@ public final class LocalServer implements AutoCloseable {
     private Builder() {}
 
     /**
+     * Sets the control plane's port.
+     *
      * @param port the control-plane port; 0 picks a free one
      * @return this
      */
@@ -280,6 +303,8 @@ public final class LocalServer implements AutoCloseable {
     }
 
     /**
+     * Sets the in-sandbox daemon's port.
+     *
      * @param port the daemon port; 0 picks a free one
      * @return this
      */
@@ -289,6 +314,8 @@ public final class LocalServer implements AutoCloseable {
     }
 
     /**
+     * Sets the API key, instead of a random one.
+     *
      * @param apiKey the key clients must send; E2B's SDK 2.45 wants {@code e2b_} and hex digits
      * @return this
      */
@@ -301,6 +328,8 @@ public final class LocalServer implements AutoCloseable {
     }
 
     /**
+     * Sets the address the server listens on.
+     *
      * @param host the address to bind; loopback by default, and anything else exposes sandboxes
      *     to the network
      * @return this
@@ -311,6 +340,8 @@ public final class LocalServer implements AutoCloseable {
     }
 
     /**
+     * Says whether closing the server leaves its sandboxes running.
+     *
      * @param keep whether sandboxes outlive the server's {@link #close()} (default: killed)
      * @return this
      */
@@ -336,6 +367,8 @@ public final class LocalServer implements AutoCloseable {
     }
 
     /**
+     * Sets where the server keeps its sandboxes' state between runs.
+     *
      * @param stateDir where the changing state of each sandbox (deadline, pause) is kept; by
      *     default {@code $SANDBOXES_STATE_DIR} or {@code ~/.local/state/sandboxes-local}, then the
      *     server id
@@ -370,6 +403,8 @@ public final class LocalServer implements AutoCloseable {
     }
 
     /**
+     * Sets where base-image build progress goes (nowhere by default).
+     *
      * @param progress receives a line per step while the base image is built
      * @return this
      */
@@ -378,7 +413,11 @@ public final class LocalServer implements AutoCloseable {
       return this;
     }
 
-    /** @return a server, not yet started */
+    /**
+     * Creates the server; nothing runs until {@link LocalServer#start()}.
+     *
+     * @return a server, not yet started
+     */
     public LocalServer build() {
       return new LocalServer(this);
     }

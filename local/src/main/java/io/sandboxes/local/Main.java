@@ -21,7 +21,11 @@ import java.util.concurrent.CountDownLatch;
 public final class Main {
   private Main() {}
 
-  /** @param args the command and its options; {@code --help} lists them */
+  /**
+   * Runs one command and exits the JVM with its status (0 on success).
+   *
+   * @param args the command and its options; {@code --help} lists them
+   */
   public static void main(String[] args) {
     System.exit(run(List.of(args), System.out, System.err));
   }
