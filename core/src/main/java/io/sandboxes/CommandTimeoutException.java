@@ -8,13 +8,13 @@ import java.util.Objects;
  * carries everything the command wrote before the kill, so a build that hung after printing its
  * first errors still shows them. Its {@link #code()} is the daemon's {@code deadline_exceeded}.
  *
- * <pre>{@code
+ * {@snippet class=io.sandboxes.snippets.CoreSnippets region=command-timeout :
  * try {
  *   sandbox.exec("make", ExecOptions.defaults().withTimeout(Duration.ofMinutes(2)));
  * } catch (CommandTimeoutException e) {
  *   System.err.println("make hung after: " + e.stdout());
  * }
- * }</pre>
+ * }
  *
  * @since 0.1
  */

@@ -10,13 +10,13 @@ import org.jspecify.annotations.Nullable;
  * How to run a command: working directory, extra environment, user, deadline, and where its
  * output goes while it runs. Immutable; each {@code with...} method returns a copy.
  *
- * <pre>{@code
+ * {@snippet class=io.sandboxes.snippets.CoreSnippets region=exec-options :
  * sandbox.exec("make test", ExecOptions.defaults()
  *     .withCwd("/home/user/app")
  *     .withTimeout(Duration.ofMinutes(5))
  *     .onStdout(System.out::print)      // follow a long build live
  *     .onStderr(System.err::print));
- * }</pre>
+ * }
  *
  * @param cwd the working directory, or {@code null} for the user's home
  * @param env extra environment variables for this command only

@@ -8,13 +8,13 @@ import java.nio.charset.StandardCharsets;
  * <p>Obtained from a provider; {@link #close()} destroys the sandbox, so use it with
  * try-with-resources:
  *
- * <pre>{@code
- * try (Sandbox sandbox = provider.create()) {
+ * {@snippet class=io.sandboxes.snippets.CoreSnippets region=sandbox :
+ * try (Sandbox sandbox = provider.create(SandboxConfig.forProject("demo"))) {
  *   sandbox.writeFile("/home/user/hello.py", "print('hi')");
  *   ExecResult result = sandbox.exec("python3 /home/user/hello.py");
  *   System.out.println(result.stdout());
  * }
- * }</pre>
+ * }
  *
  * @since 0.1
  */

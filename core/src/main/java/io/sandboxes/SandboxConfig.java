@@ -10,12 +10,12 @@ import org.jspecify.annotations.Nullable;
  * template, with which environment, labels and volume. Immutable; each {@code with...} method
  * returns a validated copy.
  *
- * <pre>{@code
+ * {@snippet class=io.sandboxes.snippets.CoreSnippets region=sandbox-config :
  * SandboxConfig config = SandboxConfig.forProject("p1")
  *     .withEnv(Map.of("A", "1"))
  *     .withLabels(Map.of("team", "x"))
  *     .withVolume("mol-project-p1", "/workspace/my-app");
- * }</pre>
+ * }
  *
  * @param projectId the project the sandbox belongs to; stored as the {@code projectId} label
  * @param templateId the template to boot from, or null for the provider's default

@@ -9,9 +9,11 @@ import java.util.regex.Pattern;
  * What sandbox to create: its template, how long it may live, its default environment and its
  * metadata. Immutable; each {@code with...} method returns a copy and validates its argument.
  *
- * <pre>{@code
- * SandboxSpec spec = SandboxSpec.of("base").withTimeout(Duration.ofMinutes(10)).withMetadata(Map.of("team", "infra"));
- * }</pre>
+ * {@snippet class=io.sandboxes.snippets.CoreSnippets region=sandbox-spec :
+ * SandboxSpec spec = SandboxSpec.of("base")
+ *     .withTimeout(Duration.ofMinutes(10))
+ *     .withMetadata(Map.of("team", "infra"));
+ * }
  *
  * @param template template id or alias, e.g. {@code "base"}
  * @param timeout how long the sandbox lives before the server kills it (whole seconds are sent)

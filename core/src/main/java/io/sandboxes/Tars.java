@@ -20,10 +20,10 @@ import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
  * Tar archives of local folders, for {@link Sandbox#importFiles} and {@link Sandbox#exportFiles}:
  * pack a folder (rooted at its own name, as a sandbox export is) and unpack an archive safely.
  *
- * <pre>{@code
+ * {@snippet class=io.sandboxes.snippets.CoreSnippets region=tars :
  * sandbox.importFiles("/home/user", Tars.pack(Path.of("my-app")));          // -> /home/user/my-app/...
  * Tars.unpack(sandbox.exportFiles("/home/user/my-app/dist"), Path.of("out")); // -> out/dist/...
- * }</pre>
+ * }
  *
  * @since 0.1
  */

@@ -42,12 +42,12 @@ import org.jspecify.annotations.Nullable;
  * local runtime ({@code sandboxes-local}). Configuration comes from the builder, then from the
  * environment: {@code E2B_API_KEY}, {@code E2B_API_URL}, {@code E2B_SANDBOX_URL}, {@code E2B_DOMAIN}.
  *
- * <pre>{@code
+ * {@snippet class=io.sandboxes.snippets.CoreSnippets region=e2b-provider :
  * try (E2BSandboxProvider e2b = E2BSandboxProvider.fromEnvironment();
- *      LiveSandbox sandbox = e2b.create(SandboxSpec.defaults())) {
+ *      LiveSandbox sandbox = e2b.api().create(SandboxSpec.defaults())) {
  *   System.out.println(sandbox.exec("uname -a").stdout());
  * }
- * }</pre>
+ * }
  *
  * <p>Thread-safe. Owns an HTTP client and its virtual-thread executor; {@link #close()} releases
  * them (and anything attached with {@link Builder#closing(AutoCloseable)}), but does not kill the

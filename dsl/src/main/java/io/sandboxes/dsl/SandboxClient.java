@@ -16,11 +16,11 @@ import java.util.Objects;
  * {@link #sandbox()} begins a request to configure first. The provider underneath is there for
  * the provider-neutral API and E2B's raw API.
  *
- * <pre>{@code
+ * {@snippet class=io.sandboxes.snippets.DslSnippets region=sandbox-client :
  * try (SandboxClient sandboxes = Sandboxes.local()) {
  *   System.out.println(sandboxes.sandbox().exec("python3 -c 'print(6 * 7)'").stdout());
  * }
- * }</pre>
+ * }
  *
  * <p>Closing it releases its HTTP client and, for {@link Sandboxes#local()}, stops the
  * in-process server (and its sandboxes). Thread-safe.
@@ -87,10 +87,10 @@ public final class SandboxClient implements AutoCloseable {
    * Lists the sandboxes a query selects (by state and metadata), reading every page from the
    * query's own token on.
    *
-   * <pre>{@code
+   * {@snippet class=io.sandboxes.snippets.DslSnippets region=list :
    * List<SandboxInfo> paused = sandboxes.list(SandboxQuery.inState(SandboxState.PAUSED));
    * List<SandboxInfo> mine = sandboxes.list(SandboxQuery.byMetadata("projectId", "p-42"));
-   * }</pre>
+   * }
    *
    * @param query states, metadata pairs and page size
    * @return the sandboxes, in the server's order

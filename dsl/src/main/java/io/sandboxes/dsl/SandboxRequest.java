@@ -20,7 +20,7 @@ import java.util.regex.Pattern;
  * A sandbox not yet created: each setter returns a new, validated request (nothing happens until
  * a terminal verb), so a request can be kept and reused.
  *
- * <pre>{@code
+ * {@snippet class=io.sandboxes.snippets.DslSnippets region=sandbox-request :
  * SandboxRequest build = sandboxes.sandbox()
  *     .template("base")
  *     .timeout(Duration.ofMinutes(10))
@@ -29,9 +29,11 @@ import java.util.regex.Pattern;
  *     .allowOut("pypi.org", "*.pythonhosted.org");
  *
  * ExecResult once = build.exec("make -C /workspace/app");   // fresh sandbox, destroyed after
- * try (LiveSandbox live = build.create()) { ... }            // a live sandbox, killed on close
- * build.run(sandbox -> sandbox.exec("pytest"));            // scoped: closed for you
- * }</pre>
+ * try (LiveSandbox live = build.create()) {                  // a live sandbox, killed on close
+ *   live.exec("make -C /workspace/app");
+ * }
+ * build.run(sandbox -> sandbox.exec("pytest"));              // scoped: closed for you
+ * }
  *
  * <p>Every setter returns a new request and leaves this one as it was, so a result must be used:
  * the class is {@code @CheckReturnValue}, and Error Prone or SpotBugs flag a request that was

@@ -12,12 +12,12 @@ import java.util.ServiceLoader;
  * {@code sandbox()} request, configure it, and finish with a terminal verb ({@code create},
  * {@code exec}, {@code run}, {@code apply}).
  *
- * <pre>{@code
+ * {@snippet class=io.sandboxes.snippets.DslSnippets region=sandboxes :
  * try (SandboxClient sandboxes = Sandboxes.local();               // Docker on this machine
  *      LiveSandbox sandbox = sandboxes.sandbox().timeout(Duration.ofMinutes(10)).create()) {
  *   System.out.println(sandbox.exec("python3 -c 'print(6 * 7)'").stdout());
  * }
- * }</pre>
+ * }
  *
  * <p>Every client speaks E2B's protocol, so code written against one runs against the others.
  * Close the client when done: for {@link #local()} that also stops the in-process server.

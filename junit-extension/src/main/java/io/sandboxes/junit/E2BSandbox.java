@@ -12,7 +12,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * Provisions a sandbox for a test and injects it into a field or parameter of type
  * {@link io.sandboxes.Sandbox} (or {@link io.sandboxes.e2b.LiveSandbox}).
  *
- * <pre>{@code
+ * {@snippet class=io.sandboxes.snippets.JUnitSnippets region=e2b-sandbox :
  * class BuildTest {
  *   @E2BSandbox(allowOut = "pypi.org", timeoutSeconds = 600)
  *   Sandbox sandbox;                       // a fresh sandbox per test method
@@ -22,7 +22,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
  *     assertThat(sandbox.exec("pip install requests").exitCode()).isZero();
  *   }
  * }
- * }</pre>
+ * }
  *
  * <p>Before the first sandbox of a run, the extension verifies egress once with the provider's
  * {@code verifyEgress} and keeps the verdict for the run. By default a verdict other than

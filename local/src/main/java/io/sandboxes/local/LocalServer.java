@@ -38,11 +38,11 @@ import org.slf4j.LoggerFactory;
  * {@code E2B_API_URL=}{@link #apiUrl()}, {@code E2B_SANDBOX_URL=}{@link #sandboxUrl()} and
  * {@code E2B_API_KEY=}{@link #apiKey()}.
  *
- * <pre>{@code
+ * {@snippet class=io.sandboxes.snippets.LocalSnippets region=local-server :
  * try (LocalServer server = LocalServer.builder().build().start()) {
  *   System.out.println("E2B_API_URL=" + server.apiUrl());
  * }
- * }</pre>
+ * }
  *
  * <p>Secure by default: loopback only, an API key on every control-plane call, a separate
  * access token per sandbox on every daemon call, and containers with no network.

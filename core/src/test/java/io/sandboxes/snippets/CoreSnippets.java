@@ -1,0 +1,91 @@
+package io.sandboxes.snippets;
+
+import io.sandboxes.CommandTimeoutException;
+import io.sandboxes.ExecOptions;
+import io.sandboxes.ExecResult;
+import io.sandboxes.Sandbox;
+import io.sandboxes.SandboxConfig;
+import io.sandboxes.SandboxProvider;
+import io.sandboxes.SandboxSpec;
+import io.sandboxes.Tars;
+import io.sandboxes.e2b.E2BSandboxProvider;
+import io.sandboxes.e2b.LiveSandbox;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+
+/**
+ * The code examples in core's Javadoc. Each {@code {@snippet class=... region=...}} there shows a
+ * region of this file, and javadoc fails when its inline copy differs from the region; this file
+ * is compiled with the tests, so an example that calls a method that does not exist fails the
+ * build. Examples that need a sandbox take what they need as a parameter and are compiled, not
+ * run; {@link CoreSnippetsTest} runs the ones that only build values.
+ */
+final class CoreSnippets {
+  private CoreSnippets() {}
+
+  static void sandbox(SandboxProvider provider) {
+    // @start region="sandbox" :
+    try (Sandbox sandbox = provider.create(SandboxConfig.forProject("demo"))) {
+      sandbox.writeFile("/home/user/hello.py", "print('hi')");
+      ExecResult result = sandbox.exec("python3 /home/user/hello.py");
+      System.out.println(result.stdout());
+    }
+    // @end
+  }
+
+  static void execOptions(Sandbox sandbox) {
+    // @start region="exec-options" :
+    sandbox.exec("make test", ExecOptions.defaults()
+        .withCwd("/home/user/app")
+        .withTimeout(Duration.ofMinutes(5))
+        .onStdout(System.out::print)      // follow a long build live
+        .onStderr(System.err::print));
+    // @end
+  }
+
+  static void commandTimeout(Sandbox sandbox) {
+    // @start region="command-timeout" :
+    try {
+      sandbox.exec("make", ExecOptions.defaults().withTimeout(Duration.ofMinutes(2)));
+    } catch (CommandTimeoutException e) {
+      System.err.println("make hung after: " + e.stdout());
+    }
+    // @end
+  }
+
+  static SandboxConfig sandboxConfig() {
+    // @start region="sandbox-config" :
+    SandboxConfig config = SandboxConfig.forProject("p1")
+        .withEnv(Map.of("A", "1"))
+        .withLabels(Map.of("team", "x"))
+        .withVolume("mol-project-p1", "/workspace/my-app");
+    // @end
+    return config;
+  }
+
+  static SandboxSpec sandboxSpec() {
+    // @start region="sandbox-spec" :
+    SandboxSpec spec = SandboxSpec.of("base")
+        .withTimeout(Duration.ofMinutes(10))
+        .withMetadata(Map.of("team", "infra"));
+    // @end
+    return spec;
+  }
+
+  static void tars(Sandbox sandbox) {
+    // @start region="tars" :
+    sandbox.importFiles("/home/user", Tars.pack(Path.of("my-app")));          // -> /home/user/my-app/...
+    Tars.unpack(sandbox.exportFiles("/home/user/my-app/dist"), Path.of("out")); // -> out/dist/...
+    // @end
+  }
+
+  static void e2bProvider() {
+    // @start region="e2b-provider" :
+    try (E2BSandboxProvider e2b = E2BSandboxProvider.fromEnvironment();
+         LiveSandbox sandbox = e2b.api().create(SandboxSpec.defaults())) {
+      System.out.println(sandbox.exec("uname -a").stdout());
+    }
+    // @end
+  }
+}
