@@ -108,7 +108,16 @@ public final class DockerRuntime implements AutoCloseable {
     }
   }
 
-  /** What a sandbox container is made of. */
+  /** A host path bind-mounted into a container. */
+  public record BindMount(java.nio.file.Path hostPath, String containerPath, boolean readOnly) {}
+
+  /**
+   * What a sandbox container is made of.
+   *
+   * @param binds host paths to bind-mount
+   * @param tmpfs tmpfs mounts: container path to mount options (e.g. {@code size=1m})
+   * @param command the container's command; null for {@code sleep infinity}
+   */
   public record ContainerSpec(
       String image,
       String name,
@@ -119,7 +128,32 @@ public final class DockerRuntime implements AutoCloseable {
       long memoryBytes,
       long pidsLimit,
       Map<String, String> volumes,
-      @Nullable String network) {}
+      @Nullable String network,
+      List<BindMount> binds,
+      Map<String, String> tmpfs,
+      @Nullable List<String> command) {
+
+    /** A spec with no bind mounts, no tmpfs and {@code sleep infinity} as its command. */
+    public ContainerSpec(String image, String name, Map<String, String> labels, List<String> env, String hostname,
+        int cpuCount, long memoryBytes, long pidsLimit, Map<String, String> volumes, @Nullable String network) {
+      this(image, name, labels, env, hostname, cpuCount, memoryBytes, pidsLimit, volumes, network, List.of(), Map.of(), null);
+    }
+
+    public ContainerSpec withBinds(List<BindMount> binds) {
+      return new ContainerSpec(image, name, labels, env, hostname, cpuCount, memoryBytes, pidsLimit, volumes, network,
+          List.copyOf(binds), tmpfs, command);
+    }
+
+    public ContainerSpec withTmpfs(Map<String, String> tmpfs) {
+      return new ContainerSpec(image, name, labels, env, hostname, cpuCount, memoryBytes, pidsLimit, volumes, network,
+          binds, Map.copyOf(tmpfs), command);
+    }
+
+    public ContainerSpec withCommand(List<String> command) {
+      return new ContainerSpec(image, name, labels, env, hostname, cpuCount, memoryBytes, pidsLimit, volumes, network,
+          binds, tmpfs, List.copyOf(command));
+    }
+  }
 
   /** Creates and starts a container with no network, limited CPU, memory and pids. */
   public String createAndStart(ContainerSpec spec) {
@@ -136,13 +170,23 @@ public final class DockerRuntime implements AutoCloseable {
                 .withSource(e.getKey())
                 .withTarget(e.getValue()))
             .toList());
+    if (!spec.binds().isEmpty()) {
+      host.withBinds(spec.binds().stream()
+          .map(b -> new com.github.dockerjava.api.model.Bind(b.hostPath().toString(),
+              new com.github.dockerjava.api.model.Volume(b.containerPath()),
+              b.readOnly() ? com.github.dockerjava.api.model.AccessMode.ro : com.github.dockerjava.api.model.AccessMode.rw))
+          .toList());
+    }
+    if (!spec.tmpfs().isEmpty()) {
+      host.withTmpFs(spec.tmpfs());
+    }
     try (CreateContainerCmd cmd = docker.createContainerCmd(spec.image())) {
       String id = cmd
           .withName(spec.name())
           .withLabels(spec.labels())
           .withEnv(spec.env())
           .withHostName(spec.hostname())
-          .withCmd("sleep", "infinity")
+          .withCmd(spec.command() == null ? List.of("sleep", "infinity") : spec.command())
           .withUser("root")
           .withHostConfig(host)
           .exec()

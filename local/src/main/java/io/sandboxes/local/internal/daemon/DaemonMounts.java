@@ -1,0 +1,29 @@
+package io.sandboxes.local.internal.daemon;
+
+import io.sandboxes.local.internal.docker.DockerRuntime;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * How a container gets its daemon: the socket folder and the binary, both bind-mounted
+ * read-only, and the daemon's supervisor as the container's command (Docker's init stays PID 1).
+ */
+public final class DaemonMounts {
+  /** Where the sandbox sees its socket folder. */
+  public static final String SOCKET_DIR = "/run/sandboxes";
+  /** Where the sandbox sees the daemon binary. */
+  public static final String BINARY = "/run/sandboxes-bin/envd";
+  /** The socket as the daemon connects to it. */
+  public static final String SOCKET = SOCKET_DIR + "/" + DaemonListener.SOCKET_NAME;
+
+  private DaemonMounts() {}
+
+  /** The spec with the daemon's two read-only mounts added and its supervisor as the command. */
+  public static DockerRuntime.ContainerSpec withDaemon(DockerRuntime.ContainerSpec spec, Path socketFolder, Path binary) {
+    List<DockerRuntime.BindMount> binds = new ArrayList<>(spec.binds());
+    binds.add(new DockerRuntime.BindMount(socketFolder.toAbsolutePath(), SOCKET_DIR, true));
+    binds.add(new DockerRuntime.BindMount(binary.toAbsolutePath(), BINARY, true));
+    return spec.withBinds(binds).withCommand(List.of(BINARY, "supervise", SOCKET));
+  }
+}

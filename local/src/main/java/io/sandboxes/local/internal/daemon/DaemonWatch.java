@@ -1,0 +1,76 @@
+package io.sandboxes.local.internal.daemon;
+
+import java.io.IOException;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A watch on a folder (inotify in the sandbox). Events wait here, bounded by the stream's
+ * credit; when the consumer falls behind, the daemon stops reading and the kernel's queue
+ * overflows, which arrives as an {@link WatchEvent.Kind#OVERFLOW} event, never as silence.
+ */
+public final class DaemonWatch implements DaemonConnection.Sink, AutoCloseable {
+  private final DaemonConnection conn;
+  private final Flow<WatchEvent> events;
+  final CompletableFuture<Void> ready = new CompletableFuture<>();
+  int stream;
+
+  DaemonWatch(DaemonConnection conn) {
+    this.conn = conn;
+    this.events = new Flow<>(conn);
+  }
+
+  /** The next event within a time, or null. */
+  public @Nullable WatchEvent next(Duration timeout) throws IOException {
+    return events.next(timeout);
+  }
+
+  @Override
+  public void close() {
+    if (!events.ended()) {
+      conn.cancel(stream);
+      events.fail(new DaemonException(DaemonException.Kind.DISCONNECTED, "closed"));
+    }
+  }
+
+  @Override
+  public void frame(Frame f) throws ProtocolException {
+    switch (f.type()) {
+      case Wire.WATCH_EVENT -> {
+        Wire.In p = new Wire.In(f.payload());
+        int kind = p.u8();
+        String name = p.str();
+        p.end();
+        if (kind == 0) {
+          if (!ready.complete(null)) {
+            throw new ProtocolException("a second watch start");
+          }
+          return;
+        }
+        if (kind > WatchEvent.Kind.values().length || !ready.isDone()) {
+          throw new ProtocolException("watch event kind " + kind);
+        }
+        events.deliver(new WatchEvent(WatchEvent.Kind.values()[kind - 1], name), f.payload().length);
+      }
+      case Wire.OK -> {
+        conn.forget(stream);
+        events.end();
+      }
+      case Wire.ERROR -> {
+        conn.forget(stream);
+        DaemonException e = DaemonConnection.error(f);
+        if (!ready.completeExceptionally(e)) {
+          events.fail(e);
+        }
+      }
+      default -> throw new ProtocolException("frame type 0x" + Integer.toHexString(f.type()) + " on a watch");
+    }
+  }
+
+  @Override
+  public void closed(DaemonException e) {
+    ready.completeExceptionally(e);
+    events.fail(e);
+  }
+}

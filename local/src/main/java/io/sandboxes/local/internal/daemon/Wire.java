@@ -1,0 +1,191 @@
+package io.sandboxes.local.internal.daemon;
+
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The daemon protocol's constants and payload encoding; {@code daemon/src/envd.h} must agree.
+ *
+ * <p>A frame is a 12-byte header (payload length u32, stream u32, type u8, flags u8, two zero
+ * bytes; big-endian) and at most {@link #MAX_PAYLOAD} bytes of payload. Payload fields are
+ * big-endian integers, strings and byte strings as a u32 length and the bytes, and lists as a u32
+ * count and the items.
+ */
+final class Wire {
+  private Wire() {}
+
+  static final int VERSION = 1;
+  static final int HEADER = 12;
+  static final int MAX_PAYLOAD = 1 << 20;
+  /** Initial credit of every flow-controlled stream, both ways. */
+  static final int WINDOW = 1 << 20;
+
+  // host -> daemon
+  static final int PING = 0x01;
+  static final int CANCEL = 0x02;
+  static final int CREDIT = 0x03;
+  static final int PROC_START = 0x10;
+  static final int PROC_ATTACH = 0x11;
+  static final int PROC_INPUT = 0x12;
+  static final int PROC_CLOSE_STDIN = 0x13;
+  static final int PROC_SIGNAL = 0x14;
+  static final int PROC_RESIZE = 0x15;
+  static final int PROC_LIST = 0x16;
+  static final int FILE_STAT = 0x20;
+  static final int FILE_LIST = 0x21;
+  static final int FILE_READ = 0x22;
+  static final int FILE_WRITE = 0x23;
+  static final int FILE_DATA = 0x24;
+  static final int FILE_MKDIR = 0x25;
+  static final int FILE_REMOVE = 0x26;
+  static final int FILE_RENAME = 0x27;
+  static final int XATTR_GET = 0x28;
+  static final int XATTR_SET = 0x29;
+  static final int WATCH = 0x2A;
+
+  // daemon -> host
+  static final int HELLO = 0x40;
+  static final int OK = 0x41;
+  static final int ERROR = 0x42;
+  static final int DCREDIT = 0x43;
+  static final int PROC_STARTED = 0x50;
+  static final int PROC_OUTPUT = 0x51;
+  static final int PROC_EXIT = 0x52;
+  static final int PROC_INFO = 0x53;
+  static final int ENTRY = 0x60;
+  static final int FILE_CHUNK = 0x61;
+  static final int XATTRS = 0x62;
+  static final int WATCH_EVENT = 0x63;
+
+  static final int FLAG_FIN = 0x01;
+
+  static boolean isDaemonType(int type) {
+    return switch (type) {
+      case HELLO, OK, ERROR, DCREDIT, PROC_STARTED, PROC_OUTPUT, PROC_EXIT, PROC_INFO, ENTRY, FILE_CHUNK, XATTRS,
+          WATCH_EVENT -> true;
+      default -> false;
+    };
+  }
+
+  /** A payload being written. */
+  static final class Out {
+    private final ByteArrayOutputStream b = new ByteArrayOutputStream(64);
+
+    Out u8(int v) {
+      b.write(v);
+      return this;
+    }
+
+    Out u16(int v) {
+      b.write(v >>> 8);
+      b.write(v);
+      return this;
+    }
+
+    Out u32(long v) {
+      b.write((int) (v >>> 24));
+      b.write((int) (v >>> 16));
+      b.write((int) (v >>> 8));
+      b.write((int) v);
+      return this;
+    }
+
+    Out bytes(byte[] v) {
+      u32(v.length);
+      b.writeBytes(v);
+      return this;
+    }
+
+    Out str(String v) {
+      return bytes(v.getBytes(StandardCharsets.UTF_8));
+    }
+
+    Out strs(List<String> v) {
+      u32(v.size());
+      v.forEach(this::str);
+      return this;
+    }
+
+    byte[] toBytes() {
+      return b.toByteArray();
+    }
+  }
+
+  /** A received payload being read; any shortfall or leftover is a {@link ProtocolException}. */
+  static final class In {
+    private final byte[] p;
+    private int off;
+
+    In(byte[] p) {
+      this(p, 0);
+    }
+
+    In(byte[] p, int off) {
+      this.p = p;
+      this.off = off;
+    }
+
+    private void need(long n) throws ProtocolException {
+      if (n < 0 || p.length - off < n) {
+        throw new ProtocolException("a payload ended early");
+      }
+    }
+
+    int u8() throws ProtocolException {
+      need(1);
+      return p[off++] & 0xff;
+    }
+
+    int u16() throws ProtocolException {
+      need(2);
+      int v = ((p[off] & 0xff) << 8) | (p[off + 1] & 0xff);
+      off += 2;
+      return v;
+    }
+
+    long u32() throws ProtocolException {
+      need(4);
+      long v = ((p[off] & 0xffL) << 24) | ((p[off + 1] & 0xffL) << 16) | ((p[off + 2] & 0xffL) << 8) | (p[off + 3] & 0xffL);
+      off += 4;
+      return v;
+    }
+
+    int i32() throws ProtocolException {
+      return (int) u32();
+    }
+
+    long i64() throws ProtocolException {
+      return (u32() << 32) | u32();
+    }
+
+    byte[] bytes() throws ProtocolException {
+      long n = u32();
+      need(n);
+      byte[] v = java.util.Arrays.copyOfRange(p, off, off + (int) n);
+      off += (int) n;
+      return v;
+    }
+
+    String str() throws ProtocolException {
+      return new String(bytes(), StandardCharsets.UTF_8);
+    }
+
+    List<String> strs() throws ProtocolException {
+      long n = u32();
+      need(n * 4);
+      List<String> v = new ArrayList<>((int) n);
+      for (long i = 0; i < n; i++) {
+        v.add(str());
+      }
+      return v;
+    }
+
+    void end() throws ProtocolException {
+      if (off != p.length) {
+        throw new ProtocolException("a payload has " + (p.length - off) + " bytes too many");
+      }
+    }
+  }
+}

@@ -1,0 +1,161 @@
+package io.sandboxes.local.internal.daemon;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+/** Processes through the daemon in a real container of the base image. */
+class DaemonProcessTest {
+  private static DaemonSandbox sandbox;
+
+  @BeforeAll
+  static void up() throws Exception {
+    sandbox = DaemonSandbox.start();
+  }
+
+  @AfterAll
+  static void down() throws Exception {
+    if (sandbox != null) {
+      sandbox.close();
+    }
+  }
+
+  @Test
+  @DisplayName("echo comes back on stdout, stderr apart, and exit codes are exit codes")
+  void echoAndExitCodes() throws Exception {
+    DaemonProcess.Result r = sandbox.run("/bin/bash", "-l", "-c", "echo hi; echo oops >&2; exit 3");
+    assertThat(r.stdoutText()).isEqualTo("hi\n");
+    assertThat(r.stderrText()).isEqualTo("oops\n");
+    assertThat(r.status()).isEqualTo(new ExitStatus(true, 3, 0, false));
+    assertThat(r.status().describe()).isEqualTo("exit status 3");
+    assertThat(sandbox.run("/bin/true").status()).isEqualTo(new ExitStatus(true, 0, 0, false));
+  }
+
+  @Test
+  @DisplayName("a death by SIGKILL is reported as the signal, distinct from a process that exits with 137")
+  void signalIsNotExit137() throws Exception {
+    DaemonProcess.Result killed = sandbox.run("/bin/sh", "-c", "kill -9 $$");
+    assertThat(killed.status()).isEqualTo(new ExitStatus(false, 0, 9, false));
+    assertThat(killed.status().describe()).isEqualTo("signal: killed");
+    DaemonProcess.Result exited = sandbox.run("/bin/sh", "-c", "exit 137");
+    assertThat(exited.status()).isEqualTo(new ExitStatus(true, 137, 0, false));
+    assertThat(exited.status()).isNotEqualTo(killed.status());
+  }
+
+  @Test
+  @DisplayName("a signal to the process group reaches the sleep a shell started; one to the shell alone does not")
+  void groupKillReachesChildren() throws Exception {
+    DaemonConnection c = sandbox.conn();
+    try (DaemonProcess p = c.start(ProcessSpec.of("/bin/bash", "-c", "sleep 300 & sleep 301 & echo started; wait"))) {
+      assertThat(text(p.next(Duration.ofSeconds(10)))).isEqualTo("started\n");
+      await().atMost(Duration.ofSeconds(10)).until(() -> sandbox.sh("pgrep -g " + p.pid() + " -x sleep | wc -l").strip().equals("2"));
+      p.signal(9, true);
+      DaemonProcess.Result r = p.collect();
+      assertThat(r.status().signal()).isEqualTo(9);
+      // the killed sleeps are orphans that Docker's init reaps: wait for it rather than race it
+      await().atMost(Duration.ofSeconds(10)).until(() -> sandbox.sh("pgrep -x sleep | wc -l").strip().equals("0"));
+    }
+    // the same shell killed alone leaves its sleep behind, holding the output open
+    try (DaemonProcess p = c.start(ProcessSpec.of("/bin/bash", "-c", "sleep 302 & echo started; wait"))) {
+      assertThat(text(p.next(Duration.ofSeconds(10)))).isEqualTo("started\n");
+      p.signal(9, false);
+      assertThat(p.next(Duration.ofMillis(500))).as("no exit while the sleep holds stdout").isNull();
+      assertThat(sandbox.sh("pgrep -x sleep | wc -l").strip()).isEqualTo("1");
+      assertThat(p.exit()).isNotDone();
+      p.signal(15, true);
+      assertThat(p.collect().status()).isEqualTo(new ExitStatus(false, 0, 9, false));
+    }
+  }
+
+  @Test
+  @DisplayName("stdin reaches cat, and closing it gives cat its EOF")
+  void stdinToCat() throws Exception {
+    try (DaemonProcess p = sandbox.conn().start(ProcessSpec.of("/bin/cat").withStdin())) {
+      p.writeStdin("piped\n".getBytes(StandardCharsets.UTF_8));
+      assertThat(text(p.next(Duration.ofSeconds(10)))).isEqualTo("piped\n");
+      p.writeStdin("more".getBytes(StandardCharsets.UTF_8));
+      p.closeStdin();
+      DaemonProcess.Result r = p.collect();
+      assertThat(r.stdoutText()).isEqualTo("more");
+      assertThat(r.status().exitCode()).isZero();
+    }
+    // without stdin the process reads /dev/null: EOF at once
+    assertThat(sandbox.run("/bin/cat").status().exitCode()).isZero();
+  }
+
+  @Test
+  @DisplayName("a PTY has the size asked for, and a resize changes it")
+  void ptySize() throws Exception {
+    try (DaemonProcess p = sandbox.conn().start(ProcessSpec.of("/bin/sh", "-c", "stty size; read x; stty size").withPty(100, 30))) {
+      StringBuilder out = new StringBuilder();
+      await().atMost(Duration.ofSeconds(10)).until(() -> {
+        ProcessEvent e = p.next(Duration.ofMillis(100));
+        if (e instanceof ProcessEvent.Output o) {
+          assertThat(o.fd()).isEqualTo(3);
+          out.append(new String(o.data(), StandardCharsets.UTF_8));
+        }
+        return out.toString().contains("30 100");
+      });
+      p.resize(120, 40);
+      p.writeStdin("\n".getBytes(StandardCharsets.UTF_8));
+      DaemonProcess.Result r = p.collect();
+      assertThat(out + r.stdoutText()).contains("40 120");
+      assertThat(r.status().exitCode()).isZero();
+    }
+  }
+
+  @Test
+  @DisplayName("a user is resolved from the sandbox's /etc/passwd: uid, gid, groups, HOME and the home as cwd")
+  void users() throws Exception {
+    try (DaemonProcess p = sandbox.conn().start(ProcessSpec.of("/bin/sh", "-c", "id -u; id -g; echo $HOME $USER; pwd")
+        .asUser("user").withEnv(Map.of("EXTRA", "1")))) {
+      assertThat(p.collect().stdoutText()).isEqualTo("1000\n1000\n/home/user user\n/home/user\n");
+    }
+    assertThatThrownBy(() -> sandbox.conn().start(ProcessSpec.of("/bin/true").asUser("nobody-here")))
+        .isInstanceOfSatisfying(DaemonException.class, e -> assertThat(e.kind()).isEqualTo(DaemonException.Kind.UNKNOWN_USER));
+    assertThatThrownBy(() -> sandbox.conn().start(ProcessSpec.of("/bin/true").withCwd("/no/such/dir")))
+        .isInstanceOfSatisfying(DaemonException.class, e -> assertThat(e.kind()).isEqualTo(DaemonException.Kind.INVALID));
+    assertThatThrownBy(() -> sandbox.conn().start(ProcessSpec.of("/no/such/program")))
+        .isInstanceOfSatisfying(DaemonException.class, e -> assertThat(e.kind()).isEqualTo(DaemonException.Kind.NOT_FOUND));
+  }
+
+  @Test
+  @DisplayName("the exit waits for a background child that still holds stdout, and its late output arrives")
+  void outputOfBackgroundChild() throws Exception {
+    DaemonProcess.Result r = sandbox.run("/bin/sh", "-c", "(sleep 2; echo late) & echo early");
+    assertThat(r.stdoutText()).isEqualTo("early\nlate\n");
+    assertThat(r.status().exitCode()).isZero();
+  }
+
+  @Test
+  @DisplayName("running processes are listed with their tag, argv and cwd; an unknown pid is not found")
+  void listing() throws Exception {
+    DaemonConnection c = sandbox.conn();
+    try (DaemonProcess p = c.start(ProcessSpec.of("/bin/sleep", "300").withTag("napper"))) {
+      assertThat(c.processes()).anySatisfy(i -> {
+        assertThat(i.pid()).isEqualTo(p.pid());
+        assertThat(i.tag()).isEqualTo("napper");
+        assertThat(i.argv()).containsExactly("/bin/sleep", "300");
+        assertThat(i.cwd()).isEqualTo("/root");
+      });
+      p.signal(9, false);
+      assertThat(p.collect().status().signal()).isEqualTo(9);
+      assertThat(c.processes()).noneSatisfy(i -> assertThat(i.pid()).isEqualTo(p.pid()));
+    }
+    assertThatThrownBy(() -> c.signal(999_999, 9, false))
+        .isInstanceOfSatisfying(DaemonException.class, e -> assertThat(e.kind()).isEqualTo(DaemonException.Kind.NOT_FOUND));
+  }
+
+  private static String text(ProcessEvent e) {
+    assertThat(e).isInstanceOf(ProcessEvent.Output.class);
+    return new String(((ProcessEvent.Output) e).data(), StandardCharsets.UTF_8);
+  }
+}
