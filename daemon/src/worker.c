@@ -661,8 +661,39 @@ static int dispatch(uint8_t type, uint8_t flags, uint32_t s, const uint8_t *payl
   return 0;
 }
 
+/* handles the complete frames in the input buffer, as far as the output buffer has room */
+static void parse_in(void) {
+  size_t off = 0;
+  while (conn >= 0 && !out_full() && in_len - off >= HDR_LEN) {
+    const uint8_t *h = in + off;
+    uint32_t len = ((uint32_t)h[0] << 24) | ((uint32_t)h[1] << 16) | ((uint32_t)h[2] << 8) | h[3];
+    uint32_t s = ((uint32_t)h[4] << 24) | ((uint32_t)h[5] << 16) | ((uint32_t)h[6] << 8) | h[7];
+    if (len > MAX_PAYLOAD || h[10] || h[11]) {
+      disconnect("malformed frame from the host");
+      return;
+    }
+    if (in_len - off < HDR_LEN + len) break;
+    if (dispatch(h[8], h[9], s, h + HDR_LEN, len) != 0) {
+      disconnect("protocol violation by the host");
+      return;
+    }
+    off += HDR_LEN + len;
+  }
+  if (conn >= 0 && off > 0) {
+    memmove(in, in + off, in_len - off);
+    in_len -= off;
+  }
+}
+
+/* a whole frame is waiting in the input buffer */
+static int in_ready(void) {
+  if (conn < 0 || in_len < HDR_LEN) return 0;
+  uint32_t len = ((uint32_t)in[0] << 24) | ((uint32_t)in[1] << 16) | ((uint32_t)in[2] << 8) | in[3];
+  return len > MAX_PAYLOAD || in_len >= HDR_LEN + len;
+}
+
 static void read_conn(void) {
-  while (conn >= 0 && !out_full()) {
+  while (conn >= 0 && !out_full() && in_len < HDR_LEN + MAX_PAYLOAD) {
     ssize_t n = read(conn, in + in_len, HDR_LEN + MAX_PAYLOAD - in_len);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && errno == EAGAIN) return;
@@ -671,25 +702,7 @@ static void read_conn(void) {
       return;
     }
     in_len += (size_t)n;
-    size_t off = 0;
-    while (in_len - off >= HDR_LEN) {
-      const uint8_t *h = in + off;
-      uint32_t len = ((uint32_t)h[0] << 24) | ((uint32_t)h[1] << 16) | ((uint32_t)h[2] << 8) | h[3];
-      uint32_t s = ((uint32_t)h[4] << 24) | ((uint32_t)h[5] << 16) | ((uint32_t)h[6] << 8) | h[7];
-      if (len > MAX_PAYLOAD || h[10] || h[11]) {
-        disconnect("malformed frame from the host");
-        return;
-      }
-      if (in_len - off < HDR_LEN + len) break;
-      if (dispatch(h[8], h[9], s, h + HDR_LEN, len) != 0) {
-        disconnect("protocol violation by the host");
-        return;
-      }
-      off += HDR_LEN + len;
-      if (out_full()) break;
-    }
-    memmove(in, in + off, in_len - off);
-    in_len -= off;
+    parse_in();
   }
 }
 
@@ -723,7 +736,8 @@ int worker_main(const char *socket_path, uint32_t generation) {
     int conn_at = -1;
     if (conn >= 0) {
       conn_at = n;
-      pfd[n] = (struct pollfd){.fd = conn, .events = (short)((out_full() ? 0 : POLLIN) | (out_start < out.len ? POLLOUT : 0))};
+      int room = !out_full() && in_len < HDR_LEN + MAX_PAYLOAD;
+      pfd[n] = (struct pollfd){.fd = conn, .events = (short)((room ? POLLIN : 0) | (out_start < out.len ? POLLOUT : 0))};
       owner[n++] = NULL;
     }
     for (proc_t *p = procs; p && n < MAX_POLL - 3; p = p->next) {
@@ -751,7 +765,8 @@ int worker_main(const char *socket_path, uint32_t generation) {
     int files_at = n;
     int nf = out_full() ? 0 : files_pollfds(pfd + n, MAX_POLL - n);
     n += nf;
-    int timeout = files_work() ? 0 : 1000;
+    if (!out_full()) parse_in();
+    int timeout = files_work() || (in_ready() && !out_full()) ? 0 : 1000;
     if (conn < 0) {
       int64_t wait = next_try - now_ms();
       if (wait < timeout) timeout = wait < 0 ? 0 : (int)wait;

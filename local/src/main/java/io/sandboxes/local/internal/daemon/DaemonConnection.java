@@ -348,7 +348,7 @@ public final class DaemonConnection implements AutoCloseable {
   private DaemonProcess open(int type, byte[] payload) throws IOException {
     DaemonProcess proc = new DaemonProcess(this);
     int stream = register(proc);
-    proc.stream = stream;
+    proc.bind(stream);
     send(type, 0, stream, payload);
     await(proc.started, stream);
     return proc;
@@ -472,7 +472,7 @@ public final class DaemonConnection implements AutoCloseable {
   public FileRead readFile(String path, @Nullable String user) throws IOException {
     FileRead r = new FileRead(this);
     int stream = register(r);
-    r.stream = stream;
+    r.bind(stream);
     send(Wire.FILE_READ, 0, stream, pathUser(path, user));
     await(r.entry, stream);
     return r;
@@ -586,7 +586,7 @@ public final class DaemonConnection implements AutoCloseable {
   public DaemonWatch watch(String path, @Nullable String user, boolean recursive) throws IOException {
     DaemonWatch w = new DaemonWatch(this);
     int stream = register(w);
-    w.stream = stream;
+    w.bind(stream);
     send(Wire.WATCH, 0, stream, new Wire.Out().str(path).str(user == null ? "" : user).u8(recursive ? 1 : 0).toBytes());
     await(w.ready, stream);
     return w;

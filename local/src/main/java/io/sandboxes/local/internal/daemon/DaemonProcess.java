@@ -19,6 +19,12 @@ public final class DaemonProcess implements DaemonConnection.Sink, AutoCloseable
   private final CompletableFuture<ExitStatus> exit = new CompletableFuture<>();
   int stream;
 
+  /** Gives this stream and its flow their id on the connection. */
+  void bind(int id) {
+    this.stream = id;
+    events.stream = id;
+  }
+
   DaemonProcess(DaemonConnection conn) {
     this.conn = conn;
     this.events = new Flow<>(conn);

@@ -16,6 +16,12 @@ public final class DaemonWatch implements DaemonConnection.Sink, AutoCloseable {
   final CompletableFuture<Void> ready = new CompletableFuture<>();
   int stream;
 
+  /** Gives this stream and its flow their id on the connection. */
+  void bind(int id) {
+    this.stream = id;
+    events.stream = id;
+  }
+
   DaemonWatch(DaemonConnection conn) {
     this.conn = conn;
     this.events = new Flow<>(conn);

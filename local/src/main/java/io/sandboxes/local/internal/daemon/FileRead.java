@@ -17,6 +17,12 @@ public final class FileRead extends InputStream implements DaemonConnection.Sink
   private boolean eof;
   int stream;
 
+  /** Gives this stream and its flow their id on the connection. */
+  void bind(int id) {
+    this.stream = id;
+    chunks.stream = id;
+  }
+
   FileRead(DaemonConnection conn) {
     this.conn = conn;
     this.chunks = new Flow<>(conn);
