@@ -149,7 +149,14 @@ public final class DaemonConnection implements AutoCloseable {
         }
         Sink s = streams.get(f.stream());
         if (s != null) {
-          s.frame(f); // frames of a stream already ended or cancelled are dropped
+          try {
+            s.frame(f); // frames of a stream already ended or cancelled are dropped
+          } catch (ProtocolException e) {
+            // the stream whose frame broke the protocol may already have left the table
+            s.closed(new DaemonException(DaemonException.Kind.DISCONNECTED,
+                "the sandbox daemon's connection ended: protocol violation: " + e.getMessage()));
+            throw e;
+          }
         }
       }
     } catch (ProtocolException e) {
@@ -266,8 +273,9 @@ public final class DaemonConnection implements AutoCloseable {
         forget(stream);
         done.complete(items);
       } else if (f.type() == Wire.ERROR) {
+        DaemonException e = error(f);
         forget(stream);
-        done.completeExceptionally(error(f));
+        done.completeExceptionally(e);
       } else if (itemTypes.contains(f.type())) {
         bytes += f.payload().length;
         if (items.size() >= MAX_ITEMS || bytes > MAX_CALL_BYTES) {
@@ -550,8 +558,9 @@ public final class DaemonConnection implements AutoCloseable {
           notifyAll();
         }
         case Wire.ERROR -> {
+          DaemonException e = error(f);
           forget(stream);
-          done.completeExceptionally(error(f));
+          done.completeExceptionally(e);
           notifyAll();
         }
         default -> throw new ProtocolException("frame type 0x" + Integer.toHexString(f.type()) + " on a write");

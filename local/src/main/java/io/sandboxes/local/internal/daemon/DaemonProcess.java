@@ -147,8 +147,8 @@ public final class DaemonProcess implements DaemonConnection.Sink, AutoCloseable
         exit.complete(status);
       }
       case Wire.ERROR -> {
-        conn.forget(stream);
         DaemonException e = DaemonConnection.error(f);
+        conn.forget(stream);
         if (started.isDone()) {
           closed(e);
         } else {

@@ -64,8 +64,8 @@ public final class DaemonWatch implements DaemonConnection.Sink, AutoCloseable {
         events.end();
       }
       case Wire.ERROR -> {
-        conn.forget(stream);
         DaemonException e = DaemonConnection.error(f);
+        conn.forget(stream);
         if (!ready.completeExceptionally(e)) {
           events.fail(e);
         }

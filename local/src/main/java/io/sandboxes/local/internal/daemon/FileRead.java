@@ -92,8 +92,8 @@ public final class FileRead extends InputStream implements DaemonConnection.Sink
         chunks.end();
       }
       case Wire.ERROR -> {
-        conn.forget(stream);
         DaemonException e = DaemonConnection.error(f);
+        conn.forget(stream);
         if (!entry.completeExceptionally(e)) {
           chunks.fail(e);
         }
