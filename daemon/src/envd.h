@@ -1,7 +1,7 @@
 /*
  * sandboxes-envd: the in-sandbox daemon of the Sandboxes local runtime.
  *
- * Shared declarations. The wire protocol is described in protocol.md beside this folder; the
+ * Shared declarations. The wire protocol is described in daemon/protocol.md; the
  * Java side (io.sandboxes.local.internal.daemon.Wire) must agree with every constant here.
  */
 #ifndef SANDBOXES_ENVD_H
