@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Makes sure a Docker engine answers on this machine: installs Debian's docker.io when there is
 # no daemon binary, starts dockerd in the background when nothing answers, and waits for it.
-# Also installs debootstrap, which the local runtime uses to build its base image offline.
+# Also installs debootstrap, which the local runtime uses to build its base image offline, and gcc
+# with glibc's static libc, which the build uses for the in-sandbox daemon (daemon/build.sh).
 set -euo pipefail
 
 as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
@@ -9,9 +10,12 @@ as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 docker_answers() { docker info >/dev/null 2>&1; }
 
 need_pkgs=()
-command -v dockerd >/dev/null 2>&1 || need_pkgs+=(docker.io)
+# an engine that already answers (Docker Desktop, a remote DOCKER_HOST) needs no docker.io here
+command -v dockerd >/dev/null 2>&1 || { command -v docker >/dev/null 2>&1 && docker_answers; } || need_pkgs+=(docker.io)
 command -v debootstrap >/dev/null 2>&1 || need_pkgs+=(debootstrap)
-if [ ${#need_pkgs[@]} -gt 0 ] && ! { command -v docker >/dev/null 2>&1 && docker_answers && command -v debootstrap >/dev/null 2>&1; }; then
+command -v gcc >/dev/null 2>&1 || need_pkgs+=(gcc)
+[ -f /usr/lib/x86_64-linux-gnu/libc.a ] || need_pkgs+=(libc6-dev)
+if [ ${#need_pkgs[@]} -gt 0 ]; then
   echo "==> installing ${need_pkgs[*]}"
   as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_pkgs[@]}" >/dev/null
