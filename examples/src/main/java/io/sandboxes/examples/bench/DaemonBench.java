@@ -14,16 +14,11 @@ import java.io.ByteArrayInputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.Collections;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.UUID;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.stream.Stream;
 
 /**
@@ -68,79 +63,35 @@ public final class DaemonBench {
     }
   }
 
-  private interface Op {
-    void run() throws Exception;
-  }
-
-  private static double medianMs(int n, Op op) throws Exception {
-    for (int i = 0; i < Math.max(3, n / 10); i++) {
-      op.run(); // warm-up
-    }
-    List<Double> ms = new ArrayList<>();
-    for (int i = 0; i < n; i++) {
-      long t = System.nanoTime();
-      op.run();
-      ms.add((System.nanoTime() - t) / 1e6);
-    }
-    Collections.sort(ms);
-    return ms.get(ms.size() / 2);
-  }
-
-  private static double perSecond(int total, int parallel, Op op) throws Exception {
-    for (int i = 0; i < parallel; i++) {
-      op.run();
-    }
-    try (ExecutorService pool = Executors.newFixedThreadPool(parallel)) {
-      long t = System.nanoTime();
-      List<Future<?>> done = new ArrayList<>();
-      for (int i = 0; i < total; i++) {
-        done.add(pool.submit(() -> {
-          op.run();
-          return null;
-        }));
-      }
-      for (Future<?> f : done) {
-        f.get();
-      }
-      return total / ((System.nanoTime() - t) / 1e9);
-    }
-  }
-
-  private static void check(boolean ok, String what) {
-    if (!ok) {
-      throw new IllegalStateException(what);
-    }
-  }
-
   private static void run(DockerRuntime docker, String id, DaemonConnection c, int rounds) throws Exception {
     byte[] mib = new byte[MIB];
     new Random(1).nextBytes(mib);
     List<String> bashEcho = List.of("/bin/bash", "-l", "-c", ECHO);
 
-    Op rawEcho = () -> check("hi\n".equals(docker.run(id, "root", bashEcho, null).stdoutText()), "raw echo");
-    Op daemonEcho = () -> {
+    Measure.Op rawEcho = () -> Measure.check("hi\n".equals(docker.run(id, "root", bashEcho, null).stdoutText()), "raw echo");
+    Measure.Op daemonEcho = () -> {
       try (DaemonProcess p = c.start(new ProcessSpec(bashEcho, Map.of(), null, null, null, false, null))) {
-        check("hi\n".equals(p.collect().stdoutText()), "daemon echo");
+        Measure.check("hi\n".equals(p.collect().stdoutText()), "daemon echo");
       }
     };
-    Op daemonPlainEcho = () -> {
+    Measure.Op daemonPlainEcho = () -> {
       try (DaemonProcess p = c.start(ProcessSpec.of("/bin/echo", "hi"))) {
-        check("hi\n".equals(p.collect().stdoutText()), "daemon echo");
+        Measure.check("hi\n".equals(p.collect().stdoutText()), "daemon echo");
       }
     };
-    Op rawWrite = () -> check(docker.run(id, "root", List.of("sh", "-c", "cat > /tmp/raw.bin"), new ByteArrayInputStream(mib))
+    Measure.Op rawWrite = () -> Measure.check(docker.run(id, "root", List.of("sh", "-c", "cat > /tmp/raw.bin"), new ByteArrayInputStream(mib))
         .exitCode() == 0, "raw write");
-    Op rawRead = () -> check(docker.run(id, "root", List.of("cat", "/tmp/raw.bin"), null).stdout().length == MIB, "raw read");
-    Op daemonWrite = () -> check(c.writeFile("/tmp/daemon.bin", "root", new ByteArrayInputStream(mib), null).size() == MIB,
+    Measure.Op rawRead = () -> Measure.check(docker.run(id, "root", List.of("cat", "/tmp/raw.bin"), null).stdout().length == MIB, "raw read");
+    Measure.Op daemonWrite = () -> Measure.check(c.writeFile("/tmp/daemon.bin", "root", new ByteArrayInputStream(mib), null).size() == MIB,
         "daemon write");
-    Op daemonRead = () -> {
+    Measure.Op daemonRead = () -> {
       try (FileRead r = c.readFile("/tmp/daemon.bin", "root")) {
-        check(r.readAllBytes().length == MIB, "daemon read");
+        Measure.check(r.readAllBytes().length == MIB, "daemon read");
       }
     };
     List<String> head = List.of("head", "-c", Long.toString(STDOUT_BYTES), "/dev/zero");
-    Op rawStdout = () -> check(docker.run(id, "root", head, null).stdout().length == STDOUT_BYTES, "raw stdout");
-    Op daemonStdout = () -> {
+    Measure.Op rawStdout = () -> Measure.check(docker.run(id, "root", head, null).stdout().length == STDOUT_BYTES, "raw stdout");
+    Measure.Op daemonStdout = () -> {
       try (DaemonProcess p = c.start(new ProcessSpec(head, Map.of(), null, null, null, false, null))) {
         long n = 0;
         ProcessEvent e;
@@ -149,33 +100,29 @@ public final class DaemonBench {
             n += o.data().length;
           }
         }
-        check(n == STDOUT_BYTES, "daemon stdout " + n);
+        Measure.check(n == STDOUT_BYTES, "daemon stdout " + n);
       }
     };
 
-    double rEcho = medianMs(rounds, rawEcho);
-    double dEcho = medianMs(rounds, daemonEcho);
-    double dPlain = medianMs(rounds, daemonPlainEcho);
-    double rWrite = medianMs(rounds, rawWrite);
-    double dWrite = medianMs(rounds, daemonWrite);
-    double rRead = medianMs(rounds, rawRead);
-    double dRead = medianMs(rounds, daemonRead);
+    double rEcho = Measure.medianMs(rounds, rawEcho);
+    double dEcho = Measure.medianMs(rounds, daemonEcho);
+    double dPlain = Measure.medianMs(rounds, daemonPlainEcho);
+    double rWrite = Measure.medianMs(rounds, rawWrite);
+    double dWrite = Measure.medianMs(rounds, daemonWrite);
+    double rRead = Measure.medianMs(rounds, rawRead);
+    double dRead = Measure.medianMs(rounds, daemonRead);
     int big = Math.max(3, rounds / 6);
-    double rOut = STDOUT_BYTES / 1e6 / (medianMs(big, rawStdout) / 1e3);
-    double dOut = STDOUT_BYTES / 1e6 / (medianMs(big, daemonStdout) / 1e3);
-    double rPar = perSecond(80, 8, rawEcho);
-    double dPar = perSecond(800, 8, daemonEcho);
+    double rOut = STDOUT_BYTES / 1e6 / (Measure.medianMs(big, rawStdout) / 1e3);
+    double dOut = STDOUT_BYTES / 1e6 / (Measure.medianMs(big, daemonStdout) / 1e3);
+    double rPar = Measure.perSecond(80, 8, rawEcho);
+    double dPar = Measure.perSecond(800, 8, daemonEcho);
 
-    System.out.printf("%-46s %12s %12s %8s%n", "figure (median; same container, same run)", "raw docker", "daemon", "ratio");
-    row("exec bash -l -c 'echo hi' (ms)", rEcho, dEcho);
-    row("exec /bin/echo hi, daemon (ms; vs raw bash -l)", rEcho, dPlain);
-    row("write 1 MiB (ms; raw: exec sh -c 'cat >')", rWrite, dWrite);
-    row("read 1 MiB (ms; raw: exec cat)", rRead, dRead);
-    row("50 MB stdout (MB/s)", rOut, dOut);
-    row("8 in parallel, bash -l -c 'echo hi' (execs/s)", rPar, dPar);
-  }
-
-  private static void row(String what, double raw, double daemon) {
-    System.out.printf("%-46s %12.2f %12.2f %7.2fx%n", what, raw, daemon, daemon / raw);
+    Measure.header("daemon");
+    Measure.row("exec bash -l -c 'echo hi' (ms)", rEcho, dEcho);
+    Measure.row("exec /bin/echo hi, daemon (ms; vs raw bash -l)", rEcho, dPlain);
+    Measure.row("write 1 MiB (ms; raw: exec sh -c 'cat >')", rWrite, dWrite);
+    Measure.row("read 1 MiB (ms; raw: exec cat)", rRead, dRead);
+    Measure.row("50 MB stdout (MB/s)", rOut, dOut);
+    Measure.row("8 in parallel, bash -l -c 'echo hi' (execs/s)", rPar, dPar);
   }
 }

@@ -7,6 +7,8 @@ import io.sandboxes.e2b.E2BApi;
 import io.sandboxes.e2b.LiveSandbox;
 import io.sandboxes.e2b.E2BSandboxProvider;
 import io.sandboxes.local.LocalServer;
+import io.sandboxes.local.internal.docker.BaseImage;
+import io.sandboxes.local.internal.docker.DockerRuntime;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -16,7 +18,11 @@ import java.util.List;
  * a command), time for an {@code echo} round trip, a 1 MiB file write and read, a 256 MiB read,
  * an HTTP GET through a forwarded port (preview URL), pause, resume, snapshot, a PTY keystroke,
  * and kill.
- * Prints median and 90th percentile in milliseconds. Not a test: figures vary with the machine.
+ * Prints median and 90th percentile in milliseconds, then the figures that have a raw Docker
+ * baseline (create+start, {@code bash -l -c 'echo hi'}, {@code cat} of 1 MiB both ways, 50 MB of
+ * stdout, 8 commands in parallel) beside that baseline, measured in the same run through the
+ * Docker Engine API on the same image, with the ratio. Not a test: figures vary with the machine;
+ * compare the ratios.
  *
  * <p>{@code scripts/run-examples.sh bench.LocalBench [creates] [echoes]}
  */
@@ -134,7 +140,56 @@ public final class LocalBench {
       report("resume (connect)", resume);
       report("snapshot", snapshot);
       report("PTY keystroke to echo", pty);
+      System.out.println();
+      baselines(sandboxes, Measure.median(create), Measure.median(echo), Measure.median(write), Measure.median(read));
     }
+  }
+
+  private static final long STDOUT_BYTES = 50_000_000L;
+
+  /** Our figures beside raw Docker's, on the same image in the same run. */
+  private static void baselines(E2BApi sandboxes, double create, double echo, double write, double read) throws Exception {
+    int rounds = 20;
+    byte[] mib = new byte[1 << 20];
+    java.util.List<String> bashEcho = List.of("/bin/bash", "-l", "-c", "echo hi");
+    String stdoutCommand = "head -c " + STDOUT_BYTES + " /dev/zero";
+    try (DockerRuntime docker = DockerRuntime.connect()) {
+      double rawCreate = Measure.medianMs(10, () -> docker.remove(docker.createAndStart(rawSpec())));
+      String id = docker.createAndStart(rawSpec());
+      try (LiveSandbox s = sandboxes.create()) {
+        Measure.Op rawEcho = () -> Measure.check("hi\n".equals(docker.run(id, "root", bashEcho, null).stdoutText()), "raw echo");
+        double rawEchoMs = Measure.medianMs(rounds, rawEcho);
+        double rawWrite = Measure.medianMs(rounds, () -> Measure.check(docker.run(id, "root",
+            List.of("sh", "-c", "cat > /tmp/raw.bin"), new java.io.ByteArrayInputStream(mib)).exitCode() == 0, "raw write"));
+        double rawRead = Measure.medianMs(rounds, () -> Measure.check(docker.run(id, "root",
+            List.of("cat", "/tmp/raw.bin"), null).stdout().length == mib.length, "raw read"));
+        double rawOut = mbPerSecond(() -> Measure.check(docker.run(id, "root", List.of("sh", "-c", stdoutCommand), null)
+            .stdout().length == STDOUT_BYTES, "raw stdout"));
+        double ourOut = mbPerSecond(() -> Measure.check(s.exec(stdoutCommand).stdout().length() == STDOUT_BYTES, "stdout"));
+        double rawPar = Measure.perSecond(40, 8, rawEcho);
+        double ourPar = Measure.perSecond(40, 8, () -> Measure.check(s.exec("echo hi").stdout().equals("hi\n"), "echo"));
+        Measure.header("ours");
+        Measure.row("create (ms; raw: create+start, network none)", rawCreate, create);
+        Measure.row("echo round trip (ms; raw: exec bash -l -c)", rawEchoMs, echo);
+        Measure.row("write 1 MiB (ms; raw: exec sh -c 'cat >')", rawWrite, write);
+        Measure.row("read 1 MiB (ms; raw: exec cat)", rawRead, read);
+        Measure.row("50 MB stdout (MB/s)", rawOut, ourOut);
+        Measure.row("8 in parallel, echo (execs/s)", rawPar, ourPar);
+      } finally {
+        docker.remove(id);
+      }
+    }
+  }
+
+  /** A container like a sandbox's (same image, limits, no network), labelled so cleanup finds it. */
+  private static DockerRuntime.ContainerSpec rawSpec() {
+    String name = "sandboxes-raw-baseline-" + java.util.UUID.randomUUID().toString().substring(0, 8);
+    return new DockerRuntime.ContainerSpec(BaseImage.reference(), name, java.util.Map.of(DockerRuntime.LABEL_OURS, "true"),
+        List.of(), name, 2, 1L << 30, 1024, java.util.Map.of(), null);
+  }
+
+  private static double mbPerSecond(Measure.Op op) throws Exception {
+    return STDOUT_BYTES / 1e6 / (Measure.medianMs(5, op) / 1e3);
   }
 
   private static double ms(long nanos) {

@@ -61,14 +61,15 @@ class DaemonProcessTest {
       DaemonProcess.Result r = p.collect();
       assertThat(r.status().signal()).isEqualTo(9);
       // the killed sleeps are orphans that Docker's init reaps: wait for it rather than race it
-      await().atMost(Duration.ofSeconds(10)).until(() -> sandbox.sh("pgrep -x sleep | wc -l").strip().equals("0"));
+      // (counted by command line: other tests of this class share the container and its sleeps)
+      await().atMost(Duration.ofSeconds(10)).until(() -> sandbox.sh("pgrep -f '^sleep 30[01]$' | wc -l").strip().equals("0"));
     }
     // the same shell killed alone leaves its sleep behind, holding the output open
     try (DaemonProcess p = c.start(ProcessSpec.of("/bin/bash", "-c", "sleep 302 & echo started; wait"))) {
       assertThat(text(p.next(Duration.ofSeconds(10)))).isEqualTo("started\n");
       p.signal(9, false);
       assertThat(p.next(Duration.ofMillis(500))).as("no exit while the sleep holds stdout").isNull();
-      assertThat(sandbox.sh("pgrep -x sleep | wc -l").strip()).isEqualTo("1");
+      assertThat(sandbox.sh("pgrep -fx 'sleep 302' | wc -l").strip()).isEqualTo("1");
       assertThat(p.exit()).isNotDone();
       p.signal(15, true);
       assertThat(p.collect().status()).isEqualTo(new ExitStatus(false, 0, 9, false));
