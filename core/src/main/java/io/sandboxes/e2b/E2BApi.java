@@ -11,6 +11,7 @@ import io.sandboxes.e2b.internal.ControlPlane;
 import io.sandboxes.e2b.internal.Envd;
 import io.sandboxes.e2b.internal.Http;
 import io.sandboxes.e2b.internal.Json;
+import io.sandboxes.e2b.internal.PageGuard;
 import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -177,16 +178,18 @@ public final class E2BApi {
    *
    * @param query states, metadata pairs and page size
    * @return the sandboxes of every page, in the server's order
-   * @throws SandboxException when a page cannot be read; never a partial list instead
+   * @throws SandboxException when a page cannot be read, when the server hands out a next-page
+   *     token twice (it is looping), or after 10,000 pages; never a partial list instead
    * @see #list(SandboxQuery)
    */
   public List<SandboxInfo> listAll(SandboxQuery query) {
     List<SandboxInfo> all = new ArrayList<>();
     SandboxQuery q = query.withNextToken(null);
+    PageGuard guard = new PageGuard("list sandboxes");
     while (true) {
       SandboxPage page = list(q);
       all.addAll(page.items());
-      if (!page.hasNext()) {
+      if (!guard.next(page.hasNext() ? page.nextTokenValue() : null)) {
         return all;
       }
       q = q.withNextToken(page.nextTokenValue());
@@ -321,16 +324,19 @@ public final class E2BApi {
    * @param sandboxId only those taken of this sandbox, or null for all
    * @param name only those with this name, or null for all
    * @return the snapshots of every page
+   * @throws SandboxException when a page cannot be read, when the server hands out a next-page
+   *     token twice (it is looping), or after 10,000 pages
    */
   public List<SnapshotInfo> listSnapshots(@Nullable String sandboxId, @Nullable String name) {
     ensureOpen();
     List<SnapshotInfo> all = new ArrayList<>();
     String token = null;
+    PageGuard guard = new PageGuard("list snapshots");
     do {
       ControlPlane.Page page = controlPlane.listSnapshots(sandboxId, name, SandboxQuery.MAX_LIMIT, token);
       page.rows().forEach(r -> all.add(toSnapshot(r)));
       token = page.nextToken();
-    } while (token != null);
+    } while (guard.next(token));
     return all;
   }
 
