@@ -283,8 +283,8 @@ public final class E2BSandboxProvider
    *
    * <p>Reads the control plane's record and never connects. A sparse record is tolerated: a
    * missing id is the requested one, a missing template, daemon version or unreadable start time
-   * is null, missing metadata or mounts are empty; a state other than {@code paused} reads as
-   * running.
+   * is null, a missing or unreadable CPU or memory count is 0, missing metadata or mounts are
+   * empty; a state other than {@code paused} reads as running.
    */
   @Override
   public Optional<SandboxInfo> describe(String sandboxId) {
@@ -302,11 +302,17 @@ public final class E2BSandboxProvider
         "paused".equals(Json.text(info, "state")) ? SandboxState.PAUSED : SandboxState.RUNNING,
         Timestamps.instant(Json.text(info, "startedAt")),
         Timestamps.instant(Json.text(info, "endAt")),
-        Json.intValue(info, "cpuCount", 0),
-        Json.intValue(info, "memoryMB", 0),
+        countOrZero(info, "cpuCount"),
+        countOrZero(info, "memoryMB"),
         Json.text(info, "envdVersion"),
         Json.stringMap(info.get("metadata")),
         E2BApi.volumeMounts(info.get("volumeMounts"))));
+  }
+
+  /** A count of a sparse record: 0 ("not reported") when absent or not an int. */
+  private static int countOrZero(JsonNode record, String field) {
+    Integer v = Json.exactInt(record.get(field));
+    return v == null ? 0 : v;
   }
 
   /**

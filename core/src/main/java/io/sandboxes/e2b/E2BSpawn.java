@@ -58,7 +58,10 @@ final class E2BSpawn implements SpawnHandle {
           }
         } else if (event.has("end")) {
           JsonNode end = event.get("end");
-          result = new ProcessExit(LiveSandbox.exitCode(end), Json.text(end, "error"));
+          Integer code = LiveSandbox.readExitCode(end);
+          result = code != null ? new ProcessExit(code, Json.text(end, "error"))
+              : new ProcessExit(-1, "exit code unknown: the daemon's exit report carries exitCode "
+                  + Json.abbreviate(end.get("exitCode")) + ", which is not an exit code");
         }
       }
       if (result == null) {

@@ -145,7 +145,9 @@ public final class LiveSandbox implements Sandbox {
    * lives, the wait goes on (bounded only by the command's own deadline). When the process is
    * gone and its stream then stays silent for 2 s without an exit report (a
    * detached child holds its output open), the result is exit code {@link #EXIT_CODE_UNKNOWN} with a line on stderr
-   * saying why: an outcome that was not observed is never reported as success. A failed check
+   * saying why: an outcome that was not observed is never reported as success. An exit report
+   * whose {@code exitCode} is not an int ({@code {}}, {@code "abc"}, {@code 4294967296}) is reported
+   * the same way, never as 0. A failed check
    * counts as "still alive". Nothing (thread, timer, stream) outlives the call; an interrupt
    * cancels it.
    */
@@ -169,7 +171,8 @@ public final class LiveSandbox implements Sandbox {
       if (first == null || !first.path("event").has("start")) {
         throw new SandboxException(context + ": the daemon did not report the process as started");
       }
-      pid.set(first.path("event").path("start").path("pid").asInt(-1));
+      // a pid that is not a positive int is no process: never probed nor signalled
+      pid.set(pidOf(first, -1));
       reader = io.sandboxes.e2b.internal.Tasks.start(id, "sandboxes-exec-" + id,
           () -> readEvents(stream, stdout, stderr, options, end, context, lastEvent));
       JsonNode report = await(end, SETTLE_PROBE);
@@ -179,7 +182,8 @@ public final class LiveSandbox implements Sandbox {
           // draining output is not held, only one that has gone quiet is
           while ((report = await(end, EXIT_REPORT_GRACE)) == null) {
             if (System.nanoTime() - lastEvent.get() >= EXIT_REPORT_GRACE.toNanos()) {
-              return unknownOutcome(pid.get(), stdout, stderr, started);
+              return unknownOutcome("the started process (pid " + pid.get() + ") is gone but its output stream is still held, "
+                  + "so its real outcome cannot be observed", stdout, stderr, started);
             }
           }
         } else {
@@ -317,6 +321,14 @@ public final class LiveSandbox implements Sandbox {
   }
 
   private ExecResult result(JsonNode report, Utf8Accumulator stdout, Utf8Accumulator stderr, long started) {
+    if (readExitCode(report) == null) {
+      synchronized (stdout) {
+        stdout.finish();
+        stderr.finish();
+      }
+      return unknownOutcome("the daemon's exit report carries exitCode " + Json.abbreviate(report.get("exitCode"))
+          + ", which is not an exit code", stdout, stderr, started);
+    }
     synchronized (stdout) {
       stdout.finish();
       stderr.finish();
@@ -324,9 +336,8 @@ public final class LiveSandbox implements Sandbox {
     }
   }
 
-  private ExecResult unknownOutcome(int pid, Utf8Accumulator stdout, Utf8Accumulator stderr, long started) {
-    String note = "e2b: exit code unknown — the started process (pid " + pid + ") is gone but its output stream is still held, "
-        + "so its real outcome cannot be observed; reporting failure";
+  private ExecResult unknownOutcome(String why, Utf8Accumulator stdout, Utf8Accumulator stderr, long started) {
+    String note = "e2b: exit code unknown — " + why + "; reporting failure";
     synchronized (stdout) {
       String err = stderr.text();
       return new ExecResult(EXIT_CODE_UNKNOWN, stdout.text(), err.isEmpty() ? note : err + "\n" + note,
@@ -373,10 +384,27 @@ public final class LiveSandbox implements Sandbox {
    * 0 only when the process is reported as having exited; a process ended by a signal reports -1.
    */
   static int exitCode(JsonNode end) {
-    if (end.has("exitCode")) {
-      return Json.intValue(end, "exitCode", -1);
+    Integer code = readExitCode(end);
+    return code == null ? EXIT_CODE_UNKNOWN : code;
+  }
+
+  /**
+   * The exit code of an end event as {@link #exitCode} reads it, or null when the event carries an
+   * {@code exitCode} that is not an int ({@code {}}, {@code "abc"}, {@code 4294967296}...): the
+   * outcome is unknown then, and is never read as 0.
+   */
+  static @Nullable Integer readExitCode(JsonNode end) {
+    JsonNode code = end.get("exitCode");
+    if (code != null && !code.isNull()) {
+      return Json.exactInt(code);
     }
     return end.path("exited").asBoolean(false) ? 0 : -1;
+  }
+
+  /** The pid of a start event when it is a positive int, else {@code otherwise}. */
+  static int pidOf(JsonNode startMessage, int otherwise) {
+    Integer pid = Json.exactInt(startMessage.path("event").path("start").get("pid"));
+    return pid == null || pid <= 0 ? otherwise : pid;
   }
 
   /** The lifetime of a spawned process unless the options give one: one hour. */
@@ -441,7 +469,15 @@ public final class LiveSandbox implements Sandbox {
       stream.close();
       throw new SandboxException(context + ": the daemon did not report the process as started");
     }
-    return new E2BSpawn(id, current, stream, first.path("event").path("start").path("pid").asInt(), pty);
+    int pid = pidOf(first, -1);
+    if (pid < 0) {
+      // without a real pid the process can be neither written to nor killed, and a wrapped value
+      // (4294967297 read as 1) would aim signals at the sandbox's init
+      stream.close();
+      throw new SandboxException(context + ": the daemon reported pid " + Json.abbreviate(first.path("event").path("start").get("pid"))
+          + ", which is not a process id; the process may be running unaddressed until its deadline");
+    }
+    return new E2BSpawn(id, current, stream, pid, pty);
   }
 
   /**
@@ -517,10 +553,10 @@ public final class LiveSandbox implements Sandbox {
       String target = Json.text(e, "symlinkTarget");
       DirEntry.Type type = target != null ? DirEntry.Type.SYMLINK
           : "FILE_TYPE_DIRECTORY".equals(e.path("type").asText()) ? DirEntry.Type.DIRECTORY : DirEntry.Type.FILE;
-      Long size = null;
-      JsonNode sz = e.get("size");
-      if (sz != null && (sz.isNumber() || sz.asText().matches("\\d+"))) {
-        size = sz.asLong();
+      // a size that is not a non-negative long is unknown, not wrapped, rounded or negative
+      Long size = Json.exactLong(e.get("size"));
+      if (size != null && size < 0) {
+        size = null;
       }
       out.add(new DirEntry(e.path("name").asText(), type, size, target));
     }

@@ -73,26 +73,79 @@ public final class Json {
     return v;
   }
 
+  /**
+   * The field as an int, read strictly.
+   *
+   * @return the value; {@code fallback} when the field is absent or null
+   * @throws IllegalArgumentException when the field is there but is not an int (see {@link #exactInt})
+   */
   public static int intValue(JsonNode node, String field, int fallback) {
     JsonNode v = node.get(field);
     if (v == null || v.isNull()) {
       return fallback;
     }
-    if (v.isTextual()) {
-      return Integer.parseInt(v.asText());
+    Integer i = exactInt(v);
+    if (i == null) {
+      throw new IllegalArgumentException("field '" + field + "' is not an int: " + abbreviate(v));
     }
-    return v.asInt();
+    return i;
   }
 
+  /**
+   * The field as a long, read strictly.
+   *
+   * @return the value; {@code fallback} when the field is absent or null
+   * @throws IllegalArgumentException when the field is there but is not a long (see {@link #exactLong})
+   */
   public static long longValue(JsonNode node, String field, long fallback) {
     JsonNode v = node.get(field);
     if (v == null || v.isNull()) {
       return fallback;
     }
-    if (v.isTextual()) {
-      return Long.parseLong(v.asText());
+    Long l = exactLong(v);
+    if (l == null) {
+      throw new IllegalArgumentException("field '" + field + "' is not a long: " + abbreviate(v));
     }
-    return v.asLong();
+    return l;
+  }
+
+  /**
+   * A JSON value as an int when it is exactly one: a number with no fraction within int range, or
+   * a string of decimal digits within it (proto3's JSON mapping allows both). Anything else
+   * (objects, arrays, booleans, fractions, values out of range, padded strings) is null: Jackson's
+   * {@code asInt()} would read those as 0 or silently wrap them.
+   *
+   * @return the int, or null when {@code v} is null or not an int
+   */
+  public static @Nullable Integer exactInt(@Nullable JsonNode v) {
+    Long l = exactLong(v);
+    return l == null || l < Integer.MIN_VALUE || l > Integer.MAX_VALUE ? null : (int) (long) l;
+  }
+
+  /**
+   * A JSON value as a long when it is exactly one; the rules of {@link #exactInt}, in long range.
+   *
+   * @return the long, or null when {@code v} is null or not a long
+   */
+  public static @Nullable Long exactLong(@Nullable JsonNode v) {
+    if (v == null) {
+      return null;
+    }
+    if (v.isNumber()) {
+      return v.canConvertToExactIntegral() && v.canConvertToLong() ? v.longValue() : null;
+    }
+    if (v.isTextual()) {
+      String t = v.asText();
+      if (!t.matches("-?[0-9]{1,19}")) {
+        return null;
+      }
+      try {
+        return Long.parseLong(t);
+      } catch (NumberFormatException outOfRange) {
+        return null;
+      }
+    }
+    return null;
   }
 
   public static Map<String, String> stringMap(@Nullable JsonNode node) {

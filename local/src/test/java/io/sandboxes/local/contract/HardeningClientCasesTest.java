@@ -139,4 +139,130 @@ class HardeningClientCasesTest {
       assertThat(served.get()).isEqualTo(2);
     }
   }
+
+  // ---- item 7: an unreadable exit code ----
+
+  static final String SANDBOX_ID = "hard0000000000000000";
+
+  /** Scripts a connect answer for {@link #SANDBOX_ID} carrying {@code token}, and connects. */
+  static io.sandboxes.e2b.LiveSandbox connect(Scripted s, String token) {
+    s.server.on(FaultServer.route("POST", "/sandboxes/" + SANDBOX_ID + "/connect"), FaultServer.json(200,
+        "{\"sandboxID\":\"" + SANDBOX_ID + "\",\"templateID\":\"base\",\"envdVersion\":\"0.6.13\",\"envdAccessToken\":\"" + token + "\"}"));
+    return s.provider.api().connect(SANDBOX_ID);
+  }
+
+  /** A Start stream: the start event with {@code pid}, the end event {@code end}, the end of stream. */
+  static FaultServer.Fault process(String pid, String end) {
+    return FaultServer.stream(FaultServer.Step.send(0, "{\"event\":{\"start\":{\"pid\":" + pid + "}}}"),
+        FaultServer.Step.send(0, "{\"event\":{\"end\":" + end + "}}"), FaultServer.Step.end(0, "{}"));
+  }
+
+  static final List<String> UNREADABLE_EXIT_CODES = List.of("{}", "[]", "4294967296", "-2147483649", "\"abc\"", "3.5", "true",
+      "\" 3\"", "18446744073709551616");
+
+  @Test
+  @DisplayName("issue 12 item 7: an exit code that is not an int is 'exit code unknown' (137 and a note on stderr), never 0 or a raw exception")
+  void unreadableExitCode() throws Exception {
+    try (Scripted s = new Scripted()) {
+      io.sandboxes.e2b.LiveSandbox sandbox = connect(s, "token-of-the-exit-code-test");
+      for (String code : UNREADABLE_EXIT_CODES) {
+        s.server.on(FaultServer.route("POST", "/process.Process/Start"), process("42", "{\"exitCode\":" + code + ",\"exited\":true}"));
+        io.sandboxes.ExecResult r = sandbox.exec("true");
+        assertThat(r.exitCode()).as("exitCode %s", code).isEqualTo(137);
+        assertThat(r.stderr()).as("exitCode %s", code).contains("exit code unknown");
+      }
+    }
+  }
+
+  @Test
+  @DisplayName("issue 12 item 7: exit codes that are ints are read as they are, as numbers or as proto3 JSON strings")
+  void readableExitCodes() throws Exception {
+    try (Scripted s = new Scripted()) {
+      io.sandboxes.e2b.LiveSandbox sandbox = connect(s, "token-of-the-exit-code-test");
+      for (var c : java.util.Map.of("3", 3, "\"7\"", 7, "0", 0, "-1", -1, "255", 255, "2147483647", Integer.MAX_VALUE).entrySet()) {
+        s.server.on(FaultServer.route("POST", "/process.Process/Start"), process("42", "{\"exitCode\":" + c.getKey() + ",\"exited\":true}"));
+        io.sandboxes.ExecResult r = sandbox.exec("true");
+        assertThat(r.exitCode()).as("exitCode %s", c.getKey()).isEqualTo(c.getValue());
+        assertThat(r.stderr()).isEmpty();
+      }
+    }
+  }
+
+  @Test
+  @DisplayName("issue 12 item 7: a spawned process whose exit code is not an int closes with -1 and 'exit code unknown', never 0")
+  void unreadableSpawnExitCode() throws Exception {
+    try (Scripted s = new Scripted()) {
+      io.sandboxes.e2b.LiveSandbox sandbox = connect(s, "token-of-the-exit-code-test");
+      for (String code : UNREADABLE_EXIT_CODES) {
+        s.server.on(FaultServer.route("POST", "/process.Process/Start"), process("42", "{\"exitCode\":" + code + ",\"exited\":true}"));
+        AtomicReference<io.sandboxes.ProcessExit> exit = new AtomicReference<>();
+        try (io.sandboxes.SpawnHandle h = sandbox.spawn("true", io.sandboxes.SpawnOptions.pipes())) {
+          h.onClose(exit::set);
+          await().atMost(Duration.ofSeconds(5)).until(() -> exit.get() != null);
+        }
+        assertThat(exit.get().exitCode()).as("exitCode %s", code).isEqualTo(-1);
+        assertThat(exit.get().error()).as("exitCode %s", code).contains("exit code unknown");
+      }
+    }
+  }
+
+  @Test
+  @DisplayName("issue 12 item 7: a pid that is not an int (4294967297 would cast to 1, init) fails the spawn, and no signal is sent")
+  void unreadablePid() throws Exception {
+    try (Scripted s = new Scripted()) {
+      io.sandboxes.e2b.LiveSandbox sandbox = connect(s, "token-of-the-exit-code-test");
+      s.server.on(FaultServer.route("POST", "/process.Process/SendSignal"), FaultServer.json(200, "{}"));
+      for (String pid : List.of("4294967297", "\"abc\"", "{}", "0", "-5")) {
+        s.server.on(FaultServer.route("POST", "/process.Process/Start"), FaultServer.stream(
+            FaultServer.Step.send(0, "{\"event\":{\"start\":{\"pid\":" + pid + "}}}"), FaultServer.Step.hold(10_000)));
+        Throwable e = org.assertj.core.api.Assertions.catchThrowable(() -> {
+          try (io.sandboxes.SpawnHandle h = sandbox.spawn("sleep 1000", io.sandboxes.SpawnOptions.pipes())) {
+            h.kill();
+          }
+        });
+        assertThat(e).as("pid %s", pid).isInstanceOf(SandboxException.class).hasMessageContaining("pid");
+      }
+      assertThat(s.server.requests("POST", "/process.Process/SendSignal")).isEmpty();
+    }
+  }
+
+  static String record(String cpuCount) {
+    return "{\"sandboxID\":\"" + SANDBOX_ID + "\",\"templateID\":\"base\",\"state\":\"running\",\"startedAt\":\"2026-08-15T10:00:00Z\","
+        + "\"endAt\":\"2026-08-15T11:00:00Z\",\"cpuCount\":" + cpuCount + ",\"memoryMB\":512,\"envdVersion\":\"0.6.13\",\"metadata\":{}}";
+  }
+
+  @Test
+  @DisplayName("issue 12 item 7: a cpu count that is not an int is a record the strict API cannot read, and 'not reported' (0) to describe; never a raw exception or a wrapped value")
+  void unreadableCounts() throws Exception {
+    try (Scripted s = new Scripted()) {
+      for (String cpu : List.of("\"abc\"", "4294967298", "{}", "[]", "2.5")) {
+        s.server.on(FaultServer.route("GET", "/sandboxes/" + SANDBOX_ID), FaultServer.json(200, record(cpu)));
+        Throwable e = org.assertj.core.api.Assertions.catchThrowable(() -> s.provider.api().info(SANDBOX_ID));
+        assertThat(e).as("cpuCount %s", cpu).isInstanceOf(SandboxException.class).hasMessageContaining("cannot read");
+        assertThat(s.provider.describe(SANDBOX_ID).orElseThrow().cpuCount()).as("cpuCount %s", cpu).isZero();
+      }
+      s.server.on(FaultServer.route("GET", "/sandboxes/" + SANDBOX_ID), FaultServer.json(200, record("\"4\"")));
+      assertThat(s.provider.api().info(SANDBOX_ID).cpuCount()).isEqualTo(4);
+      assertThat(s.provider.describe(SANDBOX_ID).orElseThrow().cpuCount()).isEqualTo(4);
+    }
+  }
+
+  @Test
+  @DisplayName("issue 12 item 7: a file size that is not a non-negative long is unknown (null), never a wrapped or negative size")
+  void unreadableSizes() throws Exception {
+    try (Scripted s = new Scripted()) {
+      io.sandboxes.e2b.LiveSandbox sandbox = connect(s, "token-of-the-exit-code-test");
+      s.server.on(FaultServer.route("POST", "/filesystem.Filesystem/ListDir"), FaultServer.json(200, "{\"entries\":["
+          + "{\"name\":\"wraps\",\"type\":\"FILE_TYPE_FILE\",\"size\":18446744073709551617},"
+          + "{\"name\":\"digits\",\"type\":\"FILE_TYPE_FILE\",\"size\":\"99999999999999999999\"},"
+          + "{\"name\":\"negative\",\"type\":\"FILE_TYPE_FILE\",\"size\":-5},"
+          + "{\"name\":\"float\",\"type\":\"FILE_TYPE_FILE\",\"size\":1e30},"
+          + "{\"name\":\"number\",\"type\":\"FILE_TYPE_FILE\",\"size\":42},"
+          + "{\"name\":\"string\",\"type\":\"FILE_TYPE_FILE\",\"size\":\"43\"}]}"));
+      java.util.Map<String, Long> sizes = new java.util.HashMap<>();
+      sandbox.readDir("/x").forEach(d -> sizes.put(d.name(), d.size()));
+      assertThat(sizes).containsEntry("wraps", null).containsEntry("digits", null).containsEntry("negative", null)
+          .containsEntry("float", null).containsEntry("number", 42L).containsEntry("string", 43L);
+    }
+  }
 }
