@@ -258,7 +258,9 @@ public final class E2BSandboxProvider
    * <p>Reads the whole account-wide listing (E2B scopes listings by API key), skips paused sandboxes without touching them, and connects to the running ones with at
    * most 16 connects in flight, keeping the listing's order. A
    * sandbox gone since the listing is left out; any other connect failure fails the whole call,
-   * and no new connect starts after the first failure.
+   * and no new connect starts after the first failure. An interrupt ends the call at once with a
+   * {@link SandboxException} and the interrupt flag kept: the connects in flight are cancelled
+   * (their HTTP requests aborted), not waited for.
    */
   @Override
   public List<Sandbox> list() {
