@@ -27,7 +27,7 @@ public class SandboxApiException extends SandboxException {
   public SandboxApiException(int statusCode, @Nullable String serverMessage, String context) {
     super(context + " failed: HTTP " + statusCode + (serverMessage == null ? "" : ": " + serverMessage));
     this.statusCode = statusCode;
-    this.serverMessage = serverMessage;
+    this.serverMessage = io.sandboxes.e2b.internal.Secrets.redact(serverMessage);
   }
 
   /**
@@ -42,7 +42,7 @@ public class SandboxApiException extends SandboxException {
   /**
    * Returns the message the server put in its error body.
    *
-   * @return the message, or {@code null} when the body had none
+   * @return the message (with the client's secrets redacted), or {@code null} when the body had none
    */
   public @Nullable String serverMessage() {
     return serverMessage;

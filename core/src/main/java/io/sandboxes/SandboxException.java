@@ -9,6 +9,11 @@ package io.sandboxes;
  * {@link SandboxApiException} for an HTTP-level refusal, {@link SandboxRpcException} for an
  * error reported by the in-sandbox daemon.
  *
+ * <p>Text that a server sent is put into these exceptions; the API key and the sandbox access
+ * tokens the client holds are replaced by {@code [redacted]} in the message and in the causes'
+ * messages (a cause that showed one is replaced by a redacted copy keeping its class name and
+ * stack trace), whatever the server echoed.
+ *
  * @since 0.1
  */
 public class SandboxException extends RuntimeException {
@@ -20,7 +25,7 @@ public class SandboxException extends RuntimeException {
    * @param message what failed, naming the sandbox or path where there is one
    */
   public SandboxException(String message) {
-    super(message);
+    super(io.sandboxes.e2b.internal.Secrets.redact(message));
   }
 
   /**
@@ -30,6 +35,6 @@ public class SandboxException extends RuntimeException {
    * @param cause the underlying failure
    */
   public SandboxException(String message, Throwable cause) {
-    super(message, cause);
+    super(io.sandboxes.e2b.internal.Secrets.redact(message), io.sandboxes.e2b.internal.Secrets.redact(cause));
   }
 }

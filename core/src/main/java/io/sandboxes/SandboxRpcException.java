@@ -23,7 +23,7 @@ public class SandboxRpcException extends SandboxException {
    */
   public SandboxRpcException(String code, String message, String context) {
     super(context + " failed: [" + code + "] " + message);
-    this.code = code;
+    this.code = io.sandboxes.e2b.internal.Secrets.redact(code);
   }
 
   /**
@@ -35,7 +35,7 @@ public class SandboxRpcException extends SandboxException {
    */
   protected SandboxRpcException(String code, String message, Throwable cause) {
     super(message, cause);
-    this.code = code;
+    this.code = io.sandboxes.e2b.internal.Secrets.redact(code);
   }
 
   /**

@@ -33,6 +33,7 @@ public final class ControlPlane {
     this.http = http;
     this.apiUrl = apiUrl;
     this.apiKey = apiKey;
+    Secrets.hold(this, apiKey);
   }
 
   /** One page of a listing: the rows as the server sent them and the next-page token. */

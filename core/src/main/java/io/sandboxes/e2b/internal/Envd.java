@@ -40,6 +40,7 @@ public final class Envd {
     this.base = base.toString().endsWith("/") ? base : URI.create(base + "/");
     this.sandboxId = sandboxId;
     this.accessToken = accessToken;
+    Secrets.hold(this, accessToken);
   }
 
   public String sandboxId() {

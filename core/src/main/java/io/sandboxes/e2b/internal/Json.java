@@ -171,8 +171,36 @@ public final class Json {
     }
   }
 
+  /**
+   * Text of a value for a message: secrets the client holds are redacted before the text is cut
+   * to 200 characters (so no secret is cut short and left showing), and the value of any
+   * {@code envdAccessToken} field of a JSON value is masked (a token the client was just handed).
+   */
   public static String abbreviate(@Nullable Object value) {
-    String s = String.valueOf(value);
+    String s = Secrets.redact(String.valueOf(value instanceof JsonNode node ? maskTokens(node) : value));
     return s.length() > 200 ? s.substring(0, 200) + "…" : s;
+  }
+
+  private static JsonNode maskTokens(JsonNode node) {
+    if (!node.isContainerNode()) {
+      return node;
+    }
+    JsonNode copy = node.deepCopy();
+    mask(copy);
+    return copy;
+  }
+
+  private static void mask(JsonNode node) {
+    if (node instanceof ObjectNode o) {
+      o.properties().forEach(e -> {
+        if (e.getKey().equals("envdAccessToken") && e.getValue().isTextual()) {
+          e.setValue(MAPPER.getNodeFactory().textNode(Secrets.MASK));
+        } else {
+          mask(e.getValue());
+        }
+      });
+    } else if (node instanceof ArrayNode a) {
+      a.forEach(Json::mask);
+    }
   }
 }

@@ -358,4 +358,116 @@ class HardeningClientCasesTest {
       assertThat(inFlight.get()).as("no connect started after the interrupt").isEqualTo(16);
     }
   }
+
+  // ---- item 9: secrets a server echoes ----
+
+  static final String TOKEN = "envdtok_5f3a9c2e7b1d4068a9e2";
+  static final String OTHER_TOKEN = "envdtok_0c81d7e4f2a95b36d710";
+
+  /** Everything a throwable shows anyone: its stack trace (messages, toString, causes, suppressed). */
+  static String shown(Throwable t) {
+    java.io.StringWriter w = new java.io.StringWriter();
+    t.printStackTrace(new java.io.PrintWriter(w));
+    StringBuilder all = new StringBuilder(w.toString());
+    for (Throwable c = t; c != null; c = c.getCause()) {
+      all.append('\n').append(c.getMessage()).append('\n').append(c);
+      if (c instanceof io.sandboxes.SandboxApiException api) {
+        all.append('\n').append(api.serverMessage());
+      }
+      if (c instanceof io.sandboxes.SandboxRpcException rpc) {
+        all.append('\n').append(rpc.code());
+      }
+    }
+    return all.toString();
+  }
+
+  static void assertRedacted(Throwable t, String what) {
+    assertThat(t).as(what).isInstanceOf(SandboxException.class);
+    String text = shown(t);
+    for (String secret : List.of(API_KEY, TOKEN, OTHER_TOKEN)) {
+      // a secret cut short where a long message was abbreviated must not show either
+      assertThat(text).as("%s shows a secret: %s", what, text).doesNotContain(secret.substring(0, 12));
+    }
+  }
+
+  static FaultServer.Fault raw(int status, String contentType, String body) {
+    return (req, resp, cb) -> {
+      resp.setStatus(status);
+      resp.getHeaders().put(HttpHeader.CONTENT_TYPE, contentType);
+      resp.write(true, ByteBuffer.wrap(body.getBytes(StandardCharsets.UTF_8)), cb);
+      return true;
+    };
+  }
+
+  @Test
+  @DisplayName("issue 12 item 9, case 152: the API key a control plane echoes, in its message, raw body or unreadable JSON, reaches no exception text")
+  void apiKeyEchoed() throws Exception {
+    try (Scripted s = new Scripted()) {
+      String path = "/sandboxes/" + SANDBOX_ID;
+      s.server.on(FaultServer.route("GET", path), FaultServer.json(401, "{\"code\":401,\"message\":\"invalid key " + API_KEY + "\"}"));
+      Throwable e = org.assertj.core.api.Assertions.catchThrowable(() -> s.provider.api().info(SANDBOX_ID));
+      assertRedacted(e, "401 with the key in its message");
+      assertThat(((io.sandboxes.SandboxApiException) e).statusCode()).isEqualTo(401);
+      assertThat(e).hasMessageContaining("invalid key [redacted]");
+
+      s.server.on(FaultServer.route("GET", path), raw(500, "text/plain", "boom: X-API-KEY=" + API_KEY));
+      assertRedacted(org.assertj.core.api.Assertions.catchThrowable(() -> s.provider.api().info(SANDBOX_ID)), "500 with the key in a raw body");
+
+      s.server.on(FaultServer.route("GET", path), raw(200, "application/json", API_KEY + " is not welcome here"));
+      assertRedacted(org.assertj.core.api.Assertions.catchThrowable(() -> s.provider.api().info(SANDBOX_ID)),
+          "200 whose body is not JSON and starts with the key (the parser's own message quotes it)");
+
+      s.server.on(FaultServer.route("GET", path), raw(503, "text/plain", "x".repeat(186) + API_KEY));
+      assertRedacted(org.assertj.core.api.Assertions.catchThrowable(() -> s.provider.api().info(SANDBOX_ID)),
+          "a long raw body with the key where it is abbreviated");
+
+      s.server.on(FaultServer.route("GET", "/v2/sandboxes"), FaultServer.json(200,
+          "[{\"sandboxID\":\"" + SANDBOX_ID + "\",\"note\":\"" + API_KEY + "\",\"envdAccessToken\":\"" + OTHER_TOKEN + "\"}]"));
+      assertRedacted(org.assertj.core.api.Assertions.catchThrowable(() -> s.provider.api().listAll(SandboxQuery.all())),
+          "a listing row this client cannot read, carrying the key and a token");
+
+      s.server.on(FaultServer.route("POST", "/sandboxes/" + SANDBOX_ID + "/connect"), FaultServer.json(200,
+          "{\"templateID\":\"base\",\"envdAccessToken\":\"" + OTHER_TOKEN + "\"}"));
+      assertRedacted(org.assertj.core.api.Assertions.catchThrowable(() -> s.provider.api().connect(SANDBOX_ID)),
+          "a connect answer that names no sandbox but hands out a token");
+    }
+  }
+
+  @Test
+  @DisplayName("issue 12 item 9, case 152: the envd token a daemon echoes, on unary calls, streams, files and stream errors, reaches no exception text")
+  void envdTokenEchoed() throws Exception {
+    try (Scripted s = new Scripted()) {
+      io.sandboxes.e2b.LiveSandbox sandbox = connect(s, TOKEN);
+      String unauthorized = "{\"code\":\"unauthenticated\",\"message\":\"bad token " + TOKEN + " for key " + API_KEY + "\"}";
+      s.server.on(r -> r.path().startsWith("/filesystem.") || r.path().startsWith("/process.") || r.path().startsWith("/files"),
+          FaultServer.json(401, unauthorized));
+      assertRedacted(org.assertj.core.api.Assertions.catchThrowable(() -> sandbox.readDir("/x")), "unary 401");
+      assertRedacted(org.assertj.core.api.Assertions.catchThrowable(() -> sandbox.deleteFile("/x")), "unary 401 (remove)");
+      assertRedacted(org.assertj.core.api.Assertions.catchThrowable(() -> sandbox.exec("true")), "stream 401");
+      assertRedacted(org.assertj.core.api.Assertions.catchThrowable(() -> sandbox.readBytes("/x")), "files 401");
+      assertRedacted(org.assertj.core.api.Assertions.catchThrowable(() -> sandbox.writeBytes("/x", new byte[1])), "files 401 (write)");
+      Throwable rpc = org.assertj.core.api.Assertions.catchThrowable(() -> sandbox.readDir("/x"));
+      assertThat(((io.sandboxes.SandboxRpcException) rpc).code()).isEqualTo("unauthenticated");
+
+      s.server.on(FaultServer.route("POST", "/process.Process/Start"), FaultServer.stream(
+          FaultServer.Step.send(0, "{\"event\":{\"start\":{\"pid\":42}}}"),
+          FaultServer.Step.end(0, "{\"error\":{\"code\":\"" + TOKEN + "\",\"message\":\"" + API_KEY + "\"}}")));
+      assertRedacted(org.assertj.core.api.Assertions.catchThrowable(() -> sandbox.exec("true")),
+          "an end-of-stream error whose code is the token and whose message is the key");
+
+      s.server.on(FaultServer.route("POST", "/process.Process/Start"), FaultServer.stream(
+          FaultServer.Step.send(0, "{\"event\":{\"start\":{\"pid\":42}}}"),
+          FaultServer.Step.send(0, "{\"event\":{\"data\":{\"stderr\":\""
+              + java.util.Base64.getEncoder().encodeToString(("token is " + TOKEN + "\n").getBytes(StandardCharsets.UTF_8)) + "\"}}}"),
+          FaultServer.Step.send(0, "{\"event\":{\"end\":{\"exitCode\":1,\"exited\":true}}}"), FaultServer.Step.end(0, "{}")));
+      io.sandboxes.ExecResult failed = sandbox.exec("printenv");
+      assertThat(failed.stderr()).as("the command's own output is the caller's, kept as it was").contains(TOKEN);
+      assertRedacted(org.assertj.core.api.Assertions.catchThrowable(failed::orThrow), "CommandFailedException quoting stderr");
+
+      s.server.on(FaultServer.route("POST", "/process.Process/Start"), raw(200, "application/connect+json",
+          "\u0000\u0000\u0000\u0000\u0030" + TOKEN + " and more text than JSON"));
+      assertRedacted(org.assertj.core.api.Assertions.catchThrowable(() -> sandbox.exec("true")),
+          "a stream message that is not JSON (the parser's message quotes it)");
+    }
+  }
 }
