@@ -22,7 +22,8 @@ public class CommandFailedException extends SandboxException {
   }
 
   private static String tail(String stderr) {
-    String s = stderr.strip();
+    // redacted before it is cut, so a secret at the cut is not left half showing
+    String s = io.sandboxes.e2b.internal.Secrets.redact(stderr).strip();
     if (s.isEmpty()) {
       return "";
     }
