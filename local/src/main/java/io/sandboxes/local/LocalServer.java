@@ -200,6 +200,11 @@ public final class LocalServer implements AutoCloseable {
         java.util.List.of(SandboxNetwork.ALLOWED_WITNESS), "http");
   }
 
+  /** The sandboxes, for this module's tests; only after {@link #start()}. */
+  Registry registry() {
+    return Objects.requireNonNull(registry, "not started");
+  }
+
   /**
    * Makes a port inside a sandbox reachable from this machine, as a preview URL is on E2B: a
    * listener on this server's address whose every connection is relayed to that port on the

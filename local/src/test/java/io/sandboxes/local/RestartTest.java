@@ -38,9 +38,13 @@ class RestartTest {
     String lost;
     String lostContainer;
     String pid;
+    long worker;
     try (LocalServer first = server(id, state, key); E2BSandboxProvider c1 = client(first)) {
       E2BApi e2b = c1.api();
       running = e2b.create().id();
+      // every sandbox starts with its daemon, connected by the time create answers
+      assertThat(first.registry().find(running).orElseThrow().daemonConnected()).isTrue();
+      worker = first.registry().find(running).orElseThrow().daemon().hello().workerPid();
       LiveSandbox f = e2b.create();
       pid = f.exec("nohup sleep 600 >/dev/null 2>&1 & echo $!").stdout().strip();
       f.pause();
@@ -68,6 +72,14 @@ class RestartTest {
       assertThatThrownBy(() -> e2b.info(lost)).isInstanceOf(SandboxNotFoundException.class);
       assertThat(docker.isRunning(lostContainer)).isFalse();
       assertThat(docker.listOurs()).noneMatch(c -> c.getId().equals(lostContainer));
+
+      // the restarted server listens again in the same folder and the same worker connects to it
+      org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10))
+          .until(() -> second.registry().find(running).orElseThrow().daemonConnected());
+      io.sandboxes.local.internal.daemon.DaemonConnection conn = second.registry().find(running).orElseThrow().daemon();
+      conn.ping();
+      assertThat(conn.hello().workerPid()).isEqualTo(worker);
+      assertThat(conn.hello().generation()).isZero();
 
       LiveSandbox f = e2b.connect(frozen);
       assertThat(f.exec("ps -o args= -p " + pid).stdout()).isEqualTo("sleep 600\n");

@@ -62,6 +62,7 @@ public final class LocalSandbox {
   private final DockerRuntime docker;
   private final ConcurrentMap<Integer, SandboxProcess> processes = new ConcurrentHashMap<>();
   private final FileOps files;
+  private final @Nullable SandboxDaemon daemon;
 
   /**
    * What happens at the deadline and on traffic to a paused sandbox.
@@ -78,7 +79,8 @@ public final class LocalSandbox {
 
   LocalSandbox(String id, String containerId, String templateId, String envdToken, Map<String, String> metadata,
       Map<String, String> envVars, Instant startedAt, Instant endAt, int cpuCount, int memoryMB, Lifecycle lifecycle,
-      List<VolumeMount> volumeMounts, DockerRuntime docker) {
+      List<VolumeMount> volumeMounts, DockerRuntime docker, @Nullable SandboxDaemon daemon) {
+    this.daemon = daemon;
     this.id = id;
     this.containerId = containerId;
     this.templateId = templateId;
@@ -221,6 +223,39 @@ public final class LocalSandbox {
 
   public int memoryMB() {
     return memoryMB;
+  }
+
+  /**
+   * The sandbox's daemon connection, waiting a while for it to come (back).
+   *
+   * @throws RpcError unavailable when the sandbox has no daemon or it did not connect in time
+   */
+  public io.sandboxes.local.internal.daemon.DaemonConnection daemon() throws RpcError {
+    if (daemon == null) {
+      throw new RpcError("unavailable", "sandbox " + id + " was made without the in-sandbox daemon");
+    }
+    return daemon.connection();
+  }
+
+  /** @return whether the sandbox's daemon is connected at this moment */
+  public boolean daemonConnected() {
+    return daemon != null && daemon.current() != null;
+  }
+
+  /** Stops listening for the daemon; with {@code delete} its folder goes too (the sandbox is gone). */
+  void closeDaemon(boolean delete) {
+    if (daemon != null) {
+      if (delete) {
+        daemon.delete();
+      } else {
+        daemon.close();
+      }
+    }
+  }
+
+  /** The environment the container was made with, which the daemon's processes start from. */
+  List<String> containerEnv() {
+    return daemon == null ? List.of() : daemon.containerEnv(docker, containerId);
   }
 
   public FileOps files() {

@@ -59,6 +59,7 @@ public final class Registry implements AutoCloseable {
   private final ConcurrentMap<String, LocalSandbox> sandboxes = new ConcurrentHashMap<>();
   private final Thread reaper;
   private final java.util.Optional<io.sandboxes.local.internal.egress.SandboxNetwork> network;
+  private final Path daemonBinary;
 
   /**
    * @param templates template id to image reference
@@ -72,6 +73,11 @@ public final class Registry implements AutoCloseable {
     this.network = network;
     this.serverId = serverId;
     this.stateDir = stateDir;
+    try {
+      this.daemonBinary = io.sandboxes.local.internal.daemon.DaemonBinary.install(stateDir.resolve("envd-bin"));
+    } catch (IOException e) {
+      throw new java.io.UncheckedIOException("the sandbox daemon could not be put in " + stateDir, e);
+    }
     recover();
     this.reaper = Thread.ofVirtual().name("sandboxes-reaper").start(this::reap);
   }
@@ -130,27 +136,40 @@ public final class Registry implements AutoCloseable {
     List<String> env = new ArrayList<>();
     network.ifPresent(n -> env.addAll(n.proxyEnv()));
     envVars.forEach((k, v) -> env.add(k + "=" + v));
-    String containerId;
+    String containerId = null;
+    SandboxDaemon daemon;
     try {
-      containerId = docker.createAndStart(new DockerRuntime.ContainerSpec(
+      daemon = SandboxDaemon.open(SandboxDaemon.folderFor(stateDir, id));
+    } catch (IOException e) {
+      throw new RpcError("internal", "the sandbox's daemon socket could not be made: " + e.getMessage());
+    }
+    labels.put(SandboxDaemon.LABEL_FOLDER, daemon.folder().toString());
+    try {
+      containerId = docker.createAndStart(daemon.apply(new DockerRuntime.ContainerSpec(
           image, "sandboxes-" + id, labels, env, id, CPU_COUNT, MEMORY_MB * 1024L * 1024L, PIDS_LIMIT, dockerVolumes,
-          network.map(io.sandboxes.local.internal.egress.SandboxNetwork::networkName).orElse(null)));
+          network.map(io.sandboxes.local.internal.egress.SandboxNetwork::networkName).orElse(null)), daemonBinary));
+      daemon.awaitConnected(SandboxDaemon.CONNECT);
       for (LocalSandbox.VolumeMount m : mounts) {
         // a fresh Docker volume's root belongs to root; the sandbox's user must be able to write it
         docker.runAsRoot(containerId, "/bin/sh", "-c", "[ \"$(stat -c %u \"$1\")\" = 0 ] && [ -z \"$(ls -A \"$1\")\" ] && chown 1000:1000 \"$1\"; true",
             "sh", m.path());
       }
-    } catch (RuntimeException | IOException e) {
+    } catch (RuntimeException | IOException | java.util.concurrent.TimeoutException e) {
+      if (containerId != null) {
+        docker.remove(containerId);
+      }
+      daemon.delete();
       LOG.warn("creating a sandbox from {} failed: {}", image, e.toString());
       throw new RpcError("internal", "the sandbox container could not be created: " + e.getMessage());
     }
     LocalSandbox sandbox = new LocalSandbox(id, containerId, templateId, token, metadata, envVars, started, end,
-        CPU_COUNT, MEMORY_MB, lifecycle, mounts, docker);
+        CPU_COUNT, MEMORY_MB, lifecycle, mounts, docker, daemon);
     if (network.isPresent()) {
       try {
         sandbox.networkAddress(network.get().attach(containerId, sandbox::egressPolicy));
       } catch (IOException | RuntimeException e) {
         docker.remove(containerId);
+        daemon.delete();
         LOG.warn("sandbox {} could not be put behind its egress firewall: {}", id, e.toString());
         throw new RpcError("internal", "the sandbox's egress firewall could not be set up: " + e.getMessage());
       }
@@ -199,6 +218,7 @@ public final class Registry implements AutoCloseable {
       }
       s.ports().close();
       docker.remove(s.containerId());
+      s.closeDaemon(true);
       network.ifPresent(n -> n.detach(s.networkAddress()));
       forget(id);
       LOG.atInfo().addKeyValue("event", "sandbox.killed").addKeyValue("sandbox", id).log("sandbox killed");
@@ -487,14 +507,25 @@ public final class Registry implements AutoCloseable {
           recordedPause && recordedMemory ? " and the memory of its pause did not survive a Docker restart" : "");
       docker.remove(c.getId());
       forget(id);
+      String gone = labels.get(SandboxDaemon.LABEL_FOLDER);
+      if (gone != null && !gone.isEmpty()) {
+        SandboxDaemon.deleteTree(Path.of(gone));
+      }
       return;
+    }
+    String folder = labels.get(SandboxDaemon.LABEL_FOLDER);
+    SandboxDaemon daemon = null;
+    if (folder == null || folder.isEmpty()) {
+      LOG.warn("sandbox {} was made without the in-sandbox daemon; its process and file calls will fail", id);
+    } else {
+      daemon = SandboxDaemon.open(Path.of(folder));
     }
     LocalSandbox s = new LocalSandbox(id, c.getId(), labels.getOrDefault(DockerRuntime.LABEL_TEMPLATE, "base"),
         labels.getOrDefault(DockerRuntime.LABEL_ENVD_TOKEN, ""),
         Json.stringMap(Json.parse(labels.getOrDefault(DockerRuntime.LABEL_METADATA, "{}").getBytes(java.nio.charset.StandardCharsets.UTF_8))),
         Json.stringMap(Json.parse(labels.getOrDefault("io.sandboxes.env", "{}").getBytes(java.nio.charset.StandardCharsets.UTF_8))),
         Instant.parse(labels.getOrDefault(DockerRuntime.LABEL_STARTED, Instant.now().toString())), endAt,
-        CPU_COUNT, MEMORY_MB, lifecycle, mountsFromLabel(labels.getOrDefault(LABEL_VOLUMES, "[]")), docker);
+        CPU_COUNT, MEMORY_MB, lifecycle, mountsFromLabel(labels.getOrDefault(LABEL_VOLUMES, "[]")), docker, daemon);
     if (pausedNow) {
       s.markPaused("paused".equals(dockerState));
     }
@@ -538,6 +569,8 @@ public final class Registry implements AutoCloseable {
           LOG.warn("removing sandbox {} at shutdown failed: {}", id, e.toString());
         }
       }
+      SandboxDaemon.deleteTree(stateDir.resolve("envd"));
+      SandboxDaemon.deleteTree(stateDir.resolve("envd-bin"));
       try {
         Files.deleteIfExists(stateDir);
       } catch (IOException e) {
@@ -545,7 +578,10 @@ public final class Registry implements AutoCloseable {
       }
     } else {
       // kept sandboxes outlive this server, its listeners do not
-      sandboxes.values().forEach(s -> s.ports().close());
+      sandboxes.values().forEach(s -> {
+        s.ports().close();
+        s.closeDaemon(false);
+      });
     }
   }
 
