@@ -382,6 +382,7 @@ typedef struct job {
   user_t user;
   /* read */
   int fd;
+  int polled, ready; /* a pipe or a device: read only once poll says so */
   /* write */
   char *target, *temp;
   /* list */
@@ -473,13 +474,16 @@ void f_read(uint32_t s, rd_t *r) {
   } else if (S_ISDIR(st.st_mode)) {
     send_error(s, E_IS_DIR, EISDIR, "%s is a directory", path);
     close(fd);
-  } else if (!S_ISREG(st.st_mode)) {
+  } else if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode) && !S_ISCHR(st.st_mode)) {
     send_error(s, E_INVALID, 0, "%s is not a regular file", path);
     close(fd);
   } else {
     send_entry(s, path, path, &st);
     job_t *j = job_new(s, J_READ);
     j->fd = fd;
+    /* a named pipe is read as cat reads it, as its writers write; before the first writer came,
+       a non-blocking read says end of file, so it is read only once poll reports data or a hang-up */
+    j->polled = !S_ISREG(st.st_mode);
   }
   fs_as_root();
   free(path);
@@ -488,6 +492,7 @@ void f_read(uint32_t s, rd_t *r) {
 /* one chunk of a read; returns 1 while the job goes on */
 static int read_step(job_t *j) {
   if (j->credit <= 0) return 0;
+  if (j->polled && !j->ready) return 0;
   size_t want = (size_t)j->credit < CHUNK ? (size_t)j->credit : CHUNK;
   size_t m = out_begin(T_FILE_CHUNK, j->stream, 0);
   buf_t *b = out_buf();
@@ -502,6 +507,10 @@ static int read_step(job_t *j) {
     return 1;
   }
   b->len = m; /* drop the empty frame */
+  if (n < 0 && errno == EAGAIN && j->polled) {
+    j->ready = 0;
+    return 0;
+  }
   if (n == 0) send_ok(j->stream);
   else fail(j->stream, "read", "file");
   job_free(j);
@@ -949,6 +958,13 @@ static int watch_flush(job_t *j) {
 int files_pollfds(struct pollfd *p, int max) {
   int n = 0;
   for (job_t *j = jobs; j && n < max; j = j->next) {
+    if (j->kind == J_READ && j->polled && !j->ready && j->credit > 0) {
+      p[n].fd = j->fd;
+      p[n].events = POLLIN;
+      p[n].revents = 0;
+      n++;
+      continue;
+    }
     if (j->kind != J_WATCH || j->pending.len >= WATCH_PENDING_MAX) continue;
     p[n].fd = j->fd;
     p[n].events = POLLIN;
@@ -960,9 +976,11 @@ int files_pollfds(struct pollfd *p, int max) {
 
 void files_events(struct pollfd *p, int n) {
   for (int i = 0; i < n; i++) {
-    if (!(p[i].revents & POLLIN)) continue;
-    for (job_t *j = jobs; j; j = j->next)
-      if (j->kind == J_WATCH && j->fd == p[i].fd) watch_read(j);
+    if (!(p[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+    for (job_t *j = jobs; j; j = j->next) {
+      if (j->kind == J_READ && j->polled && j->fd == p[i].fd) j->ready = 1;
+      else if (j->kind == J_WATCH && j->fd == p[i].fd && (p[i].revents & POLLIN)) watch_read(j);
+    }
   }
 }
 

@@ -268,7 +268,9 @@ class ClientServerTest {
   void filesStream() throws Exception {
     // a named pipe whose writer sends "hello", then waits for a signal before sending the rest: a
     // server that collected the whole file before answering could never return the first bytes
-    assertThat(sandbox.exec("rm -f /tmp/go && mkfifo /home/user/pipe && (nohup sh -c 'printf hello; "
+    // (the writer lets go of the command's output first: opening the pipe blocks until a reader
+    // comes, and envd reports a command's end only once nothing holds its output any more)
+    assertThat(sandbox.exec("rm -f /tmp/go && mkfifo /home/user/pipe && (exec >/dev/null 2>&1 </dev/null; nohup sh -c 'printf hello; "
         + "while [ ! -e /tmp/go ]; do sleep 0.05; done; printf \\ bye' > /home/user/pipe 2>/dev/null &)").exitCode()).isZero();
     URI url = server.sandboxUrl().resolve("/files?path=/home/user/pipe");
     HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();

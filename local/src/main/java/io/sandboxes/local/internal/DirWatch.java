@@ -23,8 +23,11 @@ public final class DirWatch implements AutoCloseable {
   public record Change(String name, String type) {}
 
   private final LocalSandbox sandbox;
-  private final RawExec exec;
+  private final @Nullable RawExec exec;
+  private final io.sandboxes.local.internal.daemon.@Nullable DaemonWatch daemonWatch;
   private final String root;
+  /** Targets of the daemon's atomic writes in flight: their temporary file's events are not shown. */
+  private final java.util.Set<String> writing = java.util.concurrent.ConcurrentHashMap.newKeySet();
   private final LinkedBlockingQueue<Change> changes = new LinkedBlockingQueue<>(100_000);
   private final CountDownLatch established = new CountDownLatch(1);
   private final AtomicBoolean closed = new AtomicBoolean();
@@ -32,14 +35,27 @@ public final class DirWatch implements AutoCloseable {
   private volatile int pid = -1;
   private final StringBuffer errors = new StringBuffer();
 
-  private DirWatch(LocalSandbox sandbox, RawExec exec, String root) {
+  private DirWatch(LocalSandbox sandbox, @Nullable RawExec exec, io.sandboxes.local.internal.daemon.@Nullable DaemonWatch dw,
+      String root) {
     this.sandbox = sandbox;
     this.exec = exec;
+    this.daemonWatch = dw;
     this.root = root.endsWith("/") && root.length() > 1 ? root.substring(0, root.length() - 1) : root;
   }
 
   /** Starts watching {@code absolutePath}, returning once the kernel watches are in place. */
   static DirWatch start(LocalSandbox sandbox, DockerRuntime docker, String user, String absolutePath, boolean recursive) throws RpcError {
+    if (DaemonSwitch.on()) {
+      io.sandboxes.local.internal.daemon.DaemonWatch dw;
+      try {
+        dw = sandbox.daemon().watch(absolutePath, user, recursive);
+      } catch (IOException e) {
+        throw DaemonFiles.error(e, absolutePath, "watch", user);
+      }
+      DirWatch w = new DirWatch(sandbox, null, dw, absolutePath);
+      Thread.ofVirtual().name("sandboxes-watch-" + sandbox.id()).start(w::pumpDaemon);
+      return w;
+    }
     List<String> cmd = new ArrayList<>(List.of("/bin/sh", "-c",
         "command -v inotifywait >/dev/null || { echo 'sbx:no-inotifywait'; exit 127; }; echo \"sbx:pid:$$\"; exec inotifywait -m "
             + (recursive ? "-r " : "") + "--format '%e\t%w%f' -e create -e modify -e delete -e moved_from -e moved_to -e attrib -- \"$1\"",
@@ -51,7 +67,7 @@ public final class DirWatch implements AutoCloseable {
     } catch (IOException | RuntimeException e) {
       throw new RpcError("unavailable", "watching " + absolutePath + " failed: " + e.getMessage());
     }
-    DirWatch w = new DirWatch(sandbox, exec, absolutePath);
+    DirWatch w = new DirWatch(sandbox, exec, null, absolutePath);
     Thread.ofVirtual().name("sandboxes-watch-" + sandbox.id()).start(w::pump);
     try {
       if (!w.established.await(30, TimeUnit.SECONDS) || w.ended) {
@@ -70,7 +86,62 @@ public final class DirWatch implements AutoCloseable {
     return w;
   }
 
+  private void pumpDaemon() {
+    io.sandboxes.local.internal.daemon.DaemonWatch dw = java.util.Objects.requireNonNull(daemonWatch);
+    try {
+      while (!closed.get()) {
+        io.sandboxes.local.internal.daemon.WatchEvent e = dw.next(java.time.Duration.ofSeconds(1));
+        if (e == null) {
+          if (dw.finished()) {
+            dw.next(java.time.Duration.ZERO); // throws when it failed
+            break;
+          }
+          continue;
+        }
+        String type = switch (e.kind()) {
+          case CREATE -> "EVENT_TYPE_CREATE";
+          case WRITE -> "EVENT_TYPE_WRITE";
+          case REMOVE -> "EVENT_TYPE_REMOVE";
+          case RENAME -> "EVENT_TYPE_RENAME";
+          case CHMOD -> "EVENT_TYPE_CHMOD";
+          case OVERFLOW -> null; // envd has no event for lost events
+        };
+        if (type != null && !e.name().isEmpty()) {
+          emit(e.name(), type);
+        }
+      }
+    } catch (IOException e) {
+      errors.append(e.getMessage());
+    } finally {
+      ended = true;
+      dw.close();
+    }
+  }
+
+  /** The part of a daemon write's temporary name ({@code .NAME.envd-XXXXXX}) that names its target. */
+  private static final java.util.regex.Pattern TEMP = java.util.regex.Pattern.compile("^(.*/)?\\.(.+)\\.envd-[A-Za-z0-9]{6}$");
+
+  /**
+   * Queues a change. The daemon writes a file as a temporary file renamed over it; a watcher is
+   * shown what envd's write in place shows instead: the target created (or written), not the
+   * temporary file.
+   */
+  private void emit(String name, String type) {
+    java.util.regex.Matcher m = TEMP.matcher(name);
+    if (m.matches()) {
+      writing.add((m.group(1) == null ? "" : m.group(1)) + m.group(2));
+      return;
+    }
+    if (type.equals("EVENT_TYPE_CREATE") && writing.remove(name)) {
+      changes.offer(new Change(name, type));
+      changes.offer(new Change(name, "EVENT_TYPE_WRITE"));
+      return;
+    }
+    changes.offer(new Change(name, type));
+  }
+
   private void pump() {
+    RawExec exec = java.util.Objects.requireNonNull(this.exec);
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     ByteArrayOutputStream err = new ByteArrayOutputStream();
     try {
@@ -134,7 +205,7 @@ public final class DirWatch implements AutoCloseable {
         default -> null;
       };
       if (type != null) {
-        changes.offer(new Change(name, type));
+        emit(name, type);
       }
     }
   }
@@ -165,6 +236,10 @@ public final class DirWatch implements AutoCloseable {
     if (!closed.compareAndSet(false, true)) {
       return;
     }
+    if (daemonWatch != null) {
+      daemonWatch.close();
+      return;
+    }
     int p = pid;
     if (p > 0 && !ended) {
       try {
@@ -173,6 +248,6 @@ public final class DirWatch implements AutoCloseable {
         // the exec closes below either way
       }
     }
-    exec.close();
+    java.util.Objects.requireNonNull(exec).close();
   }
 }

@@ -359,6 +359,9 @@ public final class LocalSandbox {
    */
   public SandboxProcess start(StartSpec spec, SandboxProcess.Subscriber[] subscriberOut) throws RpcError {
     pruneFinished();
+    if (DaemonSwitch.on()) {
+      return startByDaemon(spec, subscriberOut);
+    }
     List<String> cmd = new ArrayList<>(List.of("/bin/sh", "-c", WRAPPER, "sh", spec.cwd() == null ? "" : spec.cwd(), spec.cmd()));
     cmd.addAll(spec.args());
     List<String> env = new ArrayList<>();
@@ -434,27 +437,84 @@ public final class LocalSandbox {
     subscriberOut[0] = process.subscribe();
     processes.put(pid, process);
     Thread.ofVirtual().name("sandboxes-proc-" + id + "-" + pid).start(() -> process.pump(early, () -> docker.exitCode(exec.execId())));
-    if (!spec.timeout().isZero()) {
+    armDeadline(process, spec.timeout());
+    return process;
+  }
+
+  /** Starts the process through the sandbox's daemon, in its own session and process group. */
+  private SandboxProcess startByDaemon(StartSpec spec, SandboxProcess.Subscriber[] subscriberOut) throws RpcError {
+    io.sandboxes.local.internal.daemon.DaemonConnection conn = daemon();
+    Map<String, String> env = new java.util.LinkedHashMap<>();
+    for (String kv : containerEnv()) {
+      int eq = kv.indexOf('=');
+      if (eq > 0) {
+        env.put(kv.substring(0, eq), kv.substring(eq + 1));
+      }
+    }
+    env.putAll(spec.envs());
+    List<String> argv = new ArrayList<>();
+    argv.add(spec.cmd());
+    argv.addAll(spec.args());
+    io.sandboxes.local.internal.daemon.ProcessSpec ps = new io.sandboxes.local.internal.daemon.ProcessSpec(argv, env,
+        spec.cwd() == null || spec.cwd().isEmpty() ? null : spec.cwd(), spec.user(), spec.tag(), spec.stdin(),
+        spec.pty() ? new io.sandboxes.local.internal.daemon.ProcessSpec.PtySize(spec.cols(), spec.rows()) : null);
+    io.sandboxes.local.internal.daemon.DaemonProcess dp;
+    try {
+      dp = conn.start(ps);
+    } catch (io.sandboxes.local.internal.daemon.DaemonException e) {
+      throw switch (e.kind()) {
+        case UNKNOWN_USER -> new RpcError("unauthenticated", "invalid user: '" + spec.user() + "'");
+        case INVALID -> e.getMessage() != null && e.getMessage().startsWith("cwd")
+            ? new RpcError("invalid_argument", "cwd '" + spec.cwd() + "' does not exist or is not a directory")
+            : new RpcError("invalid_argument", e.getMessage());
+        case NOT_FOUND, PERMISSION -> new RpcError("not_found", "the process could not be started: " + e.getMessage());
+        case DISCONNECTED -> unavailable(e);
+        default -> new RpcError("internal", "the process could not be started: " + e.getMessage());
+      };
+    } catch (IOException e) {
+      throw unavailable(e);
+    }
+    int pid = (int) dp.pid();
+    SandboxProcess process = new SandboxProcess(pid, spec.tag(), spec.cmd(), spec.args(), spec.envs(), spec.cwd(), spec.pty(), dp);
+    subscriberOut[0] = process.subscribe();
+    processes.put(pid, process);
+    Thread.ofVirtual().name("sandboxes-proc-" + id + "-" + pid).start(process::pumpDaemon);
+    armDeadline(process, spec.timeout());
+    return process;
+  }
+
+  /** envd's Connect-Timeout-Ms on Start: past it the stream fails and the process group is killed. */
+  private void armDeadline(SandboxProcess process, Duration timeout) {
+    if (!timeout.isZero()) {
+      Duration t = timeout;
+      int pid = process.pid();
       Thread.ofVirtual().name("sandboxes-deadline-" + id + "-" + pid).start(() -> {
         try {
-          Thread.sleep(spec.timeout());
+          Thread.sleep(t);
         } catch (InterruptedException e) {
           return;
         }
         if (process.end() == null) {
-          process.deliver(new SandboxProcess.Failure("deadline_exceeded", "the process exceeded its deadline of " + spec.timeout().toMillis() + " ms and was killed"));
+          process.deliver(new SandboxProcess.Failure("deadline_exceeded", "the process exceeded its deadline of " + t.toMillis() + " ms and was killed"));
           signal(process, 9);
         }
       });
     }
-    return process;
   }
 
   void resize(String execId, int cols, int rows) {
     docker.client().resizeExecCmd(execId).withSize(rows, cols).exec(); // docker-java takes (height, width)
   }
 
-  public void resize(SandboxProcess p, int cols, int rows) {
+  public void resize(SandboxProcess p, int cols, int rows) throws RpcError {
+    if (p.daemon() != null) {
+      try {
+        p.daemon().resize(cols, rows);
+      } catch (IOException e) {
+        throw new RpcError("failed_precondition", "process " + p.pid() + " could not be resized: " + e.getMessage());
+      }
+      return;
+    }
     resize(p.exec().execId(), cols, rows);
   }
 
@@ -486,6 +546,18 @@ public final class LocalSandbox {
   /** Sends a signal to the process's whole group, as root inside the container. */
   public void signal(SandboxProcess p, int signal) {
     p.recordSignal(signal);
+    if (p.daemon() != null) {
+      try {
+        p.daemon().signal(signal, true);
+      } catch (IOException e) {
+        try {
+          p.daemon().signal(signal, false); // the leader left its group: the process alone
+        } catch (IOException again) {
+          LOG.warn("signal {} to pid {} in sandbox {} failed: {}", signal, p.pid(), id, again.toString());
+        }
+      }
+      return;
+    }
     try {
       docker.runAsRoot(containerId, "/bin/sh", "-c", "kill -" + signal + " -- -\"$1\" 2>/dev/null || kill -" + signal + " \"$1\"", "sh",
           Integer.toString(p.pid()));

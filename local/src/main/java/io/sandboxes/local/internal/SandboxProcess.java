@@ -62,7 +62,8 @@ public final class SandboxProcess {
   private final Map<String, String> envs;
   private final @Nullable String cwd;
   private final boolean pty;
-  private final RawExec exec;
+  private final @Nullable RawExec exec;
+  private final io.sandboxes.local.internal.daemon.@Nullable DaemonProcess daemon;
   private final List<Subscriber> subscribers = new CopyOnWriteArrayList<>();
   private volatile @Nullable End end;
   private volatile @Nullable Integer signalSent;
@@ -78,6 +79,26 @@ public final class SandboxProcess {
     this.cwd = cwd;
     this.pty = pty;
     this.exec = exec;
+    this.daemon = null;
+  }
+
+  /** A process the in-sandbox daemon runs, seen through one attachment that this object fans out. */
+  SandboxProcess(int pid, @Nullable String tag, String cmd, List<String> args, Map<String, String> envs,
+      @Nullable String cwd, boolean pty, io.sandboxes.local.internal.daemon.DaemonProcess daemon) {
+    this.pid = pid;
+    this.tag = tag;
+    this.cmd = cmd;
+    this.args = List.copyOf(args);
+    this.envs = Map.copyOf(envs);
+    this.cwd = cwd;
+    this.pty = pty;
+    this.exec = null;
+    this.daemon = daemon;
+  }
+
+  /** @return the daemon's attachment, for a process the daemon runs */
+  io.sandboxes.local.internal.daemon.@Nullable DaemonProcess daemon() {
+    return daemon;
   }
 
   public int pid() {
@@ -141,8 +162,55 @@ public final class SandboxProcess {
     }
   }
 
+  /**
+   * Pumps the daemon's events to every subscriber until the exit, then reports the end. Output
+   * nobody is attached to is dropped, as envd does; a subscriber that stops reading holds the
+   * process back (through the daemon's credit) for at most 30 s before it is dropped.
+   */
+  void pumpDaemon() {
+    io.sandboxes.local.internal.daemon.DaemonProcess d = java.util.Objects.requireNonNull(daemon);
+    End e = null;
+    try {
+      io.sandboxes.local.internal.daemon.ProcessEvent ev;
+      while ((ev = d.next()) != null) {
+        if (ev instanceof io.sandboxes.local.internal.daemon.ProcessEvent.Output o) {
+          deliver(new Data(o.fd() == 2 ? RawExec.Stream.STDERR : o.fd() == 3 ? RawExec.Stream.TTY : RawExec.Stream.STDOUT, o.data()));
+        } else if (ev instanceof io.sandboxes.local.internal.daemon.ProcessEvent.Exit x) {
+          e = toEnd(x.status());
+          break;
+        }
+      }
+    } catch (IOException ex) {
+      // the daemon went away (its worker died, or the container stopped): the outcome is unknown
+    } finally {
+      d.close();
+    }
+    if (e == null) {
+      e = toEnd(null, null);
+    }
+    finish(e);
+  }
+
+  static End toEnd(io.sandboxes.local.internal.daemon.ExitStatus status) {
+    String text = status.describe();
+    if (!status.exited()) {
+      return new End(-1, false, text, text);
+    }
+    return new End(status.exitCode(), true, text, status.exitCode() == 0 ? null : text);
+  }
+
+  private void finish(End e) {
+    finishedAtNanos = System.nanoTime();
+    end = e;
+    for (Subscriber s : subscribers) {
+      s.offer(e);
+    }
+    subscribers.clear();
+  }
+
   /** Pumps output until the exec ends, then reports the end. Runs on its own virtual thread. */
   void pump(List<Data> early, Supplier<@Nullable Integer> exitCode) {
+    RawExec exec = java.util.Objects.requireNonNull(this.exec);
     try {
       early.forEach(this::deliver);
       RawExec.Frame frame;
@@ -154,13 +222,7 @@ public final class SandboxProcess {
     } finally {
       exec.close();
     }
-    End e = toEnd(exitCode.get(), signalSent);
-    finishedAtNanos = System.nanoTime();
-    end = e;
-    for (Subscriber s : subscribers) {
-      s.offer(e);
-    }
-    subscribers.clear();
+    finish(toEnd(exitCode.get(), signalSent));
   }
 
   static End toEnd(@Nullable Integer code, @Nullable Integer signal) {
@@ -187,14 +249,22 @@ public final class SandboxProcess {
   }
 
   public void writeInput(byte[] data) throws IOException {
-    exec.write(data);
+    if (daemon != null) {
+      daemon.writeStdin(data);
+    } else {
+      java.util.Objects.requireNonNull(exec).write(data);
+    }
   }
 
   public void closeInput() throws IOException {
-    exec.closeStdin();
+    if (daemon != null) {
+      daemon.closeStdin();
+    } else {
+      java.util.Objects.requireNonNull(exec).closeStdin();
+    }
   }
 
   RawExec exec() {
-    return exec;
+    return java.util.Objects.requireNonNull(exec, "a daemon process has no exec");
   }
 }

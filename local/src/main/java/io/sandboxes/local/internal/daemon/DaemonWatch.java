@@ -32,6 +32,11 @@ public final class DaemonWatch implements DaemonConnection.Sink, AutoCloseable {
     return events.next(timeout);
   }
 
+  /** @return whether the stream's end (or failure) is the next thing to be taken */
+  public boolean finished() {
+    return events.finished();
+  }
+
   @Override
   public void close() {
     if (!events.ended()) {

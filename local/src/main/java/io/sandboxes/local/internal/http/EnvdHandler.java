@@ -483,10 +483,8 @@ public final class EnvdHandler extends Handler.Abstract {
         }
         switch (e) {
           case SandboxProcess.Data d -> {
-            ObjectNode msg = Json.object();
-            String field = d.stream() == RawExec.Stream.STDERR ? "stderr" : d.stream() == RawExec.Stream.TTY ? "pty" : "stdout";
-            msg.putObject("event").putObject("data").put(field, Base64.getEncoder().encodeToString(d.bytes()));
-            writeMessage(out, msg);
+            out.write(dataMessage(d.stream(), d.bytes()));
+            out.flush();
           }
           case SandboxProcess.End end -> {
             ObjectNode msg = Json.object();
@@ -524,6 +522,32 @@ public final class EnvdHandler extends Handler.Abstract {
       p.unsubscribe(sub);
       ex.abort(e);
     }
+  }
+
+  private static final byte[] STDOUT_HEAD = "{\"event\":{\"data\":{\"stdout\":\"".getBytes(StandardCharsets.US_ASCII);
+  private static final byte[] STDERR_HEAD = "{\"event\":{\"data\":{\"stderr\":\"".getBytes(StandardCharsets.US_ASCII);
+  private static final byte[] PTY_HEAD = "{\"event\":{\"data\":{\"pty\":\"".getBytes(StandardCharsets.US_ASCII);
+  private static final byte[] DATA_TAIL = "\"}}}".getBytes(StandardCharsets.US_ASCII);
+
+  /**
+   * One output chunk as a whole Connect envelope, written straight into one array: the JSON is
+   * fixed text around the base64 (which needs no escaping), so no JSON tree is built per chunk.
+   */
+  static byte[] dataMessage(RawExec.Stream stream, byte[] data) {
+    byte[] head = stream == RawExec.Stream.STDERR ? STDERR_HEAD : stream == RawExec.Stream.TTY ? PTY_HEAD : STDOUT_HEAD;
+    int b64 = 4 * ((data.length + 2) / 3);
+    int len = head.length + b64 + DATA_TAIL.length;
+    byte[] msg = new byte[5 + len];
+    msg[0] = 0;
+    msg[1] = (byte) (len >>> 24);
+    msg[2] = (byte) (len >>> 16);
+    msg[3] = (byte) (len >>> 8);
+    msg[4] = (byte) len;
+    System.arraycopy(head, 0, msg, 5, head.length);
+    byte[] encoded = Base64.getEncoder().encode(data);
+    System.arraycopy(encoded, 0, msg, 5 + head.length, b64);
+    System.arraycopy(DATA_TAIL, 0, msg, 5 + head.length + b64, DATA_TAIL.length);
+    return msg;
   }
 
   private static void writeMessage(OutputStream out, JsonNode message) throws IOException {
