@@ -2,10 +2,7 @@ package io.sandboxes.local.internal;
 
 import io.sandboxes.local.internal.docker.DockerRuntime;
 import io.sandboxes.local.internal.docker.RawExec;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -21,28 +18,14 @@ import org.slf4j.LoggerFactory;
 /**
  * One sandbox of the local runtime: its container, its record (template, metadata, token,
  * deadline) and its process table. Every file and process operation happens inside the container,
- * through {@code docker exec} as the requesting user; no sandbox path is ever resolved on the host.
+ * through its in-sandbox daemon, as the requesting user; no sandbox path is ever resolved on the
+ * host. (Port forwarding alone still relays through {@code docker exec}.)
  */
 public final class LocalSandbox {
   private static final Logger LOG = LoggerFactory.getLogger(LocalSandbox.class);
 
   /** How long a finished process's end is kept for a late {@code Connect}, as envd does. */
   static final Duration END_RETENTION = Duration.ofSeconds(30);
-
-  /**
-   * Runs the requested program as the session leader docker exec made it, after reporting its
-   * pid on the first line of stdout and moving to the working directory (the user's home when
-   * none is given). A missing working directory is reported instead of a pid.
-   */
-  static final String WRAPPER = """
-      u=$(id -un 2>/dev/null) || u=""
-      export USER="${USER:-$u}" LOGNAME="${LOGNAME:-$u}"
-      if [ -n "$1" ]; then cd -- "$1" 2>/dev/null || { printf 'sbx:cwd\\n'; exit 126; }
-      else cd -- "${HOME:-/}" 2>/dev/null || cd /; fi
-      shift
-      printf 'sbx:pid:%s\\n' "$$"
-      exec "$@"
-      """;
 
   private final String id;
   private final String containerId;
@@ -266,7 +249,7 @@ public final class LocalSandbox {
 
   /** Starts a watch of a folder as {@code user}; the caller closes it. */
   public DirWatch watch(String user, String absolutePath, boolean recursive) throws RpcError {
-    return DirWatch.start(this, docker, user, absolutePath, recursive);
+    return DirWatch.start(this, user, absolutePath, recursive);
   }
 
   /** Starts a polled watch and returns its id. */
@@ -293,37 +276,7 @@ public final class LocalSandbox {
     return docker;
   }
 
-  /** Docker's own refusal of a user the sandbox does not have (exit 126, its message on stdout) is envd's unauthenticated. */
-  static void refuseUnknownUser(DockerRuntime.Completed c, String user) throws RpcError {
-    if (c.exitCode() != null && c.exitCode() == 126 && c.stdoutText().contains("unable to find user")) {
-      throw new RpcError("unauthenticated", "invalid user: '" + user + "'");
-    }
-  }
-
-  /** Runs a helper command to completion as {@code user}. */
-  DockerRuntime.Completed run(String user, List<String> cmd, @Nullable InputStream stdin) throws RpcError {
-    try {
-      DockerRuntime.Completed c = docker.run(containerId, user, cmd, stdin);
-      refuseUnknownUser(c, user);
-      return c;
-    } catch (IOException | RuntimeException e) {
-      throw unavailable(e);
-    }
-  }
-
-  /** Starts a helper command as {@code user} with no input and hands over its raw stream, for output too big to collect. */
-  RawExec open(String user, List<String> cmd) throws RpcError {
-    RawExec exec = attach(user, cmd);
-    try {
-      exec.closeStdin();
-      return exec;
-    } catch (IOException e) {
-      exec.close();
-      throw unavailable(e);
-    }
-  }
-
-  /** Starts a helper command as {@code user} and hands over its raw stream, stdin open. */
+  /** Starts a helper command as {@code user} through {@code docker exec} and hands over its raw stream, stdin open (port forwarding's relay). */
   RawExec attach(String user, List<String> cmd) throws RpcError {
     try {
       return docker.exec(containerId, new DockerRuntime.ExecSpec(cmd, user, List.of(), false));
@@ -339,13 +292,8 @@ public final class LocalSandbox {
     return forwards;
   }
 
-  /** The exit code of a helper started with {@link #open}, or null when Docker could not say. */
-  @Nullable Integer exitCode(RawExec exec) {
-    return docker.exitCode(exec.execId());
-  }
-
   private RpcError unavailable(Exception e) {
-    LOG.warn("docker call for sandbox {} failed: {}", id, e.toString());
+    LOG.warn("a call into sandbox {} failed: {}", id, e.toString());
     return new RpcError("unavailable", "sandbox " + id + " could not be reached: " + e.getMessage());
   }
 
@@ -359,86 +307,7 @@ public final class LocalSandbox {
    */
   public SandboxProcess start(StartSpec spec, SandboxProcess.Subscriber[] subscriberOut) throws RpcError {
     pruneFinished();
-    if (DaemonSwitch.on()) {
-      return startByDaemon(spec, subscriberOut);
-    }
-    List<String> cmd = new ArrayList<>(List.of("/bin/sh", "-c", WRAPPER, "sh", spec.cwd() == null ? "" : spec.cwd(), spec.cmd()));
-    cmd.addAll(spec.args());
-    List<String> env = new ArrayList<>();
-    spec.envs().forEach((k, v) -> env.add(k + "=" + v));
-    RawExec exec;
-    try {
-      exec = docker.exec(containerId, new DockerRuntime.ExecSpec(cmd, spec.user(), env, spec.pty()));
-    } catch (IOException | RuntimeException e) {
-      throw unavailable(e);
-    }
-    int pid;
-    List<SandboxProcess.Data> early = new ArrayList<>();
-    try {
-      ByteArrayOutputStream line = new ByteArrayOutputStream();
-      ByteArrayOutputStream other = new ByteArrayOutputStream();
-      byte[] rest = null;
-      RawExec.Stream restStream = RawExec.Stream.STDOUT;
-      while (rest == null) {
-        RawExec.Frame f = exec.read();
-        if (f == null) {
-          break;
-        }
-        if (f.stream() == RawExec.Stream.STDERR) {
-          // Docker copies stdout and stderr separately: stderr may overtake the pid line
-          other.write(f.data());
-          early.add(new SandboxProcess.Data(RawExec.Stream.STDERR, f.data()));
-          continue;
-        }
-        byte[] d = f.data();
-        int nl = indexOf(d, (byte) '\n');
-        if (nl < 0) {
-          line.write(d);
-        } else {
-          line.write(d, 0, nl);
-          rest = java.util.Arrays.copyOfRange(d, nl + 1, d.length);
-          restStream = f.stream();
-        }
-      }
-      String first = line.toString(StandardCharsets.UTF_8).strip();
-      if (rest == null || !first.startsWith("sbx:")) {
-        exec.close();
-        String said = (first + " " + other.toString(StandardCharsets.UTF_8)).strip();
-        if (said.contains("unable to find user") || said.contains("no matching entries in passwd")) {
-          throw new RpcError("unauthenticated", "invalid user: '" + spec.user() + "'");
-        }
-        throw new RpcError("internal", "the process could not be started: " + (said.isEmpty() ? "no output" : said));
-      }
-      if (first.equals("sbx:cwd")) {
-        exec.close();
-        throw new RpcError("invalid_argument", "cwd '" + spec.cwd() + "' does not exist or is not a directory");
-      }
-      pid = Integer.parseInt(first.substring("sbx:pid:".length()));
-      if (rest.length > 0) {
-        early.add(new SandboxProcess.Data(restStream, rest));
-      }
-      if (!spec.stdin() && !spec.pty()) {
-        exec.closeStdin();
-      }
-      if (spec.pty() && spec.cols() > 0 && spec.rows() > 0) {
-        try {
-          resize(exec.execId(), spec.cols(), spec.rows());
-        } catch (RuntimeException e) {
-          // the process may already have exited (Docker refuses to resize a finished exec);
-          // its end is reported through the stream like any other
-          LOG.debug("initial resize of pid {} in {} failed: {}", pid, id, e.toString());
-        }
-      }
-    } catch (IOException | NumberFormatException e) {
-      exec.close();
-      throw unavailable(e);
-    }
-    SandboxProcess process = new SandboxProcess(pid, spec.tag(), spec.cmd(), spec.args(), spec.envs(), spec.cwd(), spec.pty(), exec);
-    subscriberOut[0] = process.subscribe();
-    processes.put(pid, process);
-    Thread.ofVirtual().name("sandboxes-proc-" + id + "-" + pid).start(() -> process.pump(early, () -> docker.exitCode(exec.execId())));
-    armDeadline(process, spec.timeout());
-    return process;
+    return startByDaemon(spec, subscriberOut);
   }
 
   /** Starts the process through the sandbox's daemon, in its own session and process group. */
@@ -502,29 +371,12 @@ public final class LocalSandbox {
     }
   }
 
-  void resize(String execId, int cols, int rows) {
-    docker.client().resizeExecCmd(execId).withSize(rows, cols).exec(); // docker-java takes (height, width)
-  }
-
   public void resize(SandboxProcess p, int cols, int rows) throws RpcError {
-    if (p.daemon() != null) {
-      try {
-        p.daemon().resize(cols, rows);
-      } catch (IOException e) {
-        throw new RpcError("failed_precondition", "process " + p.pid() + " could not be resized: " + e.getMessage());
-      }
-      return;
+    try {
+      p.daemon().resize(cols, rows);
+    } catch (IOException e) {
+      throw new RpcError("failed_precondition", "process " + p.pid() + " could not be resized: " + e.getMessage());
     }
-    resize(p.exec().execId(), cols, rows);
-  }
-
-  private static int indexOf(byte[] data, byte b) {
-    for (int i = 0; i < data.length; i++) {
-      if (data[i] == b) {
-        return i;
-      }
-    }
-    return -1;
   }
 
   public @Nullable SandboxProcess process(int pid) {
@@ -545,23 +397,21 @@ public final class LocalSandbox {
 
   /** Sends a signal to the process's whole group, as root inside the container. */
   public void signal(SandboxProcess p, int signal) {
-    p.recordSignal(signal);
-    if (p.daemon() != null) {
-      try {
-        p.daemon().signal(signal, true);
-      } catch (IOException e) {
-        try {
-          p.daemon().signal(signal, false); // the leader left its group: the process alone
-        } catch (IOException again) {
-          LOG.warn("signal {} to pid {} in sandbox {} failed: {}", signal, p.pid(), id, again.toString());
-        }
-      }
+    try {
+      p.daemon().signal(signal, true);
       return;
+    } catch (IOException e) {
+      LOG.debug("signal {} to the group of pid {} in sandbox {}: {}", signal, p.pid(), id, e.toString());
     }
     try {
-      docker.runAsRoot(containerId, "/bin/sh", "-c", "kill -" + signal + " -- -\"$1\" 2>/dev/null || kill -" + signal + " \"$1\"", "sh",
-          Integer.toString(p.pid()));
-    } catch (IOException | RuntimeException e) {
+      p.daemon().signal(signal, false); // the group is gone, or the leader left it: the process alone
+    } catch (io.sandboxes.local.internal.daemon.DaemonException e) {
+      if (e.kind() == io.sandboxes.local.internal.daemon.DaemonException.Kind.NOT_FOUND) {
+        LOG.debug("signal {} to pid {} in sandbox {}: it had already ended", signal, p.pid(), id);
+      } else {
+        LOG.warn("signal {} to pid {} in sandbox {} failed: {}", signal, p.pid(), id, e.toString());
+      }
+    } catch (IOException e) {
       LOG.warn("signal {} to pid {} in sandbox {} failed: {}", signal, p.pid(), id, e.toString());
     }
   }

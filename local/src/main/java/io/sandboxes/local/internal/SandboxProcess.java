@@ -8,12 +8,13 @@ import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Supplier;
+import io.sandboxes.local.internal.daemon.DaemonProcess;
 import org.jspecify.annotations.Nullable;
 
 /**
- * One process started through envd's {@code Start}: a {@code docker exec} whose output is pumped
- * to whoever is attached. It lives independently of the request that started it; output produced
+ * One process started through envd's {@code Start}: the daemon's one attachment to it, whose
+ * output is fanned out to every Connect client attached ({@code Start}'s, then any
+ * {@code Connect}'s). It lives independently of the request that started it; output produced
  * while nobody is attached is dropped, as envd does.
  */
 public final class SandboxProcess {
@@ -62,29 +63,14 @@ public final class SandboxProcess {
   private final Map<String, String> envs;
   private final @Nullable String cwd;
   private final boolean pty;
-  private final @Nullable RawExec exec;
-  private final io.sandboxes.local.internal.daemon.@Nullable DaemonProcess daemon;
+  private final DaemonProcess daemon;
+  private volatile long finishedAtNanos;
   private final List<Subscriber> subscribers = new CopyOnWriteArrayList<>();
   private volatile @Nullable End end;
-  private volatile @Nullable Integer signalSent;
-  private volatile long finishedAtNanos;
-
-  SandboxProcess(int pid, @Nullable String tag, String cmd, List<String> args, Map<String, String> envs,
-      @Nullable String cwd, boolean pty, RawExec exec) {
-    this.pid = pid;
-    this.tag = tag;
-    this.cmd = cmd;
-    this.args = List.copyOf(args);
-    this.envs = Map.copyOf(envs);
-    this.cwd = cwd;
-    this.pty = pty;
-    this.exec = exec;
-    this.daemon = null;
-  }
 
   /** A process the in-sandbox daemon runs, seen through one attachment that this object fans out. */
   SandboxProcess(int pid, @Nullable String tag, String cmd, List<String> args, Map<String, String> envs,
-      @Nullable String cwd, boolean pty, io.sandboxes.local.internal.daemon.DaemonProcess daemon) {
+      @Nullable String cwd, boolean pty, DaemonProcess daemon) {
     this.pid = pid;
     this.tag = tag;
     this.cmd = cmd;
@@ -92,12 +78,11 @@ public final class SandboxProcess {
     this.envs = Map.copyOf(envs);
     this.cwd = cwd;
     this.pty = pty;
-    this.exec = null;
     this.daemon = daemon;
   }
 
-  /** @return the daemon's attachment, for a process the daemon runs */
-  io.sandboxes.local.internal.daemon.@Nullable DaemonProcess daemon() {
+  /** @return the daemon's attachment */
+  DaemonProcess daemon() {
     return daemon;
   }
 
@@ -168,7 +153,7 @@ public final class SandboxProcess {
    * process back (through the daemon's credit) for at most 30 s before it is dropped.
    */
   void pumpDaemon() {
-    io.sandboxes.local.internal.daemon.DaemonProcess d = java.util.Objects.requireNonNull(daemon);
+    DaemonProcess d = daemon;
     End e = null;
     try {
       io.sandboxes.local.internal.daemon.ProcessEvent ev;
@@ -186,7 +171,7 @@ public final class SandboxProcess {
       d.close();
     }
     if (e == null) {
-      e = toEnd(null, null);
+      e = new End(-1, false, "unknown", "the exit status could not be observed");
     }
     finish(e);
   }
@@ -208,63 +193,11 @@ public final class SandboxProcess {
     subscribers.clear();
   }
 
-  /** Pumps output until the exec ends, then reports the end. Runs on its own virtual thread. */
-  void pump(List<Data> early, Supplier<@Nullable Integer> exitCode) {
-    RawExec exec = java.util.Objects.requireNonNull(this.exec);
-    try {
-      early.forEach(this::deliver);
-      RawExec.Frame frame;
-      while ((frame = exec.read()) != null) {
-        deliver(new Data(frame.stream(), frame.data()));
-      }
-    } catch (IOException e) {
-      // the connection to Docker broke; the exit code below says what is known
-    } finally {
-      exec.close();
-    }
-    finish(toEnd(exitCode.get(), signalSent));
-  }
-
-  static End toEnd(@Nullable Integer code, @Nullable Integer signal) {
-    if (code == null) {
-      return new End(-1, false, "unknown", "the exit status could not be observed");
-    }
-    if (signal != null && code == 128 + signal) {
-      String name = switch (signal) {
-        case 9 -> "killed";
-        case 15 -> "terminated";
-        case 2 -> "interrupt";
-        default -> "signal " + signal;
-      };
-      return new End(-1, false, "signal: " + name, "signal: " + name);
-    }
-    if (code == 0) {
-      return new End(0, true, "exit status 0", null);
-    }
-    return new End(code, true, "exit status " + code, "exit status " + code);
-  }
-
-  void recordSignal(int signal) {
-    signalSent = signal;
-  }
-
   public void writeInput(byte[] data) throws IOException {
-    if (daemon != null) {
-      daemon.writeStdin(data);
-    } else {
-      java.util.Objects.requireNonNull(exec).write(data);
-    }
+    daemon.writeStdin(data);
   }
 
   public void closeInput() throws IOException {
-    if (daemon != null) {
-      daemon.closeStdin();
-    } else {
-      java.util.Objects.requireNonNull(exec).closeStdin();
-    }
-  }
-
-  RawExec exec() {
-    return java.util.Objects.requireNonNull(exec, "a daemon process has no exec");
+    daemon.closeStdin();
   }
 }

@@ -61,8 +61,8 @@ class DaemonProcessTest {
       DaemonProcess.Result r = p.collect();
       assertThat(r.status().signal()).isEqualTo(9);
       // the killed sleeps are orphans that Docker's init reaps: wait for it rather than race it
-      // (counted by command line: other tests of this class share the container and its sleeps)
-      await().atMost(Duration.ofSeconds(10)).until(() -> sandbox.sh("pgrep -f '^sleep 30[01]$' | wc -l").strip().equals("0"));
+      // (counted by their arguments: other tests of this class share the sandbox and run sleeps too)
+      await().atMost(Duration.ofSeconds(10)).until(() -> sandbox.sh("pgrep -fx 'sleep 30[01]' | wc -l").strip().equals("0"));
     }
     // the same shell killed alone leaves its sleep behind, holding the output open
     try (DaemonProcess p = c.start(ProcessSpec.of("/bin/bash", "-c", "sleep 302 & echo started; wait"))) {
