@@ -39,12 +39,17 @@ class RestartTest {
     String lostContainer;
     String pid;
     long worker;
+    int kept;
     try (LocalServer first = server(id, state, key); E2BSandboxProvider c1 = client(first)) {
       E2BApi e2b = c1.api();
       running = e2b.create().id();
       // every sandbox starts with its daemon, connected by the time create answers
       assertThat(first.registry().find(running).orElseThrow().daemonConnected()).isTrue();
       worker = first.registry().find(running).orElseThrow().daemon().hello().workerPid();
+      // a process started through this server, which must outlive it
+      io.sandboxes.local.internal.SandboxProcess.Subscriber[] sub = new io.sandboxes.local.internal.SandboxProcess.Subscriber[1];
+      kept = first.registry().find(running).orElseThrow().start(new io.sandboxes.local.internal.LocalSandbox.StartSpec("user",
+          "sleep", java.util.List.of("600"), java.util.Map.of(), null, "kept", false, 0, 0, false, java.time.Duration.ZERO), sub).pid();
       LiveSandbox f = e2b.create();
       pid = f.exec("nohup sleep 600 >/dev/null 2>&1 & echo $!").stdout().strip();
       f.pause();
@@ -80,6 +85,23 @@ class RestartTest {
       conn.ping();
       assertThat(conn.hello().workerPid()).isEqualTo(worker);
       assertThat(conn.hello().generation()).isZero();
+      // the process the first server started is listed, found by its tag and signalled again
+      io.sandboxes.local.internal.LocalSandbox back = second.registry().find(running).orElseThrow();
+      assertThat(back.running()).anySatisfy(p -> {
+        assertThat(p.pid()).isEqualTo(kept);
+        assertThat(p.cmd()).isEqualTo("sleep");
+        assertThat(p.args()).containsExactly("600");
+      });
+      io.sandboxes.local.internal.SandboxProcess sleeper = back.processByTag("kept");
+      assertThat(sleeper).isNotNull();
+      io.sandboxes.local.internal.SandboxProcess.Subscriber watcher = sleeper.subscribe();
+      back.signal(sleeper, 9);
+      io.sandboxes.local.internal.SandboxProcess.Event ended = null;
+      for (int i = 0; i < 100 && !(ended instanceof io.sandboxes.local.internal.SandboxProcess.End); i++) {
+        ended = watcher.poll(100, java.util.concurrent.TimeUnit.MILLISECONDS);
+      }
+      assertThat(ended).isInstanceOfSatisfying(io.sandboxes.local.internal.SandboxProcess.End.class,
+          e -> assertThat(e.status()).isEqualTo("signal: killed"));
 
       LiveSandbox f = e2b.connect(frozen);
       assertThat(f.exec("ps -o args= -p " + pid).stdout()).isEqualTo("sleep 600\n");

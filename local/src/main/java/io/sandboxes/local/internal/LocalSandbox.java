@@ -379,20 +379,81 @@ public final class LocalSandbox {
     }
   }
 
-  public @Nullable SandboxProcess process(int pid) {
+  public @Nullable SandboxProcess process(int pid) throws RpcError {
     pruneFinished();
+    takeBackProcesses();
     return processes.get(pid);
   }
 
-  public @Nullable SandboxProcess processByTag(String tag) {
+  public @Nullable SandboxProcess processByTag(String tag) throws RpcError {
     pruneFinished();
+    takeBackProcesses();
     return processes.values().stream().filter(p -> tag.equals(p.tag()) && p.end() == null).findFirst().orElse(null);
   }
 
   /** @return the processes still running */
-  public Collection<SandboxProcess> running() {
+  public Collection<SandboxProcess> running() throws RpcError {
     pruneFinished();
+    takeBackProcesses();
     return processes.values().stream().filter(p -> p.end() == null).toList();
+  }
+
+  private volatile boolean processesToTakeBack;
+  private final java.util.concurrent.locks.ReentrantLock takingBack = new java.util.concurrent.locks.ReentrantLock();
+
+  /** This sandbox was taken back by a restarted server: its daemon's processes join the table on first use. */
+  void processesToTakeBack() {
+    this.processesToTakeBack = true;
+  }
+
+  /**
+   * Attaches to every process the daemon runs that the table does not know (they were started
+   * through the server before it restarted), so they are listed, attachable and signalable again.
+   */
+  private void takeBackProcesses() throws RpcError {
+    if (!processesToTakeBack) {
+      return;
+    }
+    takingBack.lock();
+    try {
+      if (!processesToTakeBack) {
+        return;
+      }
+      io.sandboxes.local.internal.daemon.DaemonConnection conn = daemon();
+      java.util.Set<String> inherited = new java.util.HashSet<>(containerEnv());
+      try {
+        for (io.sandboxes.local.internal.daemon.ProcessInfo info : conn.processes()) {
+          int pid = (int) info.pid();
+          if (processes.containsKey(pid) || info.argv().isEmpty()) {
+            continue;
+          }
+          Map<String, String> envs = new java.util.LinkedHashMap<>();
+          for (String kv : info.env()) {
+            int eq = kv.indexOf('=');
+            // what every process gets from the container is not what the starter asked for
+            if (eq > 0 && (!inherited.contains(kv) || envVars.containsKey(kv.substring(0, eq)))) {
+              envs.put(kv.substring(0, eq), kv.substring(eq + 1));
+            }
+          }
+          io.sandboxes.local.internal.daemon.DaemonProcess dp;
+          try {
+            dp = conn.attach(info.pid());
+          } catch (io.sandboxes.local.internal.daemon.DaemonException e) {
+            LOG.debug("process {} of sandbox {} could not be taken back: {}", pid, id, e.toString());
+            continue; // it ended meanwhile
+          }
+          SandboxProcess p = new SandboxProcess(pid, info.tag(), info.argv().get(0), info.argv().subList(1, info.argv().size()),
+              envs, info.cwd(), info.pty(), dp);
+          processes.put(pid, p);
+          Thread.ofVirtual().name("sandboxes-proc-" + id + "-" + pid).start(p::pumpDaemon);
+        }
+      } catch (IOException e) {
+        throw unavailable(e);
+      }
+      processesToTakeBack = false;
+    } finally {
+      takingBack.unlock();
+    }
   }
 
   /** Sends a signal to the process's whole group, as root inside the container. */

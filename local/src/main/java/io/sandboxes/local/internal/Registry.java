@@ -529,6 +529,9 @@ public final class Registry implements AutoCloseable {
     if (pausedNow) {
       s.markPaused("paused".equals(dockerState));
     }
+    if (daemon != null && (!pausedNow || "paused".equals(dockerState))) {
+      s.processesToTakeBack(); // a stopped container's processes are gone; a running or frozen one's run on
+    }
     if (state != null && (state.has("network") || state.has("allowInternetAccess"))) {
       s.network(state.has("network") ? (ObjectNode) state.get("network") : null,
           state.has("allowInternetAccess") ? state.get("allowInternetAccess").asBoolean() : null);
