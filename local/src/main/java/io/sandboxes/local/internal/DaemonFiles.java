@@ -34,6 +34,10 @@ final class DaemonFiles {
       }
       n.put("symlinkTarget", java.nio.file.Path.of(t).normalize().toString());
     }
+    if (!e.metadata().isEmpty()) {
+      ObjectNode m = n.putObject("metadata");
+      new java.util.TreeMap<>(e.metadata()).forEach(m::put);
+    }
     return n;
   }
 
@@ -86,9 +90,13 @@ final class DaemonFiles {
 
   /**
    * Writes a file; through a dangling symlink the write creates the link's target, as envd's
-   * (and {@code cat >}'s) does. @return the absolute path written
+   * (and {@code cat >}'s) does. The file's metadata becomes {@code metadata} (envd replaces it on
+   * every upload; an empty map clears it).
+   *
+   * @return the written file's entry
    */
-  static String write(DaemonConnection conn, String user, String path, java.io.InputStream content) throws RpcError {
+  static EntryInfo write(DaemonConnection conn, String user, String path, java.io.InputStream content,
+      java.util.Map<String, String> metadata) throws RpcError {
     String target = path;
     try {
       EntryInfo e = conn.stat(path, user);
@@ -103,7 +111,7 @@ final class DaemonFiles {
       throw error(e, path, "write", user);
     }
     try {
-      return conn.writeFile(target, user, content, null).path();
+      return conn.writeFile(target, user, content, metadata);
     } catch (IOException e) {
       throw error(e, path, "write", user);
     }

@@ -50,9 +50,14 @@ public final class FileOps {
     }
   }
 
-  /** Writes the stream to the file (atomically), creating parents. @return the absolute path written */
-  public String write(String user, String path, InputStream content) throws RpcError {
-    return DaemonFiles.write(sandbox.daemon(), user, path, content);
+  /**
+   * Writes the stream to the file (atomically), creating parents, with this metadata (replacing
+   * what the file had; empty clears it).
+   *
+   * @return the written file's entry, as envd's {@code EntryInfo}
+   */
+  public ObjectNode write(String user, String path, InputStream content, java.util.Map<String, String> metadata) throws RpcError {
+    return DaemonFiles.entry(DaemonFiles.write(sandbox.daemon(), user, path, content, metadata));
   }
 
   public ObjectNode stat(String user, String path) throws RpcError {

@@ -699,6 +699,7 @@ public final class EnvdHandler extends Handler.Abstract {
         case "unauthenticated" -> 401;
         case "permission_denied" -> 403;
         case "unavailable" -> 502;
+        case "resource_exhausted" -> 507; // envd's "not enough space"
         default -> 500;
       };
       if (!ex.completed()) {
@@ -710,6 +711,13 @@ public final class EnvdHandler extends Handler.Abstract {
   private void writeFiles(Exchange ex, LocalSandbox sandbox, String user, @Nullable String path) throws RpcError, IOException {
     String type = ex.header("Content-Type");
     ArrayNode written = Json.array();
+    java.util.Map<String, String> metadata;
+    try {
+      metadata = uploadMetadata(ex.request.getHeaders());
+    } catch (IllegalArgumentException e) {
+      restError(ex, 400, e.getMessage());
+      return;
+    }
     if (type != null && type.toLowerCase(java.util.Locale.ROOT).startsWith("multipart/form-data")) {
       MultiPartFormData.Parser parser = new MultiPartFormData.Parser(MultiPart.extractBoundary(type));
       Path dir = Files.createDirectories(uploadDir);
@@ -738,7 +746,7 @@ public final class EnvdHandler extends Handler.Abstract {
             return;
           }
           try (InputStream in = org.eclipse.jetty.io.Content.Source.asInputStream(part.createContentSource())) {
-            written.add(writtenEntry(sandbox.files().write(user, target, in)));
+            written.add(writtenEntry(sandbox.files().write(user, target, in, metadata)));
           }
         }
       }
@@ -752,7 +760,7 @@ public final class EnvdHandler extends Handler.Abstract {
         body = new java.util.zip.GZIPInputStream(body);
       }
       try (InputStream in = body) {
-        written.add(writtenEntry(sandbox.files().write(user, path, in)));
+        written.add(writtenEntry(sandbox.files().write(user, path, in, metadata)));
       }
     }
     if (written.isEmpty()) {
@@ -762,11 +770,60 @@ public final class EnvdHandler extends Handler.Abstract {
     ex.json(200, written);
   }
 
-  private static ObjectNode writtenEntry(String absolute) {
-    return Json.object()
+  /** An upload's answer for one file: envd's {@code path}, {@code name}, {@code type} and its metadata. */
+  private static ObjectNode writtenEntry(ObjectNode entry) {
+    String absolute = entry.path("path").asText();
+    ObjectNode out = Json.object()
         .put("path", absolute)
         .put("name", absolute.substring(absolute.lastIndexOf('/') + 1))
         .put("type", "file");
+    if (entry.has("metadata")) {
+      out.set("metadata", entry.get("metadata"));
+    }
+    return out;
+  }
+
+  private static final String METADATA_HEADER = "x-metadata-";
+  /** The Linux limit on an xattr name (255) less envd's {@code user.e2b.} namespace. */
+  private static final int METADATA_KEY_MAX = 255 - "user.e2b.".length();
+  /** envd's budget for all of a file's metadata, each key counted with its namespace. */
+  private static final int METADATA_TOTAL_MAX = 4096;
+
+  /**
+   * envd's upload metadata: every {@code X-Metadata-<key>: <value>} header, the key lowercased,
+   * the first value of a repeated header. Keys and values must be printable US-ASCII, a key at
+   * most 246 bytes, all of it at most 4096 bytes.
+   *
+   * @throws IllegalArgumentException naming what is wrong, for a 400
+   */
+  static java.util.Map<String, String> uploadMetadata(org.eclipse.jetty.http.HttpFields headers) {
+    java.util.Map<String, String> out = new java.util.LinkedHashMap<>();
+    int total = 0;
+    for (org.eclipse.jetty.http.HttpField h : headers) {
+      String name = h.getName();
+      if (name.length() <= METADATA_HEADER.length() || !name.regionMatches(true, 0, METADATA_HEADER, 0, METADATA_HEADER.length())) {
+        continue;
+      }
+      String key = name.substring(METADATA_HEADER.length()).toLowerCase(java.util.Locale.ROOT);
+      String value = h.getValue() == null ? "" : h.getValue();
+      if (!printable(key) || !printable(value)) {
+        throw new IllegalArgumentException("metadata keys and values must be printable US-ASCII: " + name);
+      }
+      if (key.length() > METADATA_KEY_MAX) {
+        throw new IllegalArgumentException("metadata key longer than " + METADATA_KEY_MAX + " bytes: " + name);
+      }
+      if (out.putIfAbsent(key, value) == null) {
+        total += "user.e2b.".length() + key.length() + value.length();
+        if (total > METADATA_TOTAL_MAX) {
+          throw new IllegalArgumentException("metadata larger than " + METADATA_TOTAL_MAX + " bytes in all");
+        }
+      }
+    }
+    return out;
+  }
+
+  private static boolean printable(String s) {
+    return s.chars().allMatch(c -> c >= 0x20 && c <= 0x7E);
   }
 
   /** envd's pre-signed URL check: v1_ + base64(sha256(path:op:user:token[:expiration])), no padding. */
