@@ -65,6 +65,10 @@ public final class ApiHandler extends Handler.Abstract {
       route(ex);
     } catch (RpcError e) {
       error(ex, Connect.httpStatus(e.code()), e.getMessage());
+    } catch (Exchange.BodyTooLarge e) {
+      if (!ex.completed()) {
+        ex.tooLarge(e);
+      }
     } catch (IOException | RuntimeException e) {
       LOG.warn("{} {} failed", ex.method(), ex.path(), e);
       if (!ex.completed()) {

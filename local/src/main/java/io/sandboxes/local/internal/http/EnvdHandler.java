@@ -69,6 +69,10 @@ public final class EnvdHandler extends Handler.Abstract {
       if (!ex.completed()) {
         rpcError(ex, e);
       }
+    } catch (Exchange.BodyTooLarge e) {
+      if (!ex.completed()) {
+        ex.tooLarge(e);
+      }
     } catch (IOException | RuntimeException e) {
       LOG.warn("envd {} {} failed", ex.method(), ex.path(), e);
       if (!ex.completed()) {

@@ -67,10 +67,44 @@ final class Exchange {
     }
   }
 
-  byte[] bodyBytes() throws IOException {
-    try (InputStream in = body()) {
-      return in.readAllBytes();
+  /**
+   * The most a JSON request body may hold: far more than any control-plane or unary envd message
+   * needs, small enough that concurrent oversized posts cannot grow the server's memory.
+   */
+  static final int MAX_JSON_BODY = 1 << 20;
+
+  /** A request body past {@link #MAX_JSON_BODY}: answered 413, the rest of it never read. */
+  static final class BodyTooLarge extends IOException {
+    private static final long serialVersionUID = 1L;
+
+    BodyTooLarge() {
+      super("the request body is larger than " + MAX_JSON_BODY + " bytes");
     }
+  }
+
+  /**
+   * Reads a JSON body whole, refusing one past {@link #MAX_JSON_BODY}: a declared length over the
+   * limit is refused before a byte is read; an undeclared one after at most one byte too many.
+   *
+   * @throws BodyTooLarge for a body past the limit
+   */
+  byte[] bodyBytes() throws IOException {
+    if (request.getLength() > MAX_JSON_BODY) {
+      throw new BodyTooLarge();
+    }
+    InputStream in = body();
+    byte[] raw = in.readNBytes(MAX_JSON_BODY + 1);
+    if (raw.length > MAX_JSON_BODY) {
+      throw new BodyTooLarge(); // left open and unread: the answer closes the connection
+    }
+    in.close();
+    return raw;
+  }
+
+  /** Answers 413 for a body past the limit, closing the connection (its rest is never read). */
+  void tooLarge(BodyTooLarge e) {
+    bodyRead = false;
+    json(413, Json.object().put("code", 413).put("message", e.getMessage()));
   }
 
   boolean completed() {
