@@ -68,7 +68,8 @@ public final class DaemonBench {
     new Random(1).nextBytes(mib);
     List<String> bashEcho = List.of("/bin/bash", "-l", "-c", ECHO);
 
-    Measure.Op rawEcho = () -> Measure.check("hi\n".equals(docker.run(id, "root", bashEcho, null).stdoutText()), "raw echo");
+    RawDocker raw = new RawDocker(docker, id);
+    Measure.Op rawEcho = raw.echo();
     Measure.Op daemonEcho = () -> {
       try (DaemonProcess p = c.start(new ProcessSpec(bashEcho, Map.of(), null, null, null, false, null))) {
         Measure.check("hi\n".equals(p.collect().stdoutText()), "daemon echo");
@@ -79,9 +80,8 @@ public final class DaemonBench {
         Measure.check("hi\n".equals(p.collect().stdoutText()), "daemon echo");
       }
     };
-    Measure.Op rawWrite = () -> Measure.check(docker.run(id, "root", List.of("sh", "-c", "cat > /tmp/raw.bin"), new ByteArrayInputStream(mib))
-        .exitCode() == 0, "raw write");
-    Measure.Op rawRead = () -> Measure.check(docker.run(id, "root", List.of("cat", "/tmp/raw.bin"), null).stdout().length == MIB, "raw read");
+    Measure.Op rawWrite = raw.write(mib);
+    Measure.Op rawRead = raw.read(MIB);
     Measure.Op daemonWrite = () -> Measure.check(c.writeFile("/tmp/daemon.bin", "root", new ByteArrayInputStream(mib), null).size() == MIB,
         "daemon write");
     Measure.Op daemonRead = () -> {
@@ -90,7 +90,7 @@ public final class DaemonBench {
       }
     };
     List<String> head = List.of("head", "-c", Long.toString(STDOUT_BYTES), "/dev/zero");
-    Measure.Op rawStdout = () -> Measure.check(docker.run(id, "root", head, null).stdout().length == STDOUT_BYTES, "raw stdout");
+    Measure.Op rawStdout = raw.stdout(STDOUT_BYTES);
     Measure.Op daemonStdout = () -> {
       try (DaemonProcess p = c.start(new ProcessSpec(head, Map.of(), null, null, null, false, null))) {
         long n = 0;

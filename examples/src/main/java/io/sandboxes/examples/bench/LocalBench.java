@@ -151,20 +151,17 @@ public final class LocalBench {
   private static void baselines(E2BApi sandboxes, double create, double echo, double write, double read) throws Exception {
     int rounds = 20;
     byte[] mib = new byte[1 << 20];
-    java.util.List<String> bashEcho = List.of("/bin/bash", "-l", "-c", "echo hi");
     String stdoutCommand = "head -c " + STDOUT_BYTES + " /dev/zero";
     try (DockerRuntime docker = DockerRuntime.connect()) {
       double rawCreate = Measure.medianMs(10, () -> docker.remove(docker.createAndStart(rawSpec())));
       String id = docker.createAndStart(rawSpec());
       try (LiveSandbox s = sandboxes.create()) {
-        Measure.Op rawEcho = () -> Measure.check("hi\n".equals(docker.run(id, "root", bashEcho, null).stdoutText()), "raw echo");
+        RawDocker raw = new RawDocker(docker, id);
+        Measure.Op rawEcho = raw.echo();
         double rawEchoMs = Measure.medianMs(rounds, rawEcho);
-        double rawWrite = Measure.medianMs(rounds, () -> Measure.check(docker.run(id, "root",
-            List.of("sh", "-c", "cat > /tmp/raw.bin"), new java.io.ByteArrayInputStream(mib)).exitCode() == 0, "raw write"));
-        double rawRead = Measure.medianMs(rounds, () -> Measure.check(docker.run(id, "root",
-            List.of("cat", "/tmp/raw.bin"), null).stdout().length == mib.length, "raw read"));
-        double rawOut = mbPerSecond(() -> Measure.check(docker.run(id, "root", List.of("sh", "-c", stdoutCommand), null)
-            .stdout().length == STDOUT_BYTES, "raw stdout"));
+        double rawWrite = Measure.medianMs(rounds, raw.write(mib));
+        double rawRead = Measure.medianMs(rounds, raw.read(mib.length));
+        double rawOut = mbPerSecond(raw.stdout(STDOUT_BYTES));
         double ourOut = mbPerSecond(() -> Measure.check(s.exec(stdoutCommand).stdout().length() == STDOUT_BYTES, "stdout"));
         double rawPar = Measure.perSecond(40, 8, rawEcho);
         double ourPar = Measure.perSecond(40, 8, () -> Measure.check(s.exec("echo hi").stdout().equals("hi\n"), "echo"));
