@@ -347,7 +347,7 @@ public final class LocalSandbox {
     SandboxProcess process = new SandboxProcess(pid, spec.tag(), spec.cmd(), spec.args(), spec.envs(), spec.cwd(), spec.pty(), dp);
     subscriberOut[0] = process.subscribe();
     processes.put(pid, process);
-    Thread.ofVirtual().name("sandboxes-proc-" + id + "-" + pid).start(process::pumpDaemon);
+    Thread.ofVirtual().name("sandboxes-proc-" + id + "-" + pid).start(() -> process.pumpDaemon(lost));
     armDeadline(process, spec.timeout());
     return process;
   }
@@ -398,6 +398,22 @@ public final class LocalSandbox {
     return processes.values().stream().filter(p -> p.end() == null).toList();
   }
 
+  private volatile java.util.function.BooleanSupplier lost = () -> false;
+
+  /**
+   * Sets what a process's pump asks when the daemon's connection drops under it: whether the
+   * whole sandbox turned out to be gone (and its streams were told so).
+   */
+  void onDaemonLost(java.util.function.BooleanSupplier lost) {
+    this.lost = lost;
+  }
+
+  /** Ends the stream of every process still running with {@code failure}: the sandbox is gone. */
+  void abandonProcesses(SandboxProcess.Failure failure) {
+    processes.values().forEach(p -> p.abandon(failure));
+    watchers.values().forEach(DirWatch::close);
+  }
+
   private volatile boolean processesToTakeBack;
   private final java.util.concurrent.locks.ReentrantLock takingBack = new java.util.concurrent.locks.ReentrantLock();
 
@@ -445,7 +461,7 @@ public final class LocalSandbox {
           SandboxProcess p = new SandboxProcess(pid, info.tag(), info.argv().get(0), info.argv().subList(1, info.argv().size()),
               envs, info.cwd(), info.pty(), dp);
           processes.put(pid, p);
-          Thread.ofVirtual().name("sandboxes-proc-" + id + "-" + pid).start(p::pumpDaemon);
+          Thread.ofVirtual().name("sandboxes-proc-" + id + "-" + pid).start(() -> p.pumpDaemon(lost));
         }
       } catch (IOException e) {
         throw unavailable(e);

@@ -60,6 +60,19 @@ public final class Registry implements AutoCloseable {
   private final Thread reaper;
   private final java.util.Optional<io.sandboxes.local.internal.egress.SandboxNetwork> network;
   private final Path daemonBinary;
+  /** How many ended-from-outside sandboxes keep their reason for a later lookup. */
+  private static final int ENDED_KEPT = 1000;
+  /** Why sandboxes that ended without this server ending them did, newest last. */
+  private final Map<String, String> endedFromOutside = java.util.Collections.synchronizedMap(
+      new java.util.LinkedHashMap<>(16, 0.75f, false) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, String> eldest) {
+          return size() > ENDED_KEPT;
+        }
+      });
+  /** How long a process whose daemon connection dropped waits to learn whether the sandbox died. */
+  private static final Duration LOST_CHECK = Duration.ofSeconds(2);
+  private final ContainerEvents events;
 
   /**
    * @param templates template id to image reference
@@ -80,6 +93,7 @@ public final class Registry implements AutoCloseable {
     }
     recover();
     this.reaper = Thread.ofVirtual().name("sandboxes-reaper").start(this::reap);
+    this.events = new ContainerEvents(docker, serverId, this::containerChanged, this::resync);
   }
 
   public static String newSandboxId() {
@@ -174,6 +188,7 @@ public final class Registry implements AutoCloseable {
         throw new RpcError("internal", "the sandbox's egress firewall could not be set up: " + e.getMessage());
       }
     }
+    sandbox.onDaemonLost(() -> daemonLost(sandbox));
     sandboxes.put(id, sandbox);
     persist(sandbox);
     sandbox.log("info", "sandbox created from template " + templateId + ", ends at " + end);
@@ -184,6 +199,152 @@ public final class Registry implements AutoCloseable {
 
   public Optional<LocalSandbox> find(String id) {
     return Optional.ofNullable(sandboxes.get(id));
+  }
+
+  /**
+   * Why a sandbox that is gone ended, when it ended without this server ending it (its container
+   * was killed, stopped or removed from outside).
+   */
+  public Optional<String> endedFromOutside(String id) {
+    return Optional.ofNullable(endedFromOutside.get(id));
+  }
+
+  // ---- containers that die or go away without this server doing it ----
+
+  /** Docker says a container of this server died or was removed: its sandbox is looked at again. */
+  private void containerChanged(String containerId) {
+    for (LocalSandbox s : sandboxes.values()) {
+      if (s.containerId().equals(containerId)) {
+        Thread.ofVirtual().name("sandboxes-check-" + s.id()).start(() -> verify(s));
+        return;
+      }
+    }
+  }
+
+  /** After the event stream is (re)opened: every sandbox is looked at again, in case an event was missed. */
+  private void resync() {
+    for (LocalSandbox s : List.copyOf(sandboxes.values())) {
+      Thread.ofVirtual().name("sandboxes-check-" + s.id()).start(() -> verify(s));
+    }
+  }
+
+  /** What {@link #verify} found. */
+  private enum Verdict { FINE, ENDED, BUSY, UNKNOWN }
+
+  private void verify(LocalSandbox s) {
+    s.transitions.lock();
+    try {
+      verifyLocked(s);
+    } finally {
+      s.transitions.unlock();
+    }
+  }
+
+  /**
+   * Compares a sandbox with its container as Docker shows it now and ends the sandbox when the
+   * container is gone, or stopped while this server holds it running or memory-paused. Runs under
+   * the sandbox's transition lock, so this server's own kill, pause and resume (which stop, freeze
+   * and remove the container themselves) are never taken for outside events: a kill has taken the
+   * sandbox out of the table first, a filesystem-only pause is recorded before anyone looks.
+   */
+  private Verdict verifyLocked(LocalSandbox s) {
+    if (sandboxes.get(s.id()) != s) {
+      return endedFromOutside.containsKey(s.id()) ? Verdict.ENDED : Verdict.FINE;
+    }
+    String reason;
+    try {
+      com.github.dockerjava.api.command.InspectContainerResponse.ContainerState state =
+          docker.client().inspectContainerCmd(s.containerId()).exec().getState();
+      if (Boolean.TRUE.equals(state.getRunning())) {
+        return Verdict.FINE; // running, or frozen (Docker reports a frozen container as running too)
+      }
+      if (s.paused() && !s.memoryKept()) {
+        return Verdict.FINE; // this server stopped it for a filesystem-only pause
+      }
+      reason = exitReason(state);
+    } catch (NotFoundException e) {
+      reason = "its container was removed from outside this server";
+    } catch (RuntimeException e) {
+      LOG.warn("could not look at the container of sandbox {}: {}", s.id(), e.toString());
+      return Verdict.UNKNOWN; // could not look: nothing is concluded
+    }
+    endFromOutside(s, reason);
+    return Verdict.ENDED;
+  }
+
+  private static String exitReason(com.github.dockerjava.api.command.InspectContainerResponse.ContainerState state) {
+    if ("removing".equals(state.getStatus())) {
+      return "its container was removed from outside this server"; // Docker marks the removal before it kills
+    }
+    if (Boolean.TRUE.equals(state.getOOMKilled())) {
+      return "its container ran out of memory and stopped";
+    }
+    Long code = state.getExitCodeLong();
+    String detail = code == null ? "" : code > 128 && code < 160 ? " (exit code " + code + ", signal " + (code - 128) + ")"
+        : " (exit code " + code + ")";
+    return "its container stopped without this server stopping it" + detail;
+  }
+
+  /**
+   * Ends a sandbox whose container died or went away, as a kill would: out of the table, its
+   * process streams failed with the reason, its forwards closed, its daemon folder, state file and
+   * firewall entry gone, a dead container removed. The caller holds its transition lock.
+   */
+  private void endFromOutside(LocalSandbox s, String reason) {
+    String id = s.id();
+    endedFromOutside.put(id, reason);
+    sandboxes.remove(id, s);
+    s.abandonProcesses(new SandboxProcess.Failure("unavailable", "sandbox " + id + " ended: " + reason));
+    s.ports().close();
+    try {
+      docker.remove(s.containerId());
+    } catch (RuntimeException e) {
+      LOG.warn("removing the dead container of sandbox {} failed: {}", id, e.toString());
+    }
+    s.closeDaemon(true);
+    network.ifPresent(n -> n.detach(s.networkAddress()));
+    forget(id);
+    s.log("warn", "ended: " + reason);
+    LOG.atWarn().addKeyValue("event", "sandbox.lost").addKeyValue("sandbox", id)
+        .addKeyValue("container", s.containerId().substring(0, Math.min(12, s.containerId().length())))
+        .addKeyValue("reason", reason).log("sandbox ended from outside: " + reason);
+  }
+
+  /**
+   * A process's daemon connection dropped: whether that is because the sandbox is gone. Looks
+   * at the container for up to {@link #LOST_CHECK} (Docker marks a killed container exited a
+   * moment after its processes die), giving way to this server's own transitions.
+   */
+  private boolean daemonLost(LocalSandbox s) {
+    long deadline = System.nanoTime() + LOST_CHECK.toNanos();
+    while (true) {
+      Verdict v = Verdict.BUSY;
+      try {
+        if (s.transitions.tryLock(50, java.util.concurrent.TimeUnit.MILLISECONDS)) {
+          try {
+            v = verifyLocked(s);
+          } finally {
+            s.transitions.unlock();
+          }
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return false;
+      }
+      if (v == Verdict.ENDED) {
+        return true;
+      }
+      if (v == Verdict.UNKNOWN || sandboxes.get(s.id()) != s || (s.paused() && !s.memoryKept())
+          || System.nanoTime() - deadline > 0) {
+        return false;
+      }
+      try {
+        Thread.sleep(100);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return false;
+      }
+    }
   }
 
   /** @return the sandboxes, newest first */
@@ -461,17 +622,46 @@ public final class Registry implements AutoCloseable {
       LOG.warn("could not list this server's containers to take them back: {}", e.toString());
       return;
     }
+    java.util.Set<String> withContainer = new java.util.HashSet<>();
     for (Container c : ours) {
       Map<String, String> labels = c.getLabels();
       String id = labels.get(DockerRuntime.LABEL_SANDBOX_ID);
       if (id == null) {
         continue;
       }
+      withContainer.add(id);
       try {
         adopt(c, labels, id);
       } catch (RuntimeException | IOException e) {
         LOG.warn("could not take back sandbox {} (container {}): {}", id, c.getId(), e.toString());
       }
+    }
+    forgetRemoved(withContainer);
+  }
+
+  /**
+   * The state a sandbox left whose container was removed while no server watched (by hand, or by
+   * a cleanup): nothing to take back, so its state file and daemon folder go.
+   */
+  private void forgetRemoved(java.util.Set<String> withContainer) {
+    if (!Files.isDirectory(stateDir)) {
+      return;
+    }
+    try (java.util.stream.Stream<Path> files = Files.list(stateDir)) {
+      for (Path f : files.toList()) {
+        String name = f.getFileName().toString();
+        if (!name.endsWith(".json") || !Files.isRegularFile(f, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+          continue;
+        }
+        String id = name.substring(0, name.length() - ".json".length());
+        if (!withContainer.contains(id) && id.matches("[a-z0-9]{20}")) {
+          LOG.info("sandbox {} is gone: its container was removed while the server was down", id);
+          forget(id);
+          SandboxDaemon.deleteTree(SandboxDaemon.folderFor(stateDir, id));
+        }
+      }
+    } catch (IOException e) {
+      LOG.debug("could not look for the state of removed sandboxes in {}: {}", stateDir, e.toString());
     }
   }
 
@@ -541,6 +731,7 @@ public final class Registry implements AutoCloseable {
         s.networkAddress(network.get().attach(c.getId(), s::egressPolicy));
       }
     }
+    s.onDaemonLost(() -> daemonLost(s));
     sandboxes.put(id, s);
     persist(s);
     s.log("info", "taken back by a restarted server (" + (pausedNow ? "paused" : "running") + ")");
@@ -558,6 +749,7 @@ public final class Registry implements AutoCloseable {
 
   /** Stops the reaper; with {@code killSandboxes} also removes every sandbox this server made. */
   public void close(boolean killSandboxes) {
+    events.close();
     reaper.interrupt();
     try {
       reaper.join(Duration.ofSeconds(5));

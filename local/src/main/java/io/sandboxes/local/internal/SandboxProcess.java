@@ -152,7 +152,7 @@ public final class SandboxProcess {
    * nobody is attached to is dropped, as envd does; a subscriber that stops reading holds the
    * process back (through the daemon's credit) for at most 30 s before it is dropped.
    */
-  void pumpDaemon() {
+  void pumpDaemon(java.util.function.BooleanSupplier sandboxLost) {
     DaemonProcess d = daemon;
     End e = null;
     try {
@@ -170,10 +170,27 @@ public final class SandboxProcess {
     } finally {
       d.close();
     }
+    if (e == null && sandboxLost.getAsBoolean()) {
+      return; // the whole sandbox ended under it: its attached clients were told why
+    }
     if (e == null) {
       e = new End(-1, false, "unknown", "the exit status could not be observed");
     }
     finish(e);
+  }
+
+  /**
+   * Ends every attached stream with {@code failure} instead of an end event: the sandbox itself
+   * is gone, so the process's outcome will never be known.
+   */
+  void abandon(Failure failure) {
+    if (end != null) {
+      return;
+    }
+    deliver(failure);
+    finishedAtNanos = System.nanoTime();
+    end = new End(-1, false, "unknown", failure.message());
+    subscribers.clear();
   }
 
   static End toEnd(io.sandboxes.local.internal.daemon.ExitStatus status) {
@@ -185,6 +202,9 @@ public final class SandboxProcess {
   }
 
   private void finish(End e) {
+    if (end != null) {
+      return; // abandoned already
+    }
     finishedAtNanos = System.nanoTime();
     end = e;
     for (Subscriber s : subscribers) {

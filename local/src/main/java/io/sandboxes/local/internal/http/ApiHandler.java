@@ -236,8 +236,9 @@ public final class ApiHandler extends Handler.Abstract {
     return registry.find(id).orElseThrow(() -> notFound(id));
   }
 
-  private static RpcError notFound(String id) {
-    return new RpcError("not_found", "Sandbox \"" + id + "\" doesn't exist or you don't have access to it");
+  private RpcError notFound(String id) {
+    String message = "Sandbox \"" + id + "\" doesn't exist or you don't have access to it";
+    return new RpcError("not_found", registry.endedFromOutside(id).map(why -> message + "; it ended: " + why).orElse(message));
   }
 
   private static JsonNode readJson(Exchange ex) throws RpcError, IOException {

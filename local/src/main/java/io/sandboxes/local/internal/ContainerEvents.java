@@ -1,0 +1,171 @@
+package io.sandboxes.local.internal;
+
+import com.github.dockerjava.api.async.ResultCallback;
+import com.github.dockerjava.api.model.Event;
+import com.github.dockerjava.api.model.EventType;
+import io.sandboxes.local.internal.docker.DockerRuntime;
+import java.io.Closeable;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Follows Docker's event stream for the containers of one server (those labelled as the local
+ * runtime's and as this server's; other servers on the same engine are never looked at) and
+ * reports every container that died or was removed. The stream is opened again whenever it drops,
+ * and every (re)opening is followed by a re-sync, so what happened while it was down is still
+ * seen. An event only says "look again": the receiver decides from what Docker shows now.
+ */
+final class ContainerEvents implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(ContainerEvents.class);
+  /** Container actions after which a container may have stopped running or be gone. */
+  private static final String[] ACTIONS = {"die", "destroy"};
+  private static final Duration FIRST_RETRY = Duration.ofMillis(200);
+  private static final Duration LAST_RETRY = Duration.ofSeconds(5);
+  /** How long an opening waits for Docker's answer before re-syncing anyway. */
+  private static final Duration STARTED = Duration.ofSeconds(2);
+
+  private final DockerRuntime docker;
+  private final String serverId;
+  private final Consumer<String> containerChanged;
+  private final Runnable resync;
+  private final Thread follower;
+  private volatile boolean closed;
+  private volatile @Nullable Stream current;
+
+  /**
+   * Starts following.
+   *
+   * @param containerChanged gets the id of a container that died or was removed
+   * @param resync runs after every (re)opening of the stream: look at every container again
+   */
+  ContainerEvents(DockerRuntime docker, String serverId, Consumer<String> containerChanged, Runnable resync) {
+    this.docker = docker;
+    this.serverId = serverId;
+    this.containerChanged = containerChanged;
+    this.resync = resync;
+    this.follower = Thread.ofVirtual().name("sandboxes-docker-events").start(this::follow);
+  }
+
+  private void follow() {
+    Duration retry = FIRST_RETRY;
+    while (!closed) {
+      Stream stream = new Stream();
+      current = stream;
+      try {
+        docker.client().eventsCmd()
+            .withEventTypeFilter(EventType.CONTAINER)
+            .withEventFilter(ACTIONS)
+            .withLabelFilter(Map.of(DockerRuntime.LABEL_OURS, "true", DockerRuntime.LABEL_SERVER, serverId))
+            .exec(stream);
+        boolean answered = stream.started.await(STARTED.toMillis(), TimeUnit.MILLISECONDS);
+        if (closed) {
+          stream.close();
+          return;
+        }
+        // once the request is in, Docker queues every later event for it: what came before is re-read
+        resync.run();
+        if (answered) {
+          retry = FIRST_RETRY;
+        }
+        stream.done.await();
+      } catch (InterruptedException e) {
+        stream.close();
+        return;
+      } catch (RuntimeException e) {
+        stream.failure = e;
+      }
+      stream.close();
+      if (closed) {
+        return;
+      }
+      LOG.warn("Docker's event stream for server {} ended ({}); opening it again in {} ms", serverId,
+          stream.failure == null ? "closed by Docker" : stream.failure.toString(), retry.toMillis());
+      try {
+        Thread.sleep(retry);
+      } catch (InterruptedException e) {
+        return;
+      }
+      retry = retry.multipliedBy(2).compareTo(LAST_RETRY) > 0 ? LAST_RETRY : retry.multipliedBy(2);
+    }
+  }
+
+  /** One opening of the stream. */
+  private final class Stream implements ResultCallback<Event> {
+    final CountDownLatch started = new CountDownLatch(1);
+    final CountDownLatch done = new CountDownLatch(1);
+    private volatile @Nullable Closeable closeable;
+    volatile @Nullable Throwable failure;
+
+    @Override
+    public void onStart(Closeable closeable) {
+      this.closeable = closeable;
+      started.countDown();
+      if (closed || done.getCount() == 0) {
+        close(); // closed before Docker answered
+      }
+    }
+
+    @Override
+    public void onNext(Event event) {
+      String id = event.getId() != null ? event.getId() : event.getActor() == null ? null : event.getActor().getId();
+      if (id == null || closed) {
+        return;
+      }
+      LOG.debug("Docker event {} for container {}", event.getAction(), id);
+      try {
+        containerChanged.accept(id);
+      } catch (RuntimeException e) {
+        LOG.warn("handling Docker's {} event for container {} failed: {}", event.getAction(), id, e.toString());
+      }
+    }
+
+    @Override
+    public void onError(Throwable throwable) {
+      failure = throwable;
+      started.countDown();
+      done.countDown();
+    }
+
+    @Override
+    public void onComplete() {
+      started.countDown();
+      done.countDown();
+    }
+
+    @Override
+    public void close() {
+      Closeable c = closeable;
+      if (c != null) {
+        try {
+          c.close();
+        } catch (IOException | RuntimeException ignored) {
+          // the stream is going away anyway
+        }
+      }
+      done.countDown();
+    }
+  }
+
+  /** Stops following. */
+  @Override
+  public void close() {
+    closed = true;
+    Stream s = current;
+    if (s != null) {
+      s.close();
+    }
+    follower.interrupt();
+    try {
+      follower.join(Duration.ofSeconds(5));
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}
