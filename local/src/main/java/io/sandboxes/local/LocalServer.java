@@ -56,6 +56,13 @@ public final class LocalServer implements AutoCloseable {
   public static final int DEFAULT_ENVD_PORT = 49983;
   /** The control-plane port a standalone server uses by default. */
   public static final int DEFAULT_API_PORT = 3000;
+  /** How long a request's headers or body may stall, and an idle connection wait, by default. */
+  public static final Duration DEFAULT_REQUEST_IDLE_TIMEOUT = Duration.ofSeconds(30);
+  /**
+   * How long a connection may be silent once its request has been read whole and is being
+   * answered: longer than any keepalive interval of a process or watch stream.
+   */
+  private static final Duration ANSWER_IDLE_TIMEOUT = Duration.ofMinutes(5);
 
   private final Builder config;
   private final AtomicBoolean closed = new AtomicBoolean();
@@ -120,7 +127,7 @@ public final class LocalServer implements AutoCloseable {
     Path uploads = Path.of(System.getProperty("java.io.tmpdir"), "sandboxes-uploads-" + config.serverId);
     ApiHandler apiHandler = new ApiHandler(reg, volumes, config.apiKey, this::egressProbe, this::forward);
     EnvdHandler envdHandler = new EnvdHandler(reg, uploads);
-    server.setHandler(new Handler.Abstract() {
+    server.setHandler(new io.sandboxes.local.internal.http.StallGuard(new Handler.Abstract() {
       @Override
       public boolean handle(Request request, Response response, Callback callback) throws Exception {
         if (request.getConnectionMetaData().getConnector() == envd) {
@@ -128,7 +135,7 @@ public final class LocalServer implements AutoCloseable {
         }
         return apiHandler.handle(request, response, callback);
       }
-    });
+    }, config.requestIdleTimeout, ANSWER_IDLE_TIMEOUT));
     server.setStopTimeout(Duration.ofSeconds(2).toMillis());
     try {
       server.start();
@@ -159,7 +166,7 @@ public final class LocalServer implements AutoCloseable {
     ServerConnector c = new ServerConnector(server, new HttpConnectionFactory(http));
     c.setHost(config.host);
     c.setPort(port);
-    c.setIdleTimeout(Duration.ofMinutes(5).toMillis());
+    c.setIdleTimeout(config.requestIdleTimeout.toMillis()); // raised while a request is answered: StallGuard
     server.addConnector(c);
     return c;
   }
@@ -293,8 +300,28 @@ public final class LocalServer implements AutoCloseable {
     private Consumer<String> progress = line -> { };
     private boolean openEgress;
     private boolean allowedWitness = true;
+    private Duration requestIdleTimeout = DEFAULT_REQUEST_IDLE_TIMEOUT;
 
     private Builder() {}
+
+    /**
+     * Sets how long a client may stall while sending a request's headers or body, and how long
+     * an idle kept-alive connection is held, before the server closes the connection. Answers
+     * that take long (a process's stream quiet between keepalives, a download a slow client
+     * reads) are not cut by it: once a request has been read whole, its connection may be silent
+     * for up to five minutes.
+     *
+     * @param timeout at least one millisecond; {@link #DEFAULT_REQUEST_IDLE_TIMEOUT} by default
+     * @return this
+     */
+    public Builder requestIdleTimeout(Duration timeout) {
+      Objects.requireNonNull(timeout, "timeout");
+      if (timeout.toMillis() < 1 || timeout.compareTo(ANSWER_IDLE_TIMEOUT) > 0) {
+        throw new IllegalArgumentException("requestIdleTimeout must be between 1 ms and " + ANSWER_IDLE_TIMEOUT + ", got " + timeout);
+      }
+      this.requestIdleTimeout = timeout;
+      return this;
+    }
 
     /**
      * Sets the control plane's port.

@@ -1,0 +1,143 @@
+package io.sandboxes.local;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.sandboxes.e2b.E2BSandboxProvider;
+import io.sandboxes.e2b.LiveSandbox;
+import io.sandboxes.e2b.internal.Connect;
+import io.sandboxes.e2b.internal.Json;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+/**
+ * Hardening item 5: a request whose headers or body stall is closed after the short request idle
+ * timeout (1 s here, 30 s by default, 5 minutes before), while an answer that is quiet for longer
+ * than that (a process stream between keepalives) is not cut.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class StallTimeoutTest {
+  private static final Duration SHORT = Duration.ofSeconds(1);
+  /** The short timeout plus room for a loaded machine; the old 5-minute timeout misses it by far. */
+  private static final long CLOSED_WITHIN_MS = 6_000;
+
+  private LocalServer server;
+  private E2BSandboxProvider provider;
+  private LiveSandbox sandbox;
+  private String token;
+
+  @BeforeAll
+  void start() throws Exception {
+    server = LocalServer.builder().requestIdleTimeout(SHORT).build().start();
+    provider = E2BSandboxProvider.builder().apiUrl(server.apiUrl()).sandboxUrl(server.sandboxUrl()).apiKey(server.apiKey()).build();
+    sandbox = provider.api().create();
+    token = Tokens.envdToken(server, sandbox.id());
+  }
+
+  @AfterAll
+  void stop() {
+    if (provider != null) {
+      provider.close();
+    }
+    if (server != null) {
+      server.close();
+    }
+  }
+
+  /**
+   * Sends {@code partial} and nothing more, then reads until the server closes.
+   *
+   * @return how long the server took to close, in ms
+   */
+  private static long closedAfter(URI at, String partial) throws Exception {
+    try (Socket s = new Socket(at.getHost(), at.getPort())) {
+      s.setSoTimeout((int) CLOSED_WITHIN_MS);
+      OutputStream out = s.getOutputStream();
+      out.write(partial.getBytes(StandardCharsets.US_ASCII));
+      out.flush();
+      long started = System.nanoTime();
+      InputStream in = s.getInputStream();
+      byte[] buf = new byte[4096];
+      try {
+        while (in.read(buf) >= 0) {
+          // whatever the server says (an error answer, if any) before it closes
+        }
+      } catch (SocketTimeoutException e) {
+        throw new AssertionError("the stalled connection was still open after " + CLOSED_WITHIN_MS + " ms", e);
+      } catch (java.net.SocketException e) {
+        // a reset is a close too
+      }
+      return (System.nanoTime() - started) / 1_000_000;
+    }
+  }
+
+  @Test
+  @DisplayName("a client that sends half its headers and then nothing is closed after the short timeout")
+  void stalledHeaders() throws Exception {
+    URI api = server.apiUrl();
+    long ms = closedAfter(api, "GET /sandboxes HTTP/1.1\r\nHost: " + api.getHost() + "\r\nX-API-KE");
+    assertThat(ms).isBetween(SHORT.toMillis() - 200, CLOSED_WITHIN_MS);
+  }
+
+  @Test
+  @DisplayName("a client that sends its headers and half the body it declared, then nothing, is closed after the short timeout")
+  void stalledBody() throws Exception {
+    URI api = server.apiUrl();
+    long ms = closedAfter(api, "POST /sandboxes HTTP/1.1\r\nHost: " + api.getHost() + "\r\nX-API-KEY: " + server.apiKey()
+        + "\r\nContent-Type: application/json\r\nContent-Length: 40\r\n\r\n{\"templateID\":\"ba");
+    assertThat(ms).isBetween(SHORT.toMillis() - 200, CLOSED_WITHIN_MS);
+    // and on envd's port, mid-way through a Connect request's body
+    URI envd = server.sandboxUrl();
+    long envdMs = closedAfter(envd, "POST /process.Process/Start HTTP/1.1\r\nHost: " + envd.getHost()
+        + "\r\nE2b-Sandbox-Id: " + sandbox.id() + "\r\nX-Access-Token: " + token
+        + "\r\nConnect-Protocol-Version: 1\r\nContent-Type: application/connect+json\r\nContent-Length: 100\r\n\r\n\0\0\0\0");
+    assertThat(envdMs).isBetween(SHORT.toMillis() - 200, CLOSED_WITHIN_MS);
+  }
+
+  @Test
+  @DisplayName("a process stream quiet for three times the short timeout, between keepalives, stays open and gets its end")
+  void quietStreamIsNotCut() throws Exception {
+    try (HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build()) {
+      ObjectNode body = Json.object();
+      body.putObject("process").put("cmd", "/bin/bash").putArray("args").add("-c").add("sleep 4; echo done");
+      HttpResponse<InputStream> r = http.send(HttpRequest.newBuilder(server.sandboxUrl().resolve("/process.Process/Start"))
+          .header("E2b-Sandbox-Id", sandbox.id())
+          .header("X-Access-Token", token)
+          .header("Content-Type", Connect.STREAM_CONTENT_TYPE)
+          .header("Connect-Protocol-Version", "1")
+          .header("Keepalive-Ping-Interval", "3") // the first keepalive comes 3 s after the start: 3 s of silence
+          .POST(HttpRequest.BodyPublishers.ofByteArray(Connect.envelope(0, Json.bytes(body)))).build(),
+          HttpResponse.BodyHandlers.ofInputStream());
+      assertThat(r.statusCode()).isEqualTo(200);
+      List<String> kinds = new ArrayList<>();
+      try (InputStream in = r.body()) {
+        Connect.Envelope env;
+        while ((env = Connect.read(in)) != null) {
+          if (env.endStream()) {
+            kinds.add("eos " + new String(env.payload(), StandardCharsets.UTF_8));
+            break;
+          }
+          kinds.add(Json.parse(env.payload()).path("event").fieldNames().next());
+        }
+      }
+      assertThat(kinds.get(0)).isEqualTo("start");
+      assertThat(kinds).contains("keepalive", "data");
+      assertThat(kinds.subList(kinds.size() - 2, kinds.size())).containsExactly("end", "eos {}");
+    }
+  }
+}
