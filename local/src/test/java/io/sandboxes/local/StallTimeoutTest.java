@@ -140,4 +140,32 @@ class StallTimeoutTest {
       assertThat(kinds.subList(kinds.size() - 2, kinds.size())).containsExactly("end", "eos {}");
     }
   }
+
+  @Test
+  @DisplayName("a download that a slow client stops reading for three times the short timeout is not cut")
+  void slowReaderIsNotCut() throws Exception {
+    long size = 48L << 20; // far more than loopback's socket buffers hold, so the server's writes block
+    assertThat(sandbox.exec("head -c " + size + " /dev/zero > /home/user/big.bin").exitCode()).isZero();
+    URI envd = server.sandboxUrl();
+    try (Socket s = new Socket()) {
+      s.setReceiveBufferSize(64 * 1024);
+      s.connect(new java.net.InetSocketAddress(envd.getHost(), envd.getPort()));
+      s.setSoTimeout(30_000);
+      OutputStream out = s.getOutputStream();
+      out.write(("GET /files?path=/home/user/big.bin&username=user HTTP/1.1\r\nHost: " + envd.getHost()
+          + "\r\nE2b-Sandbox-Id: " + sandbox.id() + "\r\nX-Access-Token: " + token + "\r\nConnection: close\r\n\r\n")
+          .getBytes(StandardCharsets.US_ASCII));
+      out.flush();
+      InputStream in = s.getInputStream();
+      byte[] buf = new byte[64 * 1024];
+      long total = in.read(buf);
+      // the stimulus itself, not a wait for anything: a client that does not read for 3 s
+      Thread.sleep(3 * SHORT.toMillis());
+      int n;
+      while ((n = in.read(buf)) >= 0) {
+        total += n;
+      }
+      assertThat(total).as("bytes received, headers included").isGreaterThan(size);
+    }
+  }
 }
