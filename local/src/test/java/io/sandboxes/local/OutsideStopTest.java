@@ -39,6 +39,8 @@ import org.junit.jupiter.api.TestInstance;
 class OutsideStopTest {
   /** The promise is 2 s; the margin is for a loaded machine. Before the fix it was never noticed. */
   private static final Duration NOTICED = Duration.ofMillis(2_800);
+  /** Removing a container can take Docker a while on a loaded machine. */
+  private static final Duration CLEANED = Duration.ofSeconds(20);
 
   private LocalServer server;
   private E2BSandboxProvider provider;
@@ -113,8 +115,11 @@ class OutsideStopTest {
         assertThat(e.getMessage()).contains(why);
       });
     }
-    assertThatThrownBy(() -> docker.client().inspectContainerCmd(container).exec()).isInstanceOf(NotFoundException.class);
-    assertThat(folder).doesNotExist();
+    // the sandbox is out of the table before its container is removed (as with a kill): that comes a moment later
+    await().atMost(CLEANED).untilAsserted(() -> {
+      assertThatThrownBy(() -> docker.client().inspectContainerCmd(container).exec()).isInstanceOf(NotFoundException.class);
+      assertThat(folder).doesNotExist();
+    });
   }
 
   @Test
@@ -127,6 +132,23 @@ class OutsideStopTest {
   @DisplayName("docker rm -f: within 2 s the sandbox is 404 with the reason, gone from the listing, its stream failed")
   void removedFromOutside() throws Exception {
     stoppedFromOutside(c -> docker.client().removeContainerCmd(c).withForce(true).exec(), "removed from outside");
+  }
+
+  @Test
+  @DisplayName("a container killed while Docker's event stream was down is found by the re-sync when it is opened again")
+  void missedWhileTheStreamWasDown() throws Exception {
+    LiveSandbox sandbox = e2b.create();
+    String id = sandbox.id();
+    String container = containerOf(id);
+    try (AutoCloseable down = server.registry().suspendEventsForTesting()) {
+      docker.client().killContainerCmd(container).exec();
+      // no event reaches the server now, and no process stream is open to notice: it still lists the sandbox
+      await().during(Duration.ofSeconds(1)).atMost(Duration.ofSeconds(3)).until(() -> server.registry().find(id).isPresent());
+    }
+    await().atMost(NOTICED).pollInterval(Duration.ofMillis(50)).untilAsserted(() ->
+        assertThatThrownBy(() -> e2b.info(id)).isInstanceOf(SandboxNotFoundException.class).hasMessageContaining("exit code 137"));
+    await().atMost(CLEANED).untilAsserted(() ->
+        assertThatThrownBy(() -> docker.client().inspectContainerCmd(container).exec()).isInstanceOf(NotFoundException.class));
   }
 
   @Test

@@ -38,6 +38,8 @@ final class ContainerEvents implements AutoCloseable {
   private final Thread follower;
   private volatile boolean closed;
   private volatile @Nullable Stream current;
+  private final Object suspension = new Object();
+  private boolean suspended;
 
   /**
    * Starts following.
@@ -56,6 +58,11 @@ final class ContainerEvents implements AutoCloseable {
   private void follow() {
     Duration retry = FIRST_RETRY;
     while (!closed) {
+      try {
+        awaitNotSuspended();
+      } catch (InterruptedException e) {
+        return;
+      }
       Stream stream = new Stream();
       current = stream;
       try {
@@ -94,6 +101,34 @@ final class ContainerEvents implements AutoCloseable {
       }
       retry = retry.multipliedBy(2).compareTo(LAST_RETRY) > 0 ? LAST_RETRY : retry.multipliedBy(2);
     }
+  }
+
+  private void awaitNotSuspended() throws InterruptedException {
+    synchronized (suspension) {
+      while (suspended && !closed) {
+        suspension.wait();
+      }
+    }
+  }
+
+  /**
+   * For tests: drops the stream as Docker dropping it would, and keeps it closed until the
+   * returned handle is closed; then it is opened again (and re-synced) as after any drop.
+   */
+  AutoCloseable suspend() {
+    synchronized (suspension) {
+      suspended = true;
+    }
+    Stream s = current;
+    if (s != null) {
+      s.close();
+    }
+    return () -> {
+      synchronized (suspension) {
+        suspended = false;
+        suspension.notifyAll();
+      }
+    };
   }
 
   /** One opening of the stream. */
@@ -157,6 +192,9 @@ final class ContainerEvents implements AutoCloseable {
   @Override
   public void close() {
     closed = true;
+    synchronized (suspension) {
+      suspension.notifyAll();
+    }
     Stream s = current;
     if (s != null) {
       s.close();

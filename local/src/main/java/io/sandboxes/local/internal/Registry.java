@@ -221,6 +221,16 @@ public final class Registry implements AutoCloseable {
     }
   }
 
+  /**
+   * For tests: closes Docker's event stream, as Docker dropping it would, and keeps it closed
+   * until the returned handle is closed; then it is opened again and every sandbox looked at.
+   *
+   * @return closes to let the stream open again
+   */
+  public AutoCloseable suspendEventsForTesting() {
+    return events.suspend();
+  }
+
   /** After the event stream is (re)opened: every sandbox is looked at again, in case an event was missed. */
   private void resync() {
     for (LocalSandbox s : List.copyOf(sandboxes.values())) {
