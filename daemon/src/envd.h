@@ -41,6 +41,8 @@
 #define T_XATTR_GET 0x28
 #define T_XATTR_SET 0x29
 #define T_WATCH 0x2A
+#define T_TCP_CONNECT 0x2B
+#define T_TCP_SEND 0x2C
 
 /* daemon -> host */
 #define T_HELLO 0x40
@@ -55,8 +57,10 @@
 #define T_FILE_CHUNK 0x61
 #define T_XATTRS 0x62
 #define T_WATCH_EVENT 0x63
+#define T_TCP_CONNECTED 0x64
+#define T_TCP_DATA 0x65
 
-#define F_FIN 0x01 /* frame flag: last data frame of a stream */
+#define F_FIN 0x01 /* frame flag: last data frame of a stream (of a direction, on a TCP stream) */
 
 /* error kinds */
 #define E_NOT_FOUND 1
@@ -73,6 +77,7 @@
 #define E_CROSS_DEVICE 12
 #define E_UNKNOWN_USER 13
 #define E_PROTOCOL 14
+#define E_REFUSED 15
 
 /* entry types */
 #define FT_FILE 1

@@ -50,6 +50,7 @@ int err_kind(int e) {
     case ENOTEMPTY: return E_NOT_EMPTY;
     case EXDEV: return E_CROSS_DEVICE;
     case ENOTSUP: return E_UNSUPPORTED;
+    case ECONNREFUSED: return E_REFUSED;
     default: return E_IO;
   }
 }

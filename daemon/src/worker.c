@@ -559,6 +559,7 @@ static void disconnect(const char *why) {
   out.len = out_start = 0;
   in_len = 0;
   files_reset();
+  ports_reset();
   for (proc_t *p = procs; p; p = p->next) {
     p->stream = 0;
     for (size_t i = 0; i < p->nacks; i++) p->acks[i].stream = 0;
@@ -623,7 +624,7 @@ static int dispatch(uint8_t type, uint8_t flags, uint32_t s, const uint8_t *payl
   switch (type) {
     case T_PING: send_ok(s); break;
     case T_CANCEL: {
-      if (!files_cancel(s)) {
+      if (!files_cancel(s) && !ports_cancel(s)) {
         proc_t *p = proc_by_stream(s);
         if (p) p->stream = 0;
       }
@@ -632,7 +633,7 @@ static int dispatch(uint8_t type, uint8_t flags, uint32_t s, const uint8_t *payl
     case T_CREDIT: {
       uint32_t n = get_u32(&r);
       if (r.bad) return -1;
-      if (!files_credit(s, n)) {
+      if (!files_credit(s, n) && !ports_credit(s, n)) {
         proc_t *p = proc_by_stream(s);
         if (p) p->credit += n;
       }
@@ -656,6 +657,8 @@ static int dispatch(uint8_t type, uint8_t flags, uint32_t s, const uint8_t *payl
     case T_XATTR_GET: f_xattr_get(s, &r); break;
     case T_XATTR_SET: f_xattr_set(s, &r); break;
     case T_WATCH: f_watch(s, &r); break;
+    case T_TCP_CONNECT: t_connect(s, &r); break;
+    case T_TCP_SEND: return t_send(s, flags, payload, len);
     default: return -1;
   }
   return 0;
@@ -766,6 +769,10 @@ int worker_main(const char *socket_path, uint32_t generation) {
     int nf = out_full() ? 0 : files_pollfds(pfd + n, MAX_POLL - n);
     n += nf;
     if (!out_full()) parse_in();
+    /* after parse_in, which may end (and close) forwarded connections */
+    int ports_at = n;
+    int np = ports_pollfds(pfd + n, MAX_POLL - n, out_full());
+    n += np;
     int timeout = files_work() || (in_ready() && !out_full()) ? 0 : 1000;
     if (conn < 0) {
       int64_t wait = next_try - now_ms();
@@ -789,6 +796,7 @@ int worker_main(const char *socket_path, uint32_t generation) {
         }
       }
       files_events(pfd + files_at, nf);
+      ports_events(pfd + ports_at, np);
       if (conn_at >= 0 && conn >= 0 && (pfd[conn_at].revents & (POLLIN | POLLHUP | POLLERR))) read_conn();
     }
     reap();

@@ -43,6 +43,19 @@ void files_events(struct pollfd *p, int n);
 /* does a bounded amount of pending work (reads, listings, queued watch events); returns 1 if more is ready */
 int files_work(void);
 
+/* ---- port forwarding, implemented in ports.c ---- */
+void t_connect(uint32_t s, rd_t *r);
+/* a data frame from the host on a TCP stream; returns -1 on a protocol violation */
+int t_send(uint32_t s, uint8_t flags, const uint8_t *p, size_t n);
+/* stream bookkeeping: return 1 when the stream was a TCP stream */
+int ports_cancel(uint32_t s);
+int ports_credit(uint32_t s, uint32_t n);
+/* the connection dropped: close every forwarded connection */
+void ports_reset(void);
+/* adds poll entries for forwarded connections (no reads while output_full); returns how many */
+int ports_pollfds(struct pollfd *p, int max, int output_full);
+void ports_events(struct pollfd *p, int n);
+
 /* a user's path made absolute: relative paths and ~ against the home folder; caller frees */
 char *resolve_path(const user_t *u, const char *path);
 

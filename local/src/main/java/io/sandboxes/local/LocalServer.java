@@ -215,9 +215,10 @@ public final class LocalServer implements AutoCloseable {
   /**
    * Makes a port inside a sandbox reachable from this machine, as a preview URL is on E2B: a
    * listener on this server's address whose every connection is relayed to that port on the
-   * sandbox's own loopback (through the Docker exec stream, so the sandbox needs no network and
-   * gains no route out; the relay is a small Python program, so the template needs
-   * {@code python3}, as {@code base} has). Asking again for the same port gives the same URL.
+   * sandbox's own loopback (127.0.0.1, or ::1 when IPv4 is refused) by the sandbox's daemon, over
+   * its connection to this server, so the sandbox needs no network and gains no route out, and
+   * the template needs nothing for it (no python, no shell). Asking again for the same port gives
+   * the same URL.
    * Listening stops when the sandbox is killed or this server stops. Nothing needs to listen on
    * the port yet; a connection made while nothing does is closed at once.
    *

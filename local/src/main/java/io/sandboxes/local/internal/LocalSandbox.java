@@ -1,7 +1,6 @@
 package io.sandboxes.local.internal;
 
 import io.sandboxes.local.internal.docker.DockerRuntime;
-import io.sandboxes.local.internal.docker.RawExec;
 import java.io.IOException;
 import java.time.Duration;
 import java.time.Instant;
@@ -19,7 +18,7 @@ import org.slf4j.LoggerFactory;
  * One sandbox of the local runtime: its container, its record (template, metadata, token,
  * deadline) and its process table. Every file and process operation happens inside the container,
  * through its in-sandbox daemon, as the requesting user; no sandbox path is ever resolved on the
- * host. (Port forwarding alone still relays through {@code docker exec}.)
+ * host; port forwarding goes through the daemon too.
  */
 public final class LocalSandbox {
   private static final Logger LOG = LoggerFactory.getLogger(LocalSandbox.class);
@@ -274,15 +273,6 @@ public final class LocalSandbox {
 
   DockerRuntime docker() {
     return docker;
-  }
-
-  /** Starts a helper command as {@code user} through {@code docker exec} and hands over its raw stream, stdin open (port forwarding's relay). */
-  RawExec attach(String user, List<String> cmd) throws RpcError {
-    try {
-      return docker.exec(containerId, new DockerRuntime.ExecSpec(cmd, user, List.of(), false));
-    } catch (IOException | RuntimeException e) {
-      throw unavailable(e);
-    }
   }
 
   private final PortForwards forwards = new PortForwards(this);

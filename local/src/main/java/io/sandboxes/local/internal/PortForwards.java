@@ -1,7 +1,7 @@
 package io.sandboxes.local.internal;
 
-import io.sandboxes.local.internal.docker.RawExec;
-import java.io.ByteArrayOutputStream;
+import io.sandboxes.local.internal.daemon.DaemonException;
+import io.sandboxes.local.internal.daemon.PortStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -10,8 +10,6 @@ import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.URI;
-import java.nio.charset.StandardCharsets;
-import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
@@ -20,42 +18,15 @@ import org.slf4j.LoggerFactory;
 
 /**
  * A sandbox's ports, reached from this machine: for each port asked for, a listener on the
- * server's own address, and for each connection to it, a small relay run inside the sandbox
- * that connects to that port on the sandbox's loopback. Like {@code kubectl port-forward}: the
- * sandbox needs no network and gains no route out, since every byte travels over the Docker
- * exec stream. Listeners end with the sandbox or the server.
+ * server's own address, and for each connection to it, a TCP connection that the sandbox's daemon
+ * makes to that port on the sandbox's loopback, relayed over the daemon's connection (credit-
+ * controlled both ways, each way half-closed on its own). Like {@code kubectl port-forward}: the
+ * sandbox needs no network and gains no route out, and the template needs nothing for it (no
+ * python, no shell). Listeners end with the sandbox or the server.
  */
 public final class PortForwards implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(PortForwards.class);
-
-  /**
-   * The relay: connect to the port (every address of localhost, IPv4 and IPv6), copy stdin to it
-   * and it to stdout; stdin's end half-closes the connection.
-   */
-  private static final String RELAY = """
-      import os, socket, sys, threading
-      s = socket.create_connection(("localhost", int(sys.argv[1])))
-      def up():
-          try:
-              while True:
-                  b = os.read(0, 65536)
-                  if not b:
-                      break
-                  s.sendall(b)
-          except OSError:
-              pass
-          try:
-              s.shutdown(socket.SHUT_WR)
-          except OSError:
-              pass
-      threading.Thread(target=up, daemon=True).start()
-      while True:
-          b = s.recv(65536)
-          if not b:
-              break
-          while b:
-              b = b[os.write(1, b):]
-      """;
+  private static final int BUFFER = 64 * 1024;
 
   private final LocalSandbox sandbox;
   private final ConcurrentMap<Integer, ServerSocket> listeners = new ConcurrentHashMap<>();
@@ -117,54 +88,51 @@ public final class PortForwards implements AutoCloseable {
   }
 
   private void relay(Socket client, int port) {
-    try (client; RawExec exec = sandbox.attach("root", List.of("python3", "-c", RELAY, Integer.toString(port)))) {
-      Thread up = Thread.ofVirtual().start(() -> {
-        try {
-          // not closed here: closing a socket's stream closes the socket, and the answer is still coming
-          InputStream in = client.getInputStream();
-          byte[] buf = new byte[64 * 1024];
-          int n;
-          while ((n = in.read(buf)) > 0) {
-            exec.write(Arrays.copyOf(buf, n));
-          }
-        } catch (IOException ignored) {
-          // the connection or the relay ended; the other direction sees it too
-        } finally {
+    try (client) {
+      if (sandbox.paused()) {
+        return; // closed unanswered: forwarded traffic does not resume a sandbox
+      }
+      PortStream remote;
+      try {
+        remote = sandbox.daemon().connectPort(port);
+      } catch (DaemonException e) {
+        // nothing listening there (or no daemon): worth saying where someone will look
+        LOG.atInfo().addKeyValue("event", "port.unreachable").addKeyValue("sandbox", sandbox.id()).addKeyValue("port", port)
+            .addKeyValue("reason", e.getMessage()).log("a forwarded connection could not reach the sandbox's port");
+        return;
+      }
+      try (remote) {
+        client.setTcpNoDelay(true);
+        Thread up = Thread.ofVirtual().name("sandboxes-relay-up-" + sandbox.id() + "-" + port).start(() -> {
           try {
-            exec.closeStdin();
-          } catch (IOException ignored) {
-            // the relay is gone already
+            // not closed here: closing a socket's stream closes the socket, and the answer may still be coming
+            InputStream in = client.getInputStream();
+            byte[] buf = new byte[BUFFER];
+            int n;
+            while ((n = in.read(buf)) > 0) {
+              remote.write(buf, 0, n);
+            }
+            remote.shutdownOutput();
+          } catch (IOException e) {
+            remote.close(); // the client reset, or the stream failed: the connection inside ends too
           }
-        }
-      });
-      OutputStream out = client.getOutputStream();
-      ByteArrayOutputStream err = new ByteArrayOutputStream();
-      RawExec.Frame frame;
-      long relayed = 0;
-      while ((frame = exec.read()) != null) {
-        if (frame.stream() == RawExec.Stream.STDERR) {
-          if (err.size() < 4096) {
-            err.write(frame.data());
+        });
+        try {
+          OutputStream out = client.getOutputStream();
+          byte[] chunk;
+          while ((chunk = remote.read()) != null) {
+            out.write(chunk);
           }
-        } else {
-          out.write(frame.data());
-          relayed += frame.data().length;
+          client.shutdownOutput();
+          remote.awaitEnd(); // until the client has closed its side too
+        } catch (DaemonException e) {
+          // reset inside the sandbox, or the sandbox is gone: the client sees a reset, not a clean end
+          LOG.debug("relay to port {} of sandbox {} failed: {}", port, sandbox.id(), e.getMessage());
+          client.setSoLinger(true, 0);
         }
+        up.interrupt();
       }
-      if (err.size() > 0) {
-        String why = err.toString(StandardCharsets.UTF_8).strip();
-        why = why.substring(why.lastIndexOf('\n') + 1);
-        if (relayed == 0) {
-          // nothing listening, or no python3 in the template: worth saying where someone will look
-          LOG.atInfo().addKeyValue("event", "port.unreachable").addKeyValue("sandbox", sandbox.id()).addKeyValue("port", port)
-              .addKeyValue("reason", why).log("a forwarded connection could not reach the sandbox's port");
-        } else {
-          LOG.debug("relay to port {} of sandbox {} ended: {}", port, sandbox.id(), why);
-        }
-      }
-      client.shutdownOutput();
-      up.interrupt();
-    } catch (IOException | RpcError e) {
+    } catch (IOException | RpcError | RuntimeException e) {
       LOG.debug("relay to port {} of sandbox {} failed: {}", port, sandbox.id(), e.toString());
     }
   }

@@ -591,6 +591,26 @@ public final class DaemonConnection implements AutoCloseable {
     }
   }
 
+  /**
+   * Connects to a TCP port on the sandbox's own loopback (127.0.0.1, or ::1 when IPv4 is
+   * refused), as the daemon (root in the sandbox) does.
+   *
+   * @param port 1 to 65535
+   * @throws DaemonException kind {@link DaemonException.Kind#REFUSED} when nothing listens there
+   * @throws IllegalArgumentException for a port out of range
+   */
+  public PortStream connectPort(int port) throws IOException {
+    if (port < 1 || port > 65535) {
+      throw new IllegalArgumentException("port must be between 1 and 65535, got " + port);
+    }
+    PortStream ps = new PortStream(this);
+    int stream = register(ps);
+    ps.bind(stream);
+    send(Wire.TCP_CONNECT, 0, stream, new Wire.Out().u16(port).toBytes());
+    await(ps.connected, stream);
+    return ps;
+  }
+
   /** Watches a folder (and, when recursive, the folders below it) for changes. */
   public DaemonWatch watch(String path, @Nullable String user, boolean recursive) throws IOException {
     DaemonWatch w = new DaemonWatch(this);

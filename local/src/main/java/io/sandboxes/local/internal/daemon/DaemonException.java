@@ -8,6 +8,8 @@ public final class DaemonException extends IOException {
   public enum Kind {
     NOT_FOUND(1), EXISTS(2), NOT_DIRECTORY(3), IS_DIRECTORY(4), PERMISSION(5), NO_SPACE(6), INVALID(7), BUSY(8),
     IO(9), UNSUPPORTED(10), NOT_EMPTY(11), CROSS_DEVICE(12), UNKNOWN_USER(13), PROTOCOL(14),
+    /** Nothing listens on the port (ECONNREFUSED). */
+    REFUSED(15),
     /** The connection to the daemon ended before the call did; the call's outcome is unknown. */
     DISCONNECTED(-1),
     /** An answer larger than the host accepts for one call. */

@@ -44,6 +44,8 @@ final class Wire {
   static final int XATTR_GET = 0x28;
   static final int XATTR_SET = 0x29;
   static final int WATCH = 0x2A;
+  static final int TCP_CONNECT = 0x2B;
+  static final int TCP_SEND = 0x2C;
 
   // daemon -> host
   static final int HELLO = 0x40;
@@ -58,13 +60,15 @@ final class Wire {
   static final int FILE_CHUNK = 0x61;
   static final int XATTRS = 0x62;
   static final int WATCH_EVENT = 0x63;
+  static final int TCP_CONNECTED = 0x64;
+  static final int TCP_DATA = 0x65;
 
   static final int FLAG_FIN = 0x01;
 
   static boolean isDaemonType(int type) {
     return switch (type) {
       case HELLO, OK, ERROR, DCREDIT, PROC_STARTED, PROC_OUTPUT, PROC_EXIT, PROC_INFO, ENTRY, FILE_CHUNK, XATTRS,
-          WATCH_EVENT -> true;
+          WATCH_EVENT, TCP_CONNECTED, TCP_DATA -> true;
       default -> false;
     };
   }
