@@ -136,6 +136,180 @@ class PortForwardTest {
     }
   }
 
+  /**
+   * A static TCP echo server in C (no libc needed in the image): one process per connection,
+   * echoing as it reads, shutting its sending side at the client's end of stream.
+   */
+  private static final String ECHO_SERVER = """
+      #include <netinet/in.h>
+      #include <arpa/inet.h>
+      #include <signal.h>
+      #include <stdlib.h>
+      #include <sys/socket.h>
+      #include <unistd.h>
+      int main(int argc, char **argv) {
+        signal(SIGCHLD, SIG_IGN);
+        int s = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+        setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+        struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(atoi(argv[1])), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        if (bind(s, (struct sockaddr *)&a, sizeof a) != 0 || listen(s, 128) != 0) return 1;
+        for (;;) {
+          int c = accept(s, 0, 0);
+          if (c < 0) continue;
+          if (fork() == 0) {
+            static char buf[65536];
+            ssize_t n;
+            while ((n = read(c, buf, sizeof buf)) > 0)
+              for (ssize_t off = 0; off < n;) {
+                ssize_t w = write(c, buf + off, n - off);
+                if (w <= 0) _exit(1);
+                off += w;
+              }
+            shutdown(c, SHUT_WR);
+            _exit(0);
+          }
+          close(c);
+        }
+      }
+      """;
+
+  private static byte[] echoServerBinary;
+
+  /** The echo server, compiled static with this machine's gcc (which building the daemon needs anyway). */
+  private static synchronized byte[] echoServer() throws Exception {
+    if (echoServerBinary == null) {
+      java.nio.file.Path dir = java.nio.file.Files.createTempDirectory("sandboxes-fwd-echo-");
+      java.nio.file.Path src = dir.resolve("echo.c");
+      java.nio.file.Path bin = dir.resolve("echo");
+      java.nio.file.Files.writeString(src, ECHO_SERVER);
+      Process gcc = new ProcessBuilder("gcc", "-static", "-O2", "-o", bin.toString(), src.toString()).redirectErrorStream(true).start();
+      String out = new String(gcc.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+      assertThat(gcc.waitFor()).as("gcc: %s", out).isZero();
+      echoServerBinary = java.nio.file.Files.readAllBytes(bin);
+      java.nio.file.Files.delete(bin);
+      java.nio.file.Files.delete(src);
+      java.nio.file.Files.delete(dir);
+    }
+    return echoServerBinary;
+  }
+
+  /** Puts the echo server into a sandbox and starts it on a port, as the sandbox's user. */
+  private static void startEcho(LiveSandbox s, int port) throws Exception {
+    s.writeBytes("/home/user/echo", echoServer());
+    s.exec("chmod 755 /home/user/echo && (nohup /home/user/echo " + port + " >/dev/null 2>&1 &)").orThrow();
+  }
+
+  /** Sends data, half-closes, and reads everything back (the writing on a thread of its own, so neither side waits on the other). */
+  private static byte[] exchange(URI url, byte[] data) throws Exception {
+    try (Socket socket = new Socket(url.getHost(), url.getPort())) {
+      socket.setSoTimeout(30_000);
+      java.util.concurrent.CompletableFuture<Void> sent = java.util.concurrent.CompletableFuture.runAsync(() -> {
+        try {
+          OutputStream out = socket.getOutputStream();
+          for (int off = 0; off < data.length; off += 64 * 1024) {
+            out.write(data, off, Math.min(64 * 1024, data.length - off));
+          }
+          socket.shutdownOutput();
+        } catch (IOException e) {
+          throw new java.io.UncheckedIOException(e);
+        }
+      }, java.util.concurrent.Executors.newVirtualThreadPerTaskExecutor());
+      byte[] back = socket.getInputStream().readAllBytes();
+      sent.get(30, java.util.concurrent.TimeUnit.SECONDS);
+      return back;
+    }
+  }
+
+  @Test
+  @DisplayName("a template without python3 (or any relay program) still gets working forwarding: the daemon makes the connection")
+  void templateWithoutPython(E2BApi e2b, LocalServer server) throws Exception {
+    String name = "fwd-nopython-" + java.util.UUID.randomUUID().toString().substring(0, 8);
+    io.sandboxes.e2b.SnapshotInfo snap;
+    try (LiveSandbox source = e2b.create()) {
+      source.writeBytes("/home/user/echo", echoServer());
+      source.exec("chmod 755 /home/user/echo && rm -f /usr/bin/python3* /usr/local/bin/python3* && ! command -v python3",
+          io.sandboxes.ExecOptions.defaults().withUser("root")).orThrow();
+      snap = e2b.createSnapshot(source.id(), name);
+    }
+    try (LiveSandbox s = e2b.create(io.sandboxes.SandboxSpec.of(snap.snapshotId()))) {
+      assertThat(s.exec("command -v python3 python || echo none").stdout()).isEqualTo("none\n");
+      s.exec("(nohup /home/user/echo 7100 >/dev/null 2>&1 &)").orThrow();
+      URI url = server.forward(s.id(), 7100);
+      await().atMost(Duration.ofSeconds(30)).ignoreExceptions()
+          .until(() -> new String(exchange(url, "ping".getBytes(StandardCharsets.UTF_8)), StandardCharsets.UTF_8).equals("ping"));
+      byte[] blob = new byte[2 * 1024 * 1024 + 5];
+      new Random(11).nextBytes(blob);
+      assertThat(sha256(exchange(url, blob))).isEqualTo(sha256(blob));
+    } finally {
+      e2b.deleteTemplate(snap.snapshotId());
+    }
+  }
+
+  @Test
+  @DisplayName("a connection to a port nothing listens on is closed promptly, and the listener goes on serving")
+  void refusedPortClosesPromptly(E2BApi e2b, LocalServer server) throws Exception {
+    try (LiveSandbox s = e2b.create()) {
+      URI url = server.forward(s.id(), 7200);
+      for (int i = 0; i < 3; i++) {
+        try (Socket socket = new Socket(url.getHost(), url.getPort())) {
+          socket.setSoTimeout(20_000);
+          long t0 = System.nanoTime();
+          int first;
+          try {
+            first = socket.getInputStream().read();
+          } catch (java.net.SocketException reset) {
+            first = -1;
+          }
+          long ms = (System.nanoTime() - t0) / 1_000_000;
+          assertThat(first).isEqualTo(-1);
+          assertThat(ms).as("closed after %d ms", ms).isLessThan(3_000);
+        }
+      }
+      startEcho(s, 7200);
+      await().atMost(Duration.ofSeconds(30)).ignoreExceptions()
+          .until(() -> new String(exchange(url, "late".getBytes(StandardCharsets.UTF_8)), StandardCharsets.UTF_8).equals("late"));
+    }
+  }
+
+  @Test
+  @DisplayName("20 connections at once each get their own bytes back, intact")
+  void manyConcurrentConnections(E2BApi e2b, LocalServer server) throws Exception {
+    try (LiveSandbox s = e2b.create()) {
+      startEcho(s, 7300);
+      URI url = server.forward(s.id(), 7300);
+      await().atMost(Duration.ofSeconds(30)).ignoreExceptions()
+          .until(() -> new String(exchange(url, "up".getBytes(StandardCharsets.UTF_8)), StandardCharsets.UTF_8).equals("up"));
+      try (var pool = java.util.concurrent.Executors.newVirtualThreadPerTaskExecutor()) {
+        java.util.List<java.util.concurrent.Future<Boolean>> results = new java.util.ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+          int seed = i;
+          results.add(pool.submit(() -> {
+            byte[] mine = new byte[300 * 1024 + seed];
+            new Random(seed).nextBytes(mine);
+            return java.util.Arrays.equals(exchange(url, mine), mine);
+          }));
+        }
+        for (java.util.concurrent.Future<Boolean> r : results) {
+          assertThat(r.get(60, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+        }
+      }
+    }
+  }
+
+  @Test
+  @DisplayName("a large transfer both ways at once (32 MiB up while it echoes back) completes: flow control, no deadlock")
+  void largeBothWays(E2BApi e2b, LocalServer server) throws Exception {
+    try (LiveSandbox s = e2b.create()) {
+      startEcho(s, 7400);
+      URI url = server.forward(s.id(), 7400);
+      await().atMost(Duration.ofSeconds(30)).ignoreExceptions()
+          .until(() -> new String(exchange(url, "up".getBytes(StandardCharsets.UTF_8)), StandardCharsets.UTF_8).equals("up"));
+      byte[] blob = new byte[32 * 1024 * 1024];
+      new Random(3).nextBytes(blob);
+      assertThat(sha256(exchange(url, blob))).isEqualTo(sha256(blob));
+    }
+  }
+
   private static String sha256(byte[] data) throws Exception {
     return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(data));
   }
