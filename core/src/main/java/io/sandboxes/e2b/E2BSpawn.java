@@ -9,6 +9,7 @@ import io.sandboxes.e2b.internal.ConnectStream;
 import io.sandboxes.e2b.internal.Envd;
 import io.sandboxes.e2b.internal.Json;
 import io.sandboxes.e2b.internal.Tasks;
+import io.sandboxes.e2b.internal.ProcessMessage;
 import io.sandboxes.e2b.internal.Utf8Accumulator;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
@@ -41,20 +42,19 @@ final class E2BSpawn implements SpawnHandle {
   }
 
   private void read() {
-    Utf8Accumulator out = new Utf8Accumulator();
-    Utf8Accumulator err = new Utf8Accumulator();
+    // a spawn's output goes to its listeners as it comes: nothing of it is kept here
+    Utf8Accumulator out = new Utf8Accumulator(false);
+    Utf8Accumulator err = new Utf8Accumulator(false);
     ProcessExit result = null;
     try {
-      JsonNode message;
-      while ((message = stream.next()) != null) {
-        JsonNode event = message.path("event");
-        if (event.has("data")) {
-          JsonNode data = event.get("data");
-          if (data.has("stderr")) {
-            emit(stderr, err.feed(Base64.getDecoder().decode(data.get("stderr").asText())));
+      ProcessMessage message;
+      while ((message = ProcessMessage.next(stream)) != null) {
+        JsonNode event = message.event();
+        if (message.isOutput()) {
+          if (message.channel() == ProcessMessage.Channel.STDERR) {
+            emit(stderr, err.feed(message.output()));
           } else {
-            String field = data.has("pty") ? "pty" : "stdout";
-            emit(stdout, out.feed(Base64.getDecoder().decode(data.path(field).asText())));
+            emit(stdout, out.feed(message.output()));
           }
         } else if (event.has("end")) {
           JsonNode end = event.get("end");

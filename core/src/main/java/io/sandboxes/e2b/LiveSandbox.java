@@ -255,29 +255,28 @@ public final class LiveSandbox implements Sandbox {
   private static void readEvents(ConnectStream stream, Utf8Accumulator stdout, Utf8Accumulator stderr, ExecOptions options,
       CompletableFuture<JsonNode> end, String context, java.util.concurrent.atomic.AtomicLong lastEvent) {
     try {
-      JsonNode message;
+      io.sandboxes.e2b.internal.ProcessMessage message;
       JsonNode report = null;
-      while ((message = stream.next()) != null) {
-        JsonNode event = message.path("event");
-        if (!event.has("keepalive")) {
+      boolean listenOut = options.onStdout() != null;
+      boolean listenErr = options.onStderr() != null;
+      while ((message = io.sandboxes.e2b.internal.ProcessMessage.next(stream)) != null) {
+        JsonNode event = message.event();
+        if (event == null || !event.has("keepalive")) {
           lastEvent.set(System.nanoTime());
         }
-        if (event.has("data")) {
-          JsonNode data = event.get("data");
-          String out = null;
-          String err = null;
+        if (message.isOutput()) {
+          boolean toErr = message.channel() == io.sandboxes.e2b.internal.ProcessMessage.Channel.STDERR;
+          String text = null;
           synchronized (stdout) {
-            if (data.has("stdout")) {
-              out = stdout.feed(Base64.getDecoder().decode(data.get("stdout").asText()));
-            } else if (data.has("stderr")) {
-              err = stderr.feed(Base64.getDecoder().decode(data.get("stderr").asText()));
-            } else if (data.has("pty")) {
-              out = stdout.feed(Base64.getDecoder().decode(data.get("pty").asText()));
+            // without a listener the bytes are only kept, and decoded once at the end
+            if (toErr) {
+              text = add(stderr, message.output(), listenErr);
+            } else {
+              text = add(stdout, message.output(), listenOut);
             }
           }
           // outside the lock: a slow listener holds up only this reader
-          deliver(options.onStdout(), out);
-          deliver(options.onStderr(), err);
+          deliver(toErr ? options.onStderr() : options.onStdout(), text);
         } else if (event.has("end")) {
           report = event.get("end");
         }
@@ -290,6 +289,14 @@ public final class LiveSandbox implements Sandbox {
     } catch (RuntimeException e) {
       end.completeExceptionally(e);
     }
+  }
+
+  private static @Nullable String add(Utf8Accumulator acc, byte[] chunk, boolean decode) {
+    if (decode) {
+      return acc.feed(chunk);
+    }
+    acc.add(chunk);
+    return null;
   }
 
   private static void deliver(java.util.function.@Nullable Consumer<String> listener, @Nullable String text) {
@@ -358,11 +365,10 @@ public final class LiveSandbox implements Sandbox {
         "liveness probe in sandbox " + id, null);
          Watchdog ignored = Watchdog.arm(id, PROBE_TIMEOUT.plus(DEADLINE_GRACE), s::close)) {
       Utf8Accumulator out = new Utf8Accumulator();
-      JsonNode message;
-      while ((message = s.next()) != null) {
-        JsonNode data = message.path("event").path("data");
-        if (data.has("stdout")) {
-          out.feed(Base64.getDecoder().decode(data.get("stdout").asText()));
+      io.sandboxes.e2b.internal.ProcessMessage message;
+      while ((message = io.sandboxes.e2b.internal.ProcessMessage.next(s)) != null) {
+        if (message.channel() == io.sandboxes.e2b.internal.ProcessMessage.Channel.STDOUT) {
+          out.add(message.output());
         }
       }
       return out.text().contains("MOL_GONE");

@@ -25,6 +25,8 @@ public final class Connect {
   /** Envelopes larger than this are refused rather than buffered. */
   public static final int MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
 
+  private static final int DIRECT_READ_BYTES = 4 * 1024 * 1024;
+
   private Connect() {}
 
   public record Envelope(int flags, byte[] payload) {
@@ -58,7 +60,18 @@ public final class Connect {
     if (length < 0 || length > MAX_MESSAGE_BYTES) {
       throw new IOException("envelope length " + Integer.toUnsignedString(length) + " is out of range");
     }
-    byte[] payload = in.readNBytes(length);
+    // up to a few MiB the payload goes straight into an array of its size; a larger declared
+    // length is taken in steps, so a lying length costs no more memory than the bytes that came
+    byte[] payload;
+    if (length <= DIRECT_READ_BYTES) {
+      payload = new byte[length];
+      int got = in.readNBytes(payload, 0, length);
+      if (got < length) {
+        throw new EOFException("stream ended inside an envelope of " + length + " bytes (got " + got + ")");
+      }
+    } else {
+      payload = in.readNBytes(length);
+    }
     if (payload.length < length) {
       throw new EOFException("stream ended inside an envelope of " + length + " bytes (got " + payload.length + ")");
     }

@@ -35,6 +35,19 @@ public final class ConnectStream implements AutoCloseable {
    * @throws SandboxException when the stream breaks or ends without its end envelope
    */
   public @Nullable JsonNode next() {
+    byte[] payload = nextPayload();
+    return payload == null ? null : parse(payload);
+  }
+
+  /**
+   * The next message's JSON, unparsed, for a reader with a faster path for messages it knows;
+   * {@link #parse} reads any other.
+   *
+   * @return the payload, or null after a successful end of stream
+   * @throws RuntimeException the mapped error of an end-of-stream envelope that carries one
+   * @throws SandboxException when the stream breaks or ends without its end envelope
+   */
+  public byte @Nullable [] nextPayload() {
     if (finished) {
       return null;
     }
@@ -52,14 +65,8 @@ public final class ConnectStream implements AutoCloseable {
       finished = true;
       throw new SandboxException(context + ": stream ended without its end-of-stream message");
     }
-    JsonNode json;
-    try {
-      json = Json.parse(env.payload());
-    } catch (IOException e) {
-      finished = true;
-      throw new SandboxException(context + ": unreadable stream message: " + e.getMessage(), e);
-    }
     if (env.endStream()) {
+      JsonNode json = parse(env.payload());
       finished = true;
       JsonNode error = json.get("error");
       if (error != null && !error.isNull()) {
@@ -68,7 +75,26 @@ public final class ConnectStream implements AutoCloseable {
       }
       return null;
     }
-    return json;
+    return env.payload();
+  }
+
+  /**
+   * Parses one message's JSON.
+   *
+   * @throws SandboxException (and ends the stream) when it is not JSON
+   */
+  public JsonNode parse(byte[] payload) {
+    try {
+      return Json.parse(payload);
+    } catch (IOException e) {
+      finished = true;
+      throw new SandboxException(context + ": unreadable stream message: " + e.getMessage(), e);
+    }
+  }
+
+  /** What this stream is, for error messages. */
+  public String context() {
+    return context;
   }
 
   @Override

@@ -23,7 +23,7 @@ public final class SandboxProcess {
   public sealed interface Event permits Data, End, Failure {}
 
   /** A chunk of output. */
-  public record Data(RawExec.Stream stream, byte[] bytes) implements Event {}
+  public record Data(RawExec.Stream stream, byte[] buf, int off, int len) implements Event {}
 
   /**
    * The process ended.
@@ -159,7 +159,8 @@ public final class SandboxProcess {
       io.sandboxes.local.internal.daemon.ProcessEvent ev;
       while ((ev = d.next()) != null) {
         if (ev instanceof io.sandboxes.local.internal.daemon.ProcessEvent.Output o) {
-          deliver(new Data(o.fd() == 2 ? RawExec.Stream.STDERR : o.fd() == 3 ? RawExec.Stream.TTY : RawExec.Stream.STDOUT, o.data()));
+          deliver(new Data(o.fd() == 2 ? RawExec.Stream.STDERR : o.fd() == 3 ? RawExec.Stream.TTY : RawExec.Stream.STDOUT,
+              o.buf(), o.off(), o.len()));
         } else if (ev instanceof io.sandboxes.local.internal.daemon.ProcessEvent.Exit x) {
           e = toEnd(x.status());
           break;

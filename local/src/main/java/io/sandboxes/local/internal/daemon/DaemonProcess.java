@@ -72,7 +72,7 @@ public final class DaemonProcess implements DaemonConnection.Sink, AutoCloseable
     ProcessEvent e;
     while ((e = next()) != null) {
       if (e instanceof ProcessEvent.Output o) {
-        (o.fd() == 2 ? err : out).writeBytes(o.data());
+        (o.fd() == 2 ? err : out).write(o.buf(), o.off(), o.len());
       } else if (e instanceof ProcessEvent.Exit x) {
         return new Result(out.toByteArray(), err.toByteArray(), x.status());
       }
@@ -125,8 +125,8 @@ public final class DaemonProcess implements DaemonConnection.Sink, AutoCloseable
         if (fd < 1 || fd > 3) {
           throw new ProtocolException("output on fd " + fd);
         }
-        byte[] data = java.util.Arrays.copyOfRange(f.payload(), 1, f.payload().length);
-        events.deliver(new ProcessEvent.Output(fd, data), data.length);
+        int len = f.payload().length - 1;
+        events.deliver(new ProcessEvent.Output(fd, f.payload(), 1, len), len);
       }
       case Wire.PROC_EXIT -> {
         boolean exited = p.u8() == 1;

@@ -33,8 +33,9 @@ record Frame(int type, int flags, int stream, byte[] payload) {
     if (!Wire.isDaemonType(type)) {
       throw new ProtocolException("a frame of unknown type 0x" + Integer.toHexString(type));
     }
-    byte[] payload = in.readNBytes((int) len);
-    if (payload.length < len) {
+    // the length is bounded above, so the payload is read straight into an array of its size
+    byte[] payload = new byte[(int) len];
+    if (in.readNBytes(payload, 0, payload.length) < len) {
       throw new ProtocolException("the connection ended inside a frame");
     }
     return new Frame(type, flags, stream, payload);

@@ -14,6 +14,7 @@ import io.sandboxes.local.internal.docker.RawExec;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -487,7 +488,7 @@ public final class EnvdHandler extends Handler.Abstract {
         }
         switch (e) {
           case SandboxProcess.Data d -> {
-            out.write(dataMessage(d.stream(), d.bytes()));
+            writeData(out, d.stream(), d.buf(), d.off(), d.len());
             out.flush();
           }
           case SandboxProcess.End end -> {
@@ -534,24 +535,24 @@ public final class EnvdHandler extends Handler.Abstract {
   private static final byte[] DATA_TAIL = "\"}}}".getBytes(StandardCharsets.US_ASCII);
 
   /**
-   * One output chunk as a whole Connect envelope, written straight into one array: the JSON is
-   * fixed text around the base64 (which needs no escaping), so no JSON tree is built per chunk.
+   * One output chunk as a whole Connect envelope: the JSON is fixed text around the base64 (which
+   * needs no escaping), so no JSON tree is built per chunk, and the encoded bytes are written as
+   * they are, not copied into a message first.
    */
-  static byte[] dataMessage(RawExec.Stream stream, byte[] data) {
+  static void writeData(OutputStream out, RawExec.Stream stream, byte[] buf, int off, int len) throws IOException {
     byte[] head = stream == RawExec.Stream.STDERR ? STDERR_HEAD : stream == RawExec.Stream.TTY ? PTY_HEAD : STDOUT_HEAD;
-    int b64 = 4 * ((data.length + 2) / 3);
-    int len = head.length + b64 + DATA_TAIL.length;
-    byte[] msg = new byte[5 + len];
-    msg[0] = 0;
-    msg[1] = (byte) (len >>> 24);
-    msg[2] = (byte) (len >>> 16);
-    msg[3] = (byte) (len >>> 8);
-    msg[4] = (byte) len;
-    System.arraycopy(head, 0, msg, 5, head.length);
-    byte[] encoded = Base64.getEncoder().encode(data);
-    System.arraycopy(encoded, 0, msg, 5 + head.length, b64);
-    System.arraycopy(DATA_TAIL, 0, msg, 5 + head.length + b64, DATA_TAIL.length);
-    return msg;
+    ByteBuffer encoded = Base64.getEncoder().encode(ByteBuffer.wrap(buf, off, len));
+    int b64 = encoded.remaining();
+    int msgLen = head.length + b64 + DATA_TAIL.length;
+    byte[] start = new byte[5 + head.length];
+    start[1] = (byte) (msgLen >>> 24);
+    start[2] = (byte) (msgLen >>> 16);
+    start[3] = (byte) (msgLen >>> 8);
+    start[4] = (byte) msgLen;
+    System.arraycopy(head, 0, start, 5, head.length);
+    out.write(start);
+    out.write(encoded.array(), encoded.arrayOffset() + encoded.position(), b64);
+    out.write(DATA_TAIL);
   }
 
   private static void writeMessage(OutputStream out, JsonNode message) throws IOException {

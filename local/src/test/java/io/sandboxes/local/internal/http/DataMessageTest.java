@@ -16,7 +16,7 @@ class DataMessageTest {
 
   @Test
   @DisplayName("stdout, stderr and pty frames of every length (padding 0, 1, 2) match the JSON tree's envelope")
-  void sameAsTree() {
+  void sameAsTree() throws java.io.IOException {
     Random random = new Random(42);
     for (RawExec.Stream stream : RawExec.Stream.values()) {
       String field = stream == RawExec.Stream.STDERR ? "stderr" : stream == RawExec.Stream.TTY ? "pty" : "stdout";
@@ -25,7 +25,12 @@ class DataMessageTest {
         random.nextBytes(data);
         ObjectNode msg = Json.object();
         msg.putObject("event").putObject("data").put(field, Base64.getEncoder().encodeToString(data));
-        assertThat(EnvdHandler.dataMessage(stream, data)).as("%s, %d bytes", field, len)
+        // the chunk sits inside a larger frame, as output does in the daemon's frame
+        byte[] frame = new byte[len + 7];
+        System.arraycopy(data, 0, frame, 3, len);
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        EnvdHandler.writeData(out, stream, frame, 3, len);
+        assertThat(out.toByteArray()).as("%s, %d bytes", field, len)
             .isEqualTo(Connect.envelope(0, Json.bytes(msg)));
       }
     }
