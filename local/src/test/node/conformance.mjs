@@ -169,6 +169,16 @@ async function main() {
   })
   say('preview', page)
 
+  // a command running when its sandbox is killed: the stream breaks, and the SDK finds out why
+  const doomed = await Sandbox.create('base', { timeoutMs: 120_000 })
+  const running = doomed.commands.run('echo started; sleep 60; echo finished')
+  const outcome = running.then(() => 'finished', (e) => e)
+  await waitFor(async () => (await doomed.commands.run('pgrep -f "sleep 60" || true')).stdout.trim() !== '')
+  await doomed.kill()
+  const ended = await outcome
+  say('killDuringCommand', ended === 'finished' ? 'finished'
+    : `${ended.constructor.name}${/killed or reached its end of life/.test(ended.message) ? ' (killed)' : `: ${ended.message}`}`)
+
   say('kill', await sbx.kill())
   say('kill.again', await Sandbox.kill(sbx.sandboxId))
 

@@ -199,6 +199,9 @@ public final class LiveSandbox implements Sandbox {
           throw new CommandTimeoutException(command, options.timeout(), stdout.text(), stderr.text(), e);
         }
       }
+      if (e instanceof io.sandboxes.e2b.internal.StreamCutException cut && !Thread.currentThread().isInterrupted()) {
+        throw explainCut(cut, "the command");
+      }
       throw e;
     } catch (CallbackFailure e) {
       killQuietly(pid.get());
@@ -209,6 +212,32 @@ public final class LiveSandbox implements Sandbox {
         joinQuietly(reader);
       }
     }
+  }
+
+  /**
+   * What a stream that broke off means, asked of the control plane as E2B's SDKs do: a sandbox
+   * that is gone is {@link io.sandboxes.SandboxNotFoundException}, one that was paused says so;
+   * a sandbox still running, or an answer that could not be had, leaves the break as it was.
+   */
+  SandboxException explainCut(io.sandboxes.e2b.internal.StreamCutException cut, String what) {
+    SandboxInfo now;
+    try {
+      now = api.info(id);
+    } catch (io.sandboxes.SandboxNotFoundException gone) {
+      status = SandboxState.KILLED;
+      io.sandboxes.SandboxNotFoundException e = new io.sandboxes.SandboxNotFoundException(id,
+          "it was killed or reached its end of life while " + what + " was running (" + cut.getMessage() + ")");
+      e.initCause(cut);
+      return e;
+    } catch (RuntimeException couldNotLook) {
+      cut.addSuppressed(couldNotLook);
+      return cut;
+    }
+    if (now.state() == SandboxState.PAUSED) {
+      status = SandboxState.PAUSED;
+      return new SandboxException("sandbox " + id + " was paused while " + what + " was running (" + cut.getMessage() + ")", cut);
+    }
+    return cut;
   }
 
   /**

@@ -145,4 +145,73 @@ class LifecycleTest {
       assertThat(http.send(connect, HttpResponse.BodyHandlers.ofString()).statusCode()).isEqualTo(201);
     }
   }
+
+  @Test
+  @DisplayName("killing a sandbox while a command runs breaks the command's stream, as E2B's does: the client says the sandbox was killed, within seconds, and never reports an exit")
+  void killDuringCommand(E2BApi e2b) throws Exception {
+    LiveSandbox s = e2b.create();
+    java.util.concurrent.CompletableFuture<Object> outcome = new java.util.concurrent.CompletableFuture<>();
+    Thread.ofVirtual().start(() -> {
+      try {
+        outcome.complete(s.exec("echo started; sleep 60; echo finished"));
+      } catch (RuntimeException e) {
+        outcome.complete(e);
+      }
+    });
+    // the command is running (its shell is in the process list) before the kill
+    await().atMost(Duration.ofSeconds(20)).until(() -> e2b.connect(s.id()).exec("pgrep -f 'sleep 60' || true").stdout().strip().length() > 0);
+    long killed = System.nanoTime();
+    assertThat(e2b.kill(s.id())).isTrue();
+    Object result = outcome.get(10, java.util.concurrent.TimeUnit.SECONDS);
+    assertThat(Duration.ofNanos(System.nanoTime() - killed)).isLessThan(Duration.ofSeconds(5));
+    assertThat(result).as("an exit nobody observed is not reported").isInstanceOf(SandboxNotFoundException.class);
+    assertThat(((SandboxNotFoundException) result).getMessage()).contains(s.id()).contains("killed or reached its end of life while the command was running");
+  }
+
+  @Test
+  @DisplayName("on the wire, a process stream into a sandbox that is killed breaks off: no end event, no end-of-stream message")
+  void killBreaksTheWireStream(E2BApi e2b, LocalServer server) throws Exception {
+    LiveSandbox s = e2b.create();
+    String token = Tokens.envdToken(server, s.id());
+    byte[] start = "{\"process\":{\"cmd\":\"/bin/bash\",\"args\":[\"-l\",\"-c\",\"echo up; sleep 60\"]}}".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    HttpRequest req = HttpRequest.newBuilder(server.sandboxUrl().resolve("/process.Process/Start"))
+        .header("Content-Type", "application/connect+json").header("E2b-Sandbox-Id", s.id()).header("E2b-Sandbox-Port", "49983")
+        .header("X-Access-Token", token).header("Authorization", "Basic cm9vdDo=")
+        .POST(HttpRequest.BodyPublishers.ofByteArray(io.sandboxes.e2b.internal.Connect.envelope(0, start))).build();
+    HttpResponse<java.io.InputStream> resp = HttpClient.newHttpClient().send(req, HttpResponse.BodyHandlers.ofInputStream());
+    assertThat(resp.statusCode()).isEqualTo(200);
+    java.util.List<String> messages = new java.util.ArrayList<>();
+    try (java.io.InputStream body = resp.body()) {
+      // read until "up" has come, then kill, then read what is left
+      io.sandboxes.e2b.internal.Connect.Envelope env;
+      while (true) {
+        env = io.sandboxes.e2b.internal.Connect.read(body);
+        assertThat(env).isNotNull();
+        String json = new String(env.payload(), java.nio.charset.StandardCharsets.UTF_8);
+        messages.add(json);
+        if (json.contains("\"stdout\"")) {
+          break;
+        }
+      }
+      assertThat(e2b.kill(s.id())).isTrue();
+      java.util.concurrent.CompletableFuture<String> rest = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+        try {
+          while (true) {
+            io.sandboxes.e2b.internal.Connect.Envelope more = io.sandboxes.e2b.internal.Connect.read(body);
+            if (more == null) {
+              return "clean end of body";
+            }
+            messages.add(new String(more.payload(), java.nio.charset.StandardCharsets.UTF_8));
+            if (more.endStream()) {
+              return "end-of-stream message";
+            }
+          }
+        } catch (java.io.IOException e) {
+          return "broke: " + e;
+        }
+      });
+      assertThat(rest.get(10, java.util.concurrent.TimeUnit.SECONDS)).startsWith("broke");
+    }
+    assertThat(messages).noneMatch(m -> m.contains("\"end\""));
+  }
 }

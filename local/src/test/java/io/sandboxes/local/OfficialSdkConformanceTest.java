@@ -89,6 +89,7 @@ class OfficialSdkConformanceTest {
         .containsEntry("egress.allowed", "200")
         .containsEntry("egress.denied", "000")
         .containsEntry("preview", "written by the node sdk")
+        .containsEntry("killDuringCommand", "TimeoutError (killed)")
         .containsEntry("kill", "true")
         .containsEntry("kill.again", "false")
         .containsEntry("missing.connect", "SandboxNotFoundError")

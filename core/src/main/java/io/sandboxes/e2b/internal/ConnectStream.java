@@ -59,11 +59,11 @@ public final class ConnectStream implements AutoCloseable {
       if (Thread.currentThread().isInterrupted()) {
         throw new SandboxException(context + ": interrupted", e);
       }
-      throw new SandboxException(context + ": stream broke: " + e.getMessage(), e);
+      throw new StreamCutException(context + ": stream broke: " + e.getMessage(), e);
     }
     if (env == null) {
       finished = true;
-      throw new SandboxException(context + ": stream ended without its end-of-stream message");
+      throw new StreamCutException(context + ": stream ended without its end-of-stream message");
     }
     if (env.endStream()) {
       JsonNode json = parse(env.payload());

@@ -381,6 +381,11 @@ public final class LocalSandbox {
     return processes.values().stream().filter(p -> tag.equals(p.tag()) && p.end() == null).findFirst().orElse(null);
   }
 
+  /** Breaks off every process stream attached to this sandbox: it is being removed. */
+  void severProcesses(String why) {
+    processes.values().forEach(p -> p.sever(why));
+  }
+
   /** @return the processes still running */
   public Collection<SandboxProcess> running() throws RpcError {
     pruneFinished();

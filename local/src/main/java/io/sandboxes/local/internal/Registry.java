@@ -387,6 +387,9 @@ public final class Registry implements AutoCloseable {
           LOG.debug("unpause before removal of {} failed: {}", id, e.toString());
         }
       }
+      // streams into the sandbox break off, as E2B's do when a sandbox goes, rather than end
+      // with an exit status nobody observed
+      s.severProcesses("sandbox " + id + " was killed");
       s.ports().close();
       docker.remove(s.containerId());
       s.closeDaemon(true);

@@ -20,7 +20,7 @@ import org.jspecify.annotations.Nullable;
 public final class SandboxProcess {
 
   /** What attached streams receive. */
-  public sealed interface Event permits Data, End, Failure {}
+  public sealed interface Event permits Data, End, Failure, Severed {}
 
   /** A chunk of output. */
   public record Data(RawExec.Stream stream, byte[] buf, int off, int len) implements Event {}
@@ -38,12 +38,26 @@ public final class SandboxProcess {
   /** The stream must end with a Connect error instead of an end event. */
   public record Failure(String code, String message) implements Event {}
 
+  /**
+   * The stream must break off, with no end and no error, as a connection into a sandbox that has
+   * gone does on E2B (its clients then ask the control plane what happened).
+   */
+  public record Severed(String why) implements Event {}
+
   /** A client attached to the process's output. */
   public static final class Subscriber {
     private final BlockingQueue<Event> queue = new ArrayBlockingQueue<>(1024);
 
     public @Nullable Event poll(long timeout, TimeUnit unit) throws InterruptedException {
       return queue.poll(timeout, unit);
+    }
+
+    /** Drops what waits unread and puts {@code e} next: the stream is cut where it is. */
+    void cut(Event e) {
+      queue.clear();
+      while (!queue.offer(e)) {
+        queue.poll();
+      }
     }
 
     boolean offer(Event e) {
@@ -126,12 +140,30 @@ public final class SandboxProcess {
   public Subscriber subscribe() {
     Subscriber s = new Subscriber();
     subscribers.add(s);
+    Severed cut = severed;
+    if (cut != null) {
+      subscribers.remove(s);
+      s.cut(cut);
+      return s;
+    }
     End e = end;
     if (e != null) {
       subscribers.remove(s);
       s.offer(e);
     }
     return s;
+  }
+
+  private volatile @Nullable Severed severed;
+
+  /** Breaks every attached stream off now, and any attached later: the sandbox is going away. */
+  void sever(String why) {
+    Severed cut = new Severed(why);
+    severed = cut;
+    for (Subscriber s : subscribers) {
+      s.cut(cut);
+    }
+    subscribers.clear();
   }
 
   public void unsubscribe(Subscriber s) {

@@ -509,6 +509,11 @@ public final class EnvdHandler extends Handler.Abstract {
             ex.finish(out);
             return;
           }
+          case SandboxProcess.Severed s -> {
+            p.unsubscribe(sub);
+            ex.abort(new IOException(s.why()));
+            return;
+          }
           case SandboxProcess.Failure f -> {
             ObjectNode endMsg = Json.object();
             endMsg.putObject("error").put("code", f.code()).put("message", f.message());
