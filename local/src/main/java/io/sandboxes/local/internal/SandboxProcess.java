@@ -81,6 +81,7 @@ public final class SandboxProcess {
   private volatile long finishedAtNanos;
   private final List<Subscriber> subscribers = new CopyOnWriteArrayList<>();
   private volatile @Nullable End end;
+  private volatile @Nullable Event terminal;
 
   /** A process the in-sandbox daemon runs, seen through one attachment that this object fans out. */
   SandboxProcess(int pid, @Nullable String tag, String cmd, List<String> args, Map<String, String> envs,
@@ -146,10 +147,10 @@ public final class SandboxProcess {
       s.cut(cut);
       return s;
     }
-    End e = end;
-    if (e != null) {
+    Event last = terminal;
+    if (last != null) {
       subscribers.remove(s);
-      s.offer(e);
+      s.offer(last);
     }
     return s;
   }
@@ -187,6 +188,7 @@ public final class SandboxProcess {
   void pumpDaemon(java.util.function.BooleanSupplier sandboxLost) {
     DaemonProcess d = daemon;
     End e = null;
+    String lost = null;
     try {
       io.sandboxes.local.internal.daemon.ProcessEvent ev;
       while ((ev = d.next()) != null) {
@@ -200,6 +202,7 @@ public final class SandboxProcess {
       }
     } catch (IOException ex) {
       // the daemon went away (its worker died, or the container stopped): the outcome is unknown
+      lost = ex.getMessage();
     } finally {
       d.close();
     }
@@ -207,9 +210,13 @@ public final class SandboxProcess {
       return; // the whole sandbox ended under it: its attached clients were told why
     }
     if (e == null) {
-      e = new End(-1, false, "unknown", "the exit status could not be observed");
+      // nothing is made up: attached streams end with an error saying the outcome is unknown,
+      // and the table keeps the process as ended with no exit status
+      String why = "the process's outcome cannot be observed: " + (lost != null ? lost : "its output stream ended without an exit");
+      finish(new End(-1, false, "unknown", why), new Failure("unavailable", why));
+      return;
     }
-    finish(e);
+    finish(e, e);
   }
 
   /**
@@ -222,6 +229,7 @@ public final class SandboxProcess {
     }
     deliver(failure);
     finishedAtNanos = System.nanoTime();
+    terminal = failure;
     end = new End(-1, false, "unknown", failure.message());
     subscribers.clear();
   }
@@ -234,14 +242,16 @@ public final class SandboxProcess {
     return new End(status.exitCode(), true, text, status.exitCode() == 0 ? null : text);
   }
 
-  private void finish(End e) {
+  /** Records the end, and gives attached streams (and any that attach later) {@code last}. */
+  private void finish(End e, Event last) {
     if (end != null) {
       return; // abandoned already
     }
     finishedAtNanos = System.nanoTime();
+    terminal = last;
     end = e;
     for (Subscriber s : subscribers) {
-      s.offer(e);
+      s.offer(last);
     }
     subscribers.clear();
   }
