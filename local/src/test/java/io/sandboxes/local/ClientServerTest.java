@@ -158,6 +158,17 @@ class ClientServerTest {
   }
 
   @Test
+  @DisplayName("the base template carries the tools the README lists, git among them, and a git repository works as the default user")
+  void baseTools() {
+    ExecResult tools = sandbox.exec("for t in bash tar curl python3 ps sudo find git; do command -v $t >/dev/null || echo missing $t; done");
+    assertThat(tools.stdout()).isEmpty();
+    ExecResult git = sandbox.exec("cd $(mktemp -d) && git init -q && git -c user.email=u@example.invalid -c user.name=u "
+        + "commit -q --allow-empty -m first && git log --format=%s");
+    assertThat(git.exitCode()).as(git.stderr()).isZero();
+    assertThat(git.stdout().strip()).isEqualTo("first");
+  }
+
+  @Test
   @DisplayName("several MB of stdout stream through whole, and UTF-8 split across chunks arrives intact")
   void largeOutput() {
     ExecResult r = sandbox.exec("head -c 6000000 /dev/zero | tr '\\0' 'a'; python3 -c \"import sys; sys.stdout.write('é€😀' * 100000)\"");

@@ -18,7 +18,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The {@code base} template's image: Debian with bash, coreutils, tar, curl, python3, procps and a
+ * The {@code base} template's image: Debian with bash, coreutils, tar, curl, python3, procps, git and a
  * {@code user} account (uid 1000, home {@code /home/user}), like E2B's base template.
  *
  * <p>No registry is needed: the root filesystem is built from Debian packages with
@@ -33,7 +33,7 @@ public final class BaseImage {
   public static final String SUITE = "bookworm";
   public static final String DEFAULT_MIRROR = "http://deb.debian.org/debian";
   static final List<String> PACKAGES = List.of(
-      "bash", "coreutils", "tar", "curl", "python3", "procps", "ca-certificates", "findutils", "sudo", "inotify-tools");
+      "bash", "coreutils", "tar", "curl", "python3", "procps", "ca-certificates", "findutils", "sudo", "git");
   /** Commands run in the new root filesystem after debootstrap, as root. */
   static final List<String> SETUP = List.of(
       "useradd --create-home --uid 1000 --shell /bin/bash user",
