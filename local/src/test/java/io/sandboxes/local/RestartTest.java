@@ -130,4 +130,30 @@ class RestartTest {
       assertThat(e2b.kill(mine)).isTrue();
     }
   }
+
+  @Test
+  @DisplayName("a create the server never committed (it stopped before recording and answering it) does not come back as a sandbox nobody knows about")
+  void uncommittedCreateRemoved() throws Exception {
+    String id = "uncommitted-" + UUID.randomUUID().toString().substring(0, 8);
+    Path state = Files.createTempDirectory("sandboxes-state-");
+    String key = "e2b_" + UUID.randomUUID().toString().replace("-", "");
+    String committed;
+    String uncommitted;
+    String container;
+    try (LocalServer first = server(id, state, key); E2BSandboxProvider c1 = client(first)) {
+      committed = c1.api().create().id();
+      uncommitted = c1.api().create().id();
+      container = first.registry().find(uncommitted).orElseThrow().containerId();
+      // as if the server had died after starting the container and before its commit: no state file
+      Files.delete(state.resolve(uncommitted + ".json"));
+    }
+    try (LocalServer second = server(id, state, key); E2BSandboxProvider c2 = client(second);
+         DockerRuntime docker = DockerRuntime.connect()) {
+      assertThatThrownBy(() -> c2.api().info(uncommitted)).isInstanceOf(SandboxNotFoundException.class);
+      assertThat(docker.client().listContainersCmd().withShowAll(true).withIdFilter(java.util.List.of(container)).exec())
+          .as("the uncommitted sandbox's container is removed, not left to its deadline").isEmpty();
+      assertThat(c2.api().info(committed).state()).isEqualTo(SandboxState.RUNNING);
+      assertThat(c2.api().kill(committed)).isTrue();
+    }
+  }
 }

@@ -188,9 +188,18 @@ public final class Registry implements AutoCloseable {
         throw new RpcError("internal", "the sandbox's egress firewall could not be set up: " + e.getMessage());
       }
     }
+    // the state file is the create's commit: a container without one was never answered (the
+    // server stopped midway), and a restarted server removes it rather than bring it back
+    try {
+      record(sandbox);
+    } catch (IOException e) {
+      docker.remove(containerId);
+      daemon.delete();
+      network.ifPresent(n -> n.detach(sandbox.networkAddress()));
+      throw new RpcError("internal", "the sandbox's state could not be recorded in " + stateDir + ": " + e.getMessage());
+    }
     sandbox.onDaemonLost(() -> daemonLost(sandbox));
     sandboxes.put(id, sandbox);
-    persist(sandbox);
     sandbox.log("info", "sandbox created from template " + templateId + ", ends at " + end);
     LOG.atInfo().addKeyValue("event", "sandbox.created").addKeyValue("sandbox", id).addKeyValue("template", templateId)
         .addKeyValue("container", containerId.substring(0, 12)).addKeyValue("endAt", end).log("sandbox created");
@@ -585,6 +594,14 @@ public final class Registry implements AutoCloseable {
   }
 
   private void persist(LocalSandbox s) {
+    try {
+      record(s);
+    } catch (IOException e) {
+      LOG.warn("could not record the state of sandbox {} in {}: {}", s.id(), stateDir, e.toString());
+    }
+  }
+
+  private void record(LocalSandbox s) throws IOException {
     ObjectNode state = Json.object()
         .put("endAt", s.endAt().toString())
         .put("paused", s.paused())
@@ -595,14 +612,10 @@ public final class Registry implements AutoCloseable {
     if (s.allowInternetAccess() != null) {
       state.put("allowInternetAccess", s.allowInternetAccess());
     }
-    try {
-      Files.createDirectories(stateDir);
-      Path tmp = stateDir.resolve(s.id() + ".json.tmp");
-      Files.write(tmp, Json.bytes(state));
-      Files.move(tmp, stateFile(s.id()), StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
-    } catch (IOException e) {
-      LOG.warn("could not record the state of sandbox {} in {}: {}", s.id(), stateDir, e.toString());
-    }
+    Files.createDirectories(stateDir);
+    Path tmp = stateDir.resolve(s.id() + ".json.tmp");
+    Files.write(tmp, Json.bytes(state));
+    Files.move(tmp, stateFile(s.id()), StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
   }
 
   private void forget(String id) {
@@ -687,6 +700,17 @@ public final class Registry implements AutoCloseable {
       return;
     }
     JsonNode state = readState(id);
+    if (state == null && !Files.exists(stateFile(id))) {
+      // no state file: the create never committed (the server stopped before answering it), so
+      // nobody holds this sandbox; it is removed, not brought back to live out its deadline
+      LOG.warn("sandbox {} was never answered (its server stopped while creating it); removing its container", id);
+      docker.remove(c.getId());
+      String folder = labels.get(SandboxDaemon.LABEL_FOLDER);
+      if (folder != null && !folder.isEmpty()) {
+        SandboxDaemon.deleteTree(Path.of(folder));
+      }
+      return;
+    }
     JsonNode lc = Json.parse(labels.getOrDefault(LABEL_LIFECYCLE, "{}").getBytes(java.nio.charset.StandardCharsets.UTF_8));
     LocalSandbox.Lifecycle lifecycle = new LocalSandbox.Lifecycle(lc.path("pauseOnTimeout").asBoolean(false),
         lc.path("autoPauseMemory").asBoolean(true), lc.path("autoResume").asBoolean(false), lc.path("timeoutSeconds").asLong(300));
