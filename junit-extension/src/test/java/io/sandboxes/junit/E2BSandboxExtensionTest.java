@@ -221,10 +221,16 @@ class E2BSandboxExtensionTest {
     }
   }
 
-  static class BadFieldTestCase {
+  static class FinalFieldTestCase {
     @E2BSandbox
     final Sandbox sandbox = null;
 
+    @Test
+    void neverRuns() {
+    }
+  }
+
+  static class WrongTypeTestCase {
     @E2BSandbox
     String notASandbox;
 
@@ -269,12 +275,23 @@ class E2BSandboxExtensionTest {
     }
 
     @Test
-    @DisplayName("then a final field or a field of the wrong type fails with a message naming it")
-    void badFields() {
-      EngineExecutionResults r = run(BadFieldTestCase.class, FilteredClient.class, Map.of());
+    @DisplayName("then a final field fails with a message naming it, and no sandbox is made")
+    void finalField() {
+      // one bad field per test class: with both in one class, either check alone would pass
+      EngineExecutionResults r = run(FinalFieldTestCase.class, FilteredClient.class, Map.of());
       r.testEvents().assertThatEvents().haveExactly(1, event(test("neverRuns"),
-          finishedWithFailure(message(m -> m.contains("BadFieldTestCase.sandbox must not be final")
-              || m.contains("BadFieldTestCase.notASandbox must be of type")))));
+          finishedWithFailure(message(m -> m.contains("FinalFieldTestCase.sandbox must not be final")))));
+      assertThat(seen).isEmpty();
+    }
+
+    @Test
+    @DisplayName("then a field of the wrong type fails with a message naming it and the types it may have")
+    void wrongType() {
+      EngineExecutionResults r = run(WrongTypeTestCase.class, FilteredClient.class, Map.of());
+      r.testEvents().assertThatEvents().haveExactly(1, event(test("neverRuns"),
+          finishedWithFailure(message(m -> m.contains("WrongTypeTestCase.notASandbox must be of type io.sandboxes.Sandbox or"
+              + " io.sandboxes.e2b.LiveSandbox, not java.lang.String")))));
+      assertThat(seen).isEmpty();
     }
 
     @Test
