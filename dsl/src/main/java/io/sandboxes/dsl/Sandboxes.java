@@ -34,7 +34,12 @@ public final class Sandboxes {
    * @return a provider for E2B's cloud
    */
   public static SandboxClient e2b() {
-    return new SandboxClient(E2BSandboxProvider.fromEnvironment());
+    return e2b(System.getenv());
+  }
+
+  /** {@link #e2b()} with the {@code E2B_*} variables read from {@code environment}. */
+  static SandboxClient e2b(java.util.Map<String, String> environment) {
+    return new SandboxClient(E2BSandboxProvider.builder().environment(environment).build());
   }
 
   /**

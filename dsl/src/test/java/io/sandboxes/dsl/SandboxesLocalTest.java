@@ -51,9 +51,13 @@ class SandboxesLocalTest {
   @Test
   @DisplayName("Sandboxes.e2b() without a key fails on first use with a message naming E2B_API_KEY, not at construction")
   void e2bWithoutKey() {
-    try (E2BSandboxProvider p = io.sandboxes.e2b.E2BSandboxProvider.builder().environment(java.util.Map.of()).build()) {
+    // Sandboxes.e2b() is Sandboxes.e2b(System.getenv()); an empty environment stands for a machine without E2B_API_KEY
+    try (SandboxClient client = Sandboxes.e2b(java.util.Map.of())) {
+      E2BSandboxProvider p = client.provider();
       assertThat(p.apiUrl()).isEqualTo(URI.create("https://api.e2b.app"));
-      assertThatThrownBy(() -> p.api().create()).isInstanceOf(SandboxException.class).hasMessageContaining("E2B_API_KEY");
+      assertThatThrownBy(client::create).isInstanceOf(SandboxException.class)
+          .hasMessage("E2B provider requires an API key (config.apiKey or E2B_API_KEY)");
+      assertThatThrownBy(client::list).isInstanceOf(SandboxException.class).hasMessageContaining("E2B_API_KEY");
     }
   }
 
