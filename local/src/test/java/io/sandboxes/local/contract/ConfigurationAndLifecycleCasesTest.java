@@ -109,28 +109,71 @@ class ConfigurationAndLifecycleCasesTest {
   }
 
   @Test
-  @DisplayName("case 5, case 6, case 7, case 8: the key comes from the builder or E2B_API_KEY; without one, building works and the first call fails saying so")
-  void apiKey(LocalServer server) throws Exception {
-    try (Harness h = new Harness(server, b -> b.environment(Map.of("E2B_API_KEY", server.apiKey())))) {
-      // the harness also set an explicit key; the explicit one wins and is the one sent
+  @DisplayName("case 5: the key comes from E2B_API_KEY when the builder names none, and an explicit key wins over it")
+  void apiKeyPrecedence(LocalServer server) throws Exception {
+    // the environment's key is one the server refuses: were it sent instead of the explicit one,
+    // create would fail with a 401 and the recorded header would name it
+    String refused = "e2b_not_the_server_key_0000";
+    try (Harness h = new Harness(server, b -> b.environment(Map.of("E2B_API_KEY", refused)))) {
       try (Sandbox s = h.provider.create(SandboxConfig.forProject("p"))) {
-        assertThat(h.api.requests().get(0).headers().get("x-api-key")).isEqualTo(server.apiKey());
+        s.exec("true").orThrow();
+        h.provider.describe(s.id()).orElseThrow();
       }
+      assertThat(h.api.requests()).isNotEmpty()
+          .allSatisfy(r -> assertThat(r.headers().get("x-api-key")).isEqualTo(server.apiKey()));
     }
     try (FaultServer api = new FaultServer(server.apiUrl());
          E2BSandboxProvider fromEnv = E2BSandboxProvider.builder().apiUrl(api.url()).sandboxUrl(server.sandboxUrl())
              .environment(Map.of("E2B_API_KEY", server.apiKey())).build()) {
-      assertThat(fromEnv.api()).isSameAs(fromEnv.api());
       try (Sandbox s = fromEnv.create(SandboxConfig.forProject("p"))) {
-        assertThat(api.requests()).allSatisfy(r -> assertThat(r.headers().get("x-api-key")).isEqualTo(server.apiKey()));
+        fromEnv.describe(s.id()).orElseThrow();
       }
+      assertThat(api.requests()).hasSizeGreaterThanOrEqualTo(3)
+          .allSatisfy(r -> assertThat(r.headers().get("x-api-key")).isEqualTo(server.apiKey()));
     }
-    E2BSandboxProvider keyless = E2BSandboxProvider.builder().apiUrl(server.apiUrl()).environment(Map.of()).build();
-    try (keyless) {
+    // and the refused key, when it is the only one, is the one sent (so the first block proves precedence)
+    try (FaultServer api = new FaultServer(server.apiUrl());
+         E2BSandboxProvider wrong = E2BSandboxProvider.builder().apiUrl(api.url()).environment(Map.of("E2B_API_KEY", refused)).build()) {
+      assertThatThrownBy(() -> wrong.create(SandboxConfig.forProject("p")))
+          .isInstanceOfSatisfying(SandboxApiException.class, e -> assertThat(e.statusCode()).isEqualTo(401));
+      assertThat(api.requests()).singleElement().satisfies(r -> assertThat(r.headers().get("x-api-key")).isEqualTo(refused));
+    }
+  }
+
+  @Test
+  @DisplayName("case 6: without a key, building works and the first call fails saying so, sending nothing")
+  void missingKey(LocalServer server) throws Exception {
+    try (FaultServer api = new FaultServer(server.apiUrl());
+         E2BSandboxProvider keyless = E2BSandboxProvider.builder().apiUrl(api.url()).environment(Map.of()).build()) {
       assertThatThrownBy(() -> keyless.create(SandboxConfig.forProject("p")))
           .isInstanceOf(SandboxException.class)
           .hasMessage("E2B provider requires an API key (config.apiKey or E2B_API_KEY)");
       assertThatThrownBy(() -> keyless.list()).hasMessageContaining("requires an API key");
+      assertThat(api.requests()).isEmpty();
+    }
+  }
+
+  // case 7 (an injected client skips the key check) has no counterpart here: the Java provider
+  // takes no client override, so there is nothing to inject and nothing is claimed for it.
+
+  @Test
+  @DisplayName("case 8: one HTTP client serves every call of a provider: sequential calls share one kept-alive connection")
+  void clientMemoised(LocalServer server) throws Exception {
+    // seen from the server's side: a provider that built a client per call (or per operation)
+    // would open a new connection, from a new port, for each of these requests
+    try (Harness h = new Harness(server); Sandbox s = h.provider.create(SandboxConfig.forProject("p"))) {
+      h.provider.describe(s.id()).orElseThrow();
+      h.provider.get(s.id()).orElseThrow();
+      h.provider.describe(s.id()).orElseThrow();
+      s.exec("true").orThrow();
+      s.exec("true").orThrow();
+      List<FaultServer.Recorded> calls = h.api.requests();
+      assertThat(calls).hasSizeGreaterThanOrEqualTo(4);
+      assertThat(calls.stream().map(FaultServer.Recorded::client).distinct()).as("client connections of %s",
+          calls.stream().map(r -> r.method() + " " + r.path() + " from " + r.client()).toList()).hasSize(1);
+      List<FaultServer.Recorded> envdCalls = h.envd.requests();
+      assertThat(envdCalls).hasSizeGreaterThanOrEqualTo(2);
+      assertThat(envdCalls.stream().map(FaultServer.Recorded::client).distinct()).as("daemon connections").hasSize(1);
     }
   }
 

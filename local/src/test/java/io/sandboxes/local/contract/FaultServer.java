@@ -32,8 +32,12 @@ import org.eclipse.jetty.util.thread.QueuedThreadPool;
  */
 public final class FaultServer implements AutoCloseable {
 
-  /** One request as it crossed the wire. */
-  public record Recorded(String method, String path, String query, Map<String, String> headers, byte[] body, long atNanos) {
+  /**
+   * One request as it crossed the wire; {@code client} is the address and port it came from, so
+   * requests sent over one kept-alive connection share it.
+   */
+  public record Recorded(String method, String path, String query, Map<String, String> headers, byte[] body, long atNanos,
+      String client) {
     public String bodyText() {
       return new String(body, StandardCharsets.UTF_8);
     }
@@ -167,7 +171,7 @@ public final class FaultServer implements AutoCloseable {
     request.getHeaders().forEach(f -> headers.put(f.getName().toLowerCase(java.util.Locale.ROOT), f.getValue()));
     String query = request.getHttpURI().getQuery();
     Recorded rec = new Recorded(request.getMethod(), Request.getPathInContext(request), query == null ? "" : query, headers, body,
-        System.nanoTime());
+        System.nanoTime(), String.valueOf(request.getConnectionMetaData().getRemoteSocketAddress()));
     requests.add(rec);
     for (Rule rule : rules) {
       if (rule.when().test(rec) && rule.fault().answer(rec, response, callback)) {
