@@ -2,6 +2,7 @@ package io.sandboxes.local.contract;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import io.sandboxes.Sandbox;
 import io.sandboxes.SandboxConfig;
@@ -12,8 +13,12 @@ import io.sandboxes.VolumeQuery;
 import io.sandboxes.local.LocalServer;
 import io.sandboxes.local.SharedServer;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.IntStream;
@@ -59,76 +64,130 @@ class ListingCasesTest {
     };
   }
 
+  /** Runs {@code provider.list()} on its own thread, giving back the ids it lists. */
+  static CompletableFuture<List<String>> listInBackground(Harness h) {
+    CompletableFuture<List<String>> out = new CompletableFuture<>();
+    Thread.ofVirtual().name("test-list").start(() -> {
+      try {
+        out.complete(h.provider.list().stream().map(Sandbox::id).toList());
+      } catch (Throwable t) {
+        out.completeExceptionally(t);
+      }
+    });
+    return out;
+  }
+
   @Test
-  @DisplayName("case 30: 40 running rows come back in listing order with more than 1 and at most 16 connects in flight")
+  @DisplayName("case 30: 40 running rows come back in listing order through a window of exactly 16 connects, a freed slot starting exactly one more")
   void window(LocalServer server) throws Exception {
     try (Harness h = new Harness(server)) {
       List<String> ids = ids(40);
       AtomicInteger inFlight = new AtomicInteger();
       AtomicInteger peak = new AtomicInteger();
       AtomicInteger total = new AtomicInteger();
+      Semaphore release = new Semaphore(0);
       h.api.on(FaultServer.route("GET", "/v2/sandboxes"), FaultServer.json(200, listing(ids)));
-      h.api.on(FaultServer.route("POST", "/sandboxes/row.*/connect"), slowConnect(inFlight, peak, total, () -> pause(150)));
-      List<String> listed = h.provider.list().stream().map(Sandbox::id).toList();
-      assertThat(listed).containsExactlyElementsOf(ids);
-      assertThat(peak.get()).isGreaterThan(1).isLessThanOrEqualTo(16);
-      assertThat(total.get()).isEqualTo(40);
+      // each connect is held at the server until the test lets one go
+      h.api.on(FaultServer.route("POST", "/sandboxes/row.*/connect"), slowConnect(inFlight, peak, total, () -> acquire(release)));
+      CompletableFuture<List<String>> listed = listInBackground(h);
+      try {
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(total.get()).as("connects started").isGreaterThanOrEqualTo(16));
+        // the window holds: with all 16 held, no 17th starts
+        await().during(Duration.ofMillis(400)).atMost(Duration.ofSeconds(3)).untilAsserted(() ->
+            assertThat(total.get()).as("connects started while 16 are held").isEqualTo(16));
+        // one slot freed starts exactly one more connect (a sliding window, not batches of 16)
+        release.release();
+        await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> assertThat(total.get()).as("connects after one release").isEqualTo(17));
+        await().during(Duration.ofMillis(400)).atMost(Duration.ofSeconds(3)).untilAsserted(() -> {
+          assertThat(total.get()).as("connects after one release").isEqualTo(17);
+          assertThat(inFlight.get()).as("connects in flight after one release").isEqualTo(16);
+        });
+        release.release(1_000);
+        // once nothing is held the rest is quick: 23 connects in two waves of loopback calls
+        assertThat(listed.get(10, TimeUnit.SECONDS)).containsExactlyElementsOf(ids);
+        assertThat(peak.get()).isEqualTo(16);
+        assertThat(total.get()).isEqualTo(40);
+      } finally {
+        release.release(1_000);
+      }
     }
   }
 
   @Test
-  @DisplayName("case 31: connects really overlap: all three are in flight before any finishes, and order is kept")
+  @DisplayName("case 31: connects really overlap: all three are in flight before any finishes, and order is kept whatever order they end in")
   void overlap(LocalServer server) throws Exception {
     try (Harness h = new Harness(server)) {
       List<String> ids = List.of("rowa0000000000000000", "rowb0000000000000000", "rowc0000000000000000");
-      CountDownLatch allStarted = new CountDownLatch(3);
-      CountDownLatch release = new CountDownLatch(1);
+      AtomicInteger inFlight = new AtomicInteger();
+      AtomicInteger finished = new AtomicInteger();
+      Map<String, CountDownLatch> release = new java.util.concurrent.ConcurrentHashMap<>();
+      ids.forEach(id -> release.put(id, new CountDownLatch(1)));
       h.api.on(FaultServer.route("GET", "/v2/sandboxes"), FaultServer.json(200, listing(ids)));
-      h.api.on(FaultServer.route("POST", "/sandboxes/row.*/connect"), slowConnect(new AtomicInteger(), new AtomicInteger(),
-          new AtomicInteger(), () -> {
-            allStarted.countDown();
-            await(release);
-          }));
-      Thread releaser = Thread.ofVirtual().start(() -> {
-        try {
-          if (allStarted.await(5, TimeUnit.SECONDS)) {
-            release.countDown();
-          }
-        } catch (InterruptedException ignored) {
-          // the test fails below without the release
-        }
+      h.api.on(FaultServer.route("POST", "/sandboxes/row.*/connect"), (req, resp, cb) -> {
+        String id = req.path().split("/")[2];
+        inFlight.incrementAndGet();
+        awaitLatch(release.get(id));
+        finished.incrementAndGet();
+        return FaultServer.json(200, sandbox(id)).answer(req, resp, cb);
       });
-      List<String> listed = h.provider.list().stream().map(Sandbox::id).toList();
-      releaser.join();
-      assertThat(allStarted.getCount()).isZero();
-      assertThat(listed).containsExactlyElementsOf(ids);
+      CompletableFuture<List<String>> listed = listInBackground(h);
+      try {
+        // a client that waited for one connect before the next would never have all three held
+        await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> assertThat(inFlight.get()).as("connects in flight").isEqualTo(3));
+        assertThat(finished.get()).isZero();
+        // they end last to first, and the result still follows the listing
+        for (String id : ids.reversed()) {
+          int before = finished.get();
+          release.get(id).countDown();
+          await().atMost(Duration.ofSeconds(5)).until(() -> finished.get() == before + 1);
+        }
+        assertThat(listed.get(5, TimeUnit.SECONDS)).containsExactlyElementsOf(ids);
+      } finally {
+        release.values().forEach(CountDownLatch::countDown);
+      }
     }
   }
 
   @Test
-  @DisplayName("case 32, case 34: a failed connect fails the listing, and no new connect starts after it (at most 16 in all)")
+  @DisplayName("case 32, case 34: a connect that fails with the window full fails the listing, and no new connect starts after it (exactly 16 in all)")
   void failFast(LocalServer server) throws Exception {
     try (Harness h = new Harness(server)) {
       List<String> ids = ids(40);
       AtomicInteger total = new AtomicInteger();
+      AtomicInteger inFlight = new AtomicInteger();
+      java.util.concurrent.atomic.AtomicBoolean fullWindow = new java.util.concurrent.atomic.AtomicBoolean();
       CountDownLatch failed = new CountDownLatch(1);
       h.api.on(FaultServer.route("GET", "/v2/sandboxes"), FaultServer.json(200, listing(ids)));
       h.api.on(FaultServer.route("POST", "/sandboxes/row.*/connect"), (req, resp, cb) -> {
         total.incrementAndGet();
-        if (req.path().contains(ids.get(0))) {
-          boolean answered = FaultServer.json(503, "{\"code\":503,\"message\":\"connect failed\"}").answer(req, resp, cb);
-          failed.countDown();
-          return answered;
+        inFlight.incrementAndGet();
+        try {
+          if (req.path().contains(ids.get(0))) {
+            // the failure comes once the whole window is in flight, so that "at most 16" is "exactly 16"
+            // and a client with a smaller window is seen (this one never sees 16, and fails the check)
+            fullWindow.set(waitFor(() -> inFlight.get() >= 16, Duration.ofSeconds(10)));
+            boolean answered = FaultServer.json(503, "{\"code\":503,\"message\":\"connect failed\"}").answer(req, resp, cb);
+            failed.countDown();
+            return answered;
+          }
+          // every success comes well after the failure, so no slot frees before the client has seen
+          // it: a connect counted past 16 was started after the failure (on a loaded machine the
+          // failing request itself can be slow, and a fixed delay alone did not order them)
+          awaitLatch(failed);
+          pause(1_000);
+        } finally {
+          inFlight.decrementAndGet();
         }
-        // every success comes well after the failure, so no slot frees before the client has seen
-        // it: a connect counted past 16 was started after the failure (on a loaded machine the
-        // failing request itself can be slow, and a fixed delay alone did not order them)
-        await(failed);
-        pause(1_000);
         return FaultServer.json(200, sandbox(req.path().split("/")[2])).answer(req, resp, cb);
       });
-      assertThatThrownBy(() -> h.provider.list()).isInstanceOf(SandboxException.class).hasMessageContaining("connect failed");
-      assertThat(total.get()).isLessThanOrEqualTo(16);
+      long start = System.nanoTime();
+      assertThatThrownBy(() -> h.provider.list())
+          .isInstanceOfSatisfying(io.sandboxes.SandboxApiException.class, e -> assertThat(e.statusCode()).isEqualTo(503))
+          .hasMessageContaining("connect failed");
+      assertThat(fullWindow).as("16 connects were in flight when the first failed").isTrue();
+      assertThat(total.get()).as("connects started in all").isEqualTo(16);
+      // the in-flight calls are let finish (about 1 s after the failure), never the 10 s waits above
+      assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(8));
     }
   }
 
@@ -210,17 +269,35 @@ class ListingCasesTest {
   }
 
   @Test
-  @DisplayName("case 41: rows without a sandbox id are dropped; the others keep id, state, template and volume mounts")
+  @DisplayName("case 41: rows without a sandbox id are dropped; the others keep id, state, template, name and volume mounts")
   void rowNormalisation(LocalServer server) throws Exception {
     try (Harness h = new Harness(server)) {
       String withMount = row("rowm0000000000000000", "running").replace("\"metadata\":{}",
-          "\"metadata\":{},\"volumeMounts\":[{\"name\":\"v1\",\"path\":\"/data\"}]");
+          "\"metadata\":{},\"alias\":\"node-app\",\"volumeMounts\":[{\"name\":\"v1\",\"path\":\"/data\"}]");
+      String paused = row("rowp0000000000000000", "paused").replace("\"templateID\":\"base\"", "\"templateID\":\"tpl-7\"");
       h.api.on(FaultServer.route("GET", "/v2/sandboxes"), FaultServer.json(200,
-          "[" + withMount + ",{\"templateID\":\"base\",\"state\":\"running\"}]"));
+          "[" + withMount + ",{\"templateID\":\"base\",\"state\":\"running\"}," + paused + "]"));
       h.api.on(FaultServer.route("POST", "/sandboxes/row.*/connect"), (req, resp, cb) ->
           FaultServer.json(200, sandbox(req.path().split("/")[2])).answer(req, resp, cb));
+      List<io.sandboxes.SandboxInfo> rows = h.provider.api().listAll(io.sandboxes.e2b.SandboxQuery.all());
+      assertThat(rows).extracting(io.sandboxes.SandboxInfo::id).containsExactly("rowm0000000000000000", "rowp0000000000000000");
+      assertThat(rows.get(0)).satisfies(r -> {
+        assertThat(r.state()).isEqualTo(io.sandboxes.SandboxState.RUNNING);
+        assertThat(r.templateId()).isEqualTo("base");
+        assertThat(r.alias()).isEqualTo("node-app");
+        assertThat(r.volumeMounts()).containsExactly(new io.sandboxes.VolumeMount("v1", "/data"));
+      });
+      assertThat(rows.get(1)).satisfies(r -> {
+        assertThat(r.state()).isEqualTo(io.sandboxes.SandboxState.PAUSED);
+        assertThat(r.templateId()).isEqualTo("tpl-7");
+        assertThat(r.alias()).isNull();
+        assertThat(r.volumeMounts()).isEmpty();
+      });
+      // list() keeps the running one only, and connects to nothing else
+      h.api.clearRequests();
       assertThat(h.provider.list()).extracting(Sandbox::id).containsExactly("rowm0000000000000000");
-      assertThat(h.provider.listVolumes(VolumeQuery.prefixed("no-such-prefix-"))).isEmpty();
+      assertThat(h.api.requests("POST", "/sandboxes/")).extracting(FaultServer.Recorded::path)
+          .containsExactly("/sandboxes/rowm0000000000000000/connect");
     }
   }
 
@@ -252,7 +329,25 @@ class ListingCasesTest {
     }
   }
 
-  static void await(CountDownLatch latch) {
+  static void acquire(Semaphore permits) {
+    try {
+      permits.tryAcquire(20, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /** Polls {@code condition} until it holds or {@code bound} passes; inside a fault, where the test thread cannot wait. */
+  static boolean waitFor(java.util.function.BooleanSupplier condition, Duration bound) {
+    try {
+      await().atMost(bound).pollInterval(Duration.ofMillis(10)).until(condition::getAsBoolean);
+      return true;
+    } catch (org.awaitility.core.ConditionTimeoutException e) {
+      return false;
+    }
+  }
+
+  static void awaitLatch(CountDownLatch latch) {
     try {
       latch.await(10, TimeUnit.SECONDS);
     } catch (InterruptedException e) {
