@@ -342,14 +342,20 @@ public final class LocalSandbox {
     return process;
   }
 
-  /** envd's Connect-Timeout-Ms on Start: past it the stream fails and the process group is killed. */
+  /**
+   * envd's Connect-Timeout-Ms on Start: past it the stream fails and the process group is killed.
+   * The timer ends with the process, so a finished command leaves no thread (holding the process
+   * and its buffers) parked until a deadline that no longer matters.
+   */
   private void armDeadline(SandboxProcess process, Duration timeout) {
     if (!timeout.isZero()) {
       Duration t = timeout;
       int pid = process.pid();
       Thread.ofVirtual().name("sandboxes-deadline-" + id + "-" + pid).start(() -> {
         try {
-          Thread.sleep(t);
+          if (process.awaitEnd(t)) {
+            return;
+          }
         } catch (InterruptedException e) {
           return;
         }

@@ -82,6 +82,7 @@ public final class SandboxProcess {
   private final List<Subscriber> subscribers = new CopyOnWriteArrayList<>();
   private volatile @Nullable End end;
   private volatile @Nullable Event terminal;
+  private final java.util.concurrent.CountDownLatch ended = new java.util.concurrent.CountDownLatch(1);
 
   /** A process the in-sandbox daemon runs, seen through one attachment that this object fans out. */
   SandboxProcess(int pid, @Nullable String tag, String cmd, List<String> args, Map<String, String> envs,
@@ -131,6 +132,15 @@ public final class SandboxProcess {
 
   public @Nullable End end() {
     return end;
+  }
+
+  /**
+   * Waits for the process to end.
+   *
+   * @return true when it ended within {@code timeout}, false when the time passed first
+   */
+  boolean awaitEnd(java.time.Duration timeout) throws InterruptedException {
+    return ended.await(timeout.toNanos(), TimeUnit.NANOSECONDS);
   }
 
   long finishedAtNanos() {
@@ -232,6 +242,7 @@ public final class SandboxProcess {
     terminal = failure;
     end = new End(-1, false, "unknown", failure.message());
     subscribers.clear();
+    ended.countDown();
   }
 
   static End toEnd(io.sandboxes.local.internal.daemon.ExitStatus status) {
@@ -254,6 +265,7 @@ public final class SandboxProcess {
       s.offer(last);
     }
     subscribers.clear();
+    ended.countDown();
   }
 
   public void writeInput(byte[] data) throws IOException {
