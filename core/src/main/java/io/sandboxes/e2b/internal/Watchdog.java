@@ -25,13 +25,32 @@ public final class Watchdog implements AutoCloseable {
     return new Watchdog(t);
   }
 
-  /** Disarms the watchdog and waits for its thread to end (it ends at once when interrupted). */
+  /**
+   * Disarms the watchdog and waits for its thread to end (it ends at once when interrupted), also
+   * when the caller is itself interrupted: its flag is kept, and the timer is still gone on return.
+   */
   @Override
   public void close() {
     thread.interrupt();
-    try {
-      thread.join();
-    } catch (InterruptedException e) {
+    joinUninterruptibly(thread);
+  }
+
+  /**
+   * Waits for a thread that was told to end, even when the caller is interrupted (a plain join
+   * would then return at once, leaving the thread running); the caller's flag is set again after.
+   * Only for threads that end at once when interrupted, as the watchdog's does: it runs no caller code.
+   */
+  private static void joinUninterruptibly(Thread t) {
+    boolean interrupted = Thread.interrupted();
+    while (true) {
+      try {
+        t.join();
+        break;
+      } catch (InterruptedException e) {
+        interrupted = true;
+      }
+    }
+    if (interrupted) {
       Thread.currentThread().interrupt();
     }
   }
