@@ -203,6 +203,14 @@ public final class E2BSandboxProvider
   }
 
   LiveSandbox create(SandboxConfig config, OnTimeout onTimeout) {
+    return create(config, onTimeout, defaultAllowOut);
+  }
+
+  /**
+   * Creates with {@code allowOut} applied deny-by-default before returning (none when empty);
+   * the egress probe passes none, so its sandbox's first policy is the probe's own.
+   */
+  LiveSandbox create(SandboxConfig config, OnTimeout onTimeout, List<String> allowOut) {
     ensureOpen();
     Objects.requireNonNull(config, "config");
     if (config.command() != null) {
@@ -218,9 +226,9 @@ public final class E2BSandboxProvider
         config.timeout() != null ? config.timeout() : defaultTimeout, config.env(), metadata, onTimeout, false,
         config.volumeName() == null ? List.of() : List.of(new VolumeMount(config.volumeName(), config.volumeMountPath())));
     LiveSandbox sandbox = api.create(spec);
-    if (!defaultAllowOut.isEmpty()) {
+    if (!allowOut.isEmpty()) {
       try {
-        api.updateNetwork(sandbox.id(), defaultAllowOut, List.of(ALL_TRAFFIC));
+        api.updateNetwork(sandbox.id(), allowOut, List.of(ALL_TRAFFIC));
       } catch (RuntimeException policyFailure) {
         try {
           api.kill(sandbox.id());

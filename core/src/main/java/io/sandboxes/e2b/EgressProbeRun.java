@@ -49,7 +49,7 @@ final class EgressProbeRun {
     LiveSandbox sandbox;
     try {
       sandbox = provider.create(SandboxConfig.forProject("egress-probe-" + System.currentTimeMillis())
-          .withTimeout(PROBE_SANDBOX_TIMEOUT), OnTimeout.KILL);
+          .withTimeout(PROBE_SANDBOX_TIMEOUT), OnTimeout.KILL, List.of());
     } catch (RuntimeException e) {
       return new EgressVerdict(EgressVerdict.State.INCONCLUSIVE, "Could not create a probe sandbox: " + e.getMessage(),
           "Check E2B_API_KEY and account capacity.");

@@ -57,10 +57,17 @@ class EgressCasesTest {
       assertThat(create.path("metadata").path("projectId").asText()).startsWith("egress-probe-");
       assertThat(create.path("envVars").size()).isZero();
       String id = h.api.requests("PUT", "/sandboxes/").get(0).path().split("/")[2];
+      // the first update the probe sandbox gets is the probe's own, whatever the configured
+      // allow-list (pypi.org here) says, and it is the only one
       List<FaultServer.Recorded> puts = h.api.requests("PUT", "/sandboxes/" + id + "/network");
-      JsonNode last = Json.parse(puts.get(puts.size() - 1).body());
-      assertThat(last.path("allowOut")).extracting(JsonNode::asText).containsExactly("witness-allowed.sandboxes.test");
-      assertThat(last.path("denyOut")).extracting(JsonNode::asText).containsExactly("0.0.0.0/0");
+      assertThat(puts).hasSize(1);
+      JsonNode first = Json.parse(puts.get(0).body());
+      assertThat(first.path("allowOut")).extracting(JsonNode::asText).containsExactly("witness-allowed.sandboxes.test");
+      assertThat(first.path("denyOut")).extracting(JsonNode::asText).containsExactly("0.0.0.0/0");
+      // and it comes before the first curl
+      long firstCurl = h.envd.requests("POST", "/process.Process/Start").stream().filter(r -> Wire.command(r).startsWith("curl"))
+          .mapToLong(FaultServer.Recorded::atNanos).min().orElseThrow();
+      assertThat(puts.get(0).atNanos()).isLessThan(firstCurl);
       assertThat(h.envd.requests("POST", "/process.Process/Start").stream().map(Wire::command)
           .filter(c -> c.startsWith("curl")).toList()).containsExactly(
           "curl -s -o /dev/null -m 8 -w '%{http_code}' http://witness-allowed.sandboxes.test/",
