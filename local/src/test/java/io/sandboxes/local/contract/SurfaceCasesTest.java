@@ -82,21 +82,44 @@ class SurfaceCasesTest {
   }
 
   @Test
-  @DisplayName("case 152: the API key and access tokens never appear in toString or exception messages")
+  @DisplayName("case 152: the API key and access tokens never appear in toString, exception messages or logs")
   void secrets(LocalServer server) throws Exception {
-    try (Harness h = new Harness(server); Sandbox s = h.provider.create(SandboxConfig.forProject("p"))) {
-      String token = Tokens.envdToken(server, s.id());
-      List<String> texts = new java.util.ArrayList<>(List.of(h.provider.toString(), s.toString(), h.provider.api().toString()));
-      try (E2BSandboxProvider wrong = E2BSandboxProvider.builder().apiUrl(server.apiUrl()).apiKey("e2b_deadbeef00").environment(Map.of()).build()) {
-        texts.add(catchThrowable(() -> wrong.create(SandboxConfig.forProject("p"))).toString());
-        texts.add(wrong.toString());
+    try (CapturedLogs logs = new CapturedLogs()) {
+      List<String> texts = new java.util.ArrayList<>();
+      String token;
+      String id;
+      try (Harness h = new Harness(server); Sandbox s = h.provider.create(SandboxConfig.forProject("p"))) {
+        id = s.id();
+        token = Tokens.envdToken(server, s.id());
+        texts.addAll(List.of(h.provider.toString(), s.toString(), h.provider.api().toString()));
+        try (E2BSandboxProvider wrong = E2BSandboxProvider.builder().apiUrl(server.apiUrl()).apiKey("e2b_deadbeef00").environment(Map.of()).build()) {
+          texts.add(catchThrowable(() -> wrong.create(SandboxConfig.forProject("p"))).toString());
+          texts.add(wrong.toString());
+        }
+        // a wrong envd token, sent to the real daemon endpoint: the server refuses it (and may log that)
+        try (E2BSandboxProvider wrongToken = E2BSandboxProvider.builder().apiUrl(h.api.url()).sandboxUrl(h.envd.url())
+            .apiKey(server.apiKey()).environment(Map.of()).build()) {
+          h.api.on(FaultServer.route("POST", "/sandboxes/" + s.id() + "/connect"), (req, resp, cb) -> FaultServer.json(200,
+              "{\"sandboxID\":\"" + s.id() + "\",\"templateID\":\"base\",\"envdVersion\":\"0.6.13\",\"envdAccessToken\":\"envdtok_wrong_0123456789\"}")
+              .answer(req, resp, cb));
+          texts.add(catchThrowable(() -> wrongToken.api().connect(s.id()).exec("true")).toString());
+          h.api.clearFaults();
+        }
+        h.envd.on(r -> true, FaultServer.json(401, "{\"code\":401,\"message\":\"unauthorized\"}"));
+        texts.add(catchThrowable(() -> s.exec("true")).toString());
+        texts.add(catchThrowable(() -> s.readFile("/etc/passwd")).toString());
+        h.envd.clearFaults();
+        texts.add(catchThrowable(() -> h.provider.api().info("nosuchsandbox0000000")).toString());
       }
-      h.envd.on(r -> true, FaultServer.json(401, "{\"code\":401,\"message\":\"unauthorized\"}"));
-      texts.add(catchThrowable(() -> s.exec("true")).toString());
-      texts.add(catchThrowable(() -> s.readFile("/etc/passwd")).toString());
-      h.envd.clearFaults();
-      texts.add(catchThrowable(() -> h.provider.api().info("nosuchsandbox0000000")).toString());
-      assertThat(texts).noneMatch(t -> t.contains(server.apiKey()) || t.contains(token) || t.contains("e2b_deadbeef00"));
+      assertThat(texts).noneMatch(t -> t.contains(server.apiKey()) || t.contains(token) || t.contains("e2b_deadbeef00")
+          || t.contains("envdtok_wrong_0123456789"));
+      String logged = logs.text();
+      // the capture sees the server's own log lines: the sandbox made above was logged by id
+      assertThat(logged).as("captured logs").contains(id);
+      for (String secret : List.of(server.apiKey(), token, "e2b_deadbeef00", "envdtok_wrong_0123456789")) {
+        assertThat(logged).as("logs").doesNotContain(secret.substring(0, Math.min(12, secret.length())))
+            .doesNotContain(secret.substring(Math.max(0, secret.length() - 12)));
+      }
     }
   }
 }
