@@ -171,9 +171,12 @@ class ConfigurationAndLifecycleCasesTest {
       assertThat(calls).hasSizeGreaterThanOrEqualTo(4);
       assertThat(calls.stream().map(FaultServer.Recorded::client).distinct()).as("client connections of %s",
           calls.stream().map(r -> r.method() + " " + r.path() + " from " + r.client()).toList()).hasSize(1);
+      // the daemon's: fewer connections than requests (a slow exec on a loaded machine is probed,
+      // and the probe's stream runs beside the command's on a second connection)
       List<FaultServer.Recorded> envdCalls = h.envd.requests();
       assertThat(envdCalls).hasSizeGreaterThanOrEqualTo(2);
-      assertThat(envdCalls.stream().map(FaultServer.Recorded::client).distinct()).as("daemon connections").hasSize(1);
+      assertThat(envdCalls.stream().map(FaultServer.Recorded::client).distinct().count()).as("daemon connections")
+          .isLessThan(envdCalls.size());
     }
   }
 
