@@ -11,6 +11,7 @@ import io.sandboxes.local.internal.docker.DockerRuntime;
 import io.sandboxes.local.internal.http.ApiHandler;
 import io.sandboxes.local.internal.http.EnvdHandler;
 import java.net.URI;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Objects;
@@ -124,9 +125,9 @@ public final class LocalServer implements AutoCloseable {
     http.setSendDateHeader(true);
     ServerConnector api = connector(server, http, config.apiPort);
     ServerConnector envd = connector(server, http, config.envdPort);
-    Path uploads = Path.of(System.getProperty("java.io.tmpdir"), "sandboxes-uploads-" + config.serverId);
+    removeLegacySpool(Path.of(System.getProperty("java.io.tmpdir"), "sandboxes-uploads-" + config.serverId));
     ApiHandler apiHandler = new ApiHandler(reg, volumes, config.apiKey, this::egressProbe, this::forward);
-    EnvdHandler envdHandler = new EnvdHandler(reg, uploads);
+    EnvdHandler envdHandler = new EnvdHandler(reg);
     server.setHandler(new io.sandboxes.local.internal.http.StallGuard(new Handler.Abstract() {
       @Override
       public boolean handle(Request request, Response response, Callback callback) throws Exception {
@@ -151,6 +152,29 @@ public final class LocalServer implements AutoCloseable {
     LOG.atInfo().addKeyValue("event", "server.started").addKeyValue("server", config.serverId).addKeyValue("apiUrl", apiUrl)
         .addKeyValue("sandboxUrl", sandboxUrl).log("sandboxes-local serving");
     return this;
+  }
+
+  /**
+   * Empties and removes the folder where servers before streamed uploads spooled multipart
+   * bodies; a server killed mid-upload left its spool there. Only the folder's own entries go,
+   * none followed: a link in it is removed, never what it points to.
+   */
+  static void removeLegacySpool(Path folder) {
+    if (!Files.isDirectory(folder, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+      return;
+    }
+    try (java.util.stream.Stream<Path> entries = Files.list(folder)) {
+      for (Path p : (Iterable<Path>) entries::iterator) {
+        if (!Files.isDirectory(p, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+          Files.deleteIfExists(p);
+        }
+      }
+      Files.deleteIfExists(folder);
+      LOG.atInfo().addKeyValue("event", "server.spool-removed").addKeyValue("folder", folder)
+          .log("removed the upload spool a previous server left");
+    } catch (java.io.IOException | RuntimeException e) {
+      LOG.warn("the upload spool {} a previous server left could not be removed: {}", folder, e.toString());
+    }
   }
 
   /** {@code $SANDBOXES_STATE_DIR}, else {@code ~/.local/state/sandboxes-local}. */

@@ -16,8 +16,6 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
@@ -29,10 +27,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.eclipse.jetty.http.MultiPart;
-import org.eclipse.jetty.http.MultiPartFormData;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
@@ -54,11 +50,9 @@ public final class EnvdHandler extends Handler.Abstract {
   static final Duration DEFAULT_KEEPALIVE = Duration.ofSeconds(90);
 
   private final Registry registry;
-  private final Path uploadDir;
 
-  public EnvdHandler(Registry registry, Path uploadDir) {
+  public EnvdHandler(Registry registry) {
     this.registry = registry;
-    this.uploadDir = uploadDir;
   }
 
   @Override
@@ -729,36 +723,43 @@ public final class EnvdHandler extends Handler.Abstract {
       return;
     }
     if (type != null && type.toLowerCase(java.util.Locale.ROOT).startsWith("multipart/form-data")) {
-      MultiPartFormData.Parser parser = new MultiPartFormData.Parser(MultiPart.extractBoundary(type));
-      Path dir = Files.createDirectories(uploadDir);
-      parser.setFilesDirectory(dir);
-      parser.setMaxMemoryFileSize(1024 * 1024);
-      MultiPartFormData.Parts parts;
-      try {
-        parts = parser.parse(ex.request).get();
-      } catch (ExecutionException e) {
-        restError(ex, 400, "unreadable multipart body: " + e.getCause().getMessage());
+      String boundary = MultiPart.extractBoundary(type);
+      if (boundary == null || boundary.isEmpty()) {
+        restError(ex, 400, "a multipart upload needs a boundary in its Content-Type");
         return;
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new IOException("interrupted while reading an upload", e);
       }
-      try (parts) {
-        Set<String> targets = new HashSet<>();
-        for (MultiPart.Part part : parts) {
-          String target = path != null && !path.isEmpty() ? path : part.getFileName();
-          if (target == null || target.isEmpty()) {
-            restError(ex, 400, "a file part has no target path (no 'path' parameter and no filename)");
-            return;
+      Set<String> targets = new HashSet<>();
+      try {
+        // each part goes to the sandbox as it arrives: nothing is spooled, on disk or in memory
+        MultipartUpload.read(ex.body(), boundary, new MultipartUpload.PartWriter() {
+          @Override
+          public @Nullable String target(@Nullable String name, @Nullable String fileName) {
+            String target = path != null && !path.isEmpty() ? path : fileName;
+            return target == null || target.isEmpty() || !targets.add(target) ? null : target;
           }
-          if (!targets.add(target)) {
-            restError(ex, 400, "two parts write the same path " + target);
-            return;
+
+          @Override
+          public String refusal(@Nullable String name, @Nullable String fileName) {
+            String target = path != null && !path.isEmpty() ? path : fileName;
+            return target == null || target.isEmpty() ? "a file part has no target path (no 'path' parameter and no filename)"
+                : "two parts write the same path " + target;
           }
-          try (InputStream in = org.eclipse.jetty.io.Content.Source.asInputStream(part.createContentSource())) {
-            written.add(writtenEntry(sandbox.files().write(user, target, in, metadata)));
+
+          @Override
+          public void write(String target, InputStream content) throws RpcError {
+            ObjectNode entry = writtenEntry(sandbox.files().write(user, target, content, metadata));
+            synchronized (written) {
+              written.add(entry);
+            }
           }
-        }
+        });
+      } catch (MultipartUpload.Malformed e) {
+        restError(ex, 400, e.getMessage());
+        return;
+      } catch (RpcError | IOException | RuntimeException e) {
+        throw e;
+      } catch (Exception e) {
+        throw new IOException("an upload failed: " + e, e);
       }
     } else {
       if (path == null || path.isEmpty()) {
