@@ -113,7 +113,7 @@ public final class LocalServer implements AutoCloseable {
     Path stateDir = config.stateDir != null ? config.stateDir : defaultStateRoot().resolve(config.serverId);
     java.util.Optional<SandboxNetwork> network = SandboxNetwork.start(docker, config.openEgress, config.allowedWitness);
     this.network = network.orElse(null);
-    Registry reg = new Registry(docker, new Templates(docker, baseImage), config.serverId, stateDir, network);
+    Registry reg = new Registry(docker, new Templates(docker, baseImage), config.serverId, stateDir, network, config.diskSizeMB);
     Volumes volumes = new Volumes(docker);
 
     QueuedThreadPool threads = new QueuedThreadPool();
@@ -212,6 +212,21 @@ public final class LocalServer implements AutoCloseable {
    */
   public URI sandboxUrl() {
     return Objects.requireNonNull(sandboxUrl, "not started");
+  }
+
+  /**
+   * Says how this server holds its sandboxes' disk limits; only after {@link #start()}.
+   *
+   * @return {@code quota} when Docker's storage driver enforces the size, {@code measured-blocks}
+   *     when the server measures each writable layer's allocated blocks and stops a sandbox past
+   *     its limit, {@code measured-size-rw} when it measures Docker's {@code SizeRw} instead
+   */
+  public String diskLimitMechanism() {
+    return switch (Objects.requireNonNull(registry, "not started").diskLimitMechanism()) {
+      case QUOTA -> "quota";
+      case MEASURED_BLOCKS -> "measured-blocks";
+      case MEASURED_SIZE_RW -> "measured-size-rw";
+    };
   }
 
   /**
@@ -326,6 +341,7 @@ public final class LocalServer implements AutoCloseable {
     private boolean openEgress;
     private boolean allowedWitness = true;
     private Duration requestIdleTimeout = DEFAULT_REQUEST_IDLE_TIMEOUT;
+    private int diskSizeMB = Registry.DEFAULT_DISK_SIZE_MB;
 
     private Builder() {}
 
@@ -420,6 +436,24 @@ public final class LocalServer implements AutoCloseable {
         throw new IllegalArgumentException("serverId must be 1 to 64 letters, digits, '-' or '_', got '" + serverId + "'");
       }
       this.serverId = serverId;
+      return this;
+    }
+
+    /**
+     * Sets the disk limit of every sandbox this server makes: the most its writable layer (its
+     * own filesystem, not its volumes) may hold. Where Docker's storage driver can enforce a size
+     * it does (the sandbox sees a full disk); where it cannot (overlay2 on ext4), the layer is
+     * measured every few seconds and a sandbox past its limit is stopped, and later calls for its
+     * id say so. The log at start says which applies. Sandboxes report it as {@code diskSizeMB}.
+     *
+     * @param mb the limit in MB, at least 16; 10240 by default
+     * @return this
+     */
+    public Builder diskSizeMB(int mb) {
+      if (mb < 16) {
+        throw new IllegalArgumentException("diskSizeMB must be at least 16, got " + mb);
+      }
+      this.diskSizeMB = mb;
       return this;
     }
 

@@ -62,11 +62,12 @@ public final class Main {
     out.println("""
         usage:
           sandboxes-local serve [--port N] [--envd-port N] [--api-key KEY] [--keep-sandboxes]
-                                [--id NAME] [--state-dir DIR] [--host ADDRESS]
+                                [--id NAME] [--state-dir DIR] [--host ADDRESS] [--disk-mb N]
               serve E2B's API on 127.0.0.1:N (default 3000) and envd on 127.0.0.1:N (default 49983);
               --keep-sandboxes leaves them running at shutdown, and a server started again with
               the same --id (default "standalone") takes them back; --host binds another
-              address than 127.0.0.1, which exposes every sandbox to that network
+              address than 127.0.0.1, which exposes every sandbox to that network; --disk-mb
+              limits each sandbox's writable layer (default 10240)
           sandboxes-local image build
               build the base template image if it is missing, showing progress
           sandboxes-local image list
@@ -94,6 +95,7 @@ public final class Main {
         case "--id" -> b.serverId(arg(opts, o));
         case "--host" -> b.host(arg(opts, o));
         case "--state-dir" -> b.stateDir(java.nio.file.Path.of(arg(opts, o)));
+        case "--disk-mb" -> b.diskSizeMB(intArg(opts, o));
         default -> throw new IllegalArgumentException("unknown option '" + o + "' for serve");
       }
     }

@@ -35,6 +35,7 @@ public final class LocalSandbox {
   private final Instant startedAt;
   private final int cpuCount;
   private final int memoryMB;
+  private final int diskSizeMB;
   private volatile Instant endAt;
   private final Lifecycle lifecycle;
   private final List<VolumeMount> volumeMounts;
@@ -60,7 +61,7 @@ public final class LocalSandbox {
   public record VolumeMount(String volumeId, String name, String path) {}
 
   LocalSandbox(String id, String containerId, String templateId, String envdToken, Map<String, String> metadata,
-      Map<String, String> envVars, Instant startedAt, Instant endAt, int cpuCount, int memoryMB, Lifecycle lifecycle,
+      Map<String, String> envVars, Instant startedAt, Instant endAt, int cpuCount, int memoryMB, int diskSizeMB, Lifecycle lifecycle,
       List<VolumeMount> volumeMounts, DockerRuntime docker, @Nullable SandboxDaemon daemon) {
     this.daemon = daemon;
     this.id = id;
@@ -75,6 +76,7 @@ public final class LocalSandbox {
     this.volumeMounts = List.copyOf(volumeMounts);
     this.cpuCount = cpuCount;
     this.memoryMB = memoryMB;
+    this.diskSizeMB = diskSizeMB;
     this.docker = docker;
     this.files = new FileOps(this);
   }
@@ -205,6 +207,11 @@ public final class LocalSandbox {
 
   public int memoryMB() {
     return memoryMB;
+  }
+
+  /** @return the most its writable layer may hold, in MB (see {@link DiskGuard}) */
+  public int diskSizeMB() {
+    return diskSizeMB;
   }
 
   /**

@@ -46,7 +46,11 @@ public final class Registry implements AutoCloseable {
   /** Resources of every local sandbox. */
   public static final int CPU_COUNT = 2;
   public static final int MEMORY_MB = 1024;
-  public static final int DISK_SIZE_MB = 0;
+  /** The disk limit of a sandbox (its writable layer) when the server is given none: 10 GiB. */
+  public static final int DEFAULT_DISK_SIZE_MB = 10 * 1024;
+  /** How long a sandbox stopped for its disk stays known, so calls for it say why it is gone. */
+  static final Duration STOPPED_RETENTION = Duration.ofHours(1);
+  static final String LABEL_DISK = "io.sandboxes.disk-mb";
   public static final long PIDS_LIMIT = 1024;
   public static final String ENVD_VERSION = "0.6.13";
   static final String LABEL_LIFECYCLE = "io.sandboxes.lifecycle";
@@ -73,6 +77,12 @@ public final class Registry implements AutoCloseable {
   /** How long a process whose daemon connection dropped waits to learn whether the sandbox died. */
   private static final Duration LOST_CHECK = Duration.ofSeconds(2);
   private final ContainerEvents events;
+  private final int diskSizeMB;
+  private final DiskGuard diskGuard;
+  /** Sandboxes stopped by the server (not by a caller), with why and when, for {@link #STOPPED_RETENTION}. */
+  private final ConcurrentMap<String, Stopped> stopped = new ConcurrentHashMap<>();
+
+  private record Stopped(String reason, Instant at) {}
 
   /**
    * @param templates template id to image reference
@@ -80,8 +90,9 @@ public final class Registry implements AutoCloseable {
    * @param stateDir where the changing state of each sandbox is kept
    */
   public Registry(DockerRuntime docker, Templates templates, String serverId, Path stateDir,
-      java.util.Optional<io.sandboxes.local.internal.egress.SandboxNetwork> network) {
+      java.util.Optional<io.sandboxes.local.internal.egress.SandboxNetwork> network, int diskSizeMB) {
     this.docker = docker;
+    this.diskSizeMB = diskSizeMB;
     this.templates = templates;
     this.network = network;
     this.serverId = serverId;
@@ -92,8 +103,42 @@ public final class Registry implements AutoCloseable {
       throw new java.io.UncheckedIOException("the sandbox daemon could not be put in " + stateDir, e);
     }
     recover();
+    this.diskGuard = DiskGuard.start(docker, templates.resolve("base"), serverId,
+        () -> List.copyOf(sandboxes.values()), (s, reason) -> kill(s.id(), reason));
     this.reaper = Thread.ofVirtual().name("sandboxes-reaper").start(this::reap);
     this.events = new ContainerEvents(docker, serverId, this::containerChanged, this::resync);
+  }
+
+  /** @return how sandboxes' disk limits are held on this engine */
+  public DiskGuard.Mechanism diskLimitMechanism() {
+    return diskGuard.mechanism();
+  }
+
+  /**
+   * Why the server stopped a sandbox that is gone, if it did within {@link #STOPPED_RETENTION}.
+   *
+   * @return the reason, e.g. {@code stopped: its writable layer passed its disk limit of 64 MB}
+   */
+  public Optional<String> stoppedReason(String id) {
+    Stopped s = stopped.get(id);
+    if (s == null || s.at().plus(STOPPED_RETENTION).isBefore(Instant.now())) {
+      return Optional.empty();
+    }
+    return Optional.of(s.reason());
+  }
+
+  /** Kills a sandbox for a reason of the server's own, which later calls for its id are told. */
+  boolean kill(String id, String reason) {
+    Instant now = Instant.now();
+    stopped.values().removeIf(s -> s.at().plus(STOPPED_RETENTION).isBefore(now));
+    if (stopped.size() < 10_000) {
+      stopped.put(id, new Stopped(reason, now));
+    }
+    boolean killed = kill(id);
+    if (!killed) {
+      stopped.remove(id);
+    }
+    return killed;
   }
 
   public static String newSandboxId() {
@@ -147,6 +192,7 @@ public final class Registry implements AutoCloseable {
       dockerVolumes.put("sandboxes-vol-" + m.volumeId(), m.path());
     }
     labels.put(LABEL_VOLUMES, Json.string(mountJson));
+    labels.put(LABEL_DISK, Integer.toString(diskSizeMB));
     List<String> env = new ArrayList<>();
     network.ifPresent(n -> env.addAll(n.proxyEnv()));
     envVars.forEach((k, v) -> env.add(k + "=" + v));
@@ -161,7 +207,8 @@ public final class Registry implements AutoCloseable {
     try {
       containerId = docker.createAndStart(daemon.apply(new DockerRuntime.ContainerSpec(
           image, "sandboxes-" + id, labels, env, id, CPU_COUNT, MEMORY_MB * 1024L * 1024L, PIDS_LIMIT, dockerVolumes,
-          network.map(io.sandboxes.local.internal.egress.SandboxNetwork::networkName).orElse(null)), daemonBinary));
+          network.map(io.sandboxes.local.internal.egress.SandboxNetwork::networkName).orElse(null))
+          .withDiskQuotaMB(diskGuard.mechanism() == DiskGuard.Mechanism.QUOTA ? diskSizeMB : 0), daemonBinary));
       daemon.awaitConnected(SandboxDaemon.CONNECT);
       for (LocalSandbox.VolumeMount m : mounts) {
         // a fresh Docker volume's root belongs to root; the sandbox's user must be able to write it
@@ -177,7 +224,7 @@ public final class Registry implements AutoCloseable {
       throw new RpcError("internal", "the sandbox container could not be created: " + e.getMessage());
     }
     LocalSandbox sandbox = new LocalSandbox(id, containerId, templateId, token, metadata, envVars, started, end,
-        CPU_COUNT, MEMORY_MB, lifecycle, mounts, docker, daemon);
+        CPU_COUNT, MEMORY_MB, diskSizeMB, lifecycle, mounts, docker, daemon);
     if (network.isPresent()) {
       try {
         sandbox.networkAddress(network.get().attach(containerId, sandbox::egressPolicy));
@@ -752,7 +799,7 @@ public final class Registry implements AutoCloseable {
         Json.stringMap(Json.parse(labels.getOrDefault(DockerRuntime.LABEL_METADATA, "{}").getBytes(java.nio.charset.StandardCharsets.UTF_8))),
         Json.stringMap(Json.parse(labels.getOrDefault("io.sandboxes.env", "{}").getBytes(java.nio.charset.StandardCharsets.UTF_8))),
         Instant.parse(labels.getOrDefault(DockerRuntime.LABEL_STARTED, Instant.now().toString())), endAt,
-        CPU_COUNT, MEMORY_MB, lifecycle, mountsFromLabel(labels.getOrDefault(LABEL_VOLUMES, "[]")), docker, daemon);
+        CPU_COUNT, MEMORY_MB, diskFromLabel(labels), lifecycle, mountsFromLabel(labels.getOrDefault(LABEL_VOLUMES, "[]")), docker, daemon);
     if (pausedNow) {
       s.markPaused("paused".equals(dockerState));
     }
@@ -776,6 +823,15 @@ public final class Registry implements AutoCloseable {
         .addKeyValue("state", pausedNow ? "paused" : "running").log("sandbox taken back after a restart");
   }
 
+  /** The limit a sandbox was made with (a quota cannot change later); the server's for one made before limits. */
+  private int diskFromLabel(Map<String, String> labels) {
+    try {
+      return Integer.parseInt(labels.getOrDefault(LABEL_DISK, Integer.toString(diskSizeMB)));
+    } catch (NumberFormatException e) {
+      return diskSizeMB;
+    }
+  }
+
   private static List<LocalSandbox.VolumeMount> mountsFromLabel(String json) throws IOException {
     List<LocalSandbox.VolumeMount> out = new ArrayList<>();
     for (JsonNode m : Json.parse(json.getBytes(java.nio.charset.StandardCharsets.UTF_8))) {
@@ -787,6 +843,7 @@ public final class Registry implements AutoCloseable {
   /** Stops the reaper; with {@code killSandboxes} also removes every sandbox this server made. */
   public void close(boolean killSandboxes) {
     events.close();
+    diskGuard.close();
     reaper.interrupt();
     try {
       reaper.join(Duration.ofSeconds(5));

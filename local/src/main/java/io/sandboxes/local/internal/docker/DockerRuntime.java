@@ -37,10 +37,12 @@ public final class DockerRuntime implements AutoCloseable {
   public static final String LABEL_SERVER = "io.sandboxes.server";
 
   private final DockerClient docker;
+  private final com.github.dockerjava.transport.DockerHttpClient http;
   private final DockerLocator.Found engine;
 
-  private DockerRuntime(DockerClient docker, DockerLocator.Found engine) {
-    this.docker = docker;
+  private DockerRuntime(com.github.dockerjava.transport.DockerHttpClient http, DockerLocator.Found engine) {
+    this.http = http;
+    this.docker = client(engine, http);
     this.engine = engine;
   }
 
@@ -65,7 +67,8 @@ public final class DockerRuntime implements AutoCloseable {
    */
   public static DockerRuntime connect(DockerLocator.Environment env) {
     DockerLocator.Found engine = DockerLocator.locate(env);
-    return new DockerRuntime(client(engine), engine);
+    return new DockerRuntime(new com.github.dockerjava.zerodep.ZerodepDockerHttpClient.Builder().dockerHost(engine.host()).build(),
+        engine);
   }
 
   /**
@@ -80,13 +83,43 @@ public final class DockerRuntime implements AutoCloseable {
    * where the ping has already said which one the engine speaks. A blank configuration builder
    * reads no environment variable and no file: the locator has decided everything it needs.
    */
-  private static DockerClient client(DockerLocator.Found engine) {
+  private static DockerClient client(DockerLocator.Found engine, com.github.dockerjava.transport.DockerHttpClient http) {
     DefaultDockerClientConfig config = new DefaultDockerClientConfig.Builder()
         .withDockerHost(engine.host().toString())
         .withApiVersion(engine.apiVersion())
         .build();
-    return DockerClientImpl.getInstance(config,
-        new com.github.dockerjava.zerodep.ZerodepDockerHttpClient.Builder().dockerHost(engine.host()).build());
+    return DockerClientImpl.getInstance(config, http);
+  }
+
+  /**
+   * A GET of the engine's API as raw JSON, for fields docker-java's models leave out (a
+   * container's {@code GraphDriver.Data.UpperDir}).
+   *
+   * @param path the API path, e.g. {@code /containers/<id>/json}
+   * @param max the most bytes of answer read
+   * @return the answer's body, or null when the engine answered 404
+   * @throws IOException for any other answer, or one longer than {@code max}
+   */
+  public byte @Nullable [] getJson(String path, int max) throws IOException {
+    com.github.dockerjava.transport.DockerHttpClient.Request request = com.github.dockerjava.transport.DockerHttpClient.Request
+        .builder().method(com.github.dockerjava.transport.DockerHttpClient.Request.Method.GET).path(path).build();
+    try (com.github.dockerjava.transport.DockerHttpClient.Response r = http.execute(request);
+        InputStream in = r.getBody()) {
+      if (r.getStatusCode() == 404) {
+        return null;
+      }
+      byte[] body = in.readNBytes(max + 1);
+      if (body.length > max) {
+        throw new IOException("the engine's answer to GET " + path + " is longer than " + max + " bytes");
+      }
+      if (r.getStatusCode() != 200) {
+        throw new IOException("GET " + path + " answered " + r.getStatusCode() + ": "
+            + new String(body, java.nio.charset.StandardCharsets.UTF_8).strip());
+      }
+      return body;
+    } catch (RuntimeException e) {
+      throw new IOException("GET " + path + " failed: " + e.getMessage(), e);
+    }
   }
 
   public DockerClient client() {
@@ -117,6 +150,7 @@ public final class DockerRuntime implements AutoCloseable {
    * @param binds host paths to bind-mount
    * @param tmpfs tmpfs mounts: container path to mount options (e.g. {@code size=1m})
    * @param command the container's command; null for {@code sleep infinity}
+   * @param diskQuotaMB the storage driver's limit on the writable layer, 0 for none
    */
   public record ContainerSpec(
       String image,
@@ -131,27 +165,34 @@ public final class DockerRuntime implements AutoCloseable {
       @Nullable String network,
       List<BindMount> binds,
       Map<String, String> tmpfs,
-      @Nullable List<String> command) {
+      @Nullable List<String> command,
+      long diskQuotaMB) {
 
     /** A spec with no bind mounts, no tmpfs and {@code sleep infinity} as its command. */
     public ContainerSpec(String image, String name, Map<String, String> labels, List<String> env, String hostname,
         int cpuCount, long memoryBytes, long pidsLimit, Map<String, String> volumes, @Nullable String network) {
-      this(image, name, labels, env, hostname, cpuCount, memoryBytes, pidsLimit, volumes, network, List.of(), Map.of(), null);
+      this(image, name, labels, env, hostname, cpuCount, memoryBytes, pidsLimit, volumes, network, List.of(), Map.of(), null, 0);
     }
 
     public ContainerSpec withBinds(List<BindMount> binds) {
       return new ContainerSpec(image, name, labels, env, hostname, cpuCount, memoryBytes, pidsLimit, volumes, network,
-          List.copyOf(binds), tmpfs, command);
+          List.copyOf(binds), tmpfs, command, diskQuotaMB);
     }
 
     public ContainerSpec withTmpfs(Map<String, String> tmpfs) {
       return new ContainerSpec(image, name, labels, env, hostname, cpuCount, memoryBytes, pidsLimit, volumes, network,
-          binds, Map.copyOf(tmpfs), command);
+          binds, Map.copyOf(tmpfs), command, diskQuotaMB);
     }
 
     public ContainerSpec withCommand(List<String> command) {
       return new ContainerSpec(image, name, labels, env, hostname, cpuCount, memoryBytes, pidsLimit, volumes, network,
-          binds, tmpfs, List.copyOf(command));
+          binds, tmpfs, List.copyOf(command), diskQuotaMB);
+    }
+
+    /** This spec with its writable layer held to {@code mb} by the storage driver ({@code --storage-opt size=}). */
+    public ContainerSpec withDiskQuotaMB(long mb) {
+      return new ContainerSpec(image, name, labels, env, hostname, cpuCount, memoryBytes, pidsLimit, volumes, network,
+          binds, tmpfs, command, mb);
     }
   }
 
@@ -179,6 +220,9 @@ public final class DockerRuntime implements AutoCloseable {
     }
     if (!spec.tmpfs().isEmpty()) {
       host.withTmpFs(spec.tmpfs());
+    }
+    if (spec.diskQuotaMB() > 0) {
+      host.withStorageOpt(Map.of("size", spec.diskQuotaMB() + "M"));
     }
     try (CreateContainerCmd cmd = docker.createContainerCmd(spec.image())) {
       String id = cmd

@@ -238,7 +238,8 @@ public final class ApiHandler extends Handler.Abstract {
 
   private RpcError notFound(String id) {
     String message = "Sandbox \"" + id + "\" doesn't exist or you don't have access to it";
-    return new RpcError("not_found", registry.endedFromOutside(id).map(why -> message + "; it ended: " + why).orElse(message));
+    return new RpcError("not_found", registry.endedFromOutside(id).map(why -> message + "; it ended: " + why)
+        .or(() -> registry.stoppedReason(id).map(r -> message + ": " + r)).orElse(message));
   }
 
   private static JsonNode readJson(Exchange ex) throws RpcError, IOException {
@@ -352,7 +353,8 @@ public final class ApiHandler extends Handler.Abstract {
     if (body.has("memory") && !body.get("memory").asBoolean(true)) {
       throw new RpcError("invalid_argument", "a cold reboot (memory:false) on resume is not supported by the local runtime");
     }
-    LocalSandbox s = registry.find(id).orElseThrow(() -> new RpcError("not_found", "Paused sandbox " + id + " not found"));
+    LocalSandbox s = registry.find(id).orElseThrow(() -> new RpcError("not_found", "Paused sandbox " + id + " not found"
+        + registry.stoppedReason(id).map(r -> ": " + r).orElse("")));
     boolean resumed = registry.resume(s, Duration.ofSeconds(timeout));
     ex.json(resumed ? 201 : 200, sandboxJson(s));
   }
@@ -607,7 +609,7 @@ public final class ApiHandler extends Handler.Abstract {
         .put("endAt", s.endAt().toString())
         .put("cpuCount", s.cpuCount())
         .put("memoryMB", s.memoryMB())
-        .put("diskSizeMB", Registry.DISK_SIZE_MB)
+        .put("diskSizeMB", s.diskSizeMB())
         .put("state", s.paused() ? "paused" : "running")
         .put("envdVersion", Registry.ENVD_VERSION);
     n.set("metadata", Json.toObject(s.metadata()));

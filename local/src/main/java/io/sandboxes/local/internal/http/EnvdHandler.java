@@ -87,10 +87,10 @@ public final class EnvdHandler extends Handler.Abstract {
     ex.json(status, Json.object().put("code", status).put("message", message));
   }
 
-  private static void sandboxMissing(Exchange ex, @Nullable String id) {
+  private void sandboxMissing(Exchange ex, @Nullable String id) {
     ObjectNode body = Json.object();
     body.put("sandboxId", id == null ? "" : id);
-    body.put("message", "The sandbox was not found");
+    body.put("message", "The sandbox was not found" + (id == null ? "" : registry.stoppedReason(id).map(r -> ": " + r).orElse("")));
     body.put("code", 502);
     ex.json(502, body);
   }
