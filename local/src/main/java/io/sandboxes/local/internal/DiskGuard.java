@@ -126,7 +126,7 @@ public final class DiskGuard implements AutoCloseable {
     try {
       id = create(docker, image, "sandboxes-diskprobe-m-" + suffix, labels, false);
       Path upper = upperDir(docker, id);
-      if (upper != null && du(upper, false) != null) {
+      if (upper != null && du(upper, false) != null && du(upper, true) != null) { // a du without --inodes cannot count entries
         return Mechanism.MEASURED_BLOCKS;
       }
     } catch (RuntimeException | IOException e) {
