@@ -275,6 +275,58 @@ class UploadStreamingTest {
   }
 
   @Test
+  @DisplayName("a server that stops mid-upload leaves the target as it was and no temporary file, as a restarted server finds")
+  void serverStopsMidUpload() throws Exception {
+    String serverId = "uploadstop-" + Long.toHexString(System.nanoTime());
+    Path state = Files.createTempDirectory("sandboxes-uploadstop-state-");
+    String id;
+    LocalServer first = LocalServer.builder().serverId(serverId).stateDir(state).keepSandboxesOnClose(true).build().start();
+    try (E2BSandboxProviderHolder p = new E2BSandboxProviderHolder(first)) {
+      LiveSandbox s = p.provider.api().create();
+      id = s.id();
+      s.exec("mkdir -p /home/user/st && printf original > /home/user/st/target.bin");
+      String tok = Tokens.envdToken(first, id);
+      try (Socket sock = new Socket(first.sandboxUrl().getHost(), first.sandboxUrl().getPort())) {
+        OutputStream out = sock.getOutputStream();
+        out.write(("POST /files?path=%2Fhome%2Fuser%2Fst%2Ftarget.bin HTTP/1.1\r\nHost: localhost\r\n"
+            + Envd.SANDBOX_ID_HEADER + ": " + id + "\r\n" + Envd.ACCESS_TOKEN_HEADER + ": " + tok + "\r\n"
+            + "Content-Type: multipart/form-data; boundary=" + BOUNDARY + "\r\n"
+            + "Content-Length: " + (1L << 30) + "\r\n\r\n").getBytes(StandardCharsets.UTF_8));
+        out.write(partHead("target.bin"));
+        out.write(new byte[4 << 20]);
+        out.flush();
+        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200))
+            .until(() -> s.exec("ls -A /home/user/st").stdout(), ls -> ls.contains(".target.bin.envd-"));
+        first.close(); // mid-upload: the daemon loses its host connection
+      }
+    } finally {
+      first.close();
+    }
+    try (LocalServer second = LocalServer.builder().serverId(serverId).stateDir(state).build().start();
+        E2BSandboxProviderHolder p = new E2BSandboxProviderHolder(second)) {
+      LiveSandbox s = p.provider.api().connect(id);
+      await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(300))
+          .until(() -> s.exec("ls -A /home/user/st").stdout(), ls -> ls.equals("target.bin\n"));
+      assertThat(s.readFile("/home/user/st/target.bin")).isEqualTo("original");
+    }
+  }
+
+  /** A provider for a server of the test's own. */
+  private static final class E2BSandboxProviderHolder implements AutoCloseable {
+    final io.sandboxes.e2b.E2BSandboxProvider provider;
+
+    E2BSandboxProviderHolder(LocalServer server) {
+      provider = io.sandboxes.e2b.E2BSandboxProvider.builder().apiUrl(server.apiUrl()).sandboxUrl(server.sandboxUrl())
+          .apiKey(server.apiKey()).build();
+    }
+
+    @Override
+    public void close() {
+      provider.close();
+    }
+  }
+
+  @Test
   @DisplayName("a spool an older server left in its upload folder is removed at start, links in it removed and not followed")
   void leftoverSpoolRemovedAtStart() throws Exception {
     String serverId = "spooltest-" + Long.toHexString(System.nanoTime());
