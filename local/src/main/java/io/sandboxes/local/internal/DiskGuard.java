@@ -36,7 +36,7 @@ import org.slf4j.LoggerFactory;
  */
 public final class DiskGuard implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(DiskGuard.class);
-  /** How often each running sandbox's writable layer is measured. */
+  /** How often each running sandbox's writable layer is measured (less often when a round takes longer). */
   static final Duration PERIOD = Duration.ofSeconds(3);
   /** The longest one measurement may take before it is given up (and reported as not measured). */
   static final Duration MEASURE_TIMEOUT = Duration.ofSeconds(60);
@@ -245,34 +245,46 @@ public final class DiskGuard implements AutoCloseable {
   }
 
   private void loop() {
+    Duration pause = PERIOD;
     while (!Thread.currentThread().isInterrupted()) {
       try {
-        Thread.sleep(PERIOD);
+        Thread.sleep(pause);
       } catch (InterruptedException e) {
         return;
       }
-      for (LocalSandbox s : running.get()) {
-        if (Thread.currentThread().isInterrupted()) {
-          return;
+      long began = System.nanoTime();
+      round();
+      // a round over many or crowded sandboxes takes long: the pause after it is at least as long,
+      // so measuring keeps to half of one core at most
+      Duration took = Duration.ofNanos(System.nanoTime() - began);
+      pause = took.compareTo(PERIOD) > 0 ? took : PERIOD;
+    }
+  }
+
+  /** Measures every running sandbox once, stopping each past its limit. */
+  private void round() {
+    for (LocalSandbox s : running.get()) {
+      if (Thread.currentThread().isInterrupted()) {
+        return;
+      }
+      if (s.paused() || s.diskSizeMB() <= 0) {
+        continue; // a frozen or stopped container writes nothing
+      }
+      try {
+        Usage u = measure(s);
+        String reason = u == null ? null : overLimit(u, s.diskSizeMB());
+        if (reason != null) {
+          LOG.atWarn().addKeyValue("event", "sandbox.disk-limit").addKeyValue("sandbox", s.id())
+              .addKeyValue("bytes", u.bytes()).addKeyValue("entries", u.entries()).addKeyValue("limitMB", s.diskSizeMB())
+              .log("sandbox {} {}", s.id(), reason);
+          stopper.stop(s, reason);
         }
-        if (s.paused() || s.diskSizeMB() <= 0) {
-          continue; // a frozen or stopped container writes nothing
-        }
-        try {
-          Usage u = measure(s);
-          String reason = u == null ? null : overLimit(u, s.diskSizeMB());
-          if (reason != null) {
-            LOG.atWarn().addKeyValue("event", "sandbox.disk-limit").addKeyValue("sandbox", s.id())
-                .addKeyValue("bytes", u.bytes()).addKeyValue("entries", u.entries()).addKeyValue("limitMB", s.diskSizeMB())
-                .log("sandbox {} {}", s.id(), reason);
-            stopper.stop(s, reason);
-          }
-        } catch (java.io.InterruptedIOException e) {
-          return;
-        } catch (IOException | RuntimeException e) {
-          // not measured is not within the limit: said every round until it can be measured again
-          LOG.warn("the writable layer of sandbox {} could not be measured: {}", s.id(), e.toString());
-        }
+      } catch (java.io.InterruptedIOException e) {
+        Thread.currentThread().interrupt();
+        return;
+      } catch (IOException | RuntimeException e) {
+        // not measured is not within the limit: said every round until it can be measured again
+        LOG.warn("the writable layer of sandbox {} could not be measured: {}", s.id(), e.toString());
       }
     }
   }
