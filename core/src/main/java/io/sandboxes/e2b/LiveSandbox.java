@@ -226,7 +226,8 @@ public final class LiveSandbox implements Sandbox {
     } catch (io.sandboxes.SandboxNotFoundException gone) {
       status = SandboxState.KILLED;
       io.sandboxes.SandboxNotFoundException e = new io.sandboxes.SandboxNotFoundException(id,
-          "it was killed or reached its end of life while " + what + " was running (" + cut.getMessage() + ")");
+          "it was killed or reached its end of life while " + what + " was running (" + cut.getMessage()
+              + "); the control plane says: " + gone.getMessage());
       e.initCause(cut);
       return e;
     } catch (RuntimeException couldNotLook) {
