@@ -114,10 +114,12 @@ class FileMetadataTest {
   @Test
   @DisplayName("a write the sandbox's disk cannot hold answers 507, and leaves no partial file at the target")
   void fullDisk() throws Exception {
-    // /dev/shm is the container's own 64 MiB tmpfs: 80 MiB cannot fit
-    HttpResponse<String> full = upload("/dev/shm/big.bin", new byte[80 << 20]);
+    // /dev/shm is the container's own 64 MiB tmpfs: filled to its last MiB, 4 MiB cannot fit (and
+    // an upload that small is all sent before the answer, so the 507 is never lost to a reset)
+    assertThat(sandbox.exec("head -c 63M /dev/zero > /dev/shm/fill").exitCode()).isZero();
+    HttpResponse<String> full = upload("/dev/shm/big.bin", new byte[4 << 20]);
     assertThat(full.statusCode()).as(full.body()).isEqualTo(507);
     assertThat(full.body()).contains("no space");
-    assertThat(sandbox.exec("ls -A /dev/shm").stdout()).isEmpty();
+    assertThat(sandbox.exec("rm /dev/shm/fill; ls -A /dev/shm").stdout()).isEmpty();
   }
 }

@@ -262,7 +262,8 @@ class PortForwardTest {
           }
           long ms = (System.nanoTime() - t0) / 1_000_000;
           assertThat(first).isEqualTo(-1);
-          assertThat(ms).as("closed after %d ms", ms).isLessThan(3_000);
+          // a hang waits out the 20 s read timeout; a loaded machine takes a few seconds at most
+          assertThat(ms).as("closed after %d ms", ms).isLessThan(10_000);
         }
       }
       startEcho(s, 7200);

@@ -104,7 +104,7 @@ class ListingCasesTest {
         });
         release.release(1_000);
         // once nothing is held the rest is quick: 23 connects in two waves of loopback calls
-        assertThat(listed.get(10, TimeUnit.SECONDS)).containsExactlyElementsOf(ids);
+        assertThat(listed.get(30, TimeUnit.SECONDS)).containsExactlyElementsOf(ids);
         assertThat(peak.get()).isEqualTo(16);
         assertThat(total.get()).isEqualTo(40);
       } finally {

@@ -102,14 +102,14 @@ class DaemonFrameLimitsTest {
   void oversizedHeader() throws Exception {
     try (Fake f = new Fake()) {
       f.frame(0x7fff_ffffL, 0, Wire.HELLO, new byte[0]);
-      await().atMost(Duration.ofSeconds(3)).until(f::closedByHost);
+      await().atMost(Duration.ofSeconds(10)).until(f::closedByHost);
       assertThat(listener.current()).isNull();
     }
     try (Fake f = new Fake()) {
       f.hello();
       DaemonConnection c = listener.awaitConnection(Duration.ofSeconds(5));
       f.frame(Wire.MAX_PAYLOAD + 1L, 7, Wire.FILE_CHUNK, new byte[0]);
-      await().atMost(Duration.ofSeconds(3)).until(() -> !c.isOpen());
+      await().atMost(Duration.ofSeconds(10)).until(() -> !c.isOpen());
       assertThat(c.closeReason()).contains("over the limit");
       assertThat(f.closedByHost()).isTrue();
     }
@@ -120,13 +120,13 @@ class DaemonFrameLimitsTest {
   void malformed() throws Exception {
     try (Fake f = new Fake()) {
       f.frame(0, 0, Wire.OK, new byte[0]); // not a HELLO
-      await().atMost(Duration.ofSeconds(3)).until(f::closedByHost);
+      await().atMost(Duration.ofSeconds(10)).until(f::closedByHost);
     }
     try (Fake f = new Fake()) {
       f.hello();
       DaemonConnection c = listener.awaitConnection(Duration.ofSeconds(5));
       f.frame(0, 3, 0x7e, new byte[0]);
-      await().atMost(Duration.ofSeconds(3)).until(() -> !c.isOpen());
+      await().atMost(Duration.ofSeconds(10)).until(() -> !c.isOpen());
       assertThat(c.closeReason()).contains("unknown type");
     }
     try (Fake f = new Fake()) {
@@ -142,7 +142,7 @@ class DaemonFrameLimitsTest {
       int[] req = f.read();
       assertThat(req[2]).isEqualTo(Wire.PING);
       f.frame(3, req[1], Wire.ERROR, new byte[] {0, 1, 0}); // an ERROR cut short
-      await().atMost(Duration.ofSeconds(3)).until(() -> !c.isOpen());
+      await().atMost(Duration.ofSeconds(10)).until(() -> !c.isOpen());
       assertThat(c.closeReason()).contains("ended early");
       assertThatThrownBy(ping::join).hasCauseInstanceOf(java.io.UncheckedIOException.class)
           .rootCause().isInstanceOfSatisfying(DaemonException.class, e -> assertThat(e.kind()).isEqualTo(DaemonException.Kind.DISCONNECTED));
@@ -173,7 +173,7 @@ class DaemonFrameLimitsTest {
         f.frame(chunk.length - 1, req[1], Wire.PROC_OUTPUT, java.util.Arrays.copyOf(chunk, chunk.length - 1));
       }
       f.frame(chunk.length - 1, req[1], Wire.PROC_OUTPUT, java.util.Arrays.copyOf(chunk, chunk.length - 1));
-      await().atMost(Duration.ofSeconds(3)).until(() -> !c.isOpen());
+      await().atMost(Duration.ofSeconds(10)).until(() -> !c.isOpen());
       assertThat(c.closeReason()).contains("credit");
       assertThatThrownBy(p::collect).isInstanceOfSatisfying(DaemonException.class,
           e -> assertThat(e.kind()).isEqualTo(DaemonException.Kind.DISCONNECTED));
