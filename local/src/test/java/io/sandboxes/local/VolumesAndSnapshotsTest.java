@@ -93,4 +93,29 @@ class VolumesAndSnapshotsTest {
           .isInstanceOfSatisfying(SandboxApiException.class, e -> assertThat(e.statusCode()).isEqualTo(404));
     }
   }
+
+  @Test
+  @DisplayName("an image of ours whose snapshot labels are not whole (another version's, or half-made) is passed over: listings still answer")
+  void halfLabelledImageIgnored(E2BApi e2b) throws Exception {
+    try (io.sandboxes.local.internal.docker.DockerRuntime docker = io.sandboxes.local.internal.docker.DockerRuntime.connect()) {
+      String name = "sandboxes-half-labelled-" + UUID.randomUUID().toString().substring(0, 8);
+      String container = docker.client().createContainerCmd(io.sandboxes.local.internal.docker.BaseImage.reference()).withName(name)
+          .withCmd("true").withLabels(java.util.Map.of(io.sandboxes.local.internal.docker.DockerRuntime.LABEL_OURS, "true")).exec().getId();
+      String image = null;
+      try {
+        // a snapshot id but no name, and a creation time that is not one
+        image = docker.client().commitCmd(container).withRepository("sandboxes-local/half-labelled").withTag(name.substring(name.length() - 8))
+            .withLabels(java.util.Map.of(io.sandboxes.local.internal.docker.DockerRuntime.LABEL_OURS, "true",
+                "io.sandboxes.snapshot-id", "half-" + name, "io.sandboxes.snapshot-created", "yesterday"))
+            .exec();
+        String half = "half-" + name;
+        assertThat(e2b.listSnapshots(null, null)).extracting(SnapshotInfo::snapshotId).doesNotContain(half);
+      } finally {
+        docker.remove(container);
+        if (image != null) {
+          docker.client().removeImageCmd(image).withForce(true).exec();
+        }
+      }
+    }
+  }
 }

@@ -66,12 +66,30 @@ public final class Templates {
     List<Image> images = docker.client().listImagesCmd().withLabelFilter(Map.of(DockerRuntime.LABEL_OURS, "true"))
         .withShowAll(false).exec();
     return images.stream()
-        .filter(i -> i.getLabels() != null && i.getLabels().containsKey(LABEL_SNAPSHOT_ID))
-        .map(i -> new Snapshot(i.getLabels().get(LABEL_SNAPSHOT_ID), i.getLabels().get(LABEL_SNAPSHOT_NAME),
-            i.getLabels().getOrDefault(LABEL_SNAPSHOT_SOURCE, ""),
-            Instant.parse(i.getLabels().getOrDefault(LABEL_SNAPSHOT_CREATED, Instant.EPOCH.toString())), i.getId()))
+        .map(Templates::snapshotOf)
+        .flatMap(Optional::stream)
         .sorted(Comparator.comparing(Snapshot::createdAt).reversed().thenComparing(Snapshot::snapshotId))
         .toList();
+  }
+
+  /**
+   * The snapshot an image records, if it is one whose labels are whole: an image of ours whose
+   * labels are missing or unreadable (left by another version, or half-made) is passed over, so
+   * one bad image cannot break every listing.
+   */
+  private static Optional<Snapshot> snapshotOf(Image i) {
+    Map<String, String> l = i.getLabels();
+    if (l == null || l.get(LABEL_SNAPSHOT_ID) == null || l.get(LABEL_SNAPSHOT_NAME) == null || l.get(LABEL_SNAPSHOT_ID).isEmpty()) {
+      return Optional.empty();
+    }
+    Instant created;
+    try {
+      created = Instant.parse(l.getOrDefault(LABEL_SNAPSHOT_CREATED, Instant.EPOCH.toString()));
+    } catch (java.time.format.DateTimeParseException e) {
+      return Optional.empty();
+    }
+    return Optional.of(new Snapshot(l.get(LABEL_SNAPSHOT_ID), l.get(LABEL_SNAPSHOT_NAME), l.getOrDefault(LABEL_SNAPSHOT_SOURCE, ""),
+        created, i.getId()));
   }
 
   /**
