@@ -127,15 +127,26 @@ class UploadStreamingTest {
         .timeout(Duration.ofMinutes(4));
   }
 
-  /** The folders a spooling upload would use: the JVM's temp folder and the old spool folders in it. */
-  private static List<Path> spoolCandidates(Instant since) throws IOException {
+  /** The files in the JVM's temp folder now, so that only files made later count as spools. */
+  private static java.util.Set<Path> existingTempFiles() throws IOException {
+    try (Stream<Path> top = Files.list(Path.of(System.getProperty("java.io.tmpdir")))) {
+      return top.collect(java.util.stream.Collectors.toSet());
+    }
+  }
+
+  /**
+   * The files a spooling upload would make: new files in the JVM's temp folder (files that were
+   * there before, such as other programs' growing logs, are not spools) and anything in the old
+   * spool folders in it.
+   */
+  private static List<Path> spoolCandidates(Instant since, java.util.Set<Path> existing) throws IOException {
     List<Path> out = new ArrayList<>();
     Path tmp = Path.of(System.getProperty("java.io.tmpdir"));
     try (Stream<Path> top = Files.list(tmp)) {
       for (Path p : (Iterable<Path>) top::iterator) {
         try {
           if (Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS)) {
-            if (Files.getLastModifiedTime(p, LinkOption.NOFOLLOW_LINKS).toInstant().isAfter(since)) {
+            if (!existing.contains(p) && Files.getLastModifiedTime(p, LinkOption.NOFOLLOW_LINKS).toInstant().isAfter(since)) {
               out.add(p);
             }
           } else if (p.getFileName().toString().startsWith("sandboxes-uploads-")
@@ -174,6 +185,7 @@ class UploadStreamingTest {
     long size = 512L * 1024 * 1024;
     Generated content = new Generated(size);
     Instant since = Instant.now().minusSeconds(1);
+    java.util.Set<Path> existing = existingTempFiles();
     long baseline = liveMemory();
     AtomicLong peakHeap = new AtomicLong();
     AtomicLong biggestSpool = new AtomicLong();
@@ -183,7 +195,7 @@ class UploadStreamingTest {
       while (running.get()) {
         peakHeap.accumulateAndGet(liveMemory() - baseline, Math::max);
         try {
-          for (Path p : spoolCandidates(since)) {
+          for (Path p : spoolCandidates(since, existing)) {
             long s = sizeOrZero(p);
             if (s > biggestSpool.get()) {
               biggestSpool.set(s);
@@ -251,6 +263,7 @@ class UploadStreamingTest {
   void disconnectMidUpload() throws Exception {
     sandbox.exec("mkdir -p /home/user/dc && printf original > /home/user/dc/target.bin");
     Instant since = Instant.now().minusSeconds(1);
+    java.util.Set<Path> existing = existingTempFiles();
     try (Socket s = new Socket(sandboxUrl.getHost(), sandboxUrl.getPort())) {
       OutputStream out = s.getOutputStream();
       out.write(("POST /files?path=%2Fhome%2Fuser%2Fdc%2Ftarget.bin HTTP/1.1\r\nHost: localhost\r\n"
@@ -271,7 +284,7 @@ class UploadStreamingTest {
     await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(300))
         .until(() -> sandbox.exec("ls -A /home/user/dc").stdout(), ls -> ls.equals("target.bin\n"));
     assertThat(sandbox.readFile("/home/user/dc/target.bin")).isEqualTo("original");
-    assertThat(spoolCandidates(since)).allSatisfy(p -> assertThat(sizeOrZero(p)).as(p.toString()).isLessThan(4L * 1024 * 1024));
+    assertThat(spoolCandidates(since, existing)).allSatisfy(p -> assertThat(sizeOrZero(p)).as(p.toString()).isLessThan(4L * 1024 * 1024));
   }
 
   @Test
