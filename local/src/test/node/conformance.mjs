@@ -1,7 +1,7 @@
 // Drives the official e2b SDK against an E2B-compatible server named by E2B_API_URL,
 // E2B_SANDBOX_URL and E2B_API_KEY. Prints one line per step, "step: result", which the Java
 // test asserts on; any unexpected failure prints "FAILED: ..." and exits non-zero.
-import { Sandbox, Volume, CommandExitError, SandboxNotFoundError, NotFoundError } from 'e2b'
+import { Sandbox, Volume, CommandExitError, SandboxNotFoundError, NotFoundError, Template } from 'e2b'
 
 const suffix = Math.random().toString(36).slice(2, 10)
 const enc = (s) => new TextEncoder().encode(s)
@@ -178,6 +178,83 @@ async function main() {
   const ended = await outcome
   say('killDuringCommand', ended === 'finished' ? 'finished'
     : `${ended.constructor.name}${/killed or reached its end of life/.test(ended.message) ? ' (killed)' : `: ${ended.message}`}`)
+
+  // ---- fidelity (issue 13: listing, signed URLs, metrics range, alias lookup, base tools, egress note) ----
+  {
+    const tag = `fid-${suffix}`
+    const made = []
+    const make = async (template) => {
+      const s = await Sandbox.create(template, { metadata: { fid: tag }, timeoutMs: 120_000 })
+      made.push(s)
+      return s
+    }
+    const first = await make('base')
+    const fsnap = await first.createSnapshot({ name: tag })
+    const second = await make('base')
+    const third = await make(fsnap.snapshotId)
+    const ids = made.map((s) => s.sandboxId)
+    const listAll = async (opts = {}) => {
+      const pages = Sandbox.list({ ...opts, query: { metadata: { fid: tag }, ...(opts.query ?? {}) } })
+      const out = []
+      while (pages.hasNext) out.push(...(await pages.nextItems()))
+      return out.map((s) => ids.indexOf(s.sandboxId)).join(',')
+    }
+    say('fid.list.desc', await listAll())
+    say('fid.list.asc', await listAll({ order: 'asc' }))
+    say('fid.list.ascPaged', await listAll({ order: 'asc', limit: 1 }))
+    say('fid.list.descPaged', await listAll({ limit: 2 }))
+    const secondStarted = (await Sandbox.getInfo(second.sandboxId)).startedAt
+    say('fid.list.startedAfter', await listAll({ query: { startedAfter: secondStarted }, order: 'asc' }))
+    say('fid.list.template', await listAll({ query: { template: tag } }))
+    say('fid.list.templateBase', await listAll({ query: { template: 'base' }, order: 'asc' }))
+
+    // pre-signed URLs: a fresh one works, an expired one says so (downloads and uploads)
+    await first.files.write('/home/user/fid.txt', 'signed')
+    const fresh = await fetch(await first.downloadUrl('/home/user/fid.txt', { useSignatureExpiration: 60 }))
+    say('fid.signed.fresh', `${fresh.status} ${await fresh.text()}`)
+    const oldDown = await first.downloadUrl('/home/user/fid.txt', { useSignatureExpiration: 1 })
+    const oldUp = await first.uploadUrl('/home/user/up.txt', { useSignatureExpiration: 1 })
+    const expiry = Number(new URL(oldDown).searchParams.get('signature_expiration'))
+    await waitFor(() => Date.now() > expiry * 1000 + 300)
+    const down = await fetch(oldDown)
+    say('fid.signed.expiredDownload', `${down.status} ${(await down.json()).message}`)
+    const form = new FormData()
+    form.append('file', new Blob(['late']), 'up.txt')
+    const up = await fetch(oldUp, { method: 'POST', body: form })
+    say('fid.signed.expiredUpload', `${up.status} ${(await up.json()).message}`)
+    say('fid.signed.notWritten', await first.files.exists('/home/user/up.txt'))
+
+    // metrics: a range before the sandbox existed is empty; a narrow range gives only its samples
+    const longAgo = new Date(Date.now() - 3_600_000)
+    say('fid.metrics.beforeCreate', (await first.getMetrics({ start: longAgo, end: new Date(longAgo.getTime() + 60_000) })).length)
+    let samples = []
+    await waitFor(async () => (samples = await first.getMetrics()).length >= 2, 40_000)
+    const second0 = Math.floor(samples[0].timestamp.getTime() / 1000) * 1000
+    const narrow = await first.getMetrics({ start: new Date(second0), end: new Date(second0) })
+    const inSecond = (m) => Math.floor(m.timestamp.getTime() / 1000) * 1000 === second0
+    say('fid.metrics.range', narrow.length >= 1 && narrow.length < samples.length && narrow.every(inSecond)
+      ? 'only the samples in range' : `unexpected: ${narrow.length} of ${samples.length}`)
+
+    // template alias lookup
+    say('fid.alias.base', await Template.exists('base'))
+    say('fid.alias.snapshot', await Template.exists(tag))
+    say('fid.alias.missing', await Template.exists(`no-such-${suffix}`))
+
+    // the base template's tools
+    const tools = await second.commands.run('git --version >/dev/null && node -e "console.log(6 * 7)"'
+      + ' && python3 -m venv /tmp/venv && /tmp/venv/bin/pip --version >/dev/null && pip3 --version >/dev/null && echo tools-ok')
+    say('fid.tools', tools.stdout.trim().split('\n').join('|'))
+
+    // which egress applies is in the sandbox's log (the SDK sends allow_internet_access: true by default)
+    const logs = await (await fetch(`${process.env.E2B_API_URL}/v2/sandboxes/${second.sandboxId}/logs`, {
+      headers: { 'X-API-KEY': process.env.E2B_API_KEY },
+    })).json()
+    say('fid.egressLog', logs.logs.find((l) => l.message.startsWith('egress: '))?.message ?? 'none')
+
+    for (const s of made) await s.kill()
+    await Sandbox.deleteSnapshot(fsnap.snapshotId)
+  }
+  // ---- end of fidelity ----
 
   say('kill', await sbx.kill())
   say('kill.again', await Sandbox.kill(sbx.sandboxId))

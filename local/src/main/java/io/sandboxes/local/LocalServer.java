@@ -126,7 +126,7 @@ public final class LocalServer implements AutoCloseable {
     ServerConnector api = connector(server, http, config.apiPort);
     ServerConnector envd = connector(server, http, config.envdPort);
     removeLegacySpool(Path.of(System.getProperty("java.io.tmpdir"), "sandboxes-uploads-" + config.serverId));
-    ApiHandler apiHandler = new ApiHandler(reg, volumes, config.apiKey, this::egressProbe, this::forward);
+    ApiHandler apiHandler = new ApiHandler(reg, volumes, config.apiKey, this::egressProbe, this::forward, config.internetByDefault);
     EnvdHandler envdHandler = new EnvdHandler(reg);
     server.setHandler(new io.sandboxes.local.internal.http.StallGuard(new Handler.Abstract() {
       @Override
@@ -278,6 +278,11 @@ public final class LocalServer implements AutoCloseable {
     }
   }
 
+  /** @return whether a create that does not say {@code allow_internet_access} gets it (E2B's default) */
+  boolean internetByDefault() {
+    return config.internetByDefault;
+  }
+
   /**
    * Tells whether this server enforces sandboxes' network policies.
    *
@@ -339,6 +344,7 @@ public final class LocalServer implements AutoCloseable {
     private @Nullable Path stateDir;
     private Consumer<String> progress = line -> { };
     private boolean openEgress;
+    private boolean internetByDefault;
     private boolean allowedWitness = true;
     private Duration requestIdleTimeout = DEFAULT_REQUEST_IDLE_TIMEOUT;
     private int diskSizeMB = Registry.DEFAULT_DISK_SIZE_MB;
@@ -467,6 +473,22 @@ public final class LocalServer implements AutoCloseable {
      */
     public Builder stateDir(Path stateDir) {
       this.stateDir = Objects.requireNonNull(stateDir, "stateDir");
+      return this;
+    }
+
+    /**
+     * Chooses the egress of a sandbox whose create does not say {@code allow_internet_access}.
+     * By default this runtime gives it nothing (only what {@code network.allowOut} lists);
+     * {@code true} applies E2B's default instead: open to everything but {@code network.denyOut},
+     * unless the create says {@code allow_internet_access: false}. Code written against E2B's
+     * semantics then runs unchanged. Each sandbox's log says which applied. Where egress cannot
+     * be enforced, sandboxes have no network either way.
+     *
+     * @param open whether a create that says nothing gets internet access (default false)
+     * @return this
+     */
+    public Builder internetByDefault(boolean open) {
+      this.internetByDefault = open;
       return this;
     }
 

@@ -12,7 +12,7 @@ import java.util.concurrent.CountDownLatch;
  * The command line of {@code sandboxes-local}.
  *
  * <pre>
- * sandboxes-local serve [--port 3000] [--envd-port 49983] [--api-key KEY] [--keep-sandboxes]
+ * sandboxes-local serve [--port 3000] [--envd-port 49983] [--api-key KEY] [--keep-sandboxes] [--internet-by-default]
  * sandboxes-local image build
  * </pre>
  *
@@ -63,11 +63,14 @@ public final class Main {
         usage:
           sandboxes-local serve [--port N] [--envd-port N] [--api-key KEY] [--keep-sandboxes]
                                 [--id NAME] [--state-dir DIR] [--host ADDRESS] [--disk-mb N]
+                                [--internet-by-default]
               serve E2B's API on 127.0.0.1:N (default 3000) and envd on 127.0.0.1:N (default 49983);
               --keep-sandboxes leaves them running at shutdown, and a server started again with
               the same --id (default "standalone") takes them back; --host binds another
               address than 127.0.0.1, which exposes every sandbox to that network; --disk-mb
-              limits each sandbox's writable layer (default 10240)
+              limits each sandbox's writable layer (default 10240);
+              --internet-by-default applies E2B's default egress to a create that does not say
+              allow_internet_access (open, less denyOut) instead of this runtime's (nothing)
           sandboxes-local image build
               build the base template image if it is missing, showing progress
           sandboxes-local image list
@@ -80,26 +83,7 @@ public final class Main {
   }
 
   private static int serve(Deque<String> opts, PrintStream out) {
-    LocalServer.Builder b = LocalServer.builder()
-        .apiPort(LocalServer.DEFAULT_API_PORT)
-        .envdPort(LocalServer.DEFAULT_ENVD_PORT)
-        .serverId("standalone")
-        .progress(out::println);
-    while (!opts.isEmpty()) {
-      String o = opts.pop();
-      switch (o) {
-        case "--port" -> b.apiPort(intArg(opts, o));
-        case "--envd-port" -> b.envdPort(intArg(opts, o));
-        case "--api-key" -> b.apiKey(arg(opts, o));
-        case "--keep-sandboxes" -> b.keepSandboxesOnClose(true);
-        case "--id" -> b.serverId(arg(opts, o));
-        case "--host" -> b.host(arg(opts, o));
-        case "--state-dir" -> b.stateDir(java.nio.file.Path.of(arg(opts, o)));
-        case "--disk-mb" -> b.diskSizeMB(intArg(opts, o));
-        default -> throw new IllegalArgumentException("unknown option '" + o + "' for serve");
-      }
-    }
-    LocalServer server = b.build().start();
+    LocalServer server = serveOptions(opts, out).build().start();
     CountDownLatch stopped = new CountDownLatch(1);
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {
       server.close();
@@ -115,6 +99,31 @@ public final class Main {
       Thread.currentThread().interrupt();
     }
     return 0;
+  }
+
+  /** The server {@code serve} would start with these options. */
+  static LocalServer.Builder serveOptions(Deque<String> opts, PrintStream out) {
+    LocalServer.Builder b = LocalServer.builder()
+        .apiPort(LocalServer.DEFAULT_API_PORT)
+        .envdPort(LocalServer.DEFAULT_ENVD_PORT)
+        .serverId("standalone")
+        .progress(out::println);
+    while (!opts.isEmpty()) {
+      String o = opts.pop();
+      switch (o) {
+        case "--port" -> b.apiPort(intArg(opts, o));
+        case "--envd-port" -> b.envdPort(intArg(opts, o));
+        case "--api-key" -> b.apiKey(arg(opts, o));
+        case "--keep-sandboxes" -> b.keepSandboxesOnClose(true);
+        case "--internet-by-default" -> b.internetByDefault(true);
+        case "--id" -> b.serverId(arg(opts, o));
+        case "--host" -> b.host(arg(opts, o));
+        case "--state-dir" -> b.stateDir(java.nio.file.Path.of(arg(opts, o)));
+        case "--disk-mb" -> b.diskSizeMB(intArg(opts, o));
+        default -> throw new IllegalArgumentException("unknown option '" + o + "' for serve");
+      }
+    }
+    return b;
   }
 
   private static int forward(Deque<String> opts, PrintStream out) {

@@ -166,6 +166,11 @@ class ClientServerTest {
         + "commit -q --allow-empty -m first && git log --format=%s");
     assertThat(git.exitCode()).as(git.stderr()).isZero();
     assertThat(git.stdout().strip()).isEqualTo("first");
+    // what else E2B's base template gives: pip, venv, Node.js
+    ExecResult more = sandbox.exec("for t in pip3 node; do command -v $t >/dev/null || echo missing $t; done;"
+        + " node -e 'console.log(6 * 7)' && python3 -m venv /tmp/fid-venv && /tmp/fid-venv/bin/pip --version | cut -c1-4");
+    assertThat(more.exitCode()).as(more.stderr()).isZero();
+    assertThat(more.stdout()).isEqualTo("42\npip \n");
   }
 
   @Test

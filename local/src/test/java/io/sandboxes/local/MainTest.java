@@ -67,4 +67,14 @@ class MainTest {
     assertThat(run("--help")).isZero();
     assertThat(out.toString(StandardCharsets.UTF_8)).contains("sandboxes-local serve");
   }
+
+  @Test
+  @DisplayName("serve --internet-by-default makes a server that applies E2B's default egress; without it, deny")
+  void internetByDefaultFlag() {
+    PrintStream sink = new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8);
+    assertThat(Main.serveOptions(new java.util.ArrayDeque<>(List.of("--internet-by-default")), sink).build().internetByDefault()).isTrue();
+    assertThat(Main.serveOptions(new java.util.ArrayDeque<>(List.of("--port", "0")), sink).build().internetByDefault()).isFalse();
+    assertThat(run("--help")).isZero();
+    assertThat(out.toString(StandardCharsets.UTF_8)).contains("--internet-by-default");
+  }
 }

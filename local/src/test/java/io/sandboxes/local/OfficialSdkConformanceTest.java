@@ -42,7 +42,7 @@ class OfficialSdkConformanceTest {
         "E2B_API_KEY", server.apiKey(),
         "WITNESS_ALLOWED", server.egressProbe().allowedHost(),
         "WITNESS_DENIED", server.egressProbe().deniedHost());
-    Result result = run(work, env, Duration.ofMinutes(3), "node", "conformance.mjs");
+    Result result = run(work, env, Duration.ofMinutes(4), "node", "conformance.mjs");
     String out = result.output();
     assertThat(result.code()).as("conformance script output:\n%s", out).isZero();
 
@@ -95,6 +95,26 @@ class OfficialSdkConformanceTest {
         .containsEntry("missing.connect", "SandboxNotFoundError")
         .containsEntry("missing.getInfo", "SandboxNotFoundError")
         .containsEntry("done", "ok");
+    // fidelity (issue 13): listing order, filters and paging; signed URLs; metrics range; alias lookup; base tools; egress note
+    assertThat(steps).as("steps printed by the script:\n%s", out)
+        .containsEntry("fid.list.desc", "2,1,0")
+        .containsEntry("fid.list.asc", "0,1,2")
+        .containsEntry("fid.list.ascPaged", "0,1,2")
+        .containsEntry("fid.list.descPaged", "2,1,0")
+        .containsEntry("fid.list.startedAfter", "1,2")
+        .containsEntry("fid.list.template", "2")
+        .containsEntry("fid.list.templateBase", "0,1")
+        .containsEntry("fid.signed.fresh", "200 signed")
+        .containsEntry("fid.signed.expiredDownload", "401 signature is already expired")
+        .containsEntry("fid.signed.expiredUpload", "401 signature is already expired")
+        .containsEntry("fid.signed.notWritten", "false")
+        .containsEntry("fid.metrics.beforeCreate", "0")
+        .containsEntry("fid.metrics.range", "only the samples in range")
+        .containsEntry("fid.alias.base", "true")
+        .containsEntry("fid.alias.snapshot", "true")
+        .containsEntry("fid.alias.missing", "false")
+        .containsEntry("fid.tools", "42|tools-ok")
+        .containsEntry("fid.egressLog", "egress: open (allow_internet_access: true, as asked), less denyOut");
   }
 
   private record Result(int code, String output) {}

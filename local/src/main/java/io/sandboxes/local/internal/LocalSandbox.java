@@ -177,6 +177,29 @@ public final class LocalSandbox {
     }
   }
 
+  /** How many metric samples a sandbox keeps: an hour's worth at one every 5 s. */
+  static final int METRICS_KEPT = 720;
+  private final java.util.ArrayDeque<Metrics.Sample> samples = new java.util.ArrayDeque<>();
+
+  /** Keeps a metric sample, dropping the oldest beyond {@link #METRICS_KEPT}. */
+  synchronized void addSample(Metrics.Sample sample) {
+    samples.addLast(sample);
+    while (samples.size() > METRICS_KEPT) {
+      samples.pollFirst();
+    }
+  }
+
+  /** @return when the newest kept sample was taken, or null when there is none */
+  synchronized @org.jspecify.annotations.Nullable Instant lastSampleAt() {
+    Metrics.Sample last = samples.peekLast();
+    return last == null ? null : last.at();
+  }
+
+  /** @return the kept samples taken from {@code start} to {@code end} (Unix seconds, both included), oldest first */
+  public synchronized List<Metrics.Sample> samples(long start, long end) {
+    return samples.stream().filter(m -> m.at().getEpochSecond() >= start && m.at().getEpochSecond() <= end).toList();
+  }
+
   public List<LogLine> logLines() {
     return List.copyOf(log);
   }

@@ -62,6 +62,7 @@ public final class Registry implements AutoCloseable {
   private final Path stateDir;
   private final ConcurrentMap<String, LocalSandbox> sandboxes = new ConcurrentHashMap<>();
   private final Thread reaper;
+  private final Thread sampler;
   private final java.util.Optional<io.sandboxes.local.internal.egress.SandboxNetwork> network;
   private final Path daemonBinary;
   /** How many ended-from-outside sandboxes keep their reason for a later lookup. */
@@ -106,6 +107,7 @@ public final class Registry implements AutoCloseable {
     this.diskGuard = DiskGuard.start(docker, templates.resolve("base"), serverId,
         () -> List.copyOf(sandboxes.values()), (s, reason) -> kill(s.id(), reason));
     this.reaper = Thread.ofVirtual().name("sandboxes-reaper").start(this::reap);
+    this.sampler = Thread.ofVirtual().name("sandboxes-metrics").start(this::sample);
     this.events = new ContainerEvents(docker, serverId, this::containerChanged, this::resync);
   }
 
@@ -601,8 +603,50 @@ public final class Registry implements AutoCloseable {
         + (allowInternetAccess == null ? "" : ", allow_internet_access=" + allowInternetAccess));
   }
 
-  public Metrics.Sample metrics(LocalSandbox s) throws RpcError {
-    return Metrics.read(docker, s);
+  /** How often each running sandbox's resource use is sampled (E2B's is every few seconds too). */
+  static final Duration SAMPLE_EVERY = Duration.ofSeconds(5);
+
+  /**
+   * A sandbox's metric samples from {@code start} to {@code end} (Unix seconds, both included),
+   * oldest first. When the range reaches the present and the newest sample is older than the
+   * sampling interval (a sandbox just made, or many sandboxes to sample), a fresh one is taken
+   * first; a paused sandbox gets none while paused.
+   */
+  public List<Metrics.Sample> metrics(LocalSandbox s, long start, long end) throws RpcError {
+    Instant now = Instant.now();
+    Instant last = s.lastSampleAt();
+    if (!s.paused() && end >= now.getEpochSecond() - 1 && (last == null || last.isBefore(now.minus(SAMPLE_EVERY)))) {
+      s.addSample(Metrics.read(docker, s));
+    }
+    return s.samples(start, end);
+  }
+
+  /** Samples every running sandbox about every {@link #SAMPLE_EVERY}, one at a time, so the load stays bounded. */
+  private void sample() {
+    while (!Thread.currentThread().isInterrupted()) {
+      Instant round = Instant.now();
+      for (LocalSandbox s : List.copyOf(sandboxes.values())) {
+        Instant last = s.lastSampleAt();
+        if (s.paused() || !sandboxes.containsKey(s.id()) || (last != null && last.isAfter(Instant.now().minus(SAMPLE_EVERY).plusMillis(500)))) {
+          continue;
+        }
+        try {
+          Metrics.Sample m = Metrics.read(docker, s);
+          if (!s.paused()) {
+            s.addSample(m);
+          }
+        } catch (RpcError | RuntimeException e) {
+          // a sandbox that is going, or pausing, has no sample this round
+          LOG.debug("sampling sandbox {} failed: {}", s.id(), e.getMessage());
+        }
+      }
+      Duration rest = SAMPLE_EVERY.minus(Duration.between(round, Instant.now()));
+      try {
+        Thread.sleep(rest.isNegative() ? Duration.ofMillis(100) : rest);
+      } catch (InterruptedException e) {
+        return;
+      }
+    }
   }
 
   private void reap() {
@@ -844,6 +888,7 @@ public final class Registry implements AutoCloseable {
   public void close(boolean killSandboxes) {
     events.close();
     diskGuard.close();
+    sampler.interrupt();
     reaper.interrupt();
     try {
       reaper.join(Duration.ofSeconds(5));

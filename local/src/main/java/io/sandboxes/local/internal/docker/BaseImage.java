@@ -18,8 +18,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The {@code base} template's image: Debian with bash, coreutils, tar, curl, python3, procps, git and a
- * {@code user} account (uid 1000, home {@code /home/user}), like E2B's base template.
+ * The {@code base} template's image: Debian with bash, coreutils, tar, curl, python3 with pip and
+ * venv, Node.js, procps, git and a {@code user} account (uid 1000, home {@code /home/user}), like
+ * E2B's base template.
  *
  * <p>No registry is needed: the root filesystem is built from Debian packages with
  * {@code debootstrap} and imported with {@code docker import}. The tag carries a hash of the
@@ -33,7 +34,9 @@ public final class BaseImage {
   public static final String SUITE = "bookworm";
   public static final String DEFAULT_MIRROR = "http://deb.debian.org/debian";
   static final List<String> PACKAGES = List.of(
-      "bash", "coreutils", "tar", "curl", "python3", "procps", "ca-certificates", "findutils", "sudo", "git");
+      "bash", "coreutils", "tar", "curl", "python3", "procps", "ca-certificates", "findutils", "sudo", "git",
+      // what else E2B's base template (python:3.11 plus Node) gives that Debian packages cheaply
+      "python3-pip", "python3-venv", "nodejs");
   /** Commands run in the new root filesystem after debootstrap, as root. */
   static final List<String> SETUP = List.of(
       "useradd --create-home --uid 1000 --shell /bin/bash user",

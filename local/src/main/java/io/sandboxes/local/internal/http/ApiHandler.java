@@ -48,10 +48,13 @@ public final class ApiHandler extends Handler.Abstract {
 
   private final java.util.function.Supplier<io.sandboxes.EgressProbe> egressProbe;
   private final java.util.function.BiFunction<String, Integer, java.net.URI> forward;
+  /** E2B's default egress: a create that does not say {@code allow_internet_access} gets it (else: nothing reachable). */
+  private final boolean internetByDefault;
 
   public ApiHandler(Registry registry, Volumes volumes, String apiKey, java.util.function.Supplier<io.sandboxes.EgressProbe> egressProbe,
-      java.util.function.BiFunction<String, Integer, java.net.URI> forward) {
+      java.util.function.BiFunction<String, Integer, java.net.URI> forward, boolean internetByDefault) {
     this.registry = registry;
+    this.internetByDefault = internetByDefault;
     this.volumes = volumes;
     this.egressProbe = egressProbe;
     this.forward = forward;
@@ -143,6 +146,10 @@ public final class ApiHandler extends Handler.Abstract {
       listSnapshots(ex);
       return;
     }
+    if (path.startsWith("/templates/aliases/") && method.equals("GET")) {
+      templateAlias(ex, URLDecoder.decode(path.substring("/templates/aliases/".length()), StandardCharsets.UTF_8));
+      return;
+    }
     if (path.startsWith("/templates/") && method.equals("DELETE")) {
       String templateId = URLDecoder.decode(path.substring("/templates/".length()), StandardCharsets.UTF_8);
       if (!registry.templates().delete(templateId, registry.list())) {
@@ -178,7 +185,7 @@ public final class ApiHandler extends Handler.Abstract {
         return;
       }
       if ("GET".equals(method) && !v2 && "metrics".equals(action)) {
-        ex.json(200, metrics(find(id)));
+        ex.json(200, metrics(ex, find(id)));
         return;
       }
       if ("GET".equals(method) && v2 && "logs".equals(action)) {
@@ -230,6 +237,23 @@ public final class ApiHandler extends Handler.Abstract {
       }
     }
     error(ex, 501, "not implemented by the local runtime: " + method + " " + path);
+  }
+
+  /**
+   * E2B's alias lookup ({@code Template.exists} in the SDKs): {@code base} is public; a snapshot is
+   * found by its name or its id and belongs to the team. Built templates are not served here.
+   */
+  private void templateAlias(Exchange ex, String alias) throws RpcError {
+    if (alias.isEmpty() || alias.contains("/")) {
+      throw new RpcError("invalid_argument", "invalid template alias '" + alias + "'");
+    }
+    if (alias.equals(Templates.BASE)) {
+      ex.json(200, Json.object().put("templateID", Templates.BASE).put("public", true));
+      return;
+    }
+    Templates.Snapshot snap = registry.templates().find(alias)
+        .orElseThrow(() -> new RpcError("not_found", "template alias '" + alias + "' not found"));
+    ex.json(200, Json.object().put("templateID", snap.snapshotId()).put("public", false));
   }
 
   private LocalSandbox find(String id) throws RpcError {
@@ -317,10 +341,32 @@ public final class ApiHandler extends Handler.Abstract {
     }
     LocalSandbox s = registry.create(template, Duration.ofSeconds(timeout), stringMap(body, "metadata"), stringMap(body, "envVars"),
         new LocalSandbox.Lifecycle(autoPause, autoPauseMemory, autoResume, timeout), mounts);
-    if (network != null || internet != null) {
-      registry.setNetwork(s, network == null ? Json.object() : network, internet);
+    Boolean applied = internet != null ? internet : internetByDefault ? Boolean.TRUE : null;
+    if (network != null || applied != null) {
+      registry.setNetwork(s, network == null ? Json.object() : network, applied);
     }
+    String egress = egressNote(network, internet, applied);
+    s.log("info", "egress: " + egress);
+    LOG.atInfo().addKeyValue("event", "sandbox.egress").addKeyValue("sandbox", s.id()).addKeyValue("egress", egress)
+        .log("sandbox egress");
     ex.json(201, sandboxJson(s));
+  }
+
+  /** Says which egress applies to a new sandbox, and why: what it asked for, or which default. */
+  private String egressNote(ObjectNode network, Boolean asked, Boolean applied) {
+    if (!registry.egressEnforced()) {
+      return "no network at all: this server cannot enforce egress (it needs root on the Docker host, nsenter and iptables)";
+    }
+    boolean allowList = network != null && network.has("allowOut") && !network.get("allowOut").isEmpty();
+    if (asked != null) {
+      return asked ? "open (allow_internet_access: true, as asked), less denyOut"
+          : allowList ? "only network.allowOut (allow_internet_access: false, as asked)" : "nothing reachable (allow_internet_access: false, as asked)";
+    }
+    if (Boolean.TRUE.equals(applied)) {
+      return "open, less denyOut: allow_internet_access was not given, and this server applies E2B's default (open unless told otherwise)";
+    }
+    return (allowList ? "only network.allowOut" : "nothing reachable")
+        + ": allow_internet_access was not given, and this server's default is deny (E2B's is open; see --internet-by-default)";
   }
 
   private List<LocalSandbox.VolumeMount> volumeMounts(JsonNode mounts) throws RpcError {
@@ -427,23 +473,43 @@ public final class ApiHandler extends Handler.Abstract {
     return network;
   }
 
-  private ArrayNode metrics(LocalSandbox s) throws RpcError {
-    ArrayNode out = Json.array();
-    if (s.paused()) {
-      return out;
+  /** E2B's metrics range: Unix seconds, both ends included; by default the sandbox's whole life so far. */
+  private ArrayNode metrics(Exchange ex, LocalSandbox s) throws RpcError {
+    long start = seconds(ex.query("start"), "start", s.startedAt().getEpochSecond());
+    // no end: up to the present, a sample taken for this answer included
+    long end = seconds(ex.query("end"), "end", Long.MAX_VALUE);
+    if (start > end) {
+      throw new RpcError("invalid_argument", "start (" + start + ") must not be after end (" + end + ")");
     }
-    io.sandboxes.local.internal.Metrics.Sample m = registry.metrics(s);
-    out.addObject()
-        .put("timestamp", m.at().toString())
-        .put("timestampUnix", m.at().getEpochSecond())
-        .put("cpuCount", s.cpuCount())
-        .put("cpuUsedPct", m.cpuUsedPct())
-        .put("memUsed", m.memUsed())
-        .put("memTotal", m.memTotal())
-        .put("memCache", m.memCache())
-        .put("diskUsed", m.diskUsed())
-        .put("diskTotal", m.diskTotal());
+    ArrayNode out = Json.array();
+    for (io.sandboxes.local.internal.Metrics.Sample m : registry.metrics(s, start, end)) {
+      out.addObject()
+          .put("timestamp", m.at().toString())
+          .put("timestampUnix", m.at().getEpochSecond())
+          .put("cpuCount", s.cpuCount())
+          .put("cpuUsedPct", m.cpuUsedPct())
+          .put("memUsed", m.memUsed())
+          .put("memTotal", m.memTotal())
+          .put("memCache", m.memCache())
+          .put("diskUsed", m.diskUsed())
+          .put("diskTotal", m.diskTotal());
+    }
     return out;
+  }
+
+  private static long seconds(String raw, String field, long fallback) throws RpcError {
+    if (raw == null || raw.isEmpty()) {
+      return fallback;
+    }
+    try {
+      long v = Long.parseLong(raw);
+      if (v >= 0) {
+        return v;
+      }
+    } catch (NumberFormatException ignored) {
+      // reported below
+    }
+    throw new RpcError("invalid_argument", "'" + field + "' must be a non-negative Unix time in seconds, got '" + raw + "'");
   }
 
   private static ObjectNode logs(Exchange ex, LocalSandbox s) throws RpcError {
@@ -653,18 +719,28 @@ public final class ApiHandler extends Handler.Abstract {
       }
     }
     int limit = v2 ? parseLimit(ex.query("limit")) : 100;
+    boolean ascending = v2 && ascending(ex.query("order"));
+    java.time.Instant startedAfter = v2 ? parseInstant(ex.query("startedAfter"), "startedAfter") : null;
+    String template = v2 ? ex.query("template") : null;
     List<LocalSandbox> rows = new ArrayList<>();
     for (LocalSandbox s : registry.list()) {
       boolean stateMatches = s.paused() ? wantPaused : wantRunning;
-      if (stateMatches && s.metadata().entrySet().containsAll(filter.entrySet())) {
+      if (stateMatches && s.metadata().entrySet().containsAll(filter.entrySet())
+          && (startedAfter == null || !s.startedAt().isBefore(startedAfter))
+          && (template == null || template.isEmpty() || sameTemplate(s.templateId(), template))) {
         rows.add(s);
       }
     }
+    // the order applies to the whole result, before paging; the token is a position in that order
+    rows.sort(java.util.Comparator.comparing(s -> cursorOf(s, ascending)));
     int from = 0;
     String token = v2 ? ex.query("nextToken") : null;
     if (token != null && !token.isEmpty()) {
       String cursor = decodeToken(token);
-      while (from < rows.size() && cursorOf(rows.get(from)).compareTo(cursor) <= 0) {
+      if (!cursor.startsWith(ascending ? "a" : "d")) {
+        throw new RpcError("invalid_argument", "nextToken belongs to a listing in the other order");
+      }
+      while (from < rows.size() && cursorOf(rows.get(from), ascending).compareTo(cursor) <= 0) {
         from++;
       }
     }
@@ -675,16 +751,50 @@ public final class ApiHandler extends Handler.Abstract {
     }
     if (to < rows.size()) {
       ex.response.getHeaders().put("X-Next-Token", Base64.getUrlEncoder().withoutPadding()
-          .encodeToString(cursorOf(rows.get(to - 1)).getBytes(StandardCharsets.UTF_8)));
+          .encodeToString(cursorOf(rows.get(to - 1), ascending).getBytes(StandardCharsets.UTF_8)));
     }
     ex.response.getHeaders().put("X-Total-Running", Long.toString(registry.list().stream().filter(x -> !x.paused()).count()));
     ex.json(200, out);
   }
 
-  /** Sorts like the listing (newest first): a descending timestamp, then the id. */
-  private static String cursorOf(LocalSandbox s) {
+  /** E2B's {@code OrderDirection}: {@code desc} (newest first, the default) or {@code asc}. */
+  private static boolean ascending(String order) throws RpcError {
+    if (order == null || order.isEmpty() || order.equals("desc")) {
+      return false;
+    }
+    if (order.equals("asc")) {
+      return true;
+    }
+    throw new RpcError("invalid_argument", "order must be 'asc' or 'desc', got '" + order + "'");
+  }
+
+  private static java.time.Instant parseInstant(String raw, String field) throws RpcError {
+    if (raw == null || raw.isEmpty()) {
+      return null;
+    }
+    try {
+      return java.time.OffsetDateTime.parse(raw).toInstant();
+    } catch (java.time.format.DateTimeParseException e) {
+      throw new RpcError("invalid_argument", "'" + field + "' must be an RFC 3339 date-time, got '" + raw + "'");
+    }
+  }
+
+  /** A template filter names a template by id or alias: {@code base}, or a snapshot as {@code name} or {@code name:default}. */
+  private static boolean sameTemplate(String templateId, String wanted) {
+    return canonicalTemplate(templateId).equals(canonicalTemplate(wanted));
+  }
+
+  private static String canonicalTemplate(String id) {
+    return id.equals(Templates.BASE) || id.contains(":") ? id : id + ":default";
+  }
+
+  /**
+   * A sandbox's place in the listing: its start time (descending for newest first, ascending for
+   * {@code asc}), then its id. The page token is the last row's place.
+   */
+  private static String cursorOf(LocalSandbox s, boolean ascending) {
     long nanos = s.startedAt().getEpochSecond() * 1_000_000_000L + s.startedAt().getNano();
-    return String.format("%020d__%s", Long.MAX_VALUE - nanos, s.id());
+    return String.format("%s%020d__%s", ascending ? "a" : "d", ascending ? nanos : Long.MAX_VALUE - nanos, s.id());
   }
 
   private static String decodeToken(String token) throws RpcError {

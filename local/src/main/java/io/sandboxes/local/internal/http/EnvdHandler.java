@@ -656,18 +656,25 @@ public final class EnvdHandler extends Handler.Abstract {
       return;
     }
     String op = read ? "read" : "write";
+    String expiration = ex.query("signature_expiration");
     if (sandbox == null && signature != null && id == null) {
-      sandbox = registry.bySignature(s -> signatureValid(s, path, op, username, signature, ex.query("signature_expiration"))).orElse(null);
+      // the signature names the sandbox: its token is in the hash, whether or not it has expired
+      sandbox = registry.bySignature(s -> signed(s, path, op, username, signature, expiration) != Signed.INVALID).orElse(null);
     }
     if (sandbox == null || !awake(sandbox)) {
       sandboxMissing(ex, id);
       return;
     }
-    boolean allowed = tokenMatches(ex, sandbox)
-        || (signature != null && signatureValid(sandbox, path, op, username, signature, ex.query("signature_expiration")));
-    if (!allowed) {
-      restError(ex, 401, "unauthorized access, please provide a valid access token or method signing if supported");
-      return;
+    if (!tokenMatches(ex, sandbox)) {
+      Signed signed = signature == null ? Signed.INVALID : signed(sandbox, path, op, username, signature, expiration);
+      if (signed == Signed.EXPIRED) {
+        restError(ex, 401, "signature is already expired");
+        return;
+      }
+      if (signed != Signed.VALID) {
+        restError(ex, 401, "unauthorized access, please provide a valid access token or method signing if supported");
+        return;
+      }
     }
     String user;
     try {
@@ -837,30 +844,48 @@ public final class EnvdHandler extends Handler.Abstract {
     return s.chars().allMatch(c -> c >= 0x20 && c <= 0x7E);
   }
 
-  /** envd's pre-signed URL check: v1_ + base64(sha256(path:op:user:token[:expiration])), no padding. */
-  static boolean signatureValid(LocalSandbox s, @Nullable String path, String op, @Nullable String username,
+  /** What a pre-signed URL's signature is worth for a sandbox. */
+  enum Signed {
+    /** made with this sandbox's token, and not expired */
+    VALID,
+    /** made with this sandbox's token, but its expiration has passed */
+    EXPIRED,
+    /** not made with this sandbox's token (or malformed) */
+    INVALID
+  }
+
+  /**
+   * envd's pre-signed URL check: v1_ + base64(sha256(path:op:user:token[:expiration])), no
+   * padding. The expiration is part of the hash, so a signature that matches has its own
+   * expiration, and a past one is told apart from a signature that is simply wrong.
+   */
+  static Signed signed(LocalSandbox s, @Nullable String path, String op, @Nullable String username,
       String signature, @Nullable String expiration) {
     if (path == null) {
-      return false;
+      return Signed.INVALID;
     }
     String raw = path + ":" + op + ":" + (username == null ? "" : username) + ":" + s.envdToken();
+    Instant expires = null;
     if (expiration != null && !expiration.isEmpty()) {
       try {
-        if (Instant.ofEpochSecond(Long.parseLong(expiration)).isBefore(Instant.now())) {
-          return false;
-        }
-      } catch (NumberFormatException e) {
-        return false;
+        expires = Instant.ofEpochSecond(Long.parseLong(expiration));
+      } catch (NumberFormatException | java.time.DateTimeException e) {
+        return Signed.INVALID;
       }
       raw += ":" + expiration;
     }
+    boolean matches;
     try {
       byte[] digest = MessageDigest.getInstance("SHA-256").digest(raw.getBytes(StandardCharsets.UTF_8));
       String expected = "v1_" + Base64.getEncoder().withoutPadding().encodeToString(digest);
-      return MessageDigest.isEqual(expected.getBytes(StandardCharsets.UTF_8), signature.getBytes(StandardCharsets.UTF_8));
+      matches = MessageDigest.isEqual(expected.getBytes(StandardCharsets.UTF_8), signature.getBytes(StandardCharsets.UTF_8));
     } catch (NoSuchAlgorithmException e) {
       throw new IllegalStateException(e);
     }
+    if (!matches) {
+      return Signed.INVALID;
+    }
+    return expires != null && expires.isBefore(Instant.now()) ? Signed.EXPIRED : Signed.VALID;
   }
 
 }
