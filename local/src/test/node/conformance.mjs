@@ -245,11 +245,17 @@ async function main() {
       + ' && python3 -m venv /tmp/venv && /tmp/venv/bin/pip --version >/dev/null && pip3 --version >/dev/null && echo tools-ok')
     say('fid.tools', tools.stdout.trim().split('\n').join('|'))
 
-    // which egress applies is in the sandbox's log (the SDK sends allow_internet_access: true by default)
-    const logs = await (await fetch(`${process.env.E2B_API_URL}/v2/sandboxes/${second.sandboxId}/logs`, {
-      headers: { 'X-API-KEY': process.env.E2B_API_KEY },
-    })).json()
-    say('fid.egressLog', logs.logs.find((l) => l.message.startsWith('egress: '))?.message ?? 'none')
+    // which egress applies is in the sandbox's log (SDK 2.51 sends allow_internet_access only when told)
+    const egressLog = async (id) => {
+      const logs = await (await fetch(`${process.env.E2B_API_URL}/v2/sandboxes/${id}/logs`, {
+        headers: { 'X-API-KEY': process.env.E2B_API_KEY },
+      })).json()
+      return logs.logs.find((l) => l.message.startsWith('egress: '))?.message ?? 'none'
+    }
+    say('fid.egressLog.default', await egressLog(second.sandboxId))
+    const closed = await Sandbox.create('base', { allowInternetAccess: false, timeoutMs: 60_000 })
+    say('fid.egressLog.closed', await egressLog(closed.sandboxId))
+    await closed.kill()
 
     for (const s of made) await s.kill()
     await Sandbox.deleteSnapshot(fsnap.snapshotId)

@@ -114,7 +114,9 @@ class OfficialSdkConformanceTest {
         .containsEntry("fid.alias.snapshot", "true")
         .containsEntry("fid.alias.missing", "false")
         .containsEntry("fid.tools", "42|tools-ok")
-        .containsEntry("fid.egressLog", "egress: open (allow_internet_access: true, as asked), less denyOut");
+        .containsEntry("fid.egressLog.default", "egress: nothing reachable: allow_internet_access was not given, and this server's"
+            + " default is deny (E2B's is open; see --internet-by-default)")
+        .containsEntry("fid.egressLog.closed", "egress: nothing reachable (allow_internet_access: false, as asked)");
   }
 
   private record Result(int code, String output) {}
