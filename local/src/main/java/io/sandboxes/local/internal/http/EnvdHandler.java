@@ -662,11 +662,15 @@ public final class EnvdHandler extends Handler.Abstract {
       sandbox = registry.bySignature(s -> signed(s, path, op, username, signature, expiration) != Signed.INVALID).orElse(null);
     }
     if (sandbox == null || !awake(sandbox)) {
+      ex.discardSmallBody();
       sandboxMissing(ex, id);
       return;
     }
     if (!tokenMatches(ex, sandbox)) {
       Signed signed = signature == null ? Signed.INVALID : signed(sandbox, path, op, username, signature, expiration);
+      if (signed != Signed.VALID) {
+        ex.discardSmallBody();
+      }
       if (signed == Signed.EXPIRED) {
         restError(ex, 401, "signature is already expired");
         return;

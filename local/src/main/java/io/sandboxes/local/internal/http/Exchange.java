@@ -107,6 +107,34 @@ final class Exchange {
     json(413, Json.object().put("code", 413).put("message", e.getMessage()));
   }
 
+  /** How much of a refused request's body is read and dropped, so a small upload gets its answer cleanly. */
+  static final int DISCARDED_BODY = 64 * 1024;
+
+  /**
+   * Reads and drops a refused request's body when it is small (at most {@link #DISCARDED_BODY}),
+   * so the client, which may still be sending it, reads the answer instead of a reset. A larger
+   * or longer body is left unread and the answer closes the connection, as before.
+   */
+  void discardSmallBody() {
+    if (bodyRead || request.getLength() == 0 || request.getLength() > DISCARDED_BODY) {
+      return;
+    }
+    try {
+      InputStream in = Content.Source.asInputStream(request);
+      byte[] sink = new byte[8192];
+      long dropped = 0;
+      int n;
+      while (dropped <= DISCARDED_BODY && (n = in.read(sink)) >= 0) {
+        dropped += n;
+      }
+      if (dropped <= DISCARDED_BODY) {
+        bodyRead = true;
+      }
+    } catch (IOException e) {
+      // the answer closes the connection
+    }
+  }
+
   boolean completed() {
     return completed;
   }
