@@ -189,6 +189,11 @@ public final class LocalSandbox {
     }
   }
 
+  /** @return the newest kept sample, or null when there is none */
+  synchronized Metrics.@org.jspecify.annotations.Nullable Sample lastSample() {
+    return samples.peekLast();
+  }
+
   /** @return when the newest kept sample was taken, or null when there is none */
   synchronized @org.jspecify.annotations.Nullable Instant lastSampleAt() {
     Metrics.Sample last = samples.peekLast();

@@ -10,9 +10,18 @@ public final class Metrics {
   private Metrics() {}
 
   /** A reading, in E2B's units: percent and bytes. */
-  public record Sample(Instant at, double cpuUsedPct, long memUsed, long memTotal, long memCache, long diskUsed, long diskTotal) {}
+  public record Sample(Instant at, double cpuUsedPct, long memUsed, long memTotal, long memCache, long diskUsed, long diskTotal,
+      Instant diskAt) {}
 
   static Sample read(DockerRuntime docker, LocalSandbox s) throws RpcError {
+    return read(docker, s, null);
+  }
+
+  /**
+   * Reads a sample; with {@code disk}, its disk figures are kept instead of running {@code df} in
+   * the sandbox again (disk use changes slowly, and an exec per sample is the costly part).
+   */
+  static Sample read(DockerRuntime docker, LocalSandbox s, @org.jspecify.annotations.Nullable Sample disk) throws RpcError {
     java.util.concurrent.atomic.AtomicReference<Statistics> got = new java.util.concurrent.atomic.AtomicReference<>();
     try (var callback = docker.client().statsCmd(s.containerId()).withNoStream(true)
         .exec(new com.github.dockerjava.api.async.ResultCallback.Adapter<Statistics>() {
@@ -55,6 +64,10 @@ public final class Metrics {
         memTotal = Math.min(memTotal, stats.getMemoryStats().getLimit());
       }
     }
+    if (disk != null) {
+      return new Sample(Instant.now(), Math.round(cpu * 100) / 100.0, memUsed, memTotal, memCache, disk.diskUsed(), disk.diskTotal(),
+          disk.diskAt());
+    }
     long diskUsed = 0;
     long diskTotal = 0;
     try {
@@ -68,7 +81,8 @@ public final class Metrics {
     } catch (IOException | RuntimeException e) {
       throw new RpcError("unavailable", "disk use of sandbox " + s.id() + " could not be read: " + e.getMessage());
     }
-    return new Sample(Instant.now(), Math.round(cpu * 100) / 100.0, memUsed, memTotal, memCache, diskUsed, diskTotal);
+    Instant at = Instant.now();
+    return new Sample(at, Math.round(cpu * 100) / 100.0, memUsed, memTotal, memCache, diskUsed, diskTotal, at);
   }
 
 }

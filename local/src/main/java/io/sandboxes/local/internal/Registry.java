@@ -605,6 +605,8 @@ public final class Registry implements AutoCloseable {
 
   /** How often each running sandbox's resource use is sampled (E2B's is every few seconds too). */
   static final Duration SAMPLE_EVERY = Duration.ofSeconds(5);
+  /** How often the sampler reads disk use with {@code df} in the sandbox; between, it keeps the last figures. */
+  static final Duration DISK_EVERY = Duration.ofSeconds(30);
 
   /**
    * A sandbox's metric samples from {@code start} to {@code end} (Unix seconds, both included),
@@ -631,7 +633,9 @@ public final class Registry implements AutoCloseable {
           continue;
         }
         try {
-          Metrics.Sample m = Metrics.read(docker, s);
+          Metrics.Sample previous = s.lastSample();
+          Metrics.Sample m = Metrics.read(docker, s, previous != null && previous.diskAt().isAfter(Instant.now().minus(DISK_EVERY))
+              ? previous : null);
           if (!s.paused()) {
             s.addSample(m);
           }
