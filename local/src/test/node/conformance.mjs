@@ -228,7 +228,8 @@ async function main() {
     const longAgo = new Date(Date.now() - 3_600_000)
     say('fid.metrics.beforeCreate', (await first.getMetrics({ start: longAgo, end: new Date(longAgo.getTime() + 60_000) })).length)
     let samples = []
-    await waitFor(async () => (samples = await first.getMetrics()).length >= 2, 40_000)
+    const seconds = (list) => new Set(list.map((m) => Math.floor(m.timestamp.getTime() / 1000))).size
+    await waitFor(async () => seconds(samples = await first.getMetrics()) >= 2, 40_000)
     const second0 = Math.floor(samples[0].timestamp.getTime() / 1000) * 1000
     const narrow = await first.getMetrics({ start: new Date(second0), end: new Date(second0) })
     const inSecond = (m) => Math.floor(m.timestamp.getTime() / 1000) * 1000 === second0

@@ -180,6 +180,8 @@ public final class LocalSandbox {
   /** How many metric samples a sandbox keeps: an hour's worth at one every 5 s. */
   static final int METRICS_KEPT = 720;
   private final java.util.ArrayDeque<Metrics.Sample> samples = new java.util.ArrayDeque<>();
+  /** Held while a sample of this sandbox is being taken. */
+  final java.util.concurrent.locks.ReentrantLock sampling = new java.util.concurrent.locks.ReentrantLock();
 
   /** Keeps a metric sample, dropping the oldest beyond {@link #METRICS_KEPT}. */
   synchronized void addSample(Metrics.Sample sample) {
@@ -192,12 +194,6 @@ public final class LocalSandbox {
   /** @return the newest kept sample, or null when there is none */
   synchronized Metrics.@org.jspecify.annotations.Nullable Sample lastSample() {
     return samples.peekLast();
-  }
-
-  /** @return when the newest kept sample was taken, or null when there is none */
-  synchronized @org.jspecify.annotations.Nullable Instant lastSampleAt() {
-    Metrics.Sample last = samples.peekLast();
-    return last == null ? null : last.at();
   }
 
   /** @return the kept samples taken from {@code start} to {@code end} (Unix seconds, both included), oldest first */

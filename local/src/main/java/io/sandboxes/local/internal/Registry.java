@@ -615,12 +615,32 @@ public final class Registry implements AutoCloseable {
    * first; a paused sandbox gets none while paused.
    */
   public List<Metrics.Sample> metrics(LocalSandbox s, long start, long end) throws RpcError {
-    Instant now = Instant.now();
-    Instant last = s.lastSampleAt();
-    if (!s.paused() && end >= now.getEpochSecond() - 1 && (last == null || last.isBefore(now.minus(SAMPLE_EVERY)))) {
-      s.addSample(Metrics.read(docker, s));
+    if (!s.paused() && end >= Instant.now().getEpochSecond() - 1) {
+      sampleIfOlderThan(s, SAMPLE_EVERY, false);
     }
     return s.samples(start, end);
+  }
+
+  /**
+   * Takes a sample unless the newest is younger than {@code age}; one sampling of a sandbox at a
+   * time, so the sampler and a request never add two samples of the same moment.
+   */
+  private void sampleIfOlderThan(LocalSandbox s, Duration age, boolean reuseDisk) throws RpcError {
+    s.sampling.lock();
+    try {
+      Metrics.Sample previous = s.lastSample();
+      Instant now = Instant.now();
+      if (previous != null && previous.at().isAfter(now.minus(age))) {
+        return;
+      }
+      Metrics.Sample m = Metrics.read(docker, s,
+          reuseDisk && previous != null && previous.diskAt().isAfter(now.minus(DISK_EVERY)) ? previous : null);
+      if (!s.paused()) {
+        s.addSample(m);
+      }
+    } finally {
+      s.sampling.unlock();
+    }
   }
 
   /** Samples every running sandbox about every {@link #SAMPLE_EVERY}, one at a time, so the load stays bounded. */
@@ -628,17 +648,11 @@ public final class Registry implements AutoCloseable {
     while (!Thread.currentThread().isInterrupted()) {
       Instant round = Instant.now();
       for (LocalSandbox s : List.copyOf(sandboxes.values())) {
-        Instant last = s.lastSampleAt();
-        if (s.paused() || !sandboxes.containsKey(s.id()) || (last != null && last.isAfter(Instant.now().minus(SAMPLE_EVERY).plusMillis(500)))) {
+        if (s.paused() || !sandboxes.containsKey(s.id())) {
           continue;
         }
         try {
-          Metrics.Sample previous = s.lastSample();
-          Metrics.Sample m = Metrics.read(docker, s, previous != null && previous.diskAt().isAfter(Instant.now().minus(DISK_EVERY))
-              ? previous : null);
-          if (!s.paused()) {
-            s.addSample(m);
-          }
+          sampleIfOlderThan(s, SAMPLE_EVERY.minusMillis(500), true);
         } catch (RpcError | RuntimeException e) {
           // a sandbox that is going, or pausing, has no sample this round
           LOG.debug("sampling sandbox {} failed: {}", s.id(), e.getMessage());
