@@ -633,10 +633,29 @@ public final class Registry implements AutoCloseable {
       if (previous != null && previous.at().isAfter(now.minus(age))) {
         return;
       }
-      Metrics.Sample m = Metrics.read(docker, s,
-          reuseDisk && previous != null && previous.diskAt().isAfter(now.minus(DISK_EVERY)) ? previous : null);
-      if (!s.paused()) {
+      // never sampled while the sandbox changes state: Docker 20.10 deadlocks a container whose
+      // stats are read while it is stopped or removed (seen here: stats, stop and remove each
+      // waiting on the container's lock, and the whole engine unanswering), so a sandbox being
+      // killed, paused or resumed is skipped this time
+      boolean quiet;
+      try {
+        quiet = s.transitions.tryLock(2, java.util.concurrent.TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      }
+      if (!quiet) {
+        return;
+      }
+      try {
+        if (s.paused() || !sandboxes.containsKey(s.id())) {
+          return;
+        }
+        Metrics.Sample m = Metrics.read(docker, s,
+            reuseDisk && previous != null && previous.diskAt().isAfter(now.minus(DISK_EVERY)) ? previous : null);
         s.addSample(m);
+      } finally {
+        s.transitions.unlock();
       }
     } finally {
       s.sampling.unlock();
