@@ -248,6 +248,46 @@ public final class E2BApi {
     controlPlane.setTimeout(sandboxId, seconds(timeout));
   }
 
+  /**
+   * Forks a running sandbox, as E2B's {@code Sandbox.fork(id, {count, timeoutMs})}: {@code count}
+   * new sandboxes, each starting from the parent's state at this moment under its own id, then
+   * diverging from the parent and from each other. The parent keeps running, its deadline
+   * untouched. E2B's forks carry the parent's memory and running processes too; the local
+   * runtime's carry its filesystem only (nothing runs in a fresh fork), and on both a fork keeps
+   * the parent's template, metadata, environment variables, lifecycle, volume mounts and network
+   * policy.
+   *
+   * @param sandboxId the parent's id
+   * @param count how many forks, 1 to 100
+   * @param timeout how long each fork lives from now, positive
+   * @return one result per requested fork, in order: each a live sandbox or the error that kept
+   *     that fork from starting; the forks that started are the caller's to close
+   * @throws SandboxNotFoundException when there is no such sandbox (or it was killed)
+   * @throws io.sandboxes.SandboxApiException when no fork was attempted (409: the parent is paused)
+   */
+  public List<ForkResult> fork(String sandboxId, int count, Duration timeout) {
+    ensureOpen();
+    if (count < 1 || count > 100) {
+      throw new IllegalArgumentException("count must be between 1 and 100, got " + count);
+    }
+    requirePositive(timeout, "timeout");
+    JsonNode answer = controlPlane.fork(sandboxId, count, seconds(timeout));
+    List<ForkResult> out = new ArrayList<>(answer.size());
+    for (JsonNode entry : answer) {
+      JsonNode sandbox = entry.get("sandbox");
+      if (sandbox != null && sandbox.isObject()) {
+        out.add(new ForkResult(handle(sandbox, "fork sandbox " + sandboxId), null));
+      } else {
+        JsonNode error = entry.path("error");
+        int status = Json.intValue(error, "code", 500);
+        String message = Json.text(error, "message");
+        out.add(new ForkResult(null, new io.sandboxes.SandboxApiException(status,
+            message == null ? "the server gave no reason" : message, "fork sandbox " + sandboxId)));
+      }
+    }
+    return out;
+  }
+
   // ---- volumes ----
 
   /**

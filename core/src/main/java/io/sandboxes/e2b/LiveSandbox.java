@@ -700,6 +700,37 @@ public final class LiveSandbox implements Sandbox {
   }
 
   /**
+   * Forks this sandbox once: a new sandbox that starts from this one's state now and diverges
+   * from then on, while this one keeps running untouched.
+   *
+   * @param timeout how long the fork lives from now, positive
+   * @return the fork; close it to kill it
+   * @throws io.sandboxes.SandboxNotFoundException when this sandbox is gone
+   * @throws io.sandboxes.SandboxApiException when the fork could not be made or did not start
+   * @see E2BApi#fork(String, int, Duration) what a fork keeps of its parent
+   */
+  public LiveSandbox fork(Duration timeout) {
+    List<ForkResult> results = api.fork(id, 1, timeout);
+    if (results.isEmpty()) {
+      throw new SandboxException("fork sandbox " + id + ": the server answered with no fork");
+    }
+    return results.get(0).orThrow();
+  }
+
+  /**
+   * Forks this sandbox {@code count} times, the forks succeeding or failing independently.
+   *
+   * @param count how many forks, 1 to 100
+   * @param timeout how long each fork lives from now, positive
+   * @return one result per requested fork, in order
+   * @throws io.sandboxes.SandboxNotFoundException when this sandbox is gone
+   * @see E2BApi#fork(String, int, Duration)
+   */
+  public List<ForkResult> fork(int count, Duration timeout) {
+    return api.fork(id, count, timeout);
+  }
+
+  /**
    * Pauses the sandbox, keeping its memory and processes. {@link E2BApi#connect} resumes it;
    * until then its daemon does not answer.
    *

@@ -12,7 +12,8 @@ import java.util.Objects;
 
 /**
  * Where sandboxes come from, as {@link Sandboxes} hands it out, in E2B's words:
- * {@link #create()}, {@link #connect(String)}, {@link #list(SandboxQuery)}, {@link #kill(String)};
+ * {@link #create()}, {@link #connect(String)}, {@link #list(SandboxQuery)},
+ * {@link #fork(String, int, java.time.Duration)}, {@link #kill(String)};
  * {@link #sandbox()} begins a request to configure first. The provider underneath is there for
  * the provider-neutral API and E2B's raw API.
  *
@@ -99,6 +100,26 @@ public final class SandboxClient implements AutoCloseable {
   public List<SandboxInfo> list(SandboxQuery query) {
     Objects.requireNonNull(query, "query");
     return provider.api().listAll(query);
+  }
+
+  /**
+   * Forks a running sandbox, as E2B's {@code Sandbox.fork(id, {count, timeoutMs})}: each fork
+   * starts from the parent's state now, under its own id, and diverges from then on; the parent
+   * keeps running untouched.
+   *
+   * @param sandboxId the parent's id
+   * @param count how many forks, 1 to 100
+   * @param timeout how long each fork lives from now, positive
+   * @return one result per requested fork, in order: a live sandbox (the caller's to close) or
+   *     the error that kept it from starting
+   * @throws io.sandboxes.SandboxNotFoundException when there is no such sandbox
+   * @throws io.sandboxes.SandboxException when no fork was attempted
+   * @see io.sandboxes.e2b.E2BApi#fork(String, int, java.time.Duration) what a fork keeps of its parent
+   */
+  public List<io.sandboxes.e2b.ForkResult> fork(String sandboxId, int count, java.time.Duration timeout) {
+    Objects.requireNonNull(sandboxId, "sandboxId");
+    Objects.requireNonNull(timeout, "timeout");
+    return provider.api().fork(sandboxId, count, timeout);
   }
 
   /**

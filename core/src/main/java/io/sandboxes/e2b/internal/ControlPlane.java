@@ -169,6 +169,21 @@ public final class ControlPlane {
     return call("POST", "/sandboxes/" + pathSegment(sandboxId) + "/snapshots", body, "snapshot sandbox " + sandboxId, sandboxId);
   }
 
+  /**
+   * Forks a sandbox.
+   *
+   * @return the answer: an array with one {@code {sandbox}} or {@code {error}} entry per fork
+   */
+  public JsonNode fork(String sandboxId, int count, long timeoutSeconds) {
+    ObjectNode body = Json.object().put("timeout", timeoutSeconds).put("count", count);
+    String context = "fork sandbox " + sandboxId;
+    JsonNode answer = call("POST", "/sandboxes/" + pathSegment(sandboxId) + "/fork", body, context, sandboxId);
+    if (!answer.isArray()) {
+      throw new SandboxException(context + ": the server answered a fork of a shape this client cannot read: " + Json.abbreviate(answer));
+    }
+    return answer;
+  }
+
   public Page listSnapshots(@Nullable String sandboxId, @Nullable String name, int limit, @Nullable String nextToken) {
     StringJoiner query = new StringJoiner("&", "?", "");
     if (sandboxId != null) {

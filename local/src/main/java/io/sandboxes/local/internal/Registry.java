@@ -55,6 +55,15 @@ public final class Registry implements AutoCloseable {
   public static final String ENVD_VERSION = "0.6.13";
   static final String LABEL_LIFECYCLE = "io.sandboxes.lifecycle";
   static final String LABEL_VOLUMES = "io.sandboxes.volumes";
+  /** On a fork's container: the image of its parent's filesystem it was made from; empty on others. */
+  static final String LABEL_FORK_IMAGE = "io.sandboxes.fork-image";
+  /** On a captured fork image: the sandbox it is the filesystem of. */
+  static final String LABEL_FORK_OF = "io.sandboxes.fork-of";
+  static final String FORK_REPOSITORY = "sandboxes-local/fork";
+  /** The most forks one request may ask for, as E2B allows. */
+  public static final int MAX_FORKS = 100;
+  /** How many forks of one request start at once. */
+  private static final int FORK_PARALLELISM = 3;
 
   private final DockerRuntime docker;
   private final Templates templates;
@@ -84,6 +93,10 @@ public final class Registry implements AutoCloseable {
   private final ConcurrentMap<String, Stopped> stopped = new ConcurrentHashMap<>();
 
   private record Stopped(String reason, Instant at) {}
+  /** Sandbox id to the fork image its container was made from, for forks only. */
+  private final ConcurrentMap<String, String> forkImages = new ConcurrentHashMap<>();
+  /** Fork images whose forks are still being started: not to be removed yet. */
+  private final java.util.Set<String> forkImagesInUse = ConcurrentHashMap.newKeySet();
 
   /**
    * @param templates template id to image reference
@@ -168,6 +181,15 @@ public final class Registry implements AutoCloseable {
     if (image == null) {
       throw new RpcError("not_found", "template '" + templateId + "' not found");
     }
+    return start(image, "", templateId, timeout, metadata, envVars, lifecycle, mounts);
+  }
+
+  /**
+   * Starts a sandbox from an image: a template's, or (with {@code forkImage} not empty) the
+   * captured filesystem of the sandbox it is a fork of.
+   */
+  private LocalSandbox start(String image, String forkImage, String templateId, Duration timeout, Map<String, String> metadata,
+      Map<String, String> envVars, LocalSandbox.Lifecycle lifecycle, List<LocalSandbox.VolumeMount> mounts) throws RpcError {
     String id = newSandboxId();
     String token = newToken();
     Instant started = Instant.now();
@@ -181,6 +203,8 @@ public final class Registry implements AutoCloseable {
     labels.put(DockerRuntime.LABEL_STARTED, started.toString());
     labels.put(DockerRuntime.LABEL_ENVD_TOKEN, token);
     labels.put(DockerRuntime.LABEL_SERVER, serverId);
+    // always set, so a container never inherits the label from the image it was made from
+    labels.put(LABEL_FORK_IMAGE, forkImage);
     labels.put(LABEL_LIFECYCLE, Json.string(Json.object()
         .put("pauseOnTimeout", lifecycle.pauseOnTimeout())
         .put("autoPauseMemory", lifecycle.autoPauseMemory())
@@ -248,6 +272,9 @@ public final class Registry implements AutoCloseable {
       throw new RpcError("internal", "the sandbox's state could not be recorded in " + stateDir + ": " + e.getMessage());
     }
     sandbox.onDaemonLost(() -> daemonLost(sandbox));
+    if (!forkImage.isEmpty()) {
+      forkImages.put(id, forkImage);
+    }
     sandboxes.put(id, sandbox);
     sandbox.log("info", "sandbox created from template " + templateId + ", ends at " + end);
     LOG.atInfo().addKeyValue("event", "sandbox.created").addKeyValue("sandbox", id).addKeyValue("template", templateId)
@@ -366,6 +393,7 @@ public final class Registry implements AutoCloseable {
     s.ports().close();
     try {
       docker.remove(s.containerId());
+      releaseForkImage(forkImages.remove(id));
     } catch (RuntimeException e) {
       LOG.warn("removing the dead container of sandbox {} failed: {}", id, e.toString());
     }
@@ -415,6 +443,141 @@ public final class Registry implements AutoCloseable {
     }
   }
 
+  /** What one fork came to: the new sandbox, or why it could not be started. */
+  public record ForkOutcome(@Nullable LocalSandbox sandbox, @Nullable RpcError error) {}
+
+  /**
+   * Forks a running sandbox: its filesystem is captured once ({@code docker commit}, the
+   * container frozen for the moment of the copy, as E2B briefly pauses it) and {@code count}
+   * sandboxes are started from that copy under new ids. Each fork gets the parent's template id,
+   * metadata, environment variables, lifecycle (pause or kill at the deadline, auto-resume),
+   * volume mounts and network policy, and a deadline {@code timeout} from now; each diverges from
+   * the parent and from the others from then on. Memory and processes are not captured (E2B's
+   * forks resume the parent's memory): a fork starts with nothing running. The parent keeps
+   * running with its id and deadline untouched.
+   *
+   * <p>The captured image is kept while any fork made from it exists; the removal of the last
+   * removes it.
+   *
+   * @return one outcome per requested fork, each a sandbox or the error that kept it from starting
+   * @throws RpcError not_found when the parent is gone, already_exists (409) when it is paused,
+   *     internal when its filesystem could not be captured (then no fork was attempted)
+   */
+  public List<ForkOutcome> fork(LocalSandbox parent, int count, Duration timeout) throws RpcError {
+    if (count < 1 || count > MAX_FORKS) {
+      throw new RpcError("invalid_argument", "count must be between 1 and " + MAX_FORKS + ", got " + count);
+    }
+    String image;
+    parent.transitions.lock();
+    try {
+      if (sandboxes.get(parent.id()) != parent) {
+        throw new RpcError("not_found", "Sandbox \"" + parent.id() + "\" doesn't exist or you don't have access to it");
+      }
+      if (parent.paused()) {
+        throw new RpcError("already_exists", "Sandbox '" + parent.id() + "' is paused and cannot be forked; resume it first");
+      }
+      image = captureForFork(parent);
+      forkImagesInUse.add(image);
+    } finally {
+      parent.transitions.unlock();
+    }
+    ForkOutcome[] outcomes = new ForkOutcome[count];
+    java.util.concurrent.Semaphore slots = new java.util.concurrent.Semaphore(FORK_PARALLELISM);
+    try (java.util.concurrent.ExecutorService starts = java.util.concurrent.Executors.newVirtualThreadPerTaskExecutor()) {
+      for (int i = 0; i < count; i++) {
+        int n = i;
+        starts.submit(() -> {
+          slots.acquireUninterruptibly();
+          try {
+            outcomes[n] = startFork(parent, image, timeout);
+          } finally {
+            slots.release();
+          }
+        });
+      }
+    } finally {
+      forkImagesInUse.remove(image);
+      releaseForkImage(image); // when no fork started, nothing holds it
+    }
+    List<String> started = new ArrayList<>();
+    for (ForkOutcome o : outcomes) {
+      if (o.sandbox() != null) {
+        started.add(o.sandbox().id());
+      }
+    }
+    parent.log("info", "forked (filesystem only): " + started.size() + " of " + count + " started"
+        + (started.isEmpty() ? "" : ": " + String.join(", ", started)));
+    LOG.atInfo().addKeyValue("event", "sandbox.forked").addKeyValue("sandbox", parent.id()).addKeyValue("requested", count)
+        .addKeyValue("started", started.size()).log("sandbox forked");
+    return List.of(outcomes);
+  }
+
+  private ForkOutcome startFork(LocalSandbox parent, String image, Duration timeout) {
+    LocalSandbox.Lifecycle from = parent.lifecycle();
+    LocalSandbox fork;
+    try {
+      fork = start(image, image, parent.templateId(), timeout, parent.metadata(), parent.envVars(),
+          new LocalSandbox.Lifecycle(from.pauseOnTimeout(), from.autoPauseMemory(), from.autoResume(), timeout.toSeconds()),
+          parent.volumeMounts());
+    } catch (RpcError e) {
+      return new ForkOutcome(null, e);
+    } catch (RuntimeException e) {
+      LOG.warn("a fork of sandbox {} could not be started: {}", parent.id(), e.toString());
+      return new ForkOutcome(null, new RpcError("internal", "the fork could not be started: " + e.getMessage()));
+    }
+    ObjectNode policy = parent.network();
+    Boolean internet = parent.allowInternetAccess();
+    if (policy != null || internet != null) {
+      try {
+        setNetwork(fork, policy == null ? Json.object() : policy.deepCopy(), internet);
+      } catch (RpcError | RuntimeException e) {
+        kill(fork.id());
+        RpcError why = e instanceof RpcError r ? r : new RpcError("internal", String.valueOf(e.getMessage()));
+        return new ForkOutcome(null, new RpcError(why.code(), "the fork's network policy could not be enforced: " + why.getMessage()));
+      }
+    }
+    fork.log("info", "a fork of sandbox " + parent.id() + " (its filesystem; no memory, nothing running)");
+    return new ForkOutcome(fork, null);
+  }
+
+  /** {@code docker commit} of a sandbox for its forks: an image of this server, no template. */
+  private String captureForFork(LocalSandbox parent) throws RpcError {
+    Map<String, String> labels = new HashMap<>();
+    labels.put(DockerRuntime.LABEL_OURS, "true");
+    labels.put(DockerRuntime.LABEL_SERVER, serverId);
+    labels.put(LABEL_FORK_OF, parent.id());
+    // what the parent's container carries (its identity, a snapshot's id it was made from) is not the image's
+    labels.put(DockerRuntime.LABEL_SANDBOX_ID, "");
+    labels.put(DockerRuntime.LABEL_ENVD_TOKEN, "");
+    labels.put(Templates.LABEL_SNAPSHOT_ID, "");
+    labels.put(LABEL_FORK_IMAGE, "");
+    try {
+      return docker.client().commitCmd(parent.containerId()).withRepository(FORK_REPOSITORY).withTag(newSandboxId())
+          .withLabels(labels).withPause(true).exec();
+    } catch (RuntimeException e) {
+      throw new RpcError("internal", "capturing sandbox " + parent.id() + " for its forks failed: " + e.getMessage());
+    }
+  }
+
+  /**
+   * Removes a fork image when nothing uses it any more: no fork still being started, no
+   * container (Docker refuses the removal of an image a container uses, and that refusal is
+   * the answer), no image made on top of it.
+   */
+  private void releaseForkImage(@Nullable String image) {
+    if (image == null || image.isEmpty() || forkImagesInUse.contains(image)) {
+      return;
+    }
+    try {
+      docker.client().removeImageCmd(image).withForce(false).exec();
+      LOG.debug("fork image {} removed: no sandbox uses it any more", image);
+    } catch (com.github.dockerjava.api.exception.ConflictException | NotFoundException e) {
+      // still used by another fork, or already gone
+    } catch (RuntimeException e) {
+      LOG.warn("the fork image {} could not be removed: {}", image, e.toString());
+    }
+  }
+
   /** @return the sandboxes, newest first */
   public List<LocalSandbox> list() {
     List<LocalSandbox> all = new ArrayList<>(sandboxes.values());
@@ -450,6 +613,7 @@ public final class Registry implements AutoCloseable {
       s.severProcesses("sandbox " + id + " was killed");
       s.ports().close();
       docker.remove(s.containerId());
+      releaseForkImage(forkImages.remove(id));
       s.closeDaemon(true);
       network.ifPresent(n -> n.detach(s.networkAddress()));
       forget(id);
@@ -791,6 +955,28 @@ public final class Registry implements AutoCloseable {
       }
     }
     forgetRemoved(withContainer);
+    sweepForkImages();
+  }
+
+  /**
+   * Fork images of this server that no container uses any more (their forks were removed while
+   * no server watched, or a server stopped between capturing and starting) are removed.
+   */
+  private void sweepForkImages() {
+    List<com.github.dockerjava.api.model.Image> images;
+    try {
+      images = docker.client().listImagesCmd()
+          .withLabelFilter(Map.of(DockerRuntime.LABEL_OURS, "true", DockerRuntime.LABEL_SERVER, serverId)).exec();
+    } catch (RuntimeException e) {
+      LOG.warn("could not list this server's images to remove unused fork images: {}", e.toString());
+      return;
+    }
+    for (com.github.dockerjava.api.model.Image i : images) {
+      String of = i.getLabels() == null ? null : i.getLabels().get(LABEL_FORK_OF);
+      if (of != null && !of.isEmpty()) {
+        releaseForkImage(i.getId());
+      }
+    }
   }
 
   /**
@@ -861,6 +1047,7 @@ public final class Registry implements AutoCloseable {
       LOG.warn("sandbox {} is gone: its container is '{}'{}; removing it", id, dockerState,
           recordedPause && recordedMemory ? " and the memory of its pause did not survive a Docker restart" : "");
       docker.remove(c.getId());
+      releaseForkImage(labels.get(LABEL_FORK_IMAGE));
       forget(id);
       String gone = labels.get(SandboxDaemon.LABEL_FOLDER);
       if (gone != null && !gone.isEmpty()) {
@@ -897,6 +1084,10 @@ public final class Registry implements AutoCloseable {
       }
     }
     s.onDaemonLost(() -> daemonLost(s));
+    String forkImage = labels.get(LABEL_FORK_IMAGE);
+    if (forkImage != null && !forkImage.isEmpty()) {
+      forkImages.put(id, forkImage);
+    }
     sandboxes.put(id, s);
     persist(s);
     s.log("info", "taken back by a restarted server (" + (pausedNow ? "paused" : "running") + ")");

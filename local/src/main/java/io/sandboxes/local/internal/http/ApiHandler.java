@@ -198,6 +198,10 @@ public final class ApiHandler extends Handler.Abstract {
         ex.json(201, snapshotJson(snap));
         return;
       }
+      if ("POST".equals(method) && !v2 && "fork".equals(action)) {
+        fork(ex, id);
+        return;
+      }
       if ("POST".equals(method) && !v2 && "pause".equals(action)) {
         JsonNode body = readJson(ex);
         boolean memory = !body.has("memory") || body.get("memory").asBoolean(true);
@@ -367,6 +371,54 @@ public final class ApiHandler extends Handler.Abstract {
     }
     return (allowList ? "only network.allowOut" : "nothing reachable")
         + ": allow_internet_access was not given, and this server's default is deny (E2B's is open; see --internet-by-default)";
+  }
+
+  /**
+   * {@code POST /sandboxes/{id}/fork}: {@code count} (default 1, at most 100) new sandboxes from
+   * the parent's filesystem, each living {@code timeout} seconds (default 15, as E2B's). The
+   * answer is 201 with one entry per fork, {@code {sandbox}} or {@code {error: {code, message}}};
+   * any other status means no fork was attempted.
+   */
+  private void fork(Exchange ex, String id) throws RpcError, IOException {
+    JsonNode body = readJson(ex);
+    long timeout = 15;
+    JsonNode t = body.get("timeout");
+    if (t != null && !t.isNull()) {
+      if (!t.isIntegralNumber()) {
+        throw new RpcError("invalid_argument", "'timeout' must be a whole number of seconds");
+      }
+      if (t.bigIntegerValue().signum() <= 0) {
+        throw new RpcError("invalid_argument", "Timeout must be greater than 0");
+      }
+      if (!t.canConvertToLong() || t.asLong() > MAX_TIMEOUT.toSeconds()) {
+        throw new RpcError("invalid_argument", "Timeout cannot be greater than " + MAX_TIMEOUT.toHours() + " hours");
+      }
+      timeout = t.asLong();
+    }
+    int count = 1;
+    JsonNode c = body.get("count");
+    if (c != null && !c.isNull()) {
+      if (!c.isIntegralNumber()) {
+        throw new RpcError("invalid_argument", "'count' must be a whole number");
+      }
+      if (c.bigIntegerValue().signum() <= 0) {
+        throw new RpcError("invalid_argument", "Count must be at least 1");
+      }
+      if (!c.canConvertToInt() || c.asInt() > Registry.MAX_FORKS) {
+        throw new RpcError("invalid_argument", "Count cannot be greater than " + Registry.MAX_FORKS);
+      }
+      count = c.asInt();
+    }
+    ArrayNode out = Json.array();
+    for (Registry.ForkOutcome o : registry.fork(find(id), count, Duration.ofSeconds(timeout))) {
+      if (o.sandbox() != null) {
+        out.addObject().set("sandbox", sandboxJson(o.sandbox()));
+      } else {
+        RpcError e = java.util.Objects.requireNonNull(o.error());
+        out.addObject().putObject("error").put("code", Connect.httpStatus(e.code())).put("message", e.getMessage());
+      }
+    }
+    ex.json(201, out);
   }
 
   private List<LocalSandbox.VolumeMount> volumeMounts(JsonNode mounts) throws RpcError {
