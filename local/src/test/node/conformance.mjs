@@ -16,6 +16,47 @@ async function waitFor(check, limitMs = 20_000) {
 
 const say = (step, value) => console.log(`${step}: ${typeof value === 'string' ? value : JSON.stringify(value)}`)
 
+// fork (issue 13, item 4): a parent of its own, forked twice by the static form and once by the
+// instance form; each fork has the parent's files, env and metadata and diverges; a killed
+// parent cannot be forked
+async function forkSteps() {
+  const parent = await Sandbox.create('base', {
+    metadata: { suite: 'conformance-fork', role: 'parent' },
+    envs: { FORK_VAR: 'from-the-parent' },
+    timeoutMs: 120_000,
+  })
+  await parent.files.write('/home/user/fork/before.txt', 'written before the fork')
+  const sleeper = (await parent.commands.run('nohup sleep 600 >/dev/null 2>&1 & echo $!')).stdout.trim()
+  const forks = await Sandbox.fork(parent.sandboxId, { count: 2, timeoutMs: 90_000 })
+  say('fork.count', `${forks.length} ${forks.every((f) => f instanceof Sandbox) ? 'sandboxes' : forks.map((f) => f.message).join('; ')}`)
+  const ids = new Set([parent.sandboxId, ...forks.map((f) => f.sandboxId)])
+  say('fork.ids', ids.size === 3 ? 'distinct' : [...ids].join(','))
+  say('fork.files', (await Promise.all(forks.map((f) => f.files.read('/home/user/fork/before.txt')))).join('|'))
+  say('fork.env', (await Promise.all(forks.map(async (f) => (await f.commands.run('echo $FORK_VAR')).stdout.trim()))).join('|'))
+  say('fork.metadata', (await Promise.all(forks.map(async (f) => (await Sandbox.getInfo(f.sandboxId)).metadata.role))).join('|'))
+  await forks[0].files.write('/home/user/fork/mine.txt', 'only in the first fork')
+  await forks[1].files.write('/home/user/fork/before.txt', 'changed by the second fork')
+  say('fork.diverge', [
+    await parent.files.exists('/home/user/fork/mine.txt'),
+    await forks[1].files.exists('/home/user/fork/mine.txt'),
+    await parent.files.read('/home/user/fork/before.txt'),
+    await forks[0].files.read('/home/user/fork/before.txt'),
+  ].join('|'))
+  const parentInfo = await Sandbox.getInfo(parent.sandboxId)
+  const alive = (await parent.commands.run(`ps -o args= -p ${sleeper}`)).stdout.trim() === 'sleep 600'
+  say('fork.parent', `${parentInfo.state} ${alive ? 'process alive' : 'process gone'}`)
+  const [one] = await parent.fork({ timeoutMs: 60_000 })
+  say('fork.instance', one instanceof Sandbox ? await one.files.read('/home/user/fork/before.txt') : `error ${one.message}`)
+  say('fork.kill', (await Promise.all([...forks, one].map((f) => f.kill()))).join('|'))
+  await parent.kill()
+  try {
+    await Sandbox.fork(parent.sandboxId, { count: 1 })
+    say('fork.killedParent', 'forked a killed sandbox')
+  } catch (e) {
+    say('fork.killedParent', e.constructor.name)
+  }
+}
+
 async function main() {
   const sbx = await Sandbox.create('base', {
     metadata: { suite: 'conformance', who: 'node sdk' },
@@ -262,6 +303,7 @@ async function main() {
     await Sandbox.deleteSnapshot(fsnap.snapshotId)
   }
   // ---- end of fidelity ----
+  await forkSteps()
 
   say('kill', await sbx.kill())
   say('kill.again', await Sandbox.kill(sbx.sandboxId))

@@ -26,7 +26,7 @@ class OfficialSdkConformanceTest {
 
   @Test
   @Timeout(value = 10, unit = TimeUnit.MINUTES)
-  @DisplayName("the official e2b JS SDK against the local server: create, run, files, list, connect, re-attach, PTY, watch, pause/resume, snapshots, volumes, deadline, egress allow-list, a forwarded port, kill")
+  @DisplayName("the official e2b JS SDK against the local server: create, run, files, list, connect, re-attach, PTY, watch, pause/resume, snapshots, volumes, deadline, egress allow-list, a forwarded port, fork, kill")
   void officialSdkAgainstLocalServer(LocalServer server) throws Exception {
     Path work = Path.of("target", "node-conformance").toAbsolutePath();
     Files.createDirectories(work);
@@ -117,6 +117,19 @@ class OfficialSdkConformanceTest {
         .containsEntry("fid.egressLog.default", "egress: nothing reachable: allow_internet_access was not given, and this server's"
             + " default is deny (E2B's is open; see --internet-by-default)")
         .containsEntry("fid.egressLog.closed", "egress: nothing reachable (allow_internet_access: false, as asked)");
+
+    // fork (issue 13, item 4)
+    assertThat(steps).as("fork steps printed by the script:\n%s", out)
+        .containsEntry("fork.count", "2 sandboxes")
+        .containsEntry("fork.ids", "distinct")
+        .containsEntry("fork.files", "written before the fork|written before the fork")
+        .containsEntry("fork.env", "from-the-parent|from-the-parent")
+        .containsEntry("fork.metadata", "parent|parent")
+        .containsEntry("fork.diverge", "false|false|written before the fork|written before the fork")
+        .containsEntry("fork.parent", "running process alive")
+        .containsEntry("fork.instance", "written before the fork")
+        .containsEntry("fork.kill", "true|true|true")
+        .containsEntry("fork.killedParent", "SandboxNotFoundError");
   }
 
   private record Result(int code, String output) {}
