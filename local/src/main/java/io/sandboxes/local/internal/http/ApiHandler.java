@@ -32,7 +32,7 @@ import org.slf4j.LoggerFactory;
 /**
  * E2B's control plane, as the official SDKs call it: create (v1 and v2), get, list (v2 with
  * state and metadata filters and token paging; v1 running only), kill, connect (v1 and v2),
- * timeout and refreshes. Errors are {@code {code, message}} with the same HTTP status.
+ * timeout and refreshes, fork. Errors are {@code {code, message}} with the same HTTP status.
  */
 public final class ApiHandler extends Handler.Abstract {
   private static final Logger LOG = LoggerFactory.getLogger(ApiHandler.class);
