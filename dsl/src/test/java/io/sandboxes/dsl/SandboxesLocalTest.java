@@ -32,6 +32,13 @@ class SandboxesLocalTest {
         assertThat(preview.toString()).matches("http://127\\.0\\.0\\.1:\\d+").isEqualTo(sandbox.previewUrl(5173));
         org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30)).ignoreExceptions()
             .until(() -> body(preview.resolve("/index.html")).equals("<h1>preview</h1>"));
+        // a fork by id, as E2B's static Sandbox.fork: the parent's files under a new id
+        java.util.List<io.sandboxes.e2b.ForkResult> forks = sandboxes.fork(sandbox.id(), 1, java.time.Duration.ofSeconds(60));
+        assertThat(forks).hasSize(1);
+        try (Sandbox fork = forks.get(0).orThrow()) {
+          assertThat(fork.id()).isNotEqualTo(sandbox.id());
+          assertThat(fork.readFile("/home/user/site/index.html")).isEqualTo("<h1>preview</h1>");
+        }
       }
       assertThat(status(api.resolve("/health"))).isEqualTo(204);
       // the local runtime's own witnesses are what verification probes: deny-by-default is observed
