@@ -972,8 +972,9 @@ public final class Registry implements AutoCloseable {
       return;
     }
     for (com.github.dockerjava.api.model.Image i : images) {
-      String of = i.getLabels() == null ? null : i.getLabels().get(LABEL_FORK_OF);
-      if (of != null && !of.isEmpty()) {
+      Map<String, String> l = i.getLabels() == null ? Map.of() : i.getLabels();
+      // a snapshot of a fork inherits the fork's mark from its container; it is a template, never swept
+      if (!l.getOrDefault(LABEL_FORK_OF, "").isEmpty() && l.getOrDefault(Templates.LABEL_SNAPSHOT_ID, "").isEmpty()) {
         releaseForkImage(i.getId());
       }
     }
