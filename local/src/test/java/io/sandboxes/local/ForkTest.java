@@ -136,9 +136,10 @@ class ForkTest {
   }
 
   @Test
-  @DisplayName("one fork from the handle; a fork of a fork; a fork of a sandbox made from a snapshot is no new snapshot")
-  void forkOfForkAndOfSnapshotChild() {
+  @DisplayName("one fork from the handle; a fork of a fork; a fork of a sandbox made from a snapshot is no new snapshot; a snapshot of a fork outlives it and a restart")
+  void forkOfForkAndOfSnapshotChild() throws Exception {
     String name = "fork-snap-" + UUID.randomUUID().toString().substring(0, 8);
+    SnapshotInfo ofFork;
     try (LiveSandbox source = e2b.create()) {
       source.writeFile("/home/user/gen.txt", "0");
       SnapshotInfo snap = e2b.createSnapshot(source.id(), name);
@@ -153,10 +154,20 @@ class ForkTest {
             assertThat(grandchild.readFile("/home/user/gen.txt")).isEqualTo("2");
           }
           assertThat(child.readFile("/home/user/gen.txt")).isEqualTo("1");
+          ofFork = fork.snapshot(name + "-of-fork");
         }
       }
-      assertThat(e2b.deleteTemplate(snap.snapshotId())).isTrue();
     }
+    // a server starting with this id removes the fork images nothing uses; a snapshot is no fork image
+    try (LocalServer again = LocalServer.builder().serverId(SERVER_ID).stateDir(java.nio.file.Files.createTempDirectory("fork-test-"))
+        .build().start()) {
+      assertThat(again.registry().list()).isEmpty();
+    }
+    try (LiveSandbox fromSnapshotOfFork = e2b.create(SandboxSpec.of(ofFork.snapshotId()))) {
+      assertThat(fromSnapshotOfFork.readFile("/home/user/gen.txt")).isEqualTo("2");
+    }
+    assertThat(e2b.deleteTemplate(ofFork.snapshotId())).isTrue();
+    assertThat(e2b.deleteTemplate(name + ":default")).isTrue();
     await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
       assertThat(containersOfThisServer()).isEmpty();
       assertThat(imagesOfThisServer()).isEmpty();

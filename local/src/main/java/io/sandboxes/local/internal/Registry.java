@@ -205,6 +205,8 @@ public final class Registry implements AutoCloseable {
     labels.put(DockerRuntime.LABEL_SERVER, serverId);
     // always set, so a container never inherits the label from the image it was made from
     labels.put(LABEL_FORK_IMAGE, forkImage);
+    // a fork image's own mark must not pass to its forks, nor from them to a snapshot of one
+    labels.put(LABEL_FORK_OF, "");
     labels.put(LABEL_LIFECYCLE, Json.string(Json.object()
         .put("pauseOnTimeout", lifecycle.pauseOnTimeout())
         .put("autoPauseMemory", lifecycle.autoPauseMemory())
@@ -482,6 +484,7 @@ public final class Registry implements AutoCloseable {
       parent.transitions.unlock();
     }
     ForkOutcome[] outcomes = new ForkOutcome[count];
+    java.util.Arrays.fill(outcomes, new ForkOutcome(null, new RpcError("internal", "the fork could not be started")));
     java.util.concurrent.Semaphore slots = new java.util.concurrent.Semaphore(FORK_PARALLELISM);
     try (java.util.concurrent.ExecutorService starts = java.util.concurrent.Executors.newVirtualThreadPerTaskExecutor()) {
       for (int i = 0; i < count; i++) {
@@ -959,10 +962,11 @@ public final class Registry implements AutoCloseable {
   }
 
   /**
-   * Fork images of this server that no container uses any more (their forks were removed while
-   * no server watched, or a server stopped between capturing and starting) are removed.
+   * Fork images of this server that nothing uses any more are removed: their forks were removed
+   * while no server watched, a server stopped between capturing and starting, or the last thing
+   * made on top of one (a snapshot of a fork) was just deleted.
    */
-  private void sweepForkImages() {
+  public void sweepForkImages() {
     List<com.github.dockerjava.api.model.Image> images;
     try {
       images = docker.client().listImagesCmd()

@@ -155,6 +155,7 @@ public final class ApiHandler extends Handler.Abstract {
       if (!registry.templates().delete(templateId, registry.list())) {
         throw new RpcError("not_found", "template '" + templateId + "' not found");
       }
+      registry.sweepForkImages(); // a snapshot of a fork held that fork's image
       ex.empty(204);
       return;
     }
