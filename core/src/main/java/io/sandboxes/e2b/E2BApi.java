@@ -78,8 +78,7 @@ public final class E2BApi {
     ensureOpen();
     ObjectNode body = Json.object()
         .put("templateID", spec.template())
-        .put("timeout", seconds(spec.timeout()))
-        .put("secure", true);
+        .put("timeout", seconds(spec.timeout()));
     if (spec.onTimeout() != io.sandboxes.OnTimeout.KILL) {
       body.put("autoPause", true);
       body.put("autoPauseMemory", spec.onTimeout() == io.sandboxes.OnTimeout.PAUSE);
@@ -412,11 +411,66 @@ public final class E2BApi {
     }
     String token = Json.text(sandbox, "envdAccessToken");
     String sandboxDomain = Json.text(sandbox, "domain");
-    URI envdUrl = sandboxUrl != null ? sandboxUrl
-        : URI.create("https://" + Envd.PORT + "-" + id + "." + (sandboxDomain == null || sandboxDomain.isBlank() ? domain : sandboxDomain));
-    Envd envd = new Envd(http, envdUrl, id, token);
-    String previewDomain = sandboxDomain == null || sandboxDomain.isBlank() ? domain : sandboxDomain;
-    return new LiveSandbox(this, id, Json.text(sandbox, "templateID"), Json.text(sandbox, "envdVersion"), envd, previewDomain);
+    String effectiveDomain = sandboxDomain == null || sandboxDomain.isBlank() ? domain : sandboxDomain;
+    Envd envd = new Envd(http, envdUrl(sandboxUrl, id, effectiveDomain), id, token);
+    return new LiveSandbox(this, id, Json.text(sandbox, "templateID"), Json.text(sandbox, "envdVersion"), envd, effectiveDomain);
+  }
+
+  /**
+   * The domains E2B runs itself, where (as in the official SDKs) every sandbox's daemon is reached
+   * at one shared host, {@code sandbox.<domain>}, routed by the {@code E2b-Sandbox-Id} header.
+   */
+  static final java.util.Set<String> E2B_DOMAINS = java.util.Set.of("e2b.app", "e2b.dev", "e2b.pro", "e2b-staging.dev");
+
+  /**
+   * Where a sandbox's daemon is reached: the configured sandbox URL when there is one; for E2B's
+   * own domains the shared {@code https://sandbox.<domain>}; for any other domain (a self-hosted
+   * E2B) the per-sandbox host {@code https://49983-<id>.<domain>}. Every request carries the
+   * routing headers either way.
+   */
+  static URI envdUrl(@Nullable URI sandboxUrl, String sandboxId, String domain) {
+    if (sandboxUrl != null) {
+      return sandboxUrl;
+    }
+    if (E2B_DOMAINS.contains(domain)) {
+      return URI.create("https://sandbox." + domain);
+    }
+    return URI.create("https://" + Envd.PORT + "-" + sandboxId + "." + domain);
+  }
+
+  /**
+   * A handle to a running sandbox for a listing, which must leave every deadline where it is: the
+   * sandbox's record is read ({@code GET /sandboxes/{id}}, which changes nothing) and the handle
+   * built from it. Only when the record carries no daemon token (a server that hands it out on
+   * connect alone) is the sandbox connected, with the time the record says it has left, rounded
+   * up to the second (connect only ever extends, so the deadline moves by less than a second).
+   *
+   * @return the handle, or empty when the sandbox is gone or paused since the listing
+   */
+  Optional<LiveSandbox> attachForListing(String sandboxId) {
+    ensureOpen();
+    JsonNode detail;
+    try {
+      detail = controlPlane.info(sandboxId);
+    } catch (SandboxNotFoundException e) {
+      return Optional.empty();
+    }
+    if ("paused".equals(Json.text(detail, "state"))) {
+      return Optional.empty();
+    }
+    if (Json.text(detail, "envdAccessToken") != null) {
+      return Optional.of(handle(detail, "read sandbox " + sandboxId));
+    }
+    java.time.@Nullable Instant endAt = Timestamps.instant(Json.text(detail, "endAt"));
+    Duration left = endAt == null ? Duration.ZERO : Duration.between(java.time.Instant.now(), endAt);
+    if (left.isNegative() || left.isZero()) {
+      return Optional.empty();
+    }
+    try {
+      return Optional.of(handle(controlPlane.connect(sandboxId, seconds(left)), "connect to sandbox " + sandboxId));
+    } catch (SandboxNotFoundException e) {
+      return Optional.empty();
+    }
   }
 
   static SandboxInfo toInfo(JsonNode row) {

@@ -49,9 +49,16 @@ import org.jspecify.annotations.Nullable;
  * }
  * }
  *
- * <p>Thread-safe. Owns an HTTP client and its virtual-thread executor; {@link #close()} releases
- * them (and anything attached with {@link Builder#closing(AutoCloseable)}), but does not kill the
+ * <p>Thread-safe. Owns an HTTP client and its virtual-thread executor unless the builder was given
+ * them ({@link Builder#httpClient}, {@link Builder#executor}); {@link #close()} releases what it
+ * owns (and anything attached with {@link Builder#closing(AutoCloseable)}), but does not kill the
  * sandboxes it created: those are closed one by one, or end at their timeout.
+ *
+ * <p>On the wire it names itself {@code User-Agent: sandboxes-java/<version>}, and on control-plane
+ * calls adds the metadata headers E2B's SDKs send ({@code lang: java}, {@code lang_version},
+ * {@code package_version}, {@code publisher: sandboxes}, {@code sdk_runtime: jvm},
+ * {@code system}). It creates and connects at E2B's {@code /v2/sandboxes} paths, as the JS SDK
+ * 2.51 does.
  *
  * @since 0.1
  */
@@ -103,7 +110,7 @@ public final class E2BSandboxProvider
       sbx = fromEnv != null ? parseUrl(fromEnv, "E2B_SANDBOX_URL") : null;
     }
     this.sandboxUrl = sbx;
-    this.http = new Http(b.requestTimeout);
+    this.http = new Http(b.requestTimeout, new Http.Transport(b.httpClient, b.sslContext, b.proxy, b.executor));
     this.controlPlane = new ControlPlane(http, apiUrl, apiKey);
     this.closing = List.copyOf(b.closing);
     this.templateId = Objects.requireNonNull(firstNonBlank(b.templateId, env.apply("E2B_TEMPLATE_ID"), SandboxSpec.DEFAULT_TEMPLATE));
@@ -145,8 +152,11 @@ public final class E2BSandboxProvider
   /**
    * Returns the one daemon URL every sandbox is reached at, when there is one.
    *
-   * @return the daemon URL shared by all sandboxes, when one is configured; otherwise each
-   *     sandbox is reached at {@code https://49983-<id>.<domain>}
+   * @return the daemon URL shared by all sandboxes, when one is configured; otherwise, as in E2B's
+   *     SDKs, every sandbox under E2B's own domains ({@code e2b.app}, {@code e2b.dev},
+   *     {@code e2b.pro}, {@code e2b-staging.dev}) is reached at the shared
+   *     {@code https://sandbox.<domain>}, and under any other domain at
+   *     {@code https://49983-<id>.<domain>}; the {@code E2b-Sandbox-Id} header routes either way
    */
   public Optional<URI> sandboxUrl() {
     return Optional.ofNullable(sandboxUrl);
@@ -263,19 +273,22 @@ public final class E2BSandboxProvider
   /**
    * {@inheritDoc}
    *
-   * <p>Reads the whole account-wide listing (E2B scopes listings by API key), skips paused sandboxes without touching them, and connects to the running ones with at
-   * most 16 connects in flight, keeping the listing's order. A
-   * sandbox gone since the listing is left out; any other connect failure fails the whole call,
-   * and no new connect starts after the first failure. An interrupt ends the call at once with a
-   * {@link SandboxException} and the interrupt flag kept: the connects in flight are cancelled
-   * (their HTTP requests aborted), not waited for.
+   * <p>Reads the whole account-wide listing (E2B scopes listings by API key), skips paused
+   * sandboxes without touching them, and makes a handle for each running one with at most 16
+   * requests in flight, keeping the listing's order. No sandbox's deadline moves: each handle is
+   * built from the sandbox's record ({@code GET /sandboxes/{id}}), and only a server whose record
+   * carries no daemon token is connected to, with the time the record says is left (rounded up to
+   * the second). A sandbox gone or paused since the listing is left out; any other failure fails
+   * the whole call, and no new request starts after the first failure. An interrupt ends the call
+   * at once with a {@link SandboxException} and the interrupt flag kept: the requests in flight are
+   * cancelled (their HTTP requests aborted), not waited for.
    */
   @Override
   public List<Sandbox> list() {
     ensureOpen();
     List<SandboxInfo> rows = api.listAll(SandboxQuery.all());
     List<String> running = rows.stream().filter(r -> r.state() != SandboxState.PAUSED).map(SandboxInfo::id).toList();
-    List<Optional<Sandbox>> handles = Bounded.map(running, LIST_CONNECT_CONCURRENCY, this::get);
+    List<Optional<LiveSandbox>> handles = Bounded.map(running, LIST_CONNECT_CONCURRENCY, api::attachForListing);
     List<Sandbox> out = new ArrayList<>();
     handles.forEach(h -> h.ifPresent(out::add));
     return out;
@@ -613,8 +626,74 @@ public final class E2BSandboxProvider
     private io.sandboxes.@Nullable EgressProbe egressProbe;
     private java.util.function.@Nullable BiFunction<String, Integer, String> previewUrls;
     private final List<AutoCloseable> closing = new ArrayList<>();
+    private java.net.http.@Nullable HttpClient httpClient;
+    private javax.net.ssl.@Nullable SSLContext sslContext;
+    private java.net.@Nullable ProxySelector proxy;
+    private java.util.concurrent.@Nullable Executor executor;
 
     private Builder() {}
+
+    /**
+     * Uses the caller's HTTP client for every call, to the control plane and to the sandboxes,
+     * instead of one the provider builds: for a private CA, a TLS-inspecting proxy, client
+     * certificates or any other transport setting, without changing JVM-wide defaults.
+     *
+     * <p>The client is used as it is: its SSL context, proxy, executor, connect timeout,
+     * authenticator and redirect policy apply (the provider's own client follows no redirects, and
+     * a client that does may send the API key on to wherever it is redirected). The
+     * {@link #requestTimeout(Duration) request timeout} still applies to each call. The provider
+     * never closes it: it stays the caller's to close, after the provider. Cannot be combined with
+     * {@link #sslContext}, {@link #proxy} or {@link #executor}, which configure the provider's own
+     * client ({@link #build()} refuses the mix).
+     *
+     * @param httpClient the client to send every request with
+     * @return this
+     */
+    public Builder httpClient(java.net.http.HttpClient httpClient) {
+      this.httpClient = Objects.requireNonNull(httpClient, "httpClient");
+      return this;
+    }
+
+    /**
+     * Sets the TLS context of the provider's own HTTP client, e.g. one whose trust manager adds a
+     * private CA to the JDK's (setting {@code javax.net.ssl.trustStore} would replace the JDK's
+     * CAs, and for the whole JVM).
+     *
+     * @param sslContext the context every {@code https} connection is made with
+     * @return this
+     * @see #httpClient(java.net.http.HttpClient)
+     */
+    public Builder sslContext(javax.net.ssl.SSLContext sslContext) {
+      this.sslContext = Objects.requireNonNull(sslContext, "sslContext");
+      return this;
+    }
+
+    /**
+     * Sets the proxy selector of the provider's own HTTP client (by default the client connects
+     * directly, whatever the JVM's default selector says). {@code https} traffic is tunnelled
+     * through the proxy with {@code CONNECT}; a TLS-inspecting proxy also needs its CA in
+     * {@link #sslContext}.
+     *
+     * @param proxy chooses the proxy for each request, e.g.
+     *     {@code ProxySelector.of(new InetSocketAddress("proxy.corp", 3128))}
+     * @return this
+     */
+    public Builder proxy(java.net.ProxySelector proxy) {
+      this.proxy = Objects.requireNonNull(proxy, "proxy");
+      return this;
+    }
+
+    /**
+     * Sets the executor the provider's own HTTP client runs its work on, instead of a
+     * virtual-thread-per-task executor of its own. The provider does not shut it down.
+     *
+     * @param executor where the HTTP client's asynchronous work runs
+     * @return this
+     */
+    public Builder executor(java.util.concurrent.Executor executor) {
+      this.executor = Objects.requireNonNull(executor, "executor");
+      return this;
+    }
 
     /**
      * Sets the API key.
@@ -790,8 +869,24 @@ public final class E2BSandboxProvider
      * Creates the provider, filling unset values from the environment and then E2B's defaults.
      *
      * @return the provider
+     * @throws IllegalStateException when {@link #httpClient} was given together with
+     *     {@link #sslContext}, {@link #proxy} or {@link #executor}
      */
     public E2BSandboxProvider build() {
+      if (httpClient != null && (sslContext != null || proxy != null || executor != null)) {
+        List<String> parts = new ArrayList<>();
+        if (sslContext != null) {
+          parts.add("sslContext");
+        }
+        if (proxy != null) {
+          parts.add("proxy");
+        }
+        if (executor != null) {
+          parts.add("executor");
+        }
+        throw new IllegalStateException("httpClient(..) was given together with " + String.join(", ", parts)
+            + "(..): those configure the provider's own client; set them on the given HttpClient instead");
+      }
       return new E2BSandboxProvider(this);
     }
   }

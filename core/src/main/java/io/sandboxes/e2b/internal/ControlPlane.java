@@ -39,13 +39,15 @@ public final class ControlPlane {
   /** One page of a listing: the rows as the server sent them and the next-page token. */
   public record Page(List<JsonNode> rows, @Nullable String nextToken) {}
 
+  /** Creates a sandbox at {@code POST /v2/sandboxes}, the path the JS SDK 2.51 uses (always secured: no {@code secure}). */
   public JsonNode create(ObjectNode body) {
-    return call("POST", "/sandboxes", body, "create sandbox", null);
+    return call("POST", "/v2/sandboxes", body, "create sandbox", null);
   }
 
+  /** Connects at {@code POST /v2/sandboxes/{id}/connect}, as the JS SDK 2.51 does. */
   public JsonNode connect(String sandboxId, long timeoutSeconds) {
     ObjectNode body = Json.object().put("timeout", timeoutSeconds);
-    return call("POST", "/sandboxes/" + pathSegment(sandboxId) + "/connect", body, "connect to sandbox " + sandboxId, sandboxId);
+    return call("POST", "/v2/sandboxes/" + pathSegment(sandboxId) + "/connect", body, "connect to sandbox " + sandboxId, sandboxId);
   }
 
   public JsonNode info(String sandboxId) {
@@ -246,7 +248,7 @@ public final class ControlPlane {
     if (apiKey == null || apiKey.isBlank()) {
       throw new SandboxException("E2B provider requires an API key (config.apiKey or E2B_API_KEY)");
     }
-    HttpRequest.Builder b = http.request(apiUrl.resolve(path))
+    HttpRequest.Builder b = Identity.apiHeaders(http.request(apiUrl.resolve(path)))
         .header(API_KEY_HEADER, apiKey)
         .header("Accept", "application/json");
     if (body != null) {

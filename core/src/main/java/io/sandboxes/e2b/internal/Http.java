@@ -3,37 +3,77 @@ package io.sandboxes.e2b.internal;
 import io.sandboxes.SandboxException;
 import java.io.IOException;
 import java.io.InputStream;
+import java.net.ProxySelector;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.net.http.HttpTimeoutException;
 import java.time.Duration;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import javax.net.ssl.SSLContext;
+import org.jspecify.annotations.Nullable;
 
 /**
- * The HTTP client of one provider: a JDK {@link HttpClient} on its own virtual-thread executor,
- * both closed by {@link #close()}. Plain {@code http://} URLs are spoken as HTTP/1.1 (what a local
- * server offers); {@code https://} negotiates HTTP/2 through ALPN.
+ * The HTTP client of one provider. By default a JDK {@link HttpClient} on its own virtual-thread
+ * executor, both closed by {@link #close()}; with a {@link Transport} the caller's SSL context,
+ * proxy selector or executor go into that client, and a caller's whole {@link HttpClient} is used
+ * as it is and never closed here (nor is a caller's executor). Plain {@code http://} URLs are
+ * spoken as HTTP/1.1 (what a local server offers); {@code https://} negotiates HTTP/2 through ALPN.
+ * Every request carries this client's {@code User-Agent}.
  */
 public final class Http implements AutoCloseable {
-  private final ExecutorService executor;
+  /**
+   * What a caller brought: either a whole client, or parts of the one built here (each may be null).
+   */
+  public record Transport(@Nullable HttpClient client, @Nullable SSLContext sslContext, @Nullable ProxySelector proxy,
+      @Nullable Executor executor) {
+    /** Nothing brought: the provider builds and owns everything. */
+    public static final Transport DEFAULT = new Transport(null, null, null, null);
+  }
+
+  private final @Nullable ExecutorService ownedExecutor;
   private final HttpClient client;
+  private final boolean ownsClient;
   private final Duration requestTimeout;
 
   public Http(Duration requestTimeout) {
+    this(requestTimeout, Transport.DEFAULT);
+  }
+
+  public Http(Duration requestTimeout, Transport transport) {
     this.requestTimeout = requestTimeout;
-    this.executor = Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("sandboxes-http-", 0).factory());
-    this.client = HttpClient.newBuilder()
+    if (transport.client() != null) {
+      this.client = transport.client();
+      this.ownsClient = false;
+      this.ownedExecutor = null;
+      return;
+    }
+    Executor executor = transport.executor();
+    if (executor == null) {
+      this.ownedExecutor = Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("sandboxes-http-", 0).factory());
+      executor = ownedExecutor;
+    } else {
+      this.ownedExecutor = null;
+    }
+    HttpClient.Builder b = HttpClient.newBuilder()
         .executor(executor)
         .connectTimeout(requestTimeout.isZero() ? Duration.ofSeconds(30) : requestTimeout)
-        .followRedirects(HttpClient.Redirect.NEVER)
-        .build();
+        .followRedirects(HttpClient.Redirect.NEVER);
+    if (transport.sslContext() != null) {
+      b.sslContext(transport.sslContext());
+    }
+    if (transport.proxy() != null) {
+      b.proxy(transport.proxy());
+    }
+    this.client = b.build();
+    this.ownsClient = true;
   }
 
   public HttpRequest.Builder request(URI uri) {
-    HttpRequest.Builder b = HttpRequest.newBuilder(uri);
+    HttpRequest.Builder b = Identity.userAgent(HttpRequest.newBuilder(uri));
     if ("http".equalsIgnoreCase(uri.getScheme())) {
       b.version(HttpClient.Version.HTTP_1_1);
     }
@@ -66,9 +106,13 @@ public final class Http implements AutoCloseable {
 
   @Override
   public void close() {
-    client.shutdownNow();
-    executor.shutdownNow();
-    client.close();
-    executor.close();
+    if (ownsClient) {
+      client.shutdownNow();
+      client.close();
+    }
+    if (ownedExecutor != null) {
+      ownedExecutor.shutdownNow();
+      ownedExecutor.close();
+    }
   }
 }
