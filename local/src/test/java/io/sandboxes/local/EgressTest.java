@@ -150,7 +150,7 @@ class EgressTest {
       EgressVerdict v = provider.verifyEgress();
       assertThat(v.state()).isEqualTo(EgressVerdict.State.INCONCLUSIVE);
       assertThat(v.detail()).contains("public hosts are not probed");
-      assertThat(api.requests("POST", "/sandboxes")).isEmpty();
+      assertThat(api.requests("POST", "/v2/sandboxes")).isEmpty();
     }
   }
 

@@ -33,7 +33,7 @@ class ConfigurationAndLifecycleCasesTest {
   }
 
   private static JsonNode lastCreate(Harness h) throws Exception {
-    List<FaultServer.Recorded> creates = h.api.requests("POST", "/sandboxes");
+    List<FaultServer.Recorded> creates = h.api.requests("POST", "/v2/sandboxes");
     return json(creates.get(creates.size() - 1));
   }
 
@@ -84,12 +84,12 @@ class ConfigurationAndLifecycleCasesTest {
       h.provider.get(s.id()).orElseThrow();
       s.hibernate();
       s.resume();
-      assertThat(h.api.requests("POST", "/sandboxes/" + s.id() + "/connect")).hasSize(2)
+      assertThat(h.api.requests("POST", "/v2/sandboxes/" + s.id() + "/connect")).hasSize(2)
           .allSatisfy(r -> assertThat(json(r).path("timeout").asLong()).isEqualTo(420));
     }
     try (Harness h = new Harness(server); Sandbox s = h.provider.create(SandboxConfig.forProject("p"))) {
       h.provider.get(s.id());
-      assertThat(json(h.api.requests("POST", "/sandboxes/" + s.id() + "/connect").get(0)).path("timeout").asLong()).isEqualTo(3600);
+      assertThat(json(h.api.requests("POST", "/v2/sandboxes/" + s.id() + "/connect").get(0)).path("timeout").asLong()).isEqualTo(3600);
     }
   }
 
@@ -193,7 +193,7 @@ class ConfigurationAndLifecycleCasesTest {
       JsonNode policy = json(puts.get(0));
       assertThat(policy.path("allowOut")).extracting(JsonNode::asText).containsExactly("registry.npmjs.org", "*.npmjs.org");
       assertThat(policy.path("denyOut")).extracting(JsonNode::asText).containsExactly("0.0.0.0/0");
-      long created = h.api.requests("POST", "/sandboxes").get(0).atNanos();
+      long created = h.api.requests("POST", "/v2/sandboxes").get(0).atNanos();
       assertThat(puts.get(0).atNanos()).isGreaterThan(created);
     }
   }
@@ -234,11 +234,11 @@ class ConfigurationAndLifecycleCasesTest {
     try (Harness h = new Harness(server); Sandbox s = h.provider.create(SandboxConfig.forProject("p"))) {
       Sandbox again = h.provider.get(s.id()).orElseThrow();
       assertThat(again.id()).isEqualTo(s.id());
-      assertThat(json(h.api.requests("POST", "/sandboxes/" + s.id() + "/connect").get(0)).path("timeout").asLong()).isEqualTo(3600);
+      assertThat(json(h.api.requests("POST", "/v2/sandboxes/" + s.id() + "/connect").get(0)).path("timeout").asLong()).isEqualTo(3600);
       assertThat(h.provider.get("nosuchsandbox0000000")).isEmpty();
-      h.api.on(FaultServer.route("POST", "/sandboxes/.*/connect"), FaultServer.json(503, "{\"code\":503,\"message\":\"Service Unavailable\"}"));
+      h.api.on(FaultServer.route("POST", "/v2/sandboxes/.*/connect"), FaultServer.json(503, "{\"code\":503,\"message\":\"Service Unavailable\"}"));
       assertThatThrownBy(() -> h.provider.get(s.id())).isInstanceOf(SandboxApiException.class).hasMessageContaining("503");
-      h.api.on(FaultServer.route("POST", "/sandboxes/.*/connect"), FaultServer.json(401, "{\"code\":401,\"message\":\"bad key\"}"));
+      h.api.on(FaultServer.route("POST", "/v2/sandboxes/.*/connect"), FaultServer.json(401, "{\"code\":401,\"message\":\"bad key\"}"));
       assertThatThrownBy(() -> h.provider.get(s.id())).isInstanceOf(SandboxApiException.class).hasMessageContaining("401");
     }
   }
@@ -247,7 +247,7 @@ class ConfigurationAndLifecycleCasesTest {
   @DisplayName("case 18: a not-found is recognised by its status even when the body is not E2B's error shape")
   void notFoundByStatus(LocalServer server) throws Exception {
     try (Harness h = new Harness(server)) {
-      h.api.on(FaultServer.route("POST", "/sandboxes/.*/connect"), FaultServer.json(404, "not json at all"));
+      h.api.on(FaultServer.route("POST", "/v2/sandboxes/.*/connect"), FaultServer.json(404, "not json at all"));
       assertThat(h.provider.get("whatever000000000000")).isEmpty();
     }
   }
@@ -259,7 +259,7 @@ class ConfigurationAndLifecycleCasesTest {
          Sandbox s = h.provider.create(SandboxConfig.forProject("proj-1").withLabels(Map.of("team", "x")))) {
       h.api.clearRequests();
       SandboxInfo d = h.provider.capability(Describing.class).orElseThrow().describe(s.id()).orElseThrow();
-      assertThat(h.api.requests("POST", "/sandboxes/" + s.id() + "/connect")).isEmpty();
+      assertThat(h.api.requests("POST", "/v2/sandboxes/" + s.id() + "/connect")).isEmpty();
       assertThat(d.id()).isEqualTo(s.id());
       assertThat(d.projectId()).isEqualTo("proj-1");
       assertThat(d.state()).isEqualTo(SandboxState.RUNNING);
@@ -325,7 +325,7 @@ class ConfigurationAndLifecycleCasesTest {
       h.api.clearRequests();
       h.provider.destroy(s.id());
       assertThat(h.api.requests("DELETE", "/sandboxes/" + s.id())).hasSize(1);
-      assertThat(h.api.requests("POST", "/sandboxes/" + s.id() + "/connect")).isEmpty();
+      assertThat(h.api.requests("POST", "/v2/sandboxes/" + s.id() + "/connect")).isEmpty();
       assertThat(h.provider.describe(s.id())).isEmpty();
       h.provider.destroy(s.id());
       h.api.on(FaultServer.route("DELETE", "/sandboxes/.*"), FaultServer.json(500, "{\"code\":500,\"message\":\"kill failed\"}"));
@@ -355,7 +355,7 @@ class ConfigurationAndLifecycleCasesTest {
     try (Harness h = new Harness(server)) {
       assertThatThrownBy(() -> h.provider.create(SandboxConfig.forProject("p").withCommand("npm start")))
           .hasMessageContaining("boot command");
-      assertThat(h.api.requests("POST", "/sandboxes")).isEmpty();
+      assertThat(h.api.requests("POST", "/v2/sandboxes")).isEmpty();
     }
   }
 }

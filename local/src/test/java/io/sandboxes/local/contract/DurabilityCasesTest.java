@@ -41,13 +41,13 @@ class DurabilityCasesTest {
       String vol = unique("mol-project-");
       SandboxConfig noPath = new SandboxConfig("p1", null, java.util.Map.of(), java.util.Map.of(), vol, null, null, null);
       assertThatThrownBy(() -> h.provider.create(noPath)).hasMessageContaining("volumeMountPath").hasMessageContaining(vol);
-      assertThat(h.api.requests("POST", "/sandboxes")).isEmpty();
+      assertThat(h.api.requests("POST", "/v2/sandboxes")).isEmpty();
       try (Sandbox plain = h.provider.create(SandboxConfig.forProject("p1"))) {
-        assertThat(Json.parse(h.api.requests("POST", "/sandboxes").get(0).body()).has("volumeMounts")).isFalse();
+        assertThat(Json.parse(h.api.requests("POST", "/v2/sandboxes").get(0).body()).has("volumeMounts")).isFalse();
       }
       h.provider.createVolume(vol);
       try (Sandbox s = h.provider.create(SandboxConfig.forProject("p1").withVolume(vol, "/workspace/my-app"))) {
-        JsonNode body = Json.parse(h.api.requests("POST", "/sandboxes").get(1).body());
+        JsonNode body = Json.parse(h.api.requests("POST", "/v2/sandboxes").get(1).body());
         assertThat(body.path("volumeMounts").get(0).path("name").asText()).isEqualTo(vol);
         assertThat(body.path("volumeMounts").get(0).path("path").asText()).isEqualTo("/workspace/my-app");
         s.writeFile("/workspace/my-app/kept.txt", "on the volume");
@@ -305,13 +305,13 @@ class DurabilityCasesTest {
       assertThat(s.resume()).isEqualTo(new HibernationOutcome(true, "resume", null));
       assertThat(s.status()).isEqualTo(SandboxState.RUNNING);
       assertThat(s.exec("ps -o args= -p " + pid).stdout()).isEqualTo("sleep 600\n");
-      assertThat(Json.parse(h.api.requests("POST", "/sandboxes/" + s.id() + "/connect").get(0).body()).path("timeout").asLong()).isEqualTo(3600);
+      assertThat(Json.parse(h.api.requests("POST", "/v2/sandboxes/" + s.id() + "/connect").get(0).body()).path("timeout").asLong()).isEqualTo(3600);
       s.sleep();
       s.wake();
       s.stop();
       s.start();
-      assertThat(h.api.requests("POST", "/sandboxes/" + s.id() + "/connect")).hasSize(3);
-      h.api.on(FaultServer.route("POST", "/sandboxes/.*/connect"), FaultServer.json(503, "{\"code\":503,\"message\":\"no capacity\"}"));
+      assertThat(h.api.requests("POST", "/v2/sandboxes/" + s.id() + "/connect")).hasSize(3);
+      h.api.on(FaultServer.route("POST", "/v2/sandboxes/.*/connect"), FaultServer.json(503, "{\"code\":503,\"message\":\"no capacity\"}"));
       s.hibernate();
       assertThatThrownBy(s::resume).hasMessageContaining("no capacity");
       assertThat(s.status()).isEqualTo(SandboxState.PAUSED);

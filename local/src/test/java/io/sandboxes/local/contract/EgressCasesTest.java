@@ -52,7 +52,7 @@ class EgressCasesTest {
       // a local sandbox has no network yet: the honest verdict is inconclusive, never filtered
       assertThat(verdict.state()).isEqualTo(EgressVerdict.State.INCONCLUSIVE);
       assertThat(verdict.detail()).contains("probe sandbox had no network");
-      JsonNode create = Json.parse(h.api.requests("POST", "/sandboxes").get(0).body());
+      JsonNode create = Json.parse(h.api.requests("POST", "/v2/sandboxes").get(0).body());
       assertThat(create.has("autoPause")).isFalse();
       assertThat(create.path("metadata").path("projectId").asText()).startsWith("egress-probe-");
       assertThat(create.path("envVars").size()).isZero();
@@ -76,7 +76,7 @@ class EgressCasesTest {
       assertThat(h.api.requests("DELETE", "/sandboxes/" + id)).hasSize(1);
       assertThat(h.provider.describe(id)).isEmpty();
       try (Sandbox normal = h.provider.create(SandboxConfig.forProject("proj-1"))) {
-        List<FaultServer.Recorded> creates = h.api.requests("POST", "/sandboxes");
+        List<FaultServer.Recorded> creates = h.api.requests("POST", "/v2/sandboxes");
         assertThat(Json.parse(creates.get(creates.size() - 1).body()).path("autoPause").asBoolean()).isTrue();
       }
     }
@@ -106,7 +106,7 @@ class EgressCasesTest {
       assertThat(v.remediation()).isEqualTo("Check E2B_API_KEY and account capacity.");
     }
     try (Harness h = harness(server)) {
-      h.api.on(FaultServer.route("POST", "/sandboxes"), FaultServer.json(429, "{\"code\":429,\"message\":\"quota reached\"}"));
+      h.api.on(FaultServer.route("POST", "/v2/sandboxes"), FaultServer.json(429, "{\"code\":429,\"message\":\"quota reached\"}"));
       EgressVerdict v = h.provider.verifyEgress();
       assertThat(v.state()).isEqualTo(EgressVerdict.State.INCONCLUSIVE);
       assertThat(v.detail()).startsWith("Could not create a probe sandbox: ").contains("quota reached");

@@ -146,7 +146,7 @@ class HardeningClientCasesTest {
 
   /** Scripts a connect answer for {@link #SANDBOX_ID} carrying {@code token}, and connects. */
   static io.sandboxes.e2b.LiveSandbox connect(Scripted s, String token) {
-    s.server.on(FaultServer.route("POST", "/sandboxes/" + SANDBOX_ID + "/connect"), FaultServer.json(200,
+    s.server.on(FaultServer.route("POST", "/v2/sandboxes/" + SANDBOX_ID + "/connect"), FaultServer.json(200,
         "{\"sandboxID\":\"" + SANDBOX_ID + "\",\"templateID\":\"base\",\"envdVersion\":\"0.6.13\",\"envdAccessToken\":\"" + token + "\"}"));
     return s.provider.api().connect(SANDBOX_ID);
   }
@@ -304,7 +304,7 @@ class HardeningClientCasesTest {
       AtomicInteger inFlight = new AtomicInteger();
       java.util.concurrent.CountDownLatch end = new java.util.concurrent.CountDownLatch(1);
       s.server.on(FaultServer.route("GET", "/v2/sandboxes"), FaultServer.json(200, ListingCasesTest.listing(ListingCasesTest.ids(40))));
-      s.server.on(FaultServer.route("POST", "/sandboxes/row.*/connect"), (req, resp, cb) -> {
+      s.server.on(FaultServer.route("GET", "/sandboxes/row[^/]*"), (req, resp, cb) -> {
         inFlight.incrementAndGet();
         end.await(); // never answers while the test runs
         return false;
@@ -337,7 +337,7 @@ class HardeningClientCasesTest {
       s.server.on(FaultServer.route("GET", "/v2/sandboxes"), FaultServer.json(200, ListingCasesTest.listing(ListingCasesTest.ids(40))));
       // the answer starts but never ends: a byte every 20 ms, so a write fails once the client has
       // closed the connection, which is how the server sees the request cancelled
-      s.server.on(FaultServer.route("POST", "/sandboxes/row.*/connect"), (req, resp, cb) -> {
+      s.server.on(FaultServer.route("GET", "/sandboxes/row[^/]*"), (req, resp, cb) -> {
         inFlight.incrementAndGet();
         resp.setStatus(200);
         resp.getHeaders().put(HttpHeader.CONTENT_TYPE, "application/json");
@@ -440,7 +440,7 @@ class HardeningClientCasesTest {
       assertRedacted(org.assertj.core.api.Assertions.catchThrowable(() -> s.provider.api().listAll(SandboxQuery.all())),
           "a listing row this client cannot read, carrying the key and a token");
 
-      s.server.on(FaultServer.route("POST", "/sandboxes/" + SANDBOX_ID + "/connect"), FaultServer.json(200,
+      s.server.on(FaultServer.route("POST", "/v2/sandboxes/" + SANDBOX_ID + "/connect"), FaultServer.json(200,
           "{\"templateID\":\"base\",\"envdAccessToken\":\"" + OTHER_TOKEN + "\"}"));
       assertRedacted(org.assertj.core.api.Assertions.catchThrowable(() -> s.provider.api().connect(SANDBOX_ID)),
           "a connect answer that names no sandbox but hands out a token");

@@ -48,7 +48,7 @@ class ListingCasesTest {
     return IntStream.range(0, n).mapToObj(i -> String.format("row%017d", i)).toList();
   }
 
-  /** Answers a connect for a scripted id after {@code work}, counting connects in flight. */
+  /** Answers a record read (how a listing makes each handle) for a scripted id after {@code work}, counting those in flight. */
   static FaultServer.Fault slowConnect(AtomicInteger inFlight, AtomicInteger peak, AtomicInteger total, Runnable work) {
     return (req, resp, cb) -> {
       int now = inFlight.incrementAndGet();
@@ -88,7 +88,7 @@ class ListingCasesTest {
       Semaphore release = new Semaphore(0);
       h.api.on(FaultServer.route("GET", "/v2/sandboxes"), FaultServer.json(200, listing(ids)));
       // each connect is held at the server until the test lets one go
-      h.api.on(FaultServer.route("POST", "/sandboxes/row.*/connect"), slowConnect(inFlight, peak, total, () -> acquire(release)));
+      h.api.on(FaultServer.route("GET", "/sandboxes/row[^/]*"), slowConnect(inFlight, peak, total, () -> acquire(release)));
       CompletableFuture<List<String>> listed = listInBackground(h);
       try {
         await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(total.get()).as("connects started").isGreaterThanOrEqualTo(16));
@@ -123,7 +123,7 @@ class ListingCasesTest {
       Map<String, CountDownLatch> release = new java.util.concurrent.ConcurrentHashMap<>();
       ids.forEach(id -> release.put(id, new CountDownLatch(1)));
       h.api.on(FaultServer.route("GET", "/v2/sandboxes"), FaultServer.json(200, listing(ids)));
-      h.api.on(FaultServer.route("POST", "/sandboxes/row.*/connect"), (req, resp, cb) -> {
+      h.api.on(FaultServer.route("GET", "/sandboxes/row[^/]*"), (req, resp, cb) -> {
         String id = req.path().split("/")[2];
         inFlight.incrementAndGet();
         awaitLatch(release.get(id));
@@ -158,7 +158,7 @@ class ListingCasesTest {
       java.util.concurrent.atomic.AtomicBoolean fullWindow = new java.util.concurrent.atomic.AtomicBoolean();
       CountDownLatch failed = new CountDownLatch(1);
       h.api.on(FaultServer.route("GET", "/v2/sandboxes"), FaultServer.json(200, listing(ids)));
-      h.api.on(FaultServer.route("POST", "/sandboxes/row.*/connect"), (req, resp, cb) -> {
+      h.api.on(FaultServer.route("GET", "/sandboxes/row[^/]*"), (req, resp, cb) -> {
         total.incrementAndGet();
         inFlight.incrementAndGet();
         try {
@@ -198,7 +198,7 @@ class ListingCasesTest {
     try (Harness h = new Harness(server)) {
       List<String> ids = ids(3);
       h.api.on(FaultServer.route("GET", "/v2/sandboxes"), FaultServer.json(200, listing(ids)));
-      h.api.on(FaultServer.route("POST", "/sandboxes/row.*/connect"), (req, resp, cb) -> req.path().contains(ids.get(1))
+      h.api.on(FaultServer.route("GET", "/sandboxes/row[^/]*"), (req, resp, cb) -> req.path().contains(ids.get(1))
           ? FaultServer.json(404, "{\"code\":404,\"message\":\"gone\"}").answer(req, resp, cb)
           : FaultServer.json(200, sandbox(req.path().split("/")[2])).answer(req, resp, cb));
       assertThat(h.provider.list().stream().map(Sandbox::id).toList()).containsExactly(ids.get(0), ids.get(2));
@@ -206,7 +206,26 @@ class ListingCasesTest {
   }
 
   @Test
-  @DisplayName("case 35: an empty listing is [], with no connects; every volume is unattached; no template is in use")
+  @DisplayName("issue 13 item 9: a record without a daemon token is connected asking for no more than the time it has left")
+  void recordWithoutToken(LocalServer server) throws Exception {
+    try (Harness h = new Harness(server)) {
+      String id = "rowt0000000000000000";
+      String endAt = java.time.Instant.now().plusSeconds(120).toString();
+      h.api.on(FaultServer.route("GET", "/v2/sandboxes"), FaultServer.json(200, listing(List.of(id))));
+      h.api.on(FaultServer.route("GET", "/sandboxes/" + id), FaultServer.json(200, row(id, "running")
+          .replace("2026-08-15T11:00:00Z", endAt)));
+      h.api.on(FaultServer.route("POST", "/v2/sandboxes/" + id + "/connect"), FaultServer.json(200, sandbox(id)));
+      assertThat(h.provider.list()).extracting(Sandbox::id).containsExactly(id);
+      List<FaultServer.Recorded> connects = h.api.requests("POST", "/v2/sandboxes/" + id + "/connect");
+      assertThat(connects).hasSize(1);
+      long asked = io.sandboxes.e2b.internal.Json.parse(connects.get(0).body()).path("timeout").asLong();
+      // never more than the 120 s left (that would move the deadline); 60 s of slack for a loaded machine
+      assertThat(asked).isBetween(60L, 119L);
+    }
+  }
+
+  @Test
+  @DisplayName("case 35: an empty listing is [], with no connects or record reads; every volume is unattached; no template is in use")
   void emptyListing(LocalServer server) throws Exception {
     try (Harness h = new Harness(server)) {
       String name = "case35-" + System.nanoTime() % 1_000_000;
@@ -217,7 +236,8 @@ class ListingCasesTest {
         h.api.on(FaultServer.route("GET", "/v2/sandboxes"), FaultServer.json(200, "[]"));
         h.api.clearRequests();
         assertThat(h.provider.list()).isEmpty();
-        assertThat(h.api.requests("POST", "/sandboxes/")).isEmpty();
+        assertThat(h.api.requests("POST", "/v2/sandboxes/")).isEmpty();
+        assertThat(h.api.requests("GET", "/sandboxes/")).isEmpty();
         assertThat(h.provider.listVolumes(VolumeQuery.prefixed(name))).singleElement()
             .satisfies(v -> assertThat(v.attached()).isFalse());
         assertThat(h.provider.listTemplates(name)).singleElement().satisfies(t -> assertThat(t.inUse()).isFalse());
@@ -262,7 +282,7 @@ class ListingCasesTest {
         }
         return FaultServer.json(200, listing(second ? ids.subList(2, 4) : ids.subList(0, 2))).answer(req, resp, cb);
       });
-      h.api.on(FaultServer.route("POST", "/sandboxes/row.*/connect"), (req, resp, cb) ->
+      h.api.on(FaultServer.route("GET", "/sandboxes/row[^/]*"), (req, resp, cb) ->
           FaultServer.json(200, sandbox(req.path().split("/")[2])).answer(req, resp, cb));
       assertThat(h.provider.list().stream().map(Sandbox::id).toList()).containsExactlyElementsOf(ids);
       assertThat(h.api.requests("GET", "/v2/sandboxes")).hasSize(2);
@@ -278,7 +298,7 @@ class ListingCasesTest {
       String paused = row("rowp0000000000000000", "paused").replace("\"templateID\":\"base\"", "\"templateID\":\"tpl-7\"");
       h.api.on(FaultServer.route("GET", "/v2/sandboxes"), FaultServer.json(200,
           "[" + withMount + ",{\"templateID\":\"base\",\"state\":\"running\"}," + paused + "]"));
-      h.api.on(FaultServer.route("POST", "/sandboxes/row.*/connect"), (req, resp, cb) ->
+      h.api.on(FaultServer.route("GET", "/sandboxes/row[^/]*"), (req, resp, cb) ->
           FaultServer.json(200, sandbox(req.path().split("/")[2])).answer(req, resp, cb));
       List<io.sandboxes.SandboxInfo> rows = h.provider.api().listAll(io.sandboxes.e2b.SandboxQuery.all());
       assertThat(rows).extracting(io.sandboxes.SandboxInfo::id).containsExactly("rowm0000000000000000", "rowp0000000000000000");
@@ -294,11 +314,12 @@ class ListingCasesTest {
         assertThat(r.alias()).isNull();
         assertThat(r.volumeMounts()).isEmpty();
       });
-      // list() keeps the running one only, and connects to nothing else
+      // list() keeps the running one only: it reads that one's record, and connects to nothing
       h.api.clearRequests();
       assertThat(h.provider.list()).extracting(Sandbox::id).containsExactly("rowm0000000000000000");
-      assertThat(h.api.requests("POST", "/sandboxes/")).extracting(FaultServer.Recorded::path)
-          .containsExactly("/sandboxes/rowm0000000000000000/connect");
+      assertThat(h.api.requests("GET", "/sandboxes/")).extracting(FaultServer.Recorded::path)
+          .containsExactly("/sandboxes/rowm0000000000000000");
+      assertThat(h.api.requests("POST", "/v2/sandboxes/")).isEmpty();
     }
   }
 
@@ -315,6 +336,7 @@ class ListingCasesTest {
         assertThat(h.provider.listVolumes(VolumeQuery.prefixed(vol))).singleElement()
             .satisfies(v -> assertThat(v.attached()).isTrue());
         assertThat(h.api.requests("POST", "/sandboxes/")).isEmpty();
+        assertThat(h.api.requests("POST", "/v2/sandboxes/")).isEmpty();
       } finally {
         s.close();
         h.provider.removeVolume(vol);

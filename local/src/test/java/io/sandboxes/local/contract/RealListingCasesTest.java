@@ -6,6 +6,8 @@ import io.sandboxes.Sandbox;
 import io.sandboxes.SandboxConfig;
 import io.sandboxes.local.LocalServer;
 import io.sandboxes.local.SharedServer;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
@@ -13,8 +15,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.parallel.Isolated;
 
 /**
- * A real account-wide listing connects to every running sandbox of the server, resuming any that
- * another test pauses meanwhile: so this runs alone.
+ * A real account-wide listing makes a handle for every running sandbox of the server, and other
+ * tests' sandboxes come and go meanwhile: so this runs alone.
  */
 @Isolated
 @ExtendWith(SharedServer.class)
@@ -33,13 +35,34 @@ class RealListingCasesTest {
         List<String> listed = h.provider.list().stream().map(Sandbox::id).toList();
         assertThat(listed).contains(running.id()).doesNotContain(paused.id());
         assertThat(h.api.requests("POST", "/sandboxes/" + paused.id())).isEmpty();
-        assertThat(h.api.requests("POST", "/sandboxes/" + running.id() + "/connect")).hasSize(1);
+        assertThat(h.api.requests("POST", "/v2/sandboxes/" + paused.id())).isEmpty();
+        // the handle comes from the running sandbox's record, not from a connect (which moves deadlines)
+        assertThat(h.api.requests("GET", "/sandboxes/" + running.id())).hasSize(1);
+        assertThat(h.api.requests("POST", "/v2/sandboxes/" + running.id() + "/connect")).isEmpty();
         assertThat(h.provider.describe(paused.id()).orElseThrow().state()).isEqualTo(io.sandboxes.SandboxState.PAUSED);
         String query = h.api.requests("GET", "/v2/sandboxes").get(0).query();
         assertThat(query == null ? "" : query).doesNotContainIgnoringCase("user");
       } finally {
         running.close();
         paused.close();
+      }
+    }
+  }
+
+  @Test
+  @DisplayName("issue 13 item 9: a listing leaves every deadline where it was, and its handles work")
+  void listingKeepsDeadlines(LocalServer server) throws Exception {
+    try (Harness h = new Harness(server)) {
+      Sandbox shortLived = h.provider.create(SandboxConfig.forProject("list-deadline-" + System.nanoTime())
+          .withTimeout(Duration.ofSeconds(60)));
+      try {
+        Instant before = h.provider.describe(shortLived.id()).orElseThrow().endAt();
+        assertThat(before).isBefore(Instant.now().plusSeconds(61));
+        Sandbox listed = h.provider.list().stream().filter(s -> s.id().equals(shortLived.id())).findFirst().orElseThrow();
+        assertThat(listed.exec("echo listed").stdout()).isEqualTo("listed\n");
+        assertThat(h.provider.describe(shortLived.id()).orElseThrow().endAt()).as("deadline after the listing").isEqualTo(before);
+      } finally {
+        shortLived.close();
       }
     }
   }
