@@ -43,6 +43,30 @@ public final class Sandboxes {
   }
 
   /**
+   * E2B's cloud, or any E2B-compatible server, with the provider configured in code: unset values
+   * still come from the environment. This is where your own transport goes, e.g. a TLS context
+   * that trusts a private CA, a corporate proxy, or a whole {@link java.net.http.HttpClient}.
+   *
+   * {@snippet :
+   * try (SandboxClient sandboxes = Sandboxes.e2b(b -> b.sslContext(corporateTls).proxy(corporateProxy))) {
+   *   // ...
+   * }
+   * }
+   *
+   * @param configure sets what the environment should not decide, on the builder it is given,
+   *     and returns that builder
+   * @return a client for the provider so configured
+   * @throws NullPointerException when {@code configure} is null or returns null
+   * @see E2BSandboxProvider.Builder#httpClient(java.net.http.HttpClient)
+   */
+  public static SandboxClient e2b(java.util.function.UnaryOperator<E2BSandboxProvider.Builder> configure) {
+    Objects.requireNonNull(configure, "configure");
+    E2BSandboxProvider.Builder b = Objects.requireNonNull(configure.apply(E2BSandboxProvider.builder()),
+        "configure returned null instead of the builder");
+    return new SandboxClient(b.build());
+  }
+
+  /**
    * E2B's cloud when {@code E2B_API_KEY} is set, the local runtime otherwise; one log line says
    * which.
    *

@@ -69,6 +69,19 @@ class SandboxesLocalTest {
   }
 
   @Test
+  @DisplayName("Sandboxes.e2b(configure) builds the provider the function configured, and refuses a null builder")
+  void e2bConfigured() {
+    try (HttpClient own = HttpClient.newHttpClient()) {
+      try (SandboxClient c = Sandboxes.e2b(b -> b.environment(java.util.Map.of("E2B_API_KEY", "k")).domain("example.test")
+          .httpClient(own))) {
+        assertThat(c.provider().apiUrl()).isEqualTo(URI.create("https://api.example.test"));
+      }
+      assertThat(own.isTerminated()).as("a client the provider was given stays open").isFalse();
+    }
+    assertThatThrownBy(() -> Sandboxes.e2b(b -> null)).isInstanceOf(NullPointerException.class).hasMessageContaining("configure");
+  }
+
+  @Test
   @DisplayName("unavailableReason: a key is enough; without one it names the missing local runtime, or is empty when Docker is here")
   void unavailableReason() {
     java.util.function.Supplier<java.util.Optional<io.sandboxes.spi.LocalRuntime>> none = java.util.Optional::empty;
