@@ -547,7 +547,10 @@ public final class E2BSandboxProvider
     }
   }
 
-  /** Releases the HTTP client, then whatever was attached with {@link Builder#closing}. Idempotent. */
+  /**
+   * Releases the HTTP client and executor it built (never ones the builder was given), then
+   * whatever was attached with {@link Builder#closing}. Idempotent.
+   */
   @Override
   public void close() {
     if (!closed.compareAndSet(false, true)) {
