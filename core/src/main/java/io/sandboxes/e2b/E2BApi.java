@@ -443,7 +443,7 @@ public final class E2BApi {
    * sandbox's record is read ({@code GET /sandboxes/{id}}, which changes nothing) and the handle
    * built from it. Only when the record carries no daemon token (a server that hands it out on
    * connect alone) is the sandbox connected, with the time the record says it has left, rounded
-   * up to the second (connect only ever extends, so the deadline moves by less than a second).
+   * down to the second (connect only ever extends, so the deadline does not move).
    *
    * @return the handle, or empty when the sandbox is gone or paused since the listing
    */
@@ -463,11 +463,12 @@ public final class E2BApi {
     }
     java.time.@Nullable Instant endAt = Timestamps.instant(Json.text(detail, "endAt"));
     Duration left = endAt == null ? Duration.ZERO : Duration.between(java.time.Instant.now(), endAt);
-    if (left.isNegative() || left.isZero()) {
-      return Optional.empty();
+    // whole seconds, rounded down: asking for one more than is left would move the deadline
+    if (left.getSeconds() < 1) {
+      return Optional.empty(); // ending within the second: not worth a handle
     }
     try {
-      return Optional.of(handle(controlPlane.connect(sandboxId, seconds(left)), "connect to sandbox " + sandboxId));
+      return Optional.of(handle(controlPlane.connect(sandboxId, left.getSeconds()), "connect to sandbox " + sandboxId));
     } catch (SandboxNotFoundException e) {
       return Optional.empty();
     }

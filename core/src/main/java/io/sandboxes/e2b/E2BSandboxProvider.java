@@ -277,7 +277,7 @@ public final class E2BSandboxProvider
    * sandboxes without touching them, and makes a handle for each running one with at most 16
    * requests in flight, keeping the listing's order. No sandbox's deadline moves: each handle is
    * built from the sandbox's record ({@code GET /sandboxes/{id}}), and only a server whose record
-   * carries no daemon token is connected to, with the time the record says is left (rounded up to
+   * carries no daemon token is connected to, with the time the record says is left (rounded down to
    * the second). A sandbox gone or paused since the listing is left out; any other failure fails
    * the whole call, and no new request starts after the first failure. An interrupt ends the call
    * at once with a {@link SandboxException} and the interrupt flag kept: the requests in flight are
