@@ -59,6 +59,8 @@ public final class LocalServer implements AutoCloseable {
   public static final int DEFAULT_API_PORT = 3000;
   /** How long a request's headers or body may stall, and an idle connection wait, by default. */
   public static final Duration DEFAULT_REQUEST_IDLE_TIMEOUT = Duration.ofSeconds(30);
+  /** How many pre-started {@code base} sandboxes a server keeps ready unless told otherwise. */
+  public static final int DEFAULT_WARM_POOL = 2;
   /**
    * How long a connection may be silent once its request has been read whole and is being
    * answered: longer than any keepalive interval of a process or watch stream.
@@ -113,7 +115,8 @@ public final class LocalServer implements AutoCloseable {
     Path stateDir = config.stateDir != null ? config.stateDir : defaultStateRoot().resolve(config.serverId);
     java.util.Optional<SandboxNetwork> network = SandboxNetwork.start(docker, config.openEgress, config.allowedWitness);
     this.network = network.orElse(null);
-    Registry reg = new Registry(docker, new Templates(docker, baseImage), config.serverId, stateDir, network, config.diskSizeMB);
+    Registry reg = new Registry(docker, new Templates(docker, baseImage), config.serverId, stateDir, network, config.diskSizeMB,
+        config.warmPool);
     Volumes volumes = new Volumes(docker);
 
     QueuedThreadPool threads = new QueuedThreadPool();
@@ -348,8 +351,39 @@ public final class LocalServer implements AutoCloseable {
     private boolean allowedWitness = true;
     private Duration requestIdleTimeout = DEFAULT_REQUEST_IDLE_TIMEOUT;
     private int diskSizeMB = Registry.DEFAULT_DISK_SIZE_MB;
+    private final java.util.Map<String, Integer> warmPool = new java.util.LinkedHashMap<>(
+        java.util.Map.of(Templates.BASE, DEFAULT_WARM_POOL));
 
     private Builder() {}
+
+    /**
+     * Sets how many pre-started sandboxes of the {@code base} template the server keeps ready. A
+     * create without volume mounts takes one (its id, token, metadata, env, deadline and network
+     * policy bound at that moment) instead of starting a container, and the pool is refilled in
+     * the background. Idle members cost memory (see docs/local-runtime.md); 0 turns the pool off.
+     *
+     * @param size 0 to 64; {@link #DEFAULT_WARM_POOL} by default
+     * @return this
+     */
+    public Builder warmPool(int size) {
+      return warmPool(Templates.BASE, size);
+    }
+
+    /**
+     * Sets how many pre-started sandboxes of one template the server keeps ready.
+     *
+     * @param templateId {@code base} or a snapshot template's id as a create names it
+     * @param size 0 to 64; 0 turns that template's pool off
+     * @return this
+     */
+    public Builder warmPool(String templateId, int size) {
+      Objects.requireNonNull(templateId, "templateId");
+      if (size < 0 || size > 64) {
+        throw new IllegalArgumentException("a warm pool holds 0 to 64 sandboxes, not " + size);
+      }
+      warmPool.put(templateId, size);
+      return this;
+    }
 
     /**
      * Sets how long a client may stall while sending a request's headers or body, and how long

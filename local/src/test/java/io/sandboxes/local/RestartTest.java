@@ -61,10 +61,9 @@ class RestartTest {
       LiveSandbox l = e2b.create();
       l.pause();
       lost = l.id();
+      lostContainer = first.registry().find(lost).orElseThrow().containerId();
     }
     DockerRuntime docker = DockerRuntime.connect();
-    lostContainer = docker.listOurs().stream()
-        .filter(c -> lost.equals(c.getLabels().get(DockerRuntime.LABEL_SANDBOX_ID))).findFirst().orElseThrow().getId();
     // what a Docker restart does to a frozen container: its memory is gone and it is stopped
     docker.client().unpauseContainerCmd(lostContainer).exec();
     docker.client().stopContainerCmd(lostContainer).withTimeout(1).exec();

@@ -41,6 +41,7 @@ public final class LocalSandbox {
   private final List<VolumeMount> volumeMounts;
   private volatile boolean paused;
   private volatile boolean memoryKept;
+  private volatile boolean pooled;
   final java.util.concurrent.locks.ReentrantLock transitions = new java.util.concurrent.locks.ReentrantLock();
   private final DockerRuntime docker;
   private final ConcurrentMap<Integer, SandboxProcess> processes = new ConcurrentHashMap<>();
@@ -83,6 +84,15 @@ public final class LocalSandbox {
 
   public String id() {
     return id;
+  }
+
+  /** @return whether this sandbox was a warm pool member (its identity is in its state file, not its container's labels) */
+  public boolean pooled() {
+    return pooled;
+  }
+
+  void markPooled() {
+    this.pooled = true;
   }
 
   public String containerId() {

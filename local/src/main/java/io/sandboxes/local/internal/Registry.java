@@ -97,14 +97,17 @@ public final class Registry implements AutoCloseable {
   private final ConcurrentMap<String, String> forkImages = new ConcurrentHashMap<>();
   /** Fork images whose forks are still being started: not to be removed yet. */
   private final java.util.Set<String> forkImagesInUse = ConcurrentHashMap.newKeySet();
+  private final WarmPool pool;
 
   /**
    * @param templates template id to image reference
    * @param serverId whose sandboxes these are: a restarted server with the same id takes them back
    * @param stateDir where the changing state of each sandbox is kept
+   * @param diskSizeMB each sandbox's disk limit
+   * @param warmPool template id to how many pre-started members it keeps ready (0: none)
    */
   public Registry(DockerRuntime docker, Templates templates, String serverId, Path stateDir,
-      java.util.Optional<io.sandboxes.local.internal.egress.SandboxNetwork> network, int diskSizeMB) {
+      java.util.Optional<io.sandboxes.local.internal.egress.SandboxNetwork> network, int diskSizeMB, Map<String, Integer> warmPool) {
     this.docker = docker;
     this.diskSizeMB = diskSizeMB;
     this.templates = templates;
@@ -119,6 +122,17 @@ public final class Registry implements AutoCloseable {
     recover();
     this.diskGuard = DiskGuard.start(docker, templates.resolve("base"), serverId,
         () -> List.copyOf(sandboxes.values()), (s, reason) -> kill(s.id(), reason));
+    this.pool = new WarmPool(warmPool, new WarmPool.Maker() {
+      @Override
+      public WarmPool.Member start(String templateId) throws Exception {
+        return startMember(templateId);
+      }
+
+      @Override
+      public void discard(WarmPool.Member m) {
+        discardMember(m);
+      }
+    });
     this.reaper = Thread.ofVirtual().name("sandboxes-reaper").start(this::reap);
     this.sampler = Thread.ofVirtual().name("sandboxes-metrics").start(this::sample);
     this.events = new ContainerEvents(docker, serverId, this::containerChanged, this::resync);
@@ -180,6 +194,16 @@ public final class Registry implements AutoCloseable {
     String image = templates.resolve(templateId);
     if (image == null) {
       throw new RpcError("not_found", "template '" + templateId + "' not found");
+    }
+    if (mounts.isEmpty()) {
+      // volumes are mounted at container create: a sandbox with mounts always starts cold
+      WarmPool.Member m;
+      while ((m = pool.claim(templateId)) != null) {
+        LocalSandbox claimed = claim(m, image, templateId, timeout, metadata, envVars, lifecycle);
+        if (claimed != null) {
+          return claimed;
+        }
+      }
     }
     return start(image, "", templateId, timeout, metadata, envVars, lifecycle, mounts);
   }
@@ -284,6 +308,118 @@ public final class Registry implements AutoCloseable {
     return sandbox;
   }
 
+  // ---- the warm pool ----
+
+  /**
+   * Makes a claimed member a sandbox: its identity bound (held in memory and in the state file,
+   * never in the container's config), the create's policy enforced through the gateway and, when
+   * it allows more than the member's deny-all, its firewall, and the state file written as the
+   * create's commit.
+   *
+   * @return the sandbox, or null when the member was unusable (it is then discarded)
+   */
+  private @Nullable LocalSandbox claim(WarmPool.Member m, String image, String templateId, Duration timeout,
+      Map<String, String> metadata, Map<String, String> envVars, LocalSandbox.Lifecycle lifecycle) {
+    if (!m.image().equals(image) || m.daemon().current() == null) {
+      LOG.info("warm pool member {} is stale or lost its daemon; discarding it", m.id());
+      discardMember(m);
+      return null;
+    }
+    Instant started = Instant.now();
+    LocalSandbox sandbox = new LocalSandbox(m.id(), m.containerId(), templateId, newToken(), metadata, envVars, started,
+        started.plus(timeout), CPU_COUNT, MEMORY_MB, diskSizeMB, lifecycle, List.of(), docker, m.daemon());
+    sandbox.markPooled();
+    try {
+      if (network.isPresent()) {
+        network.get().rebind(m.networkAddress(), m.containerId(), sandbox::egressPolicy);
+        sandbox.networkAddress(m.networkAddress());
+      }
+      record(sandbox);
+    } catch (IOException | RuntimeException e) {
+      LOG.warn("claiming warm pool member {} failed; the create goes cold: {}", m.id(), e.toString());
+      discardMember(m);
+      forget(m.id());
+      return null;
+    }
+    sandbox.onDaemonLost(() -> daemonLost(sandbox));
+    sandboxes.put(m.id(), sandbox);
+    // the name tells `status` and `docker ps` it is claimed; nothing depends on it, so it is not waited for
+    Thread.ofVirtual().name("sandboxes-rename-" + m.id()).start(() -> {
+      try {
+        docker.client().renameContainerCmd(m.containerId()).withName("sandboxes-" + m.id()).exec();
+      } catch (RuntimeException e) {
+        LOG.debug("renaming claimed container of {} failed: {}", m.id(), e.toString());
+      }
+    });
+    sandbox.log("info", "sandbox created from template " + templateId + " (warm pool), ends at " + sandbox.endAt());
+    LOG.atInfo().addKeyValue("event", "sandbox.created").addKeyValue("sandbox", m.id()).addKeyValue("template", templateId)
+        .addKeyValue("container", m.containerId().substring(0, 12)).addKeyValue("endAt", sandbox.endAt())
+        .addKeyValue("warm", true).log("sandbox created");
+    return sandbox;
+  }
+
+  /**
+   * Starts a pool member: no sandbox id, token, metadata, env or deadline in its config (the id it
+   * will take is its hostname and name only), its daemon connected, its firewall deny-all before
+   * it can be handed out.
+   */
+  private WarmPool.Member startMember(String templateId) throws Exception {
+    String image = templates.resolve(templateId);
+    if (image == null) {
+      throw new IOException("template '" + templateId + "' not found");
+    }
+    String id = newSandboxId();
+    Map<String, String> labels = new HashMap<>();
+    labels.put(DockerRuntime.LABEL_OURS, "true");
+    labels.put(DockerRuntime.LABEL_SERVER, serverId);
+    labels.put(DockerRuntime.LABEL_TEMPLATE, templateId);
+    labels.put(WarmPool.LABEL_POOL, "true");
+    // as a cold sandbox's: never inherited from the image, and the disk limit it is held to
+    labels.put(LABEL_FORK_IMAGE, "");
+    labels.put(LABEL_FORK_OF, "");
+    labels.put(LABEL_DISK, Integer.toString(diskSizeMB));
+    List<String> env = new ArrayList<>();
+    network.ifPresent(n -> env.addAll(n.proxyEnv()));
+    SandboxDaemon daemon = SandboxDaemon.open(SandboxDaemon.folderFor(stateDir, id));
+    labels.put(SandboxDaemon.LABEL_FOLDER, daemon.folder().toString());
+    String containerId = null;
+    String ip = null;
+    try {
+      containerId = docker.createAndStart(daemon.apply(new DockerRuntime.ContainerSpec(
+          image, WarmPool.NAME_PREFIX + id, labels, env, id, CPU_COUNT, MEMORY_MB * 1024L * 1024L, PIDS_LIMIT, Map.of(),
+          network.map(io.sandboxes.local.internal.egress.SandboxNetwork::networkName).orElse(null))
+          .withDiskQuotaMB(diskGuard.mechanism() == DiskGuard.Mechanism.QUOTA ? diskSizeMB : 0), daemonBinary));
+      daemon.awaitConnected(SandboxDaemon.CONNECT);
+      if (network.isPresent()) {
+        ip = network.get().attach(containerId, () -> io.sandboxes.local.internal.egress.EgressPolicy.DENY_ALL);
+      }
+      return new WarmPool.Member(id, containerId, templateId, image, daemon, ip);
+    } catch (Exception e) {
+      if (containerId != null) {
+        docker.remove(containerId);
+      }
+      daemon.delete();
+      String gone = ip;
+      network.ifPresent(n -> n.detach(gone));
+      throw e;
+    }
+  }
+
+  private void discardMember(WarmPool.Member m) {
+    try {
+      docker.remove(m.containerId());
+    } catch (RuntimeException e) {
+      LOG.warn("removing warm pool member {} failed: {}", m.id(), e.toString());
+    }
+    m.daemon().delete();
+    network.ifPresent(n -> n.detach(m.networkAddress()));
+  }
+
+  /** @return per template with a pool: how many members are ready now, and how many it keeps */
+  public Map<String, int[]> poolStatus() {
+    return pool.status();
+  }
+
   public Optional<LocalSandbox> find(String id) {
     return Optional.ofNullable(sandboxes.get(id));
   }
@@ -300,6 +436,10 @@ public final class Registry implements AutoCloseable {
 
   /** Docker says a container of this server died or was removed: its sandbox is looked at again. */
   private void containerChanged(String containerId) {
+    WarmPool p = pool;
+    if (p != null) {
+      p.containerGone(containerId);
+    }
     for (LocalSandbox s : sandboxes.values()) {
       if (s.containerId().equals(containerId)) {
         Thread.ofVirtual().name("sandboxes-check-" + s.id()).start(() -> verify(s));
@@ -907,9 +1047,30 @@ public final class Registry implements AutoCloseable {
     if (s.allowInternetAccess() != null) {
       state.put("allowInternetAccess", s.allowInternetAccess());
     }
+    if (s.pooled()) {
+      // a claimed pool member's identity is nowhere in its container's config: this file holds it
+      state.put("pooled", true)
+          .put("template", s.templateId())
+          .put("envdToken", s.envdToken())
+          .put("startedAt", s.startedAt().toString());
+      state.set("metadata", Json.toObject(s.metadata()));
+      state.set("envVars", Json.toObject(s.envVars()));
+      state.set("lifecycle", Json.object()
+          .put("pauseOnTimeout", s.lifecycle().pauseOnTimeout())
+          .put("autoPauseMemory", s.lifecycle().autoPauseMemory())
+          .put("autoResume", s.lifecycle().autoResume())
+          .put("timeoutSeconds", s.lifecycle().timeoutSeconds()));
+    }
     Files.createDirectories(stateDir);
     Path tmp = stateDir.resolve(s.id() + ".json.tmp");
     Files.write(tmp, Json.bytes(state));
+    if (s.pooled()) {
+      try {
+        Files.setPosixFilePermissions(tmp, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+      } catch (UnsupportedOperationException e) {
+        // not a POSIX file system: the folder's own permissions guard the token
+      }
+    }
     Files.move(tmp, stateFile(s.id()), StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
   }
 
@@ -947,12 +1108,23 @@ public final class Registry implements AutoCloseable {
     for (Container c : ours) {
       Map<String, String> labels = c.getLabels();
       String id = labels.get(DockerRuntime.LABEL_SANDBOX_ID);
-      if (id == null) {
-        continue;
+      boolean pooled = false;
+      if (id == null || id.isEmpty()) {
+        if (!"true".equals(labels.get(WarmPool.LABEL_POOL))) {
+          continue;
+        }
+        // a pool member: its id is only in its name; a state file says it was claimed
+        id = memberId(c);
+        if (id == null) {
+          LOG.warn("removing warm pool container {} with an unexpected name", c.getId());
+          docker.remove(c.getId());
+          continue;
+        }
+        pooled = true;
       }
       withContainer.add(id);
       try {
-        adopt(c, labels, id);
+        adopt(c, labels, id, pooled);
       } catch (RuntimeException | IOException e) {
         LOG.warn("could not take back sandbox {} (container {}): {}", id, c.getId(), e.toString());
       }
@@ -1010,7 +1182,24 @@ public final class Registry implements AutoCloseable {
     }
   }
 
-  private void adopt(Container c, Map<String, String> labels, String id) throws IOException {
+  /** The sandbox id in a pool container's name ({@code sandboxes-pool-<id>} or, once claimed, {@code sandboxes-<id>}). */
+  private static @Nullable String memberId(Container c) {
+    String[] names = c.getNames();
+    if (names == null) {
+      return null;
+    }
+    for (String n : names) {
+      String name = n.startsWith("/") ? n.substring(1) : n;
+      String id = name.startsWith(WarmPool.NAME_PREFIX) ? name.substring(WarmPool.NAME_PREFIX.length())
+          : name.startsWith("sandboxes-") ? name.substring("sandboxes-".length()) : null;
+      if (id != null && id.matches("[a-z0-9]{20}")) {
+        return id;
+      }
+    }
+    return null;
+  }
+
+  private void adopt(Container c, Map<String, String> labels, String id, boolean pooled) throws IOException {
     String dockerState;
     try {
       dockerState = String.valueOf(docker.client().inspectContainerCmd(c.getId()).exec().getState().getStatus());
@@ -1019,6 +1208,30 @@ public final class Registry implements AutoCloseable {
       return;
     }
     JsonNode state = readState(id);
+    if (pooled && (state == null || !state.path("pooled").asBoolean(false))) {
+      // a pool member nobody claimed (or whose claim never committed): nobody holds it
+      LOG.info("removing unclaimed warm pool member {} left by an earlier run", id);
+      docker.remove(c.getId());
+      String folder = labels.get(SandboxDaemon.LABEL_FOLDER);
+      if (folder != null && !folder.isEmpty()) {
+        SandboxDaemon.deleteTree(Path.of(folder));
+      }
+      forget(id);
+      return;
+    }
+    // where its identity is: the labels of a cold sandbox, the state file of a claimed pool member
+    Map<String, String> identity = new HashMap<>(labels);
+    if (pooled) {
+      identity.put(LABEL_LIFECYCLE, Json.string(state.path("lifecycle")));
+      identity.put(DockerRuntime.LABEL_TEMPLATE, state.path("template").asText("base"));
+      identity.put(DockerRuntime.LABEL_ENVD_TOKEN, state.path("envdToken").asText(""));
+      identity.put(DockerRuntime.LABEL_METADATA, Json.string(state.path("metadata")));
+      identity.put("io.sandboxes.env", Json.string(state.path("envVars")));
+      identity.put(DockerRuntime.LABEL_STARTED, state.path("startedAt").asText(Instant.now().toString()));
+      identity.put(LABEL_VOLUMES, "[]");
+      identity.remove(DockerRuntime.LABEL_DEADLINE);
+    }
+    labels = identity;
     if (state == null && !Files.exists(stateFile(id))) {
       // no state file: the create never committed (the server stopped before answering it), so
       // nobody holds this sandbox; it is removed, not brought back to live out its deadline
@@ -1073,6 +1286,9 @@ public final class Registry implements AutoCloseable {
         Json.stringMap(Json.parse(labels.getOrDefault("io.sandboxes.env", "{}").getBytes(java.nio.charset.StandardCharsets.UTF_8))),
         Instant.parse(labels.getOrDefault(DockerRuntime.LABEL_STARTED, Instant.now().toString())), endAt,
         CPU_COUNT, MEMORY_MB, diskFromLabel(labels), lifecycle, mountsFromLabel(labels.getOrDefault(LABEL_VOLUMES, "[]")), docker, daemon);
+    if (pooled) {
+      s.markPooled();
+    }
     if (pausedNow) {
       s.markPaused("paused".equals(dockerState));
     }
@@ -1119,6 +1335,7 @@ public final class Registry implements AutoCloseable {
 
   /** Stops the reaper; with {@code killSandboxes} also removes every sandbox this server made. */
   public void close(boolean killSandboxes) {
+    pool.close(); // members are nobody's sandboxes: they go whether or not sandboxes are kept
     events.close();
     diskGuard.close();
     sampler.interrupt();

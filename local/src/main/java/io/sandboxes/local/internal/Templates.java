@@ -117,6 +117,7 @@ public final class Templates {
       // the committed config must not carry the source sandbox's identity
       labels.put(DockerRuntime.LABEL_SANDBOX_ID, "");
       labels.put(DockerRuntime.LABEL_ENVD_TOKEN, "");
+      labels.put(WarmPool.LABEL_POOL, "");
       String tag = Registry.newSandboxId();
       String imageId;
       try {

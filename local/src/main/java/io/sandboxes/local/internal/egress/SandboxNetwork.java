@@ -159,6 +159,22 @@ public final class SandboxNetwork implements AutoCloseable {
     return ip;
   }
 
+  /**
+   * Puts a warm pool member, already attached under deny-all, under its claimant's policy: the
+   * gateway asks the new policy from now on, and the firewall is rewritten when the policy allows
+   * more than the deny-all it has (a rewrite to the same rules would only cost time).
+   */
+  public void rebind(@Nullable String ip, String containerId, Supplier<EgressPolicy> policy) throws IOException {
+    if (ip == null) {
+      throw new IOException("container " + containerId + " has no address on " + NETWORK);
+    }
+    proxy.register(ip, host -> policy.get());
+    EgressPolicy now = policy.get();
+    if (!now.equals(EgressPolicy.DENY_ALL)) {
+      apply(containerId, now);
+    }
+  }
+
   public void detach(@Nullable String ip) {
     if (ip != null) {
       proxy.unregister(ip);

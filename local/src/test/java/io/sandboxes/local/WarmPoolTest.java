@@ -1,0 +1,250 @@
+package io.sandboxes.local;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import io.sandboxes.SandboxInfo;
+import io.sandboxes.SandboxNotFoundException;
+import io.sandboxes.SandboxSpec;
+import io.sandboxes.SandboxState;
+import io.sandboxes.VolumeMount;
+import io.sandboxes.e2b.E2BApi;
+import io.sandboxes.e2b.E2BSandboxProvider;
+import io.sandboxes.e2b.LiveSandbox;
+import io.sandboxes.local.internal.LocalSandbox;
+import io.sandboxes.local.internal.docker.DockerRuntime;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+/** The warm pool, against a real server, real Docker and real HTTP. */
+class WarmPoolTest {
+
+  private static final Duration FILL = Duration.ofSeconds(90);
+
+  private static LocalServer server(int pool) {
+    return LocalServer.builder().warmPool(pool).build().start();
+  }
+
+  private static E2BSandboxProvider client(LocalServer s) {
+    return E2BSandboxProvider.builder().apiUrl(s.apiUrl()).sandboxUrl(s.sandboxUrl()).apiKey(s.apiKey()).build();
+  }
+
+  private static int ready(LocalServer s) {
+    return s.registry().poolStatus().get("base")[0];
+  }
+
+  private static void awaitReady(LocalServer s, int n) {
+    await().atMost(FILL).pollInterval(Duration.ofMillis(100)).until(() -> ready(s) >= n);
+  }
+
+  /** What a process in the sandbox sees of who and where it is. */
+  private static String probe(LiveSandbox s) {
+    return s.exec("echo \"$(hostname)|$(cat /etc/hostname)|$(grep -c \"$(hostname)\" /etc/hosts)|$(whoami)|$(id -u)|$(pwd)|$HOME"
+        + "|${GREETING-unset}|$(env | cut -d= -f1 | grep -v '^GREETING$' | sort | tr '\\n' ,)\"").stdout().strip();
+  }
+
+  @Test
+  @DisplayName("a claimed member is a sandbox like a cold one: id as hostname, user, env, metadata, info, files; and its container config carries no identity")
+  void claimedLikeCold() throws Exception {
+    try (LocalServer server = server(1); E2BSandboxProvider c = client(server); DockerRuntime docker = DockerRuntime.connect()) {
+      E2BApi e2b = c.api();
+      awaitReady(server, 1);
+      SandboxSpec spec = SandboxSpec.defaults().withEnv(Map.of("GREETING", "hi there")).withMetadata(Map.of("owner", "warm-test"));
+      String volume = "warm-" + UUID.randomUUID().toString().substring(0, 8);
+      String volumeId = e2b.createVolume(volume).volumeId();
+      try (LiveSandbox warm = e2b.create(spec);
+           LiveSandbox cold = e2b.create(new SandboxSpec(spec.template(), spec.timeout(), spec.env(), spec.metadata(),
+               spec.onTimeout(), false, List.of(new VolumeMount(volume, "/mnt/v"))))) {
+        LocalSandbox w = server.registry().find(warm.id()).orElseThrow();
+        LocalSandbox k = server.registry().find(cold.id()).orElseThrow();
+        assertThat(w.pooled()).as("the first create takes the ready member").isTrue();
+        assertThat(k.pooled()).as("a create with volume mounts starts cold").isFalse();
+
+        String pw = probe(warm);
+        String pk = probe(cold);
+        assertThat(pw).startsWith(warm.id() + "|" + warm.id() + "|1|user|1000|/home/user|/home/user|hi there|");
+        assertThat(pk).startsWith(cold.id() + "|" + cold.id() + "|1|user|1000|/home/user|/home/user|hi there|");
+        assertThat(pw.substring(pw.lastIndexOf('|'))).as("the same variables").isEqualTo(pk.substring(pk.lastIndexOf('|')));
+
+        SandboxInfo iw = e2b.info(warm.id());
+        SandboxInfo ik = e2b.info(cold.id());
+        assertThat(iw.metadata()).isEqualTo(ik.metadata()).containsEntry("owner", "warm-test");
+        assertThat(iw.templateId()).isEqualTo(ik.templateId());
+        assertThat(iw.state()).isEqualTo(SandboxState.RUNNING);
+        assertThat(iw.cpuCount()).isEqualTo(ik.cpuCount());
+        assertThat(iw.memoryMB()).isEqualTo(ik.memoryMB());
+        assertThat(iw.startedAt()).isAfter(java.time.Instant.now().minusSeconds(60));
+        assertThat(warm.envdVersion()).isEqualTo(cold.envdVersion());
+        warm.writeFile("/home/user/a.txt", "warm");
+        assertThat(warm.readFile("/home/user/a.txt")).isEqualTo("warm");
+        assertThat(warm.exec("stat -c %U /home/user/a.txt").stdout()).isEqualTo("user\n");
+
+        // nothing of the sandbox's identity in the member's container config
+        var config = docker.client().inspectContainerCmd(w.containerId()).exec().getConfig();
+        assertThat(config.getLabels()).doesNotContainKeys(DockerRuntime.LABEL_SANDBOX_ID, DockerRuntime.LABEL_ENVD_TOKEN,
+            DockerRuntime.LABEL_METADATA, DockerRuntime.LABEL_DEADLINE, "io.sandboxes.env");
+        assertThat(config.getLabels().values()).noneMatch(v -> v.contains(w.envdToken()) || v.contains("warm-test"));
+        assertThat(config.getEnv()).noneMatch(e -> e.startsWith("GREETING="));
+        // once claimed it is renamed like a cold sandbox's container
+        await().atMost(Duration.ofSeconds(10)).until(() ->
+            docker.client().inspectContainerCmd(w.containerId()).exec().getName().equals("/sandboxes-" + warm.id()));
+      } finally {
+        e2b.deleteVolume(volumeId);
+      }
+      awaitReady(server, 1); // refilled in the background
+    }
+  }
+
+  @Test
+  @DisplayName("16 concurrent creates against a pool of 4: 16 distinct sandboxes and containers, no member handed out twice, then refilled")
+  void concurrentCreatesNeverShareAMember() throws Exception {
+    try (LocalServer server = server(4); E2BSandboxProvider c = client(server)) {
+      E2BApi e2b = c.api();
+      awaitReady(server, 4);
+      List<Callable<String>> creates = new ArrayList<>();
+      for (int i = 0; i < 16; i++) {
+        creates.add(() -> e2b.create().id());
+      }
+      List<String> ids = new ArrayList<>();
+      try (ExecutorService pool = Executors.newFixedThreadPool(16)) {
+        for (Future<String> f : pool.invokeAll(creates)) {
+          ids.add(f.get());
+        }
+      }
+      Set<String> containers = new HashSet<>();
+      int warm = 0;
+      for (String id : ids) {
+        LocalSandbox s = server.registry().find(id).orElseThrow();
+        containers.add(s.containerId());
+        warm += s.pooled() ? 1 : 0;
+      }
+      assertThat(new HashSet<>(ids)).hasSize(16);
+      assertThat(containers).as("one container per sandbox").hasSize(16);
+      assertThat(warm).as("the 4 ready members (and any refilled meanwhile) were claimed").isGreaterThanOrEqualTo(4);
+      for (String id : ids) {
+        assertThat(e2b.connect(id).exec("hostname").stdout()).isEqualTo(id + "\n");
+      }
+      awaitReady(server, 4);
+      for (String id : ids) {
+        assertThat(e2b.kill(id)).isTrue();
+      }
+    }
+  }
+
+  private static void policy(LocalServer server, String sandboxId, String json) throws Exception {
+    try (HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build()) {
+      HttpResponse<String> r = http.send(HttpRequest.newBuilder(server.apiUrl().resolve("/sandboxes/" + sandboxId + "/network"))
+          .header("X-API-KEY", server.apiKey()).header("Content-Type", "application/json")
+          .PUT(HttpRequest.BodyPublishers.ofString(json)).build(), HttpResponse.BodyHandlers.ofString());
+      assertThat(r.statusCode()).as(r.body()).isEqualTo(204);
+    }
+  }
+
+  private static String createWithNetwork(LocalServer server, String network) throws Exception {
+    try (HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build()) {
+      HttpResponse<String> r = http.send(HttpRequest.newBuilder(server.apiUrl().resolve("/sandboxes"))
+          .header("X-API-KEY", server.apiKey()).header("Content-Type", "application/json")
+          .POST(HttpRequest.BodyPublishers.ofString("{\"templateID\":\"base\",\"timeout\":120"
+              + (network == null ? "" : ",\"network\":" + network) + "}")).build(), HttpResponse.BodyHandlers.ofString());
+      assertThat(r.statusCode()).as(r.body()).isEqualTo(201);
+      return io.sandboxes.e2b.internal.Json.parse(r.body().getBytes(java.nio.charset.StandardCharsets.UTF_8))
+          .get("sandboxID").asText();
+    }
+  }
+
+  @Test
+  @DisplayName("policy before hand-out: a claimed member with no policy reaches nothing; one created with an allow-list reaches the allowed witness only")
+  void policyAppliedAtClaim() throws Exception {
+    try (LocalServer server = server(2); E2BSandboxProvider c = client(server)) {
+      org.junit.jupiter.api.Assumptions.assumeTrue(server.egressEnforced(), "egress needs root, nsenter and iptables");
+      E2BApi e2b = c.api();
+      awaitReady(server, 2);
+      var p = server.egressProbe();
+      String curl = "curl -s -o /dev/null -m 5 -w '%{http_code}' http://";
+      String closed = createWithNetwork(server, null);
+      String open = createWithNetwork(server, "{\"allowOut\":[\"" + p.allowedHost() + "\"]}");
+      assertThat(server.registry().find(closed).orElseThrow().pooled()).isTrue();
+      assertThat(server.registry().find(open).orElseThrow().pooled()).isTrue();
+      assertThat(e2b.connect(closed).exec(curl + p.allowedHost() + "/").stdout()).isEqualTo("000");
+      assertThat(e2b.connect(closed).exec(curl + p.rawIp() + "/").stdout()).isEqualTo("000");
+      assertThat(e2b.connect(open).exec(curl + p.allowedHost() + "/").stdout()).isEqualTo("200");
+      assertThat(e2b.connect(open).exec(curl + p.deniedHost() + "/").stdout()).isNotEqualTo("200");
+      assertThat(e2b.connect(open).exec("curl -s -o /dev/null -m 5 -w '%{http_code}' --noproxy '*' http://" + p.rawIp() + "/")
+          .stdout()).isEqualTo("000");
+      // and a policy set later still reaches the firewall of a claimed member
+      policy(server, open, "{}");
+      assertThat(e2b.connect(open).exec(curl + p.allowedHost() + "/").stdout()).isEqualTo("000");
+      e2b.kill(closed);
+      e2b.kill(open);
+    }
+  }
+
+  /** A container as a server that died mid-refill (or mid-claim, before the commit) leaves it. */
+  private static String plantMember(DockerRuntime docker, String serverId, String name) {
+    var labels = Map.of(DockerRuntime.LABEL_OURS, "true", DockerRuntime.LABEL_SERVER, serverId,
+        DockerRuntime.LABEL_TEMPLATE, "base", "io.sandboxes.pool-member", "true");
+    return docker.createAndStart(new DockerRuntime.ContainerSpec(
+        io.sandboxes.local.internal.docker.BaseImage.reference(), name, labels, List.of(), "planted", 1, 64L << 20, 64, Map.of(), null));
+  }
+
+  @Test
+  @DisplayName("restart: a claimed member comes back with its identity from the state file (twice); unclaimed and uncommitted members are removed")
+  void restartKeepsClaimedRemovesUnclaimed() throws Exception {
+    String id = "warm-restart-" + UUID.randomUUID().toString().substring(0, 8);
+    Path state = Files.createTempDirectory("sandboxes-state-");
+    String key = "e2b_" + UUID.randomUUID().toString().replace("-", "");
+    LocalServer.Builder b = LocalServer.builder().serverId(id).stateDir(state).apiKey(key).keepSandboxesOnClose(true).warmPool(1);
+    String claimed;
+    String token;
+    try (DockerRuntime docker = DockerRuntime.connect()) {
+      try (LocalServer first = b.build().start(); E2BSandboxProvider c = client(first)) {
+        awaitReady(first, 1);
+        LiveSandbox s = c.api().create(SandboxSpec.defaults().withEnv(Map.of("GREETING", "kept")).withMetadata(Map.of("k", "v")));
+        claimed = s.id();
+        assertThat(first.registry().find(claimed).orElseThrow().pooled()).isTrue();
+        token = first.registry().find(claimed).orElseThrow().envdToken();
+        awaitReady(first, 1);
+      }
+      // closing removed the unclaimed member even though sandboxes are kept
+      assertThat(docker.listOurs()).noneMatch(k -> id.equals(k.getLabels().get(DockerRuntime.LABEL_SERVER))
+          && k.getNames()[0].startsWith("/sandboxes-pool-"));
+      // what a kill -9 leaves: a member mid-refill, and a member claimed but never committed (renamed, no state file)
+      String midRefill = plantMember(docker, id, "sandboxes-pool-" + io.sandboxes.local.internal.Registry.newSandboxId());
+      String midClaim = plantMember(docker, id, "sandboxes-" + io.sandboxes.local.internal.Registry.newSandboxId());
+      for (int round = 0; round < 2; round++) {
+        try (LocalServer again = b.build().start(); E2BSandboxProvider c = client(again)) {
+          assertThat(docker.client().listContainersCmd().withShowAll(true).withIdFilter(List.of(midRefill, midClaim)).exec())
+              .as("members nobody claimed are removed").isEmpty();
+          LocalSandbox back = again.registry().find(claimed).orElseThrow();
+          assertThat(back.pooled()).isTrue();
+          assertThat(back.envdToken()).isEqualTo(token);
+          assertThat(c.api().info(claimed).metadata()).containsEntry("k", "v");
+          assertThat(c.api().connect(claimed).exec("echo $GREETING; hostname").stdout()).isEqualTo("kept\n" + claimed + "\n");
+          awaitReady(again, 1);
+        }
+      }
+      try (LocalServer last = b.keepSandboxesOnClose(false).build().start(); E2BSandboxProvider c = client(last)) {
+        assertThat(c.api().kill(claimed)).isTrue();
+        assertThatThrownBy(() -> c.api().info(claimed)).isInstanceOf(SandboxNotFoundException.class);
+      }
+      assertThat(docker.listOurs()).noneMatch(k -> id.equals(k.getLabels().get(DockerRuntime.LABEL_SERVER)));
+    }
+  }
+}
