@@ -184,6 +184,8 @@ class WarmPoolTest {
       assertThat(server.registry().find(open).orElseThrow().pooled()).isTrue();
       assertThat(e2b.connect(closed).exec(curl + p.allowedHost() + "/").stdout()).isEqualTo("000");
       assertThat(e2b.connect(closed).exec(curl + p.rawIp() + "/").stdout()).isEqualTo("000");
+      assertThat(e2b.connect(closed).exec("curl -s -o /dev/null -m 5 -w '%{http_code}' --noproxy '*' http://" + p.rawIp() + "/")
+          .stdout()).as("the member's own firewall is deny-all").isEqualTo("000");
       assertThat(e2b.connect(open).exec(curl + p.allowedHost() + "/").stdout()).isEqualTo("200");
       assertThat(e2b.connect(open).exec(curl + p.deniedHost() + "/").stdout()).isNotEqualTo("200");
       assertThat(e2b.connect(open).exec("curl -s -o /dev/null -m 5 -w '%{http_code}' --noproxy '*' http://" + p.rawIp() + "/")
