@@ -249,6 +249,18 @@ public final class LocalServer implements AutoCloseable {
         java.util.List.of(SandboxNetwork.ALLOWED_WITNESS), "http");
   }
 
+  /**
+   * How many pre-started sandboxes are ready to be claimed now, per template that has a warm
+   * pool (see {@link Builder#warmPool(String, int)}); only after {@link #start()}.
+   *
+   * @return template id to ready members, in no particular order
+   */
+  public java.util.Map<String, Integer> warmPoolReady() {
+    java.util.Map<String, Integer> out = new java.util.HashMap<>();
+    registry().poolStatus().forEach((t, n) -> out.put(t, n[0]));
+    return out;
+  }
+
   /** The sandboxes, for this module's tests; only after {@link #start()}. */
   Registry registry() {
     return Objects.requireNonNull(registry, "not started");

@@ -247,6 +247,12 @@ class WarmPoolTest {
         assertThatThrownBy(() -> c.api().info(claimed)).isInstanceOf(SandboxNotFoundException.class);
       }
       assertThat(docker.listOurs()).noneMatch(k -> id.equals(k.getLabels().get(DockerRuntime.LABEL_SERVER)));
+    } finally {
+      // a failed run must not leave this test's containers behind
+      try (DockerRuntime docker = DockerRuntime.connect()) {
+        docker.listOurs().stream().filter(k -> id.equals(k.getLabels().get(DockerRuntime.LABEL_SERVER)))
+            .forEach(k -> docker.remove(k.getId()));
+      }
     }
   }
 }

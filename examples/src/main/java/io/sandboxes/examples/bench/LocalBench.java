@@ -17,7 +17,9 @@ import java.util.List;
  * Measures the local runtime: time to create a sandbox (create request to a handle that has run
  * a command), time for an {@code echo} round trip, a 1 MiB file write and read, a 256 MiB read,
  * an HTTP GET through a forwarded port (preview URL), pause, resume, snapshot, a PTY keystroke,
- * and kill.
+ * and kill, on a server without a warm pool; then, on a server with the default warm pool, a
+ * create with a member ready and its first exec, and a burst of 20 creates at once on each
+ * server (p50, p90, errors) beside 20 raw create+starts at once.
  * Prints median and 90th percentile in milliseconds, then the figures that have a raw Docker
  * baseline (create+start, {@code bash -l -c 'echo hi'}, {@code cat} of 1 MiB both ways, 50 MB of
  * stdout, 8 commands in parallel) beside that baseline, measured in the same run through the
@@ -32,7 +34,8 @@ public final class LocalBench {
   public static void main(String[] args) throws Exception {
     int creates = args.length > 0 ? Integer.parseInt(args[0]) : 10;
     int echoes = args.length > 1 ? Integer.parseInt(args[1]) : 100;
-    try (LocalServer server = LocalServer.builder().build().start();
+    // the cold server has no warm pool, so every create below starts a container
+    try (LocalServer server = LocalServer.builder().warmPool(0).build().start();
          SandboxClient client = Sandboxes.at(server.apiUrl(), server.sandboxUrl(), server.apiKey())) {
       E2BSandboxProvider provider = client.provider();
       E2BApi sandboxes = provider.api();
@@ -128,9 +131,16 @@ public final class LocalBench {
         sandboxes.deleteTemplate("bench-snapshot:default");
         pty.addAll(PtyRoundTrip.measure(provider, server.apiKey(), s, 20));
       }
+      Creates warm = warmCreates(creates);
+      Burst coldBurst = burst(sandboxes, BURST);
       report("create (request to handle)", create);
       report("first exec after create", firstExec);
       report("kill", kill);
+      report("warm create (pool member ready)", warm.create());
+      report("first exec after warm create", warm.firstExec());
+      report("burst of " + BURST + ", warm pool " + LocalServer.DEFAULT_WARM_POOL, warm.burst().times());
+      report("burst of " + BURST + ", cold", coldBurst.times());
+      System.out.printf("burst errors: warm pool %d, cold %d%n", warm.burst().errors(), coldBurst.errors());
       report("echo round trip", echo);
       report("write 1 MiB", write);
       report("read 1 MiB", read);
@@ -141,19 +151,130 @@ public final class LocalBench {
       report("snapshot", snapshot);
       report("PTY keystroke to echo", pty);
       System.out.println();
-      baselines(sandboxes, Measure.median(create), Measure.median(echo), Measure.median(write), Measure.median(read));
+      baselines(sandboxes, Measure.median(create), Measure.median(echo), Measure.median(write), Measure.median(read),
+          warm, coldBurst);
     }
   }
 
   private static final long STDOUT_BYTES = 50_000_000L;
 
   /** Our figures beside raw Docker's, on the same image in the same run. */
-  private static void baselines(E2BApi sandboxes, double create, double echo, double write, double read) throws Exception {
+  private static final int BURST = 20;
+
+  /** Per-request times of a burst and how many of its creates failed. */
+  private record Burst(List<Double> times, int errors) {}
+
+  /** What the warm server measured. */
+  private record Creates(List<Double> create, List<Double> firstExec, Burst burst) {}
+
+  /**
+   * Creates on a server with a warm pool: one at a time with a member ready (the pool is let
+   * refill before each), then a burst against the default pool size.
+   */
+  private static Creates warmCreates(int n) throws Exception {
+    List<Double> create = new ArrayList<>();
+    List<Double> firstExec = new ArrayList<>();
+    Burst burst;
+    try (LocalServer server = LocalServer.builder().build().start();
+         SandboxClient client = Sandboxes.at(server.apiUrl(), server.sandboxUrl(), server.apiKey())) {
+      E2BApi sandboxes = client.provider().api();
+      for (int i = -2; i < n; i++) { // two to warm up
+        awaitFull(server);
+        long t0 = System.nanoTime();
+        LiveSandbox s = sandboxes.create();
+        long t1 = System.nanoTime();
+        s.exec("true");
+        long t2 = System.nanoTime();
+        s.close();
+        if (i >= 0) {
+          create.add(ms(t1 - t0));
+          firstExec.add(ms(t2 - t1));
+        }
+      }
+      awaitFull(server);
+      burst = burst(sandboxes, BURST);
+    }
+    return new Creates(create, firstExec, burst);
+  }
+
+  private static void awaitFull(LocalServer server) throws InterruptedException {
+    long deadline = System.nanoTime() + 120_000_000_000L;
+    while (server.warmPoolReady().getOrDefault("base", 0) < LocalServer.DEFAULT_WARM_POOL) {
+      if (System.nanoTime() > deadline) {
+        throw new IllegalStateException("the warm pool did not fill in 2 minutes");
+      }
+      Thread.sleep(50);
+    }
+  }
+
+  /** {@code n} creates at once; each is timed from its request to its handle, then all are killed. */
+  private static Burst burst(E2BApi sandboxes, int n) throws Exception {
+    List<java.util.concurrent.Callable<Object>> ops = new ArrayList<>();
+    List<Double> times = Collections.synchronizedList(new ArrayList<>());
+    List<LiveSandbox> made = Collections.synchronizedList(new ArrayList<>());
+    for (int i = 0; i < n; i++) {
+      ops.add(() -> {
+        long t0 = System.nanoTime();
+        LiveSandbox s = sandboxes.create();
+        times.add(ms(System.nanoTime() - t0));
+        made.add(s);
+        return null;
+      });
+    }
+    int errors = 0;
+    try (java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(n)) {
+      for (java.util.concurrent.Future<Object> f : pool.invokeAll(ops)) {
+        try {
+          f.get();
+        } catch (java.util.concurrent.ExecutionException e) {
+          errors++;
+          System.err.println("burst create failed: " + e.getCause());
+        }
+      }
+    }
+    made.forEach(LiveSandbox::close);
+    return new Burst(List.copyOf(times), errors);
+  }
+
+  /** {@code n} raw create+start at once, timed each, then removed. */
+  private static Burst rawBurst(DockerRuntime docker, int n) throws Exception {
+    List<java.util.concurrent.Callable<String>> ops = new ArrayList<>();
+    List<Double> times = Collections.synchronizedList(new ArrayList<>());
+    for (int i = 0; i < n; i++) {
+      ops.add(() -> {
+        long t0 = System.nanoTime();
+        String id = docker.createAndStart(rawSpec());
+        times.add(ms(System.nanoTime() - t0));
+        return id;
+      });
+    }
+    int errors = 0;
+    try (java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(n)) {
+      for (java.util.concurrent.Future<String> f : pool.invokeAll(ops)) {
+        try {
+          docker.remove(f.get());
+        } catch (java.util.concurrent.ExecutionException e) {
+          errors++;
+        }
+      }
+    }
+    return new Burst(List.copyOf(times), errors);
+  }
+
+  private static double p90(List<Double> samples) {
+    List<Double> s = new ArrayList<>(samples);
+    Collections.sort(s);
+    return s.get(Math.min(s.size() - 1, (int) Math.ceil(s.size() * 0.9) - 1));
+  }
+
+  private static void baselines(E2BApi sandboxes, double create, double echo, double write, double read, Creates warm,
+      Burst coldBurst) throws Exception {
     int rounds = 20;
     byte[] mib = new byte[1 << 20];
     String stdoutCommand = "head -c " + STDOUT_BYTES + " /dev/zero";
     try (DockerRuntime docker = DockerRuntime.connect()) {
       double rawCreate = Measure.medianMs(10, () -> docker.remove(docker.createAndStart(rawSpec())));
+      Burst rawBurst = rawBurst(docker, BURST);
       String id = docker.createAndStart(rawSpec());
       try (LiveSandbox s = sandboxes.create()) {
         RawDocker raw = new RawDocker(docker, id);
@@ -167,6 +288,15 @@ public final class LocalBench {
         double ourPar = Measure.perSecond(40, 8, () -> Measure.check(s.exec("echo hi").stdout().equals("hi\n"), "echo"));
         Measure.header("ours");
         Measure.row("create (ms; raw: create+start, network none)", rawCreate, create);
+        Measure.row("warm create (ms; raw: create+start)", rawCreate, Measure.median(warm.create()));
+        Measure.row("burst of " + BURST + ", warm pool, p50 (ms; raw burst)", Measure.median(rawBurst.times()),
+            Measure.median(warm.burst().times()));
+        Measure.row("burst of " + BURST + ", warm pool, p90 (ms; raw burst)", p90(rawBurst.times()), p90(warm.burst().times()));
+        Measure.row("burst of " + BURST + ", cold, p50 (ms; raw burst)", Measure.median(rawBurst.times()),
+            Measure.median(coldBurst.times()));
+        Measure.row("burst of " + BURST + ", cold, p90 (ms; raw burst)", p90(rawBurst.times()), p90(coldBurst.times()));
+        System.out.printf("burst errors: raw %d, warm pool %d, cold %d%n", rawBurst.errors(), warm.burst().errors(),
+            coldBurst.errors());
         Measure.row("echo round trip (ms; raw: exec bash -l -c)", rawEchoMs, echo);
         Measure.row("write 1 MiB (ms; raw: exec sh -c 'cat >')", rawWrite, write);
         Measure.row("read 1 MiB (ms; raw: exec cat)", rawRead, read);
