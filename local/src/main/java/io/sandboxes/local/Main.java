@@ -193,6 +193,7 @@ public final class Main {
     out.printf("%-22s %-22s %-9s %-26s %-26s %s%n", "SANDBOX", "SERVER", "DOCKER", "STARTED", "FIRST DEADLINE", "TEMPLATE");
     // server and template to how many unclaimed pool members
     java.util.Map<String, Integer> pools = new java.util.TreeMap<>();
+    java.util.List<String> members = new java.util.ArrayList<>();
     int sandboxes = 0;
     for (com.github.dockerjava.api.model.Container c : ours) {
       java.util.Map<String, String> l = c.getLabels();
@@ -202,6 +203,8 @@ public final class Main {
       if (member && name.startsWith("sandboxes-pool-")) {
         pools.merge(l.getOrDefault(DockerRuntime.LABEL_SERVER, "?") + " " + l.getOrDefault(DockerRuntime.LABEL_TEMPLATE, "?"), 1,
             Integer::sum);
+        members.add(String.format("%-22s %-22s %-9s %s", name.substring("sandboxes-pool-".length()),
+            l.getOrDefault(DockerRuntime.LABEL_SERVER, "?"), c.getState(), l.getOrDefault(DockerRuntime.LABEL_TEMPLATE, "?")));
         continue;
       }
       if (id.isEmpty()) {
@@ -222,6 +225,9 @@ public final class Main {
         String[] st = k.split(" ", 2);
         out.printf("%-22s %-22s %d%n", st[0], st[1], n);
       });
+      // a member just claimed is renamed a moment after its create answers; until then it is listed here
+      out.printf("%n%-22s %-22s %-9s %s%n", "MEMBER (ID IT TAKES)", "SERVER", "DOCKER", "TEMPLATE");
+      members.forEach(out::println);
     }
     return 0;
   }
