@@ -48,7 +48,7 @@ class ForkTest {
 
   @BeforeAll
   static void start() {
-    server = LocalServer.builder().serverId(SERVER_ID).build().start();
+    server = LocalServer.builder().serverId(SERVER_ID).warmPool(0).build().start(); // its container counts are forks and parents only
     provider = E2BSandboxProvider.builder().apiUrl(server.apiUrl()).sandboxUrl(server.sandboxUrl()).apiKey(server.apiKey()).build();
     e2b = provider.api();
     docker = DockerRuntime.connect();
@@ -159,7 +159,7 @@ class ForkTest {
       }
     }
     // a server starting with this id removes the fork images nothing uses; a snapshot is no fork image
-    try (LocalServer again = LocalServer.builder().serverId(SERVER_ID).stateDir(java.nio.file.Files.createTempDirectory("fork-test-"))
+    try (LocalServer again = LocalServer.builder().serverId(SERVER_ID).warmPool(0).stateDir(java.nio.file.Files.createTempDirectory("fork-test-"))
         .build().start()) {
       assertThat(again.registry().list()).isEmpty();
     }
