@@ -99,7 +99,7 @@ class SurfaceCasesTest {
         // a wrong envd token, sent to the real daemon endpoint: the server refuses it (and may log that)
         try (E2BSandboxProvider wrongToken = E2BSandboxProvider.builder().apiUrl(h.api.url()).sandboxUrl(h.envd.url())
             .apiKey(server.apiKey()).environment(Map.of()).build()) {
-          h.api.on(FaultServer.route("POST", "/sandboxes/" + s.id() + "/connect"), (req, resp, cb) -> FaultServer.json(200,
+          h.api.on(FaultServer.route("POST", "/v2/sandboxes/" + s.id() + "/connect"), (req, resp, cb) -> FaultServer.json(200,
               "{\"sandboxID\":\"" + s.id() + "\",\"templateID\":\"base\",\"envdVersion\":\"0.6.13\",\"envdAccessToken\":\"envdtok_wrong_0123456789\"}")
               .answer(req, resp, cb));
           texts.add(catchThrowable(() -> wrongToken.api().connect(s.id()).exec("true")).toString());
