@@ -34,8 +34,9 @@ class DaemonRestartTest {
 
       // the kill runs under the worker it kills, so its own call is in flight when the worker dies
       Throwable killer = catchThrowable(() -> s.exec("sudo kill -9 " + worker + "; sleep 5; echo survived"));
-      assertThat(killer).as("a call whose daemon died reports no exit").isInstanceOf(SandboxException.class)
-          .hasMessageContaining("outcome cannot be observed");
+      // the worker can die before or after it reported the start: either way an honest error
+      assertThat(killer).as("a call whose daemon died reports no exit").isInstanceOf(SandboxException.class);
+      assertThat(killer.getMessage()).containsAnyOf("outcome cannot be observed", "could not be reached");
 
       ProcessExit exit = sleeperExit.get(15, TimeUnit.SECONDS);
       assertThat(exit.exitCode()).as("not a made-up success").isEqualTo(-1);

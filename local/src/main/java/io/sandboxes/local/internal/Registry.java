@@ -569,10 +569,12 @@ public final class Registry implements AutoCloseable {
         Thread.currentThread().interrupt();
         return false;
       }
-      if (v == Verdict.ENDED) {
+      // a sandbox no longer registered was ended by whoever removed it (a kill cuts its streams,
+      // an outside end gives them its reason): the process's stream is theirs to end
+      if (v == Verdict.ENDED || sandboxes.get(s.id()) != s) {
         return true;
       }
-      if (v == Verdict.UNKNOWN || sandboxes.get(s.id()) != s || (s.paused() && !s.memoryKept())
+      if (v == Verdict.UNKNOWN || (s.paused() && !s.memoryKept())
           || System.nanoTime() - deadline > 0) {
         return false;
       }
