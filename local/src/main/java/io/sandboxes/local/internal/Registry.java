@@ -84,8 +84,11 @@ public final class Registry implements AutoCloseable {
           return size() > ENDED_KEPT;
         }
       });
-  /** How long a process whose daemon connection dropped waits to learn whether the sandbox died. */
-  private static final Duration LOST_CHECK = Duration.ofSeconds(2);
+  /**
+   * How long a process whose daemon connection dropped waits to learn whether the sandbox died
+   * (a loaded Docker has taken over 2 s to mark a killed container exited).
+   */
+  private static final Duration LOST_CHECK = Duration.ofSeconds(5);
   private final ContainerEvents events;
   private final int diskSizeMB;
   private final DiskGuard diskGuard;
