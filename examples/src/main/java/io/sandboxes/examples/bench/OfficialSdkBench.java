@@ -10,6 +10,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -20,6 +21,11 @@ import java.util.concurrent.TimeUnit;
  * same run: an echo round trip ({@code commands.run('echo hi')} against a {@code docker exec} of
  * {@code bash -l -c 'echo hi'}) and 50 MB of stdout. Needs Node and npm; installs the SDK version
  * the conformance test pins into {@code target/sdk-bench} on first use.
+ *
+ * <p>It runs the script twice: once straight at the server, once through {@code replay-proxy.mjs},
+ * which answers the 50 MB command from memory after recording it, so the second figure is the
+ * SDK's own ceiling whatever the server does. Each pass also reports MB per CPU-second of the
+ * SDK's process, which a busy machine disturbs less than wall time.
  *
  * <p>Arguments: the folder holding the pinned {@code package.json} and {@code package-lock.json}
  * (default {@code ../local/src/test/node}, from the examples module).
@@ -34,7 +40,9 @@ public final class OfficialSdkBench {
     for (String f : List.of("package.json", "package-lock.json")) {
       Files.copy(pinned.resolve(f), work.resolve(f), StandardCopyOption.REPLACE_EXISTING);
     }
-    Files.copy(Path.of("src", "main", "node", "sdk-bench.mjs"), work.resolve("sdk-bench.mjs"), StandardCopyOption.REPLACE_EXISTING);
+    for (String f : List.of("sdk-bench.mjs", "replay-proxy.mjs")) {
+      Files.copy(Path.of("src", "main", "node", f), work.resolve(f), StandardCopyOption.REPLACE_EXISTING);
+    }
     if (!Files.isDirectory(work.resolve("node_modules").resolve("e2b"))) {
       run(work, Map.of(), "npm", "ci", "--no-audit", "--no-fund", "--loglevel=error");
     }
@@ -47,17 +55,28 @@ public final class OfficialSdkBench {
         RawDocker raw = new RawDocker(docker, id);
         double rawEcho = Measure.medianMs(40, raw.echo());
         double rawOut = bytes / 1e6 / (Measure.medianMs(5, raw.stdout(bytes)) / 1e3);
-        String line = run(work, Map.of("E2B_API_URL", server.apiUrl().toString(), "E2B_SANDBOX_URL", server.sandboxUrl().toString(),
-            "E2B_API_KEY", server.apiKey(), "STDOUT_BYTES", Long.toString(bytes)), "node", "sdk-bench.mjs");
-        JsonNode sdk = new ObjectMapper().readTree(line.lines().filter(l -> l.startsWith("{")).reduce((a, b) -> b).orElseThrow(
-            () -> new IllegalStateException("the node script printed no figures:\n" + line)));
+        Map<String, String> env = Map.of("E2B_API_URL", server.apiUrl().toString(), "E2B_SANDBOX_URL", server.sandboxUrl().toString(),
+            "E2B_API_KEY", server.apiKey(), "STDOUT_BYTES", Long.toString(bytes));
+        JsonNode sdk = figures(run(work, env, "node", "sdk-bench.mjs"));
+        Map<String, String> replayed = new HashMap<>(env);
+        replayed.put("REPLAY", "1");
+        JsonNode ceiling = figures(run(work, replayed, "node", "sdk-bench.mjs"));
         Measure.header("official SDK");
         Measure.row("echo round trip (ms; raw: exec bash -l -c)", rawEcho, sdk.path("echoMs").asDouble());
         Measure.row("50 MB stdout (MB/s)", rawOut, sdk.path("stdoutMBps").asDouble());
+        Measure.row("  the SDK's own CPU on it (MB per CPU-second)", rawOut, sdk.path("stdoutCpuMBps").asDouble());
+        Measure.row("50 MB stdout replayed from memory (MB/s)", rawOut, ceiling.path("stdoutMBps").asDouble());
+        Measure.row("  the SDK's own CPU on it (MB per CPU-second)", rawOut, ceiling.path("stdoutCpuMBps").asDouble());
       } finally {
         docker.remove(id);
       }
     }
+  }
+
+  /** The last JSON line the node script printed. */
+  private static JsonNode figures(String output) throws IOException {
+    return new ObjectMapper().readTree(output.lines().filter(l -> l.startsWith("{")).reduce((a, b) -> b).orElseThrow(
+        () -> new IllegalStateException("the node script printed no figures:\n" + output)));
   }
 
   private static String run(Path dir, Map<String, String> env, String... command) throws IOException, InterruptedException {
