@@ -57,8 +57,14 @@ public final class LocalServer implements AutoCloseable {
   public static final int DEFAULT_ENVD_PORT = 49983;
   /** The control-plane port a standalone server uses by default. */
   public static final int DEFAULT_API_PORT = 3000;
-  /** How long a request's headers or body may stall, and an idle connection wait, by default. */
+  /** How long a request's headers or body may stall, and a new connection wait, by default. */
   public static final Duration DEFAULT_REQUEST_IDLE_TIMEOUT = Duration.ofSeconds(30);
+  /**
+   * How long a connection is kept between an answer and its next request, by default: longer
+   * than the common HTTP clients keep theirs (the JDK's 30 s, Node's 4 s), so the client, not the
+   * server, is the one that drops an idle connection, and never one it is about to reuse.
+   */
+  public static final Duration DEFAULT_KEEP_ALIVE_TIMEOUT = Duration.ofSeconds(65);
   /** How many pre-started {@code base} sandboxes a server keeps ready unless told otherwise. */
   public static final int DEFAULT_WARM_POOL = 2;
   /**
@@ -139,7 +145,7 @@ public final class LocalServer implements AutoCloseable {
         }
         return apiHandler.handle(request, response, callback);
       }
-    }, config.requestIdleTimeout, ANSWER_IDLE_TIMEOUT));
+    }, config.requestIdleTimeout, ANSWER_IDLE_TIMEOUT, config.keepAliveTimeout));
     server.setStopTimeout(Duration.ofSeconds(2).toMillis());
     try {
       server.start();
@@ -362,6 +368,7 @@ public final class LocalServer implements AutoCloseable {
     private boolean internetByDefault;
     private boolean allowedWitness = true;
     private Duration requestIdleTimeout = DEFAULT_REQUEST_IDLE_TIMEOUT;
+    private Duration keepAliveTimeout = DEFAULT_KEEP_ALIVE_TIMEOUT;
     private int diskSizeMB = Registry.DEFAULT_DISK_SIZE_MB;
     private final java.util.Map<String, Integer> warmPool = new java.util.LinkedHashMap<>(
         java.util.Map.of(Templates.BASE, DEFAULT_WARM_POOL));
@@ -399,7 +406,7 @@ public final class LocalServer implements AutoCloseable {
 
     /**
      * Sets how long a client may stall while sending a request's headers or body, and how long
-     * an idle kept-alive connection is held, before the server closes the connection. Answers
+     * a new connection may wait for its first request, before the server closes it. Answers
      * that take long (a process's stream quiet between keepalives, a download a slow client
      * reads) are not cut by it: once a request has been read whole, its connection may be silent
      * for up to five minutes.
@@ -413,6 +420,25 @@ public final class LocalServer implements AutoCloseable {
         throw new IllegalArgumentException("requestIdleTimeout must be between 1 ms and " + ANSWER_IDLE_TIMEOUT + ", got " + timeout);
       }
       this.requestIdleTimeout = timeout;
+      return this;
+    }
+
+    /**
+     * Sets how long a connection is held between an answer and the client's next request. Keep
+     * it longer than the clients' own keep-alive: a client that reuses a connection just as the
+     * server drops it sees its request fail without having reached the server, and clients
+     * retry only idempotent requests (a create or a process start is not retried).
+     *
+     * @param timeout at least one millisecond, at most five minutes; {@link
+     *     #DEFAULT_KEEP_ALIVE_TIMEOUT} by default
+     * @return this
+     */
+    public Builder keepAliveTimeout(Duration timeout) {
+      Objects.requireNonNull(timeout, "timeout");
+      if (timeout.toMillis() < 1 || timeout.compareTo(ANSWER_IDLE_TIMEOUT) > 0) {
+        throw new IllegalArgumentException("keepAliveTimeout must be between 1 ms and " + ANSWER_IDLE_TIMEOUT + ", got " + timeout);
+      }
+      this.keepAliveTimeout = timeout;
       return this;
     }
 

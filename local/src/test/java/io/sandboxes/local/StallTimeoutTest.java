@@ -28,11 +28,14 @@ import org.junit.jupiter.api.TestInstance;
 /**
  * Hardening item 5: a request whose headers or body stall is closed after the short request idle
  * timeout (2 s here, 30 s by default, 5 minutes before), while an answer that is quiet for longer
- * than that (a process stream between keepalives) is not cut.
+ * than that (a process stream between keepalives) is not cut, and a kept-alive connection waits
+ * for its next request under the longer keep-alive timeout.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class StallTimeoutTest {
   private static final Duration SHORT = Duration.ofSeconds(2);
+  /** The keep-alive timeout here: three times the short one. */
+  private static final Duration KEEP = Duration.ofSeconds(6);
   /** The short timeout plus room for a loaded machine; the old 5-minute timeout misses it by far. */
   private static final long CLOSED_WITHIN_MS = 10_000;
 
@@ -43,7 +46,7 @@ class StallTimeoutTest {
 
   @BeforeAll
   void start() throws Exception {
-    server = LocalServer.builder().requestIdleTimeout(SHORT).build().start();
+    server = LocalServer.builder().requestIdleTimeout(SHORT).keepAliveTimeout(KEEP).build().start();
     provider = E2BSandboxProvider.builder().apiUrl(server.apiUrl()).sandboxUrl(server.sandboxUrl()).apiKey(server.apiKey()).build();
     sandbox = provider.api().create();
     token = Tokens.envdToken(server, sandbox.id());
@@ -167,5 +170,55 @@ class StallTimeoutTest {
       }
       assertThat(total).as("bytes received, headers included").isGreaterThan(size);
     }
+  }
+
+  /** Reads one answer's status line and headers; the answers read here have no body. */
+  private static int statusOf(InputStream in) throws Exception {
+    StringBuilder head = new StringBuilder();
+    while (head.length() < 4 || !head.substring(head.length() - 4).equals("\r\n\r\n")) {
+      int b = in.read();
+      if (b < 0) {
+        throw new AssertionError("the server closed the connection before answering; read: " + head);
+      }
+      head.append((char) b);
+    }
+    assertThat(head.toString().toLowerCase(java.util.Locale.ROOT)).doesNotContain("transfer-encoding");
+    return Integer.parseInt(head.substring(9, 12));
+  }
+
+  @Test
+  @DisplayName("a kept-alive connection idle past the request timeout takes the next request, and is closed after the keep-alive timeout")
+  void keptAliveConnectionOutlivesTheRequestTimeout() throws Exception {
+    URI api = server.apiUrl();
+    byte[] health = ("GET /health HTTP/1.1\r\nHost: " + api.getHost() + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII);
+    try (Socket s = new Socket(api.getHost(), api.getPort())) {
+      s.setSoTimeout((int) (KEEP.toMillis() + CLOSED_WITHIN_MS));
+      OutputStream out = s.getOutputStream();
+      InputStream in = s.getInputStream();
+      out.write(health);
+      out.flush();
+      assertThat(statusOf(in)).isEqualTo(204);
+      // the stimulus, not a wait for anything: a client that reuses its connection after twice the request timeout
+      Thread.sleep(2 * SHORT.toMillis());
+      out.write(health);
+      out.flush();
+      assertThat(statusOf(in)).isEqualTo(204);
+      long started = System.nanoTime();
+      try {
+        assertThat(in.read()).as("the server closes the idle connection").isEqualTo(-1);
+      } catch (java.net.SocketException e) {
+        // a reset is a close too
+      }
+      long ms = (System.nanoTime() - started) / 1_000_000;
+      assertThat(ms).isBetween(KEEP.toMillis() - 200, KEEP.toMillis() + CLOSED_WITHIN_MS);
+    }
+  }
+
+  @Test
+  @DisplayName("by default a server keeps idle connections longer than the JDK's HTTP client keeps its own")
+  void defaultKeepAliveOutlastsTheJdkClients() {
+    long jdkSeconds = Long.getLong("jdk.httpclient.keepalive.timeout", 30);
+    assertThat(LocalServer.DEFAULT_KEEP_ALIVE_TIMEOUT).isGreaterThan(Duration.ofSeconds(jdkSeconds));
+    assertThat(LocalServer.DEFAULT_KEEP_ALIVE_TIMEOUT).isGreaterThan(LocalServer.DEFAULT_REQUEST_IDLE_TIMEOUT);
   }
 }

@@ -62,9 +62,18 @@ final class Exchange {
    * next request; saying so lets a client open a new one instead of racing the close.
    */
   private void closeIfBodyUnread() {
-    if (!bodyRead && request.getLength() != 0) {
+    if (!bodyRead && hasBody(request)) {
       response.getHeaders().put(HttpHeader.CONNECTION, "close");
     }
+  }
+
+  /**
+   * Whether a request carries a body: a positive length, or a chunked one. A request with
+   * neither (a GET, as most clients send it) has none, and its connection stays reusable.
+   */
+  static boolean hasBody(Request request) {
+    long length = request.getLength();
+    return length > 0 || (length < 0 && request.getHeaders().contains(HttpHeader.TRANSFER_ENCODING));
   }
 
   /**

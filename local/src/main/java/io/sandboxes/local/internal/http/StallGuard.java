@@ -1,7 +1,6 @@
 package io.sandboxes.local.internal.http;
 
 import java.time.Duration;
-import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.io.Content;
 import org.eclipse.jetty.io.EndPoint;
 import org.eclipse.jetty.server.Handler;
@@ -15,21 +14,28 @@ import org.eclipse.jetty.util.Callback;
  * the connector's short timeout holds, so a client that stalls there is closed soon. Once the
  * whole request has been read, the connection gets the long timeout for as long as the answer
  * takes: a process's or a watch's stream, quiet between keepalives, or a download a slow client
- * reads. When the answer is complete the short timeout holds again.
+ * reads. When the answer is complete the connection waits for its next request under the
+ * keep-alive timeout, which a server should keep longer than its clients' own: a client that
+ * reuses a connection at the moment the server drops it sees a request fail that never reached
+ * the server (the JDK's client keeps idle connections 30 s and retries only idempotent calls).
  */
 public final class StallGuard extends Handler.Wrapper {
   private final long shortMillis;
   private final long longMillis;
+  private final long keepAliveMillis;
 
   /**
    * @param handler what answers the requests
-   * @param stalled the connector's idle timeout: for headers, bodies and idle connections
+   * @param stalled the connector's idle timeout: for headers and bodies, and a new connection's
+   *     wait for its first request
    * @param answering the idle timeout while a request is answered, once it has been read whole
+   * @param keepAlive the idle timeout of a connection between an answer and its next request
    */
-  public StallGuard(Handler handler, Duration stalled, Duration answering) {
+  public StallGuard(Handler handler, Duration stalled, Duration answering, Duration keepAlive) {
     super(handler);
     this.shortMillis = stalled.toMillis();
     this.longMillis = Math.max(answering.toMillis(), shortMillis);
+    this.keepAliveMillis = keepAlive.toMillis();
   }
 
   @Override
@@ -38,7 +44,7 @@ public final class StallGuard extends Handler.Wrapper {
     Callback restoring = new Callback.Nested(callback) {
       @Override
       public void succeeded() {
-        endPoint.setIdleTimeout(shortMillis);
+        endPoint.setIdleTimeout(keepAliveMillis); // answered whole: the connection may be reused
         super.succeeded();
       }
 
@@ -48,8 +54,7 @@ public final class StallGuard extends Handler.Wrapper {
         super.failed(x);
       }
     };
-    boolean body = request.getLength() > 0 || request.getHeaders().contains(HttpHeader.TRANSFER_ENCODING);
-    if (!body) {
+    if (!Exchange.hasBody(request)) {
       endPoint.setIdleTimeout(longMillis);
       return handled(endPoint, request, response, restoring);
     }
