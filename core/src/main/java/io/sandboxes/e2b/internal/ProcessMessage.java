@@ -22,6 +22,9 @@ import org.jspecify.annotations.Nullable;
  * @param event the {@code event} object of a message that is not output; null for output
  */
 public record ProcessMessage(@Nullable Channel channel, byte @Nullable [] output, @Nullable JsonNode event) {
+  static {
+    Base64Warmup.start(); // output is decoded in few, large calls: see there
+  }
 
   /** Where output came from. */
   public enum Channel {

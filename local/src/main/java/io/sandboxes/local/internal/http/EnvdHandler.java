@@ -3,6 +3,7 @@ package io.sandboxes.local.internal.http;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.sandboxes.e2b.internal.Base64Warmup;
 import io.sandboxes.e2b.internal.Connect;
 import io.sandboxes.e2b.internal.Json;
 import io.sandboxes.local.internal.DirWatch;
@@ -52,6 +53,7 @@ public final class EnvdHandler extends Handler.Abstract {
   private final Registry registry;
 
   public EnvdHandler(Registry registry) {
+    Base64Warmup.start(); // output is encoded in few, large calls: see there
     this.registry = registry;
   }
 
