@@ -415,12 +415,16 @@ public final class LocalServer implements AutoCloseable {
      * @return this
      */
     public Builder requestIdleTimeout(Duration timeout) {
-      Objects.requireNonNull(timeout, "timeout");
-      if (timeout.toMillis() < 1 || timeout.compareTo(ANSWER_IDLE_TIMEOUT) > 0) {
-        throw new IllegalArgumentException("requestIdleTimeout must be between 1 ms and " + ANSWER_IDLE_TIMEOUT + ", got " + timeout);
-      }
-      this.requestIdleTimeout = timeout;
+      this.requestIdleTimeout = idleTimeout("requestIdleTimeout", timeout);
       return this;
+    }
+
+    private static Duration idleTimeout(String what, Duration timeout) {
+      Objects.requireNonNull(timeout, what);
+      if (timeout.toMillis() < 1 || timeout.compareTo(ANSWER_IDLE_TIMEOUT) > 0) {
+        throw new IllegalArgumentException(what + " must be between 1 ms and " + ANSWER_IDLE_TIMEOUT + ", got " + timeout);
+      }
+      return timeout;
     }
 
     /**
@@ -434,11 +438,7 @@ public final class LocalServer implements AutoCloseable {
      * @return this
      */
     public Builder keepAliveTimeout(Duration timeout) {
-      Objects.requireNonNull(timeout, "timeout");
-      if (timeout.toMillis() < 1 || timeout.compareTo(ANSWER_IDLE_TIMEOUT) > 0) {
-        throw new IllegalArgumentException("keepAliveTimeout must be between 1 ms and " + ANSWER_IDLE_TIMEOUT + ", got " + timeout);
-      }
-      this.keepAliveTimeout = timeout;
+      this.keepAliveTimeout = idleTimeout("keepAliveTimeout", timeout);
       return this;
     }
 
