@@ -35,6 +35,7 @@ public final class ReadmeSnippets {
       import io.sandboxes.dsl.*;
       import io.sandboxes.e2b.*;
       import io.sandboxes.junit.*;
+      import io.sandboxes.langchain4j.*;
       import java.io.*;
       import java.nio.file.*;
       import java.time.*;

@@ -24,6 +24,7 @@ public final class Tour {
       examples.put("Volumes and snapshots", VolumesAndSnapshots::run);
       examples.put("Code interpreter", CodeInterpreter::run);
       examples.put("Egress report", EgressReport::run);
+      examples.put("LangChain4j tools", LangChain4jTools::run);
       examples.forEach((title, example) -> {
         out.println("== " + title);
         example.accept(sandboxes, out);

@@ -14,6 +14,8 @@ import io.sandboxes.dsl.SandboxClient;
 import io.sandboxes.dsl.Sandboxes;
 import io.sandboxes.e2b.LiveSandbox;
 import io.sandboxes.e2b.SandboxQuery;
+import io.sandboxes.langchain4j.SandboxCodeExecutionEngine;
+import io.sandboxes.langchain4j.SandboxTools;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -82,6 +84,21 @@ class ReadmeSnippetsTest {
     }
     // end
     assertThat(printed.toString(StandardCharsets.UTF_8)).isEqualTo("1\n");
+  }
+
+  @Test
+  @DisplayName("README: LangChain4j's code execution engine and the tools a model calls, per conversation")
+  void langchain4j() {
+    // snippet:langchain4j
+    try (SandboxClient sandboxes = Sandboxes.local();
+         SandboxCodeExecutionEngine engine = new SandboxCodeExecutionEngine(sandboxes);
+         SandboxTools tools = SandboxTools.builder(sandboxes).outputLimit(2_000).build()) {
+      out.println(engine.execute("print(sum(range(101)))"));
+      // what a model's tool call runs; AiServices.builder(...).tools(tools) offers them to a model
+      out.println(tools.runCommand("alice", "echo hi from alice"));
+    }
+    // end
+    assertThat(printed.toString(StandardCharsets.UTF_8)).isEqualTo("5050\nexit code: 0\nstdout:\nhi from alice\n\n");
   }
 
   @Test

@@ -30,7 +30,8 @@ class ReadmeSnippetsTest {
       "live", "hello from demo\n",
       "lifecycle", "true PAUSED\nkept\ntrue\n",
       "follow", "step 1\nstep 2\nstep 3\ntimed out after: compiling\n",
-      "provider", "1\n");
+      "provider", "1\n",
+      "langchain4j", "5050\nexit code: 0\nstdout:\nhi from alice\n\n");
 
   @Test
   void everyCodeSnippetOfTheReadmeHasAnExpectation() {
