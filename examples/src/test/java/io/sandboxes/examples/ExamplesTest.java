@@ -79,7 +79,7 @@ class ExamplesTest {
 
   @Test
   @Timeout(value = 5, unit = TimeUnit.MINUTES)
-  @DisplayName("the tour, the README's main job, runs every example (hello, files and tar, terminal, volumes and snapshots, code interpreter, egress report) and exits cleanly")
+  @DisplayName("the tour, the README's main job, runs every example (hello, files and tar, terminal, volumes and snapshots, code interpreter, egress report, LangChain4j tools) and exits cleanly")
   void tour() throws Exception {
     Run run = runExample(Tour.class);
     assertThat(run.exitCode()).as(run.output()).isZero();
@@ -96,6 +96,11 @@ class ExamplesTest {
         .contains("== Egress report")
         .anyMatch(l -> l.startsWith("verdict: FILTERED (observed in "))
         .anyMatch(l -> l.startsWith("detail: deny-by-default verified: "))
+        .contains("== LangChain4j tools", "tool run_python [code]: Runs a Python 3 program in your own Linux sandbox and returns its exit code, "
+            + "stdout and stderr. Print what you want to see.", "wrote 21 bytes to /home/user/plan.txt", "1229")
+        .anyMatch(l -> l.startsWith("error: ") && l.contains("/home/user/plan.txt"))
+        .anyMatch(l -> l.matches("\\[\\.\\.\\. \\d+ characters cut; 588895 in all \\.\\.\\.\\]"))
+        .anyMatch(l -> l.matches("engine: 3\\.\\d+\\.\\d+"))
         .endsWith("== tour done");
     assertThat(run.output().lines().filter(l -> l.contains("Exception"))).as(run.output()).isEmpty();
   }
