@@ -1,7 +1,6 @@
 package io.sandboxes.langchain4j;
 
 import dev.langchain4j.code.CodeExecutionEngine;
-import io.sandboxes.ExecResult;
 import io.sandboxes.dsl.SandboxClient;
 import java.time.Duration;
 import java.util.Objects;
@@ -58,17 +57,7 @@ public final class SandboxCodeExecutionEngine implements CodeExecutionEngine, Au
    */
   @Override
   public String execute(String code) {
-    ExecResult r;
-    try {
-      r = tools.python(CONVERSATION, code);
-    } catch (RuntimeException e) {
-      return ToolText.failure(e, tools.outputLimit());
-    }
-    if (r.exitCode() != 0) {
-      return ToolText.result(r, tools.outputLimit());
-    }
-    String out = r.stdout().endsWith("\n") ? r.stdout().substring(0, r.stdout().length() - 1) : r.stdout();
-    return ToolText.bounded(out, tools.outputLimit());
+    return tools.toolkit().pythonOutput(CONVERSATION, code);
   }
 
   /** Kills the engine's sandbox, if one was made. */

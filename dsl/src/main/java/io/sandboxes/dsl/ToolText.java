@@ -1,4 +1,4 @@
-package io.sandboxes.langchain4j;
+package io.sandboxes.dsl;
 
 import io.sandboxes.ExecResult;
 

@@ -1,0 +1,358 @@
+package io.sandboxes.dsl;
+
+import io.sandboxes.DirEntry;
+import io.sandboxes.ExecOptions;
+import io.sandboxes.ExecResult;
+import io.sandboxes.SandboxException;
+import io.sandboxes.e2b.LiveSandbox;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Sandbox operations for agent frameworks, text in and text out, with a sandbox of its own per
+ * conversation: run a shell command, run Python, read, write and list files. The framework
+ * modules ({@code sandboxes-langchain4j}, {@code sandboxes-mcp}) expose these as their tools;
+ * use it directly to wire sandboxes into any other.
+ *
+ * {@snippet :
+ * try (SandboxClient sandboxes = Sandboxes.local();
+ *      SandboxToolkit toolkit = SandboxToolkit.builder(sandboxes).outputLimit(2_000).build()) {
+ *   String answer = toolkit.runCommand("alice", "python3 -c 'print(6 * 7)'"); // "exit code: 0\nstdout:\n42\n"
+ * }
+ * }
+ *
+ * <p>Each conversation (any key: a chat memory id, an MCP session id) gets its own sandbox on its
+ * first call, so two conversations never see each other's files. A sandbox is killed on {@link
+ * #release}, when its sandbox timeout passes, and for all of them at {@link #close}. A null
+ * conversation is the {@code "default"} one.
+ *
+ * <p>Every operation answers text: a command's exit code and its output, each stream cut in the
+ * middle to the output limit with a marker giving its full length; a failure (a file that is not
+ * there, a command over its time, a sandbox that could not be made) as a line starting {@code
+ * error:}, so a model can act on it and its conversation goes on. Egress is whatever the client's
+ * sandboxes get: nothing at all on the local runtime unless {@link Builder#allowOut} says
+ * otherwise.
+ */
+public final class SandboxToolkit implements AutoCloseable {
+  /** The memory id of calls made without one. */
+  public static final String DEFAULT_CONVERSATION = "default";
+
+  private final SandboxClient client;
+  private final @Nullable String template;
+  private final Duration sandboxTimeout;
+  private final Duration commandTimeout;
+  private final int outputLimit;
+  private final List<String> allowOut;
+  private final Map<Object, LiveSandbox> sandboxes = new ConcurrentHashMap<>();
+  private final AtomicBoolean closed = new AtomicBoolean();
+
+  private SandboxToolkit(Builder b) {
+    this.client = b.client;
+    this.template = b.template;
+    this.sandboxTimeout = b.sandboxTimeout;
+    this.commandTimeout = b.commandTimeout;
+    this.outputLimit = b.outputLimit;
+    this.allowOut = List.copyOf(b.allowOut);
+  }
+
+  /**
+   * Starts a toolkit whose sandboxes the given client makes; the client stays the caller's to close.
+   *
+   * @param client where the sandboxes run ({@code Sandboxes.local()}, {@code Sandboxes.e2b()}, ...)
+   * @return a builder
+   */
+  public static Builder builder(SandboxClient client) {
+    return new Builder(Objects.requireNonNull(client, "client"));
+  }
+
+  /**
+   * Runs a bash command line in the conversation's sandbox.
+   *
+   * @param conversation the conversation
+   * @param command the command line
+   * @return the exit code and the output, or an {@code error:} line
+   */
+  public String runCommand(@Nullable Object conversation, String command) {
+    return guarded(() -> ToolText.result(sandbox(conversation).exec(command, options()), outputLimit));
+  }
+
+  /**
+   * Runs a Python 3 program in the conversation's sandbox.
+   *
+   * @param conversation the conversation
+   * @param code the program's source
+   * @return the exit code and the output, or an {@code error:} line
+   */
+  public String runPython(@Nullable Object conversation, String code) {
+    return guarded(() -> ToolText.result(python(conversation, code), outputLimit));
+  }
+
+  /**
+   * Runs a Python 3 program and answers only what it printed when it succeeds, as a code
+   * execution engine does.
+   *
+   * @param conversation the conversation
+   * @param code the program's source
+   * @return its stdout without a final newline, cut to the output limit, when it exits 0;
+   *     otherwise its exit code and output, or an {@code error:} line
+   */
+  public String pythonOutput(@Nullable Object conversation, String code) {
+    ExecResult r;
+    try {
+      r = python(conversation, code);
+    } catch (RuntimeException e) {
+      return ToolText.failure(e, outputLimit);
+    }
+    if (r.exitCode() != 0) {
+      return ToolText.result(r, outputLimit);
+    }
+    String out = r.stdout().endsWith("\n") ? r.stdout().substring(0, r.stdout().length() - 1) : r.stdout();
+    return ToolText.bounded(out, outputLimit);
+  }
+
+  /** Runs a Python program from a file of its own, removed after; failures are exceptions. */
+  private ExecResult python(@Nullable Object conversation, String code) {
+    LiveSandbox s = sandbox(conversation);
+    String path = "/tmp/tool-" + UUID.randomUUID() + ".py";
+    s.writeBytes(path, code.getBytes(StandardCharsets.UTF_8));
+    return s.exec("python3 " + path + "; status=$?; rm -f " + path + "; exit $status", options());
+  }
+
+  /**
+   * Reads a text file from the conversation's sandbox.
+   *
+   * @param conversation the conversation
+   * @param path the file's absolute path, or one relative to the user's home
+   * @return the file's text, cut to the output limit, or an {@code error:} line
+   */
+  public String readFile(@Nullable Object conversation, String path) {
+    return guarded(() -> ToolText.bounded(sandbox(conversation).readFile(path), outputLimit));
+  }
+
+  /**
+   * Writes a text file in the conversation's sandbox, making its folders.
+   *
+   * @param conversation the conversation
+   * @param path the file's path
+   * @param content the whole text of the file
+   * @return what was written, or an {@code error:} line
+   */
+  public String writeFile(@Nullable Object conversation, String path,
+      String content) {
+    return guarded(() -> {
+      byte[] bytes = content.getBytes(StandardCharsets.UTF_8);
+      sandbox(conversation).writeBytes(path, bytes);
+      return "wrote " + bytes.length + " bytes to " + path;
+    });
+  }
+
+  /**
+   * Lists a folder of the conversation's sandbox.
+   *
+   * @param conversation the conversation
+   * @param path the folder's path
+   * @return one line per entry (name, and a trailing slash for folders, or its size), or an
+   *     {@code error:} line
+   */
+  public String listFolder(@Nullable Object conversation, String path) {
+    return guarded(() -> {
+      List<String> lines = new ArrayList<>();
+      for (DirEntry e : sandbox(conversation).readDir(path)) {
+        lines.add(e.type() == DirEntry.Type.DIRECTORY ? e.name() + "/" : e.size() == null ? e.name() : e.name() + " (" + e.size() + " bytes)");
+      }
+      return lines.isEmpty() ? "(empty)" : ToolText.bounded(String.join("\n", lines), outputLimit);
+    });
+  }
+
+  /**
+   * Kills the conversation's sandbox, if it has one; its next tool call makes a new one.
+   *
+   * @param conversation the conversation
+   * @return whether it had one
+   */
+  public boolean release(@Nullable Object conversation) {
+    LiveSandbox s = sandboxes.remove(key(conversation));
+    if (s == null) {
+      return false;
+    }
+    s.close();
+    return true;
+  }
+
+  /**
+   * The ids of the conversations that have a sandbox now.
+   *
+   * @return a snapshot of them
+   */
+  public List<Object> conversations() {
+    return List.copyOf(sandboxes.keySet());
+  }
+
+  /**
+   * The sandbox id of a conversation, if it has one: for a caller that wants to look inside.
+   *
+   * @param conversation the conversation
+   * @return its sandbox's id, or null
+   */
+  public @Nullable String sandboxId(@Nullable Object conversation) {
+    LiveSandbox s = sandboxes.get(key(conversation));
+    return s == null ? null : s.id();
+  }
+
+  /** Kills every conversation's sandbox; calls after this answer an {@code error:} line. */
+  @Override
+  public void close() {
+    if (closed.compareAndSet(false, true)) {
+      RuntimeException first = null;
+      for (Object id : List.copyOf(sandboxes.keySet())) {
+        try {
+          release(id);
+        } catch (RuntimeException e) {
+          if (first == null) {
+            first = e;
+          }
+        }
+      }
+      if (first != null) {
+        throw first;
+      }
+    }
+  }
+
+  private ExecOptions options() {
+    return ExecOptions.defaults().withTimeout(commandTimeout);
+  }
+
+  private static Object key(@Nullable Object conversation) {
+    return conversation == null ? DEFAULT_CONVERSATION : conversation;
+  }
+
+  private LiveSandbox sandbox(@Nullable Object conversation) {
+    if (closed.get()) {
+      throw new SandboxException("this sandbox toolkit is closed");
+    }
+    LiveSandbox s = sandboxes.computeIfAbsent(key(conversation), k -> {
+      SandboxRequest r = client.sandbox().timeout(sandboxTimeout).metadata("conversation", String.valueOf(k));
+      if (template != null) {
+        r = r.template(template);
+      }
+      if (!allowOut.isEmpty()) {
+        r = r.allowOut(allowOut.toArray(String[]::new));
+      }
+      return r.create();
+    });
+    if (closed.get()) { // closed while this one was made: it must not outlive close()
+      release(conversation);
+      throw new SandboxException("this sandbox toolkit is closed");
+    }
+    return s;
+  }
+
+  private String guarded(java.util.function.Supplier<String> call) {
+    try {
+      return call.get();
+    } catch (RuntimeException e) {
+      return ToolText.failure(e, outputLimit);
+    }
+  }
+
+  /** Settings of {@link SandboxToolkit}. */
+  public static final class Builder {
+    private final SandboxClient client;
+    private @Nullable String template;
+    private Duration sandboxTimeout = Duration.ofMinutes(30);
+    private Duration commandTimeout = Duration.ofSeconds(60);
+    private int outputLimit = 4_000;
+    private final List<String> allowOut = new ArrayList<>();
+
+    private Builder(SandboxClient client) {
+      this.client = client;
+    }
+
+    /**
+     * The template each conversation's sandbox is made from; the provider's default by default.
+     *
+     * @param template a template name or id
+     * @return this
+     */
+    public Builder template(String template) {
+      this.template = Objects.requireNonNull(template, "template");
+      return this;
+    }
+
+    /**
+     * How long a conversation's sandbox lives without being released; 30 minutes by default.
+     *
+     * @param timeout positive
+     * @return this
+     */
+    public Builder sandboxTimeout(Duration timeout) {
+      this.sandboxTimeout = positive(timeout, "sandboxTimeout");
+      return this;
+    }
+
+    /**
+     * How long one command or program may run before it is stopped and reported as an error; 60
+     * seconds by default.
+     *
+     * @param timeout positive
+     * @return this
+     */
+    public Builder commandTimeout(Duration timeout) {
+      this.commandTimeout = positive(timeout, "commandTimeout");
+      return this;
+    }
+
+    /**
+     * The most characters of each output stream or file a tool answers with; the rest is cut in
+     * the middle, with a marker giving the full length. 4,000 by default.
+     *
+     * @param characters at least 100
+     * @return this
+     */
+    public Builder outputLimit(int characters) {
+      if (characters < 100) {
+        throw new IllegalArgumentException("outputLimit must be at least 100 characters, got " + characters);
+      }
+      this.outputLimit = characters;
+      return this;
+    }
+
+    /**
+     * Destinations the sandboxes may reach (host names, addresses or CIDR ranges, as {@link
+     * SandboxRequest#allowOut} takes them); none by default.
+     *
+     * @param destinations what to allow
+     * @return this
+     */
+    public Builder allowOut(String... destinations) {
+      allowOut.addAll(List.of(destinations));
+      return this;
+    }
+
+    /**
+     * The toolkit so configured.
+     *
+     * @return a new toolkit, with no sandbox made yet
+     */
+    public SandboxToolkit build() {
+      return new SandboxToolkit(this);
+    }
+
+    private static Duration positive(Duration d, String what) {
+      Objects.requireNonNull(d, what);
+      if (d.isNegative() || d.isZero()) {
+        throw new IllegalArgumentException(what + " must be positive, got " + d);
+      }
+      return d;
+    }
+  }
+}
