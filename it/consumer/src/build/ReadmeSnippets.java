@@ -36,6 +36,9 @@ public final class ReadmeSnippets {
       import io.sandboxes.e2b.*;
       import io.sandboxes.junit.*;
       import io.sandboxes.langchain4j.*;
+      import io.sandboxes.springai.*;
+      import org.springframework.ai.chat.memory.ChatMemory;
+      import org.springframework.ai.chat.model.ToolContext;
       import java.io.*;
       import java.nio.file.*;
       import java.time.*;

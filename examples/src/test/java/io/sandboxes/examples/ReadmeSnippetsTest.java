@@ -16,6 +16,10 @@ import io.sandboxes.e2b.LiveSandbox;
 import io.sandboxes.e2b.SandboxQuery;
 import io.sandboxes.langchain4j.SandboxCodeExecutionEngine;
 import io.sandboxes.langchain4j.SandboxTools;
+import io.sandboxes.dsl.SandboxToolkit;
+import io.sandboxes.springai.SandboxSpringTools;
+import org.springframework.ai.chat.memory.ChatMemory;
+import org.springframework.ai.chat.model.ToolContext;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -99,6 +103,20 @@ class ReadmeSnippetsTest {
     }
     // end
     assertThat(printed.toString(StandardCharsets.UTF_8)).isEqualTo("5050\nexit code: 0\nstdout:\nhi from alice\n\n");
+  }
+
+  @Test
+  @DisplayName("README: the Spring AI tools, called with a conversation's tool context as a chat client calls them")
+  void springAi() {
+    // snippet:spring-ai
+    try (SandboxClient sandboxes = Sandboxes.local();
+         SandboxToolkit toolkit = SandboxToolkit.builder(sandboxes).build()) {
+      SandboxSpringTools tools = new SandboxSpringTools(toolkit); // ChatClient.builder(model).defaultTools(tools)
+      ToolContext alice = new ToolContext(Map.of(ChatMemory.CONVERSATION_ID, "alice"));
+      out.println(tools.runPython("print(2 ** 10)", alice));
+    }
+    // end
+    assertThat(printed.toString(StandardCharsets.UTF_8)).isEqualTo("exit code: 0\nstdout:\n1024\n\n");
   }
 
   @Test

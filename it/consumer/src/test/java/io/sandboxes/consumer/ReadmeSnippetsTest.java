@@ -31,7 +31,8 @@ class ReadmeSnippetsTest {
       "lifecycle", "true PAUSED\nkept\ntrue\n",
       "follow", "step 1\nstep 2\nstep 3\ntimed out after: compiling\n",
       "provider", "1\n",
-      "langchain4j", "5050\nexit code: 0\nstdout:\nhi from alice\n\n");
+      "langchain4j", "5050\nexit code: 0\nstdout:\nhi from alice\n\n",
+      "spring-ai", "exit code: 0\nstdout:\n1024\n\n");
 
   @Test
   void everyCodeSnippetOfTheReadmeHasAnExpectation() {
