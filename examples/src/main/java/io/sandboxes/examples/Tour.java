@@ -25,6 +25,8 @@ public final class Tour {
       examples.put("Code interpreter", CodeInterpreter::run);
       examples.put("Egress report", EgressReport::run);
       examples.put("LangChain4j tools", LangChain4jTools::run);
+      examples.put("Spring AI tools", (client, printer) -> SpringAiTools.run(printer));
+      examples.put("MCP tools", (client, printer) -> McpTools.run(printer));
       examples.forEach((title, example) -> {
         out.println("== " + title);
         example.accept(sandboxes, out);

@@ -79,7 +79,7 @@ class ExamplesTest {
 
   @Test
   @Timeout(value = 5, unit = TimeUnit.MINUTES)
-  @DisplayName("the tour, the README's main job, runs every example (hello, files and tar, terminal, volumes and snapshots, code interpreter, egress report, LangChain4j tools) and exits cleanly")
+  @DisplayName("the tour, the README's main job, runs every example (hello, files and tar, terminal, volumes and snapshots, code interpreter, egress report, LangChain4j, Spring AI and MCP tools) and exits cleanly")
   void tour() throws Exception {
     Run run = runExample(Tour.class);
     assertThat(run.exitCode()).as(run.output()).isZero();
@@ -101,6 +101,10 @@ class ExamplesTest {
         .anyMatch(l -> l.startsWith("error: ") && l.contains("/home/user/plan.txt"))
         .anyMatch(l -> l.matches("\\[\\.\\.\\. \\d+ characters cut; 588895 in all \\.\\.\\.\\]"))
         .anyMatch(l -> l.matches("engine: 3\\.\\d+\\.\\d+"))
+        .contains("== Spring AI tools", "tool callback run_command", "wrote 7 bytes to /home/user/todo.txt", "ship it",
+            "conversations with a sandbox: 2", "context closed: every conversation's sandbox killed")
+        .contains("== MCP tools", "mcp tool list_folder", "hello over MCP", "client closed: the server killed its sandbox and ended")
+        .anyMatch(l -> l.startsWith("error result: true, error: "))
         .endsWith("== tour done");
     assertThat(run.output().lines().filter(l -> l.contains("Exception"))).as(run.output()).isEmpty();
   }
