@@ -284,7 +284,8 @@ async function main() {
 
     // the base template's tools
     const tools = await second.commands.run('git --version >/dev/null && node -e "console.log(6 * 7)"'
-      + ' && python3 -m venv /tmp/venv && /tmp/venv/bin/pip --version >/dev/null && pip3 --version >/dev/null && echo tools-ok')
+      + ' && python3 -m venv /tmp/venv && /tmp/venv/bin/pip --version >/dev/null && pip3 --version >/dev/null && echo tools-ok',
+      { timeoutMs: 180_000 }) // a venv with pip takes well over the default 60 s on a loaded machine
     say('fid.tools', tools.stdout.trim().split('\n').join('|'))
 
     // which egress applies is in the sandbox's log (SDK 2.51 sends allow_internet_access only when told)
