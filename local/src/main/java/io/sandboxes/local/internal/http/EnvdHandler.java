@@ -863,14 +863,13 @@ public final class EnvdHandler extends Handler.Abstract {
   /**
    * envd's pre-signed URL check: v1_ + base64(sha256(path:op:user:token[:expiration])), no
    * padding. The expiration is part of the hash, so a signature that matches has its own
-   * expiration, and a past one is told apart from a signature that is simply wrong.
+   * expiration, and a past one is told apart from a signature that is simply wrong. No
+   * {@code path} signs as the empty path, as envd reads it: the SDKs' {@code uploadUrl()} without
+   * a path signs "" for an upload whose parts name their own paths.
    */
   static Signed signed(LocalSandbox s, @Nullable String path, String op, @Nullable String username,
       String signature, @Nullable String expiration) {
-    if (path == null) {
-      return Signed.INVALID;
-    }
-    String raw = path + ":" + op + ":" + (username == null ? "" : username) + ":" + s.envdToken();
+    String raw = (path == null ? "" : path) + ":" + op + ":" + (username == null ? "" : username) + ":" + s.envdToken();
     Instant expires = null;
     if (expiration != null && !expiration.isEmpty()) {
       try {
