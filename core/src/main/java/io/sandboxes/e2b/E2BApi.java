@@ -154,14 +154,17 @@ public final class E2BApi {
   /**
    * Reads one page of the listing.
    *
-   * @param query states, metadata pairs, page size and the token of the page to read
-   * @return the page, with the token of the next one when there is more
+   * @param query states, metadata pairs, start time, template, order, page size and the token of
+   *     the page to read
+   * @return the page, in the query's order, with the token of the next one when there is more
    * @throws SandboxException when the listing cannot be read; never an empty page instead
    */
   public SandboxPage list(SandboxQuery query) {
     ensureOpen();
     List<String> states = query.states().stream().map(s -> s.name().toLowerCase(java.util.Locale.ROOT)).sorted().toList();
-    ControlPlane.Page page = controlPlane.list(states, query.metadata(), query.limit(), query.nextToken());
+    ControlPlane.Page page = controlPlane.list(states, query.metadata(), query.limit(), query.nextToken(),
+        query.startedAfter() == null ? null : query.startedAfter().toString(), query.template(),
+        query.order().name().toLowerCase(java.util.Locale.ROOT));
     List<SandboxInfo> items = new ArrayList<>(page.rows().size());
     for (JsonNode row : page.rows()) {
       // a row that names no sandbox cannot be acted on; E2B's SDKs drop such rows too
@@ -175,8 +178,8 @@ public final class E2BApi {
   /**
    * Reads every page of the listing, starting from the first whatever the query's token.
    *
-   * @param query states, metadata pairs and page size
-   * @return the sandboxes of every page, in the server's order
+   * @param query states, metadata pairs, start time, template, order and page size
+   * @return the sandboxes of every page, in the query's order
    * @throws SandboxException when a page cannot be read, when the server hands out a next-page
    *     token twice (it is looping), or after 10,000 pages; never a partial list instead
    * @see #list(SandboxQuery)
@@ -285,6 +288,96 @@ public final class E2BApi {
       }
     }
     return out;
+  }
+
+  /**
+   * Reads a sandbox's resource-use samples between two moments, as E2B's
+   * {@code Sandbox.getMetrics(id, {start, end})}: the control plane samples a running sandbox
+   * every few seconds and answers those taken in the range, oldest first. The moments are sent as
+   * Unix seconds, rounded to the nearest as E2B's SDK does, both ends included.
+   *
+   * @param sandboxId the sandbox's id
+   * @param start the earliest sample wanted, or null for the sandbox's start
+   * @param end the latest sample wanted, or null for now
+   * @return the samples in the range, oldest first; empty when none was taken in it (a range
+   *     before the sandbox existed, or one while it was paused)
+   * @throws IllegalArgumentException when {@code start} is after {@code end}; nothing is sent
+   * @throws SandboxNotFoundException when there is no such sandbox
+   */
+  public List<SandboxMetrics> metrics(String sandboxId, java.time.@Nullable Instant start, java.time.@Nullable Instant end) {
+    ensureOpen();
+    if (start != null && end != null && start.isAfter(end)) {
+      throw new IllegalArgumentException("metrics range: start (" + start + ") is after end (" + end + ")");
+    }
+    JsonNode answer = controlPlane.metrics(sandboxId, unixSeconds(start), unixSeconds(end));
+    List<SandboxMetrics> out = new ArrayList<>(answer.size());
+    for (JsonNode m : answer) {
+      try {
+        java.time.Instant at = m.hasNonNull("timestampUnix")
+            ? java.time.Instant.ofEpochSecond(m.get("timestampUnix").asLong())
+            : Json.instant(m, "timestamp");
+        out.add(new SandboxMetrics(Objects.requireNonNull(at, "timestamp"), m.path("cpuUsedPct").asDouble(),
+            Json.intValue(m, "cpuCount", 0), m.path("memUsed").asLong(), m.path("memTotal").asLong(),
+            m.path("memCache").asLong(), m.path("diskUsed").asLong(), m.path("diskTotal").asLong()));
+      } catch (RuntimeException e) {
+        throw new SandboxException("a metrics sample of a shape this client cannot read: " + Json.abbreviate(m), e);
+      }
+    }
+    return out;
+  }
+
+  /** Unix seconds, rounded half up from the millisecond as E2B's SDK rounds. */
+  private static @Nullable Long unixSeconds(java.time.@Nullable Instant at) {
+    return at == null ? null : Math.floorDiv(at.toEpochMilli() + 500, 1000L);
+  }
+
+  /**
+   * Tells whether a template alias exists, as E2B's {@code Template.exists}: {@code base}, a
+   * snapshot by its name or id, or (on E2B) a built template.
+   *
+   * @param alias the alias to look up
+   * @return true when it exists, also when it belongs to another team (the server answers 403);
+   *     false when the server says it does not (404)
+   * @throws io.sandboxes.SandboxApiException for any other answer: a failure to look is never
+   *     reported as absence
+   */
+  public boolean templateExists(String alias) {
+    ensureOpen();
+    return controlPlane.templateAlias(requireAlias(alias)).status() != 404;
+  }
+
+  /**
+   * Looks a template alias up and says what it names.
+   *
+   * @param alias the alias to look up: {@code base}, a snapshot's name or id, a built template's
+   *     alias
+   * @return what it names, or empty when the server says it does not exist (404)
+   * @throws io.sandboxes.SandboxApiException with status 403 when it exists but belongs to another
+   *     team, and for any other failure
+   */
+  public Optional<TemplateAlias> templateAlias(String alias) {
+    ensureOpen();
+    ControlPlane.AliasAnswer a = controlPlane.templateAlias(requireAlias(alias));
+    if (a.status() == 404) {
+      return Optional.empty();
+    }
+    String context = "look up template alias " + alias;
+    if (a.body() == null) {
+      throw new io.sandboxes.SandboxApiException(a.status(), "the template exists but is not this team's", context);
+    }
+    String templateId = Json.text(a.body(), "templateID");
+    if (templateId == null) {
+      throw new SandboxException(context + ": the answer names no template: " + Json.abbreviate(a.body()));
+    }
+    return Optional.of(new TemplateAlias(templateId, a.body().path("public").asBoolean(false)));
+  }
+
+  private static String requireAlias(String alias) {
+    Objects.requireNonNull(alias, "alias");
+    if (alias.isBlank()) {
+      throw new IllegalArgumentException("alias must not be blank");
+    }
+    return alias;
   }
 
   // ---- volumes ----
@@ -414,6 +507,19 @@ public final class E2BApi {
     String effectiveDomain = sandboxDomain == null || sandboxDomain.isBlank() ? domain : sandboxDomain;
     Envd envd = new Envd(http, envdUrl(sandboxUrl, id, effectiveDomain), id, token);
     return new LiveSandbox(this, id, Json.text(sandbox, "templateID"), Json.text(sandbox, "envdVersion"), envd, effectiveDomain);
+  }
+
+  /**
+   * Where a sandbox's pre-signed file URLs point, as the official SDK's direct envd URL: the
+   * configured sandbox URL when there is one, else the per-sandbox host
+   * {@code https://49983-<id>.<domain>} (a bare URL carries no routing header, so the shared
+   * {@code sandbox.<domain>} host cannot serve it).
+   */
+  URI directEnvdUrl(String sandboxId, String sandboxDomain) {
+    if (sandboxUrl != null) {
+      return sandboxUrl;
+    }
+    return URI.create("https://" + Envd.PORT + "-" + sandboxId + "." + sandboxDomain);
   }
 
   /**

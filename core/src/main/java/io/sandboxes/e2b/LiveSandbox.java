@@ -16,7 +16,9 @@ import io.sandboxes.e2b.internal.Envd;
 import io.sandboxes.e2b.internal.Json;
 import io.sandboxes.e2b.internal.Utf8Accumulator;
 import io.sandboxes.e2b.internal.Watchdog;
+import java.net.URI;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
@@ -686,6 +688,128 @@ public final class LiveSandbox implements Sandbox {
    */
   public void setTimeout(Duration timeout) {
     api.setTimeout(id, timeout);
+  }
+
+  /**
+   * Reads this sandbox's resource-use samples over its life so far.
+   *
+   * @return the samples, oldest first
+   * @throws io.sandboxes.SandboxNotFoundException when this sandbox is gone
+   * @see E2BApi#metrics(String, Instant, Instant)
+   */
+  public List<SandboxMetrics> metrics() {
+    return api.metrics(id, null, null);
+  }
+
+  /**
+   * Reads this sandbox's resource-use samples taken between two moments, as E2B's
+   * {@code sandbox.getMetrics({start, end})}.
+   *
+   * @param start the earliest sample wanted, or null for the sandbox's start
+   * @param end the latest sample wanted, or null for now
+   * @return the samples in the range, oldest first
+   * @throws IllegalArgumentException when {@code start} is after {@code end}
+   * @throws io.sandboxes.SandboxNotFoundException when this sandbox is gone
+   * @see E2BApi#metrics(String, Instant, Instant)
+   */
+  public List<SandboxMetrics> metrics(@Nullable Instant start, @Nullable Instant end) {
+    return api.metrics(id, start, end);
+  }
+
+  /**
+   * A URL that downloads a file of this sandbox with a plain GET, no headers needed, as E2B's
+   * {@code sandbox.downloadUrl(path)}: signed with this sandbox's access token, without
+   * expiring.
+   *
+   * @param path the file's path in the sandbox, exactly as it will be read
+   * @return the URL
+   * @see #downloadUrl(String, String, Duration)
+   */
+  public URI downloadUrl(String path) {
+    return downloadUrl(path, null, null);
+  }
+
+  /**
+   * A URL that downloads a file of this sandbox with a plain GET, as E2B's
+   * {@code sandbox.downloadUrl(path, {user, useSignatureExpiration})}. A secured sandbox's URL is
+   * signed ({@code signature} and, with an expiry, {@code signature_expiration} in the query);
+   * after the expiry the daemon answers 401 "signature is already expired". The signature is
+   * computed here, from the token the client holds: nothing is sent.
+   *
+   * @param path the file's path in the sandbox, exactly as it will be read
+   * @param user the user the file is read as, or null for the sandbox's default user
+   * @param expiresIn how long the URL works from now (whole seconds, rounded down), or null for a
+   *     URL that does not expire
+   * @return the URL
+   * @throws IllegalStateException when an expiry is asked of a sandbox that is not secured (it has
+   *     no token to sign with), as E2B's SDK refuses it
+   * @throws IllegalArgumentException when {@code expiresIn} is not positive
+   */
+  public URI downloadUrl(String path, @Nullable String user, @Nullable Duration expiresIn) {
+    java.util.Objects.requireNonNull(path, "path");
+    return fileUrl(path, "read", user, expiresIn);
+  }
+
+  /**
+   * A URL that uploads to this sandbox with a plain multipart POST, no headers needed, as E2B's
+   * {@code sandbox.uploadUrl(path)}: signed, without expiring.
+   *
+   * @param path where the upload is written, or null to take each part's file name as its path
+   * @return the URL
+   * @see #uploadUrl(String, String, Duration)
+   */
+  public URI uploadUrl(@Nullable String path) {
+    return uploadUrl(path, null, null);
+  }
+
+  /**
+   * A URL that uploads to this sandbox with a plain multipart POST, as E2B's
+   * {@code sandbox.uploadUrl(path, {user, useSignatureExpiration})}; signed as
+   * {@link #downloadUrl(String, String, Duration)} is, for writing.
+   *
+   * @param path where the upload is written, or null to take each part's file name as its path
+   *     (the signature then covers the empty path)
+   * @param user the user the file is written as, or null for the sandbox's default user
+   * @param expiresIn how long the URL works from now (whole seconds, rounded down), or null for a
+   *     URL that does not expire
+   * @return the URL
+   * @throws IllegalStateException when an expiry is asked of a sandbox that is not secured
+   * @throws IllegalArgumentException when {@code expiresIn} is not positive
+   */
+  public URI uploadUrl(@Nullable String path, @Nullable String user, @Nullable Duration expiresIn) {
+    return fileUrl(path == null ? "" : path, "write", user, expiresIn);
+  }
+
+  private URI fileUrl(String path, String operation, @Nullable String user, @Nullable Duration expiresIn) {
+    if (expiresIn != null && (expiresIn.isNegative() || expiresIn.getSeconds() < 1)) {
+      throw new IllegalArgumentException("expiresIn must be at least a second, got " + expiresIn);
+    }
+    Envd current = envd;
+    if (!current.secured() && expiresIn != null) {
+      throw new IllegalStateException("sandbox " + id + " is not secured (it has no access token): its URLs are not signed,"
+          + " so they cannot expire");
+    }
+    java.util.StringJoiner query = new java.util.StringJoiner("&");
+    if (user != null && !user.isEmpty()) {
+      query.add("username=" + urlEncode(user));
+    }
+    if (!path.isEmpty()) {
+      query.add("path=" + urlEncode(path));
+    }
+    if (current.secured()) {
+      Long expiration = expiresIn == null ? null : Instant.now().getEpochSecond() + expiresIn.getSeconds();
+      query.add("signature=" + urlEncode(current.signature(path, operation, user == null ? "" : user, expiration)));
+      if (expiration != null) {
+        query.add("signature_expiration=" + expiration);
+      }
+    }
+    String base = api.directEnvdUrl(id, previewDomain).toString();
+    String files = (base.endsWith("/") ? base : base + "/") + "files";
+    return URI.create(query.length() == 0 ? files : files + "?" + query);
+  }
+
+  private static String urlEncode(String s) {
+    return java.net.URLEncoder.encode(s, java.nio.charset.StandardCharsets.UTF_8).replace("+", "%20");
   }
 
   /**

@@ -85,16 +85,16 @@ public final class SandboxClient implements AutoCloseable {
   }
 
   /**
-   * Lists the sandboxes a query selects (by state and metadata), reading every page from the
-   * query's own token on.
+   * Lists the sandboxes a query selects (by state, metadata, start time and template, in the
+   * query's order by start time), reading every page.
    *
    * {@snippet class=io.sandboxes.snippets.DslSnippets region=list :
    * List<SandboxInfo> paused = sandboxes.list(SandboxQuery.inState(SandboxState.PAUSED));
    * List<SandboxInfo> mine = sandboxes.list(SandboxQuery.byMetadata("projectId", "p-42"));
    * }
    *
-   * @param query states, metadata pairs and page size
-   * @return the sandboxes, in the server's order
+   * @param query states, metadata pairs, start time, template, order and page size
+   * @return the sandboxes, in the query's order
    * @throws io.sandboxes.SandboxException when the listing cannot be read; never an empty list instead
    */
   public List<SandboxInfo> list(SandboxQuery query) {

@@ -100,13 +100,30 @@ public final class ControlPlane {
     call("POST", "/sandboxes/" + pathSegment(sandboxId) + "/timeout", body, "set timeout of sandbox " + sandboxId, sandboxId);
   }
 
-  public Page list(List<String> states, Map<String, String> metadata, int limit, @Nullable String nextToken) {
+  /**
+   * Reads a listing page at {@code GET /v2/sandboxes}, with the query parameters E2B's SDKs send.
+   *
+   * @param startedAfter RFC 3339, or null
+   * @param template a template id or alias, or null
+   * @param order {@code asc}, {@code desc}, or null for the server's default
+   */
+  public Page list(List<String> states, Map<String, String> metadata, int limit, @Nullable String nextToken,
+      @Nullable String startedAfter, @Nullable String template, @Nullable String order) {
     StringJoiner query = new StringJoiner("&", "?", "");
     if (!states.isEmpty()) {
       query.add("state=" + enc(String.join(",", states)));
     }
     if (!metadata.isEmpty()) {
       query.add("metadata=" + enc(encodeMetadata(metadata)));
+    }
+    if (startedAfter != null) {
+      query.add("startedAfter=" + enc(startedAfter));
+    }
+    if (template != null) {
+      query.add("template=" + enc(template));
+    }
+    if (order != null) {
+      query.add("order=" + enc(order));
     }
     query.add("limit=" + limit);
     if (nextToken != null) {
@@ -200,6 +217,52 @@ public final class ControlPlane {
     }
     return page(exchange("GET", "/snapshots" + query, null, "list snapshots"), "list snapshots");
   }
+
+  /**
+   * A sandbox's metric samples at {@code GET /sandboxes/{id}/metrics}.
+   *
+   * @param start Unix seconds, or null for the sandbox's start
+   * @param end Unix seconds, or null for now
+   * @return the answer, an array of samples
+   */
+  public JsonNode metrics(String sandboxId, @Nullable Long start, @Nullable Long end) {
+    StringJoiner query = new StringJoiner("&", "?", "").setEmptyValue("");
+    if (start != null) {
+      query.add("start=" + start);
+    }
+    if (end != null) {
+      query.add("end=" + end);
+    }
+    String context = "read metrics of sandbox " + sandboxId;
+    JsonNode answer = call("GET", "/sandboxes/" + pathSegment(sandboxId) + "/metrics" + query, null, context, sandboxId);
+    if (!answer.isArray()) {
+      throw new SandboxException(context + ": the server answered metrics of a shape this client cannot read: " + Json.abbreviate(answer));
+    }
+    return answer;
+  }
+
+  /**
+   * Looks a template alias up at {@code GET /templates/aliases/{alias}}, as E2B's
+   * {@code Template.exists} does.
+   *
+   * @return the answer's status (200, 403 or 404) and, for 200, its body; any other status throws
+   */
+  public AliasAnswer templateAlias(String alias) {
+    String context = "look up template alias " + alias;
+    HttpResponse<byte[]> r;
+    try {
+      r = exchange("GET", "/templates/aliases/" + enc(alias).replace("+", "%20"), null, context);
+    } catch (SandboxApiException e) {
+      if (e.statusCode() == 403) {
+        return new AliasAnswer(403, null);
+      }
+      throw e;
+    }
+    return r.statusCode() == 404 ? new AliasAnswer(404, null) : new AliasAnswer(r.statusCode(), readBody(r, context));
+  }
+
+  /** What an alias lookup answered: its status, and for 200 its body. */
+  public record AliasAnswer(int status, @Nullable JsonNode body) {}
 
   /** @return false when the server says there was no such template */
   public boolean deleteTemplate(String templateId) {

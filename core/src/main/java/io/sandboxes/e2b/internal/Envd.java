@@ -47,6 +47,32 @@ public final class Envd {
     return sandboxId;
   }
 
+  /** @return whether the daemon checks an access token (a secured sandbox): only then can a URL be signed */
+  public boolean secured() {
+    return accessToken != null;
+  }
+
+  /**
+   * envd's pre-signed URL signature: {@code "v1_" + base64(sha256(path:op:user:token[:expiration]))}
+   * without padding, over the path exactly as it goes in the query.
+   *
+   * @param operation {@code read} or {@code write}
+   * @param user the user, or empty for the daemon's default
+   * @param expiration Unix seconds, or null for a signature that does not expire
+   */
+  public String signature(String path, String operation, String user, @Nullable Long expiration) {
+    if (accessToken == null) {
+      throw new IllegalStateException("sandbox " + sandboxId + " has no access token: its URLs cannot be signed");
+    }
+    String raw = path + ":" + operation + ":" + user + ":" + accessToken + (expiration == null ? "" : ":" + expiration);
+    try {
+      byte[] hash = java.security.MessageDigest.getInstance("SHA-256").digest(raw.getBytes(StandardCharsets.UTF_8));
+      return "v1_" + Base64.getEncoder().withoutPadding().encodeToString(hash);
+    } catch (java.security.NoSuchAlgorithmException e) {
+      throw new IllegalStateException("this JVM has no SHA-256", e);
+    }
+  }
+
   private HttpRequest.Builder request(String path, @Nullable String user) {
     HttpRequest.Builder b = http.request(base.resolve(path))
         .header(SANDBOX_ID_HEADER, sandboxId)
