@@ -72,6 +72,8 @@ public final class Registry implements AutoCloseable {
   private final ConcurrentMap<String, LocalSandbox> sandboxes = new ConcurrentHashMap<>();
   private final Thread reaper;
   private final Thread sampler;
+  /** The sampler's source of CPU and memory use: the sandboxes' cgroup files, not Docker's stats. */
+  private final CgroupReader cgroups = new CgroupReader();
   private final java.util.Optional<io.sandboxes.local.internal.egress.SandboxNetwork> network;
   private final Path daemonBinary;
   /** How many ended-from-outside sandboxes keep their reason for a later lookup. */
@@ -963,7 +965,7 @@ public final class Registry implements AutoCloseable {
         if (s.paused() || !sandboxes.containsKey(s.id())) {
           return;
         }
-        Metrics.Sample m = Metrics.read(docker, s,
+        Metrics.Sample m = Metrics.read(docker, cgroups, s,
             reuseDisk && previous != null && previous.diskAt().isAfter(now.minus(DISK_EVERY)) ? previous : null);
         s.addSample(m);
       } finally {
@@ -989,6 +991,7 @@ public final class Registry implements AutoCloseable {
           LOG.debug("sampling sandbox {} failed: {}", s.id(), e.getMessage());
         }
       }
+      cgroups.retain(sandboxes.values().stream().map(LocalSandbox::containerId).collect(java.util.stream.Collectors.toSet()));
       Duration rest = SAMPLE_EVERY.minus(Duration.between(round, Instant.now()));
       try {
         Thread.sleep(rest.isNegative() ? Duration.ofMillis(100) : rest);
