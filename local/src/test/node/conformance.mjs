@@ -2,6 +2,7 @@
 // E2B_SANDBOX_URL and E2B_API_KEY. Prints one line per step, "step: result", which the Java
 // test asserts on; any unexpected failure prints "FAILED: ..." and exits non-zero.
 import { Sandbox, Volume, CommandExitError, SandboxNotFoundError, NotFoundError, Template } from 'e2b'
+import http from 'node:http'
 
 const suffix = Math.random().toString(36).slice(2, 10)
 const enc = (s) => new TextEncoder().encode(s)
@@ -57,7 +58,77 @@ async function forkSteps() {
   }
 }
 
+// A recorder in front of the server on loopback: every request the SDK sends is noted (method,
+// path, headers) and passed on unchanged, so what the server is sent can be looked at.
+async function recorder(target) {
+  const seen = []
+  const hop = new Set(['host', 'connection', 'content-length', 'transfer-encoding', 'keep-alive'])
+  const server = http.createServer((req, res) => {
+    seen.push({ method: req.method, path: req.url, headers: { ...req.headers } })
+    const chunks = []
+    req.on('data', (c) => chunks.push(c))
+    req.on('end', async () => {
+      try {
+        const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => !hop.has(k)))
+        const body = chunks.length ? Buffer.concat(chunks) : undefined
+        const r = await fetch(new URL(req.url, target), { method: req.method, headers, body })
+        const back = Object.fromEntries([...r.headers].filter(([k]) => !hop.has(k) && k !== 'content-encoding'))
+        res.writeHead(r.status, back)
+        res.end(Buffer.from(await r.arrayBuffer()))
+      } catch (e) {
+        res.writeHead(599)
+        res.end(String(e))
+      }
+    })
+  })
+  await new Promise((r) => server.listen(0, '127.0.0.1', r))
+  return { url: `http://127.0.0.1:${server.address().port}`, seen, close: () => server.close() }
+}
+
+// cloud-mode items of issue 13 that the SDK can observe: which paths create and connect use, the
+// identity headers the server is sent, and that listings leave deadlines alone (the SDK's own,
+// and the Java client's provider.list() that the Java test ran before this script)
+async function identitySteps() {
+  const api = await recorder(process.env.E2B_API_URL)
+  const envd = await recorder(process.env.E2B_SANDBOX_URL)
+  const via = { apiUrl: api.url, sandboxUrl: envd.url }
+  const s = await Sandbox.create('base', { ...via, metadata: { suite: 'conformance-identity' }, timeoutMs: 60_000 })
+  await s.files.write('/home/user/id.txt', 'identity')
+  await s.files.read('/home/user/id.txt')
+  await Sandbox.connect(s.sandboxId, { ...via, timeoutMs: 30_000 })
+  const created = api.seen.find((r) => r.method === 'POST' && r.path.endsWith('/sandboxes'))
+  const connected = api.seen.find((r) => r.method === 'POST' && r.path.endsWith('/connect'))
+  say('fid.identity.paths', `${created?.path} ${connected?.path.replace(s.sandboxId, '{id}')}`)
+  const identity = ['user-agent', 'browser', 'lang', 'lang_version', 'package_version', 'publisher', 'sdk_runtime', 'system']
+  const names = (reqs) => [...new Set(reqs.flatMap((r) => identity.filter((h) => h in r.headers)))].sort().join(',')
+  const agents = (reqs) => [...new Set(reqs.map((r) => (r.headers['user-agent'] ?? 'none').split('/')[0]))].join(',')
+  say('fid.identity.apiHeaders', names(api.seen))
+  say('fid.identity.apiEveryRequest', api.seen.every((r) => identity.every((h) => h in r.headers)))
+  say('fid.identity.apiAgent', agents(api.seen))
+  say('fid.identity.envdHeaders', names(envd.seen))
+  say('fid.identity.envdAgent', agents(envd.seen))
+
+  // the SDK's own listing: every page, then the deadline is where it was
+  const before = (await Sandbox.getInfo(s.sandboxId)).endAt.getTime()
+  const pages = Sandbox.list({ ...via, limit: 1 })
+  let rows = 0
+  while (pages.hasNext) rows += (await pages.nextItems()).length
+  const after = (await Sandbox.getInfo(s.sandboxId)).endAt.getTime()
+  say('fid.list.deadline', rows >= 1 && after === before ? 'unchanged' : `rows ${rows}, moved by ${after - before} ms`)
+  await s.kill()
+  api.close()
+  envd.close()
+
+  const javaId = process.env.JAVA_LISTED_ID
+  if (javaId) {
+    const endAt = (await Sandbox.getInfo(javaId)).endAt.getTime()
+    const expected = Date.parse(process.env.JAVA_LISTED_END_AT)
+    say('fid.javaList.deadline', endAt === expected ? 'unchanged' : `moved by ${endAt - expected} ms`)
+  }
+}
+
 async function main() {
+  await identitySteps()
   const sbx = await Sandbox.create('base', {
     metadata: { suite: 'conformance', who: 'node sdk' },
     envs: { CONF_VAR: 'from-create' },

@@ -27,7 +27,7 @@ class OfficialSdkConformanceTest {
   @Test
   @Timeout(value = 10, unit = TimeUnit.MINUTES)
   @DisplayName("the official e2b JS SDK against the local server: create, run, files, list, connect, re-attach, PTY, watch, pause/resume, snapshots, volumes, deadline, egress allow-list, a forwarded port, fork, kill")
-  void officialSdkAgainstLocalServer(LocalServer server) throws Exception {
+  void officialSdkAgainstLocalServer(LocalServer server, io.sandboxes.e2b.E2BSandboxProvider provider) throws Exception {
     Path work = Path.of("target", "node-conformance").toAbsolutePath();
     Files.createDirectories(work);
     for (String f : List.of("package.json", "package-lock.json", "conformance.mjs")) {
@@ -36,13 +36,23 @@ class OfficialSdkConformanceTest {
     Result install = run(work, Map.of(), Duration.ofMinutes(6), "npm", "ci", "--no-audit", "--no-fund", "--loglevel=error");
     assertThat(install.code()).as("npm ci output:\n%s", install.output()).isZero();
 
-    Map<String, String> env = Map.of(
-        "E2B_API_URL", server.apiUrl().toString(),
-        "E2B_SANDBOX_URL", server.sandboxUrl().toString(),
-        "E2B_API_KEY", server.apiKey(),
-        "WITNESS_ALLOWED", server.egressProbe().allowedHost(),
-        "WITNESS_DENIED", server.egressProbe().deniedHost());
-    Result result = run(work, env, Duration.ofMinutes(4), "node", "conformance.mjs");
+    // issue 13, item 9: the Java client's listing (live handles) leaves a deadline alone; the SDK
+    // reads the deadline afterwards and says whether it moved
+    Result result;
+    try (io.sandboxes.e2b.LiveSandbox listed = provider.api().create(io.sandboxes.SandboxSpec.defaults()
+        .withTimeout(Duration.ofMinutes(2)).withMetadata(Map.of("suite", "conformance-java-list")))) {
+      java.time.Instant endAt = provider.api().info(listed.id()).endAt();
+      assertThat(provider.list()).extracting(io.sandboxes.Sandbox::id).contains(listed.id());
+      Map<String, String> env = Map.of(
+          "E2B_API_URL", server.apiUrl().toString(),
+          "E2B_SANDBOX_URL", server.sandboxUrl().toString(),
+          "E2B_API_KEY", server.apiKey(),
+          "WITNESS_ALLOWED", server.egressProbe().allowedHost(),
+          "WITNESS_DENIED", server.egressProbe().deniedHost(),
+          "JAVA_LISTED_ID", listed.id(),
+          "JAVA_LISTED_END_AT", endAt.toString());
+      result = run(work, env, Duration.ofMinutes(4), "node", "conformance.mjs");
+    }
     String out = result.output();
     assertThat(result.code()).as("conformance script output:\n%s", out).isZero();
 
@@ -117,6 +127,24 @@ class OfficialSdkConformanceTest {
         .containsEntry("fid.egressLog.default", "egress: nothing reachable: allow_internet_access was not given, and this server's"
             + " default is deny (E2B's is open; see --internet-by-default)")
         .containsEntry("fid.egressLog.closed", "egress: nothing reachable (allow_internet_access: false, as asked)");
+
+    // cloud-mode items (issue 13, items 9 and 11) as the SDK shows them: v2 create and connect, the
+    // identity headers the server is sent (the Java client sends the same names, less the
+    // browser header E2B's SDK sends from Node too), listings that move no deadline
+    java.util.TreeSet<String> javaNames = new java.util.TreeSet<>(io.sandboxes.e2b.internal.Identity.apiHeaderValues().keySet());
+    javaNames.add("user-agent");
+    java.util.TreeSet<String> sdkNames = new java.util.TreeSet<>(List.of(steps.getOrDefault("fid.identity.apiHeaders", "").split(",")));
+    sdkNames.remove("browser");
+    assertThat(sdkNames).as("identity headers of the official SDK, less browser, against the Java client's").isEqualTo(javaNames);
+    assertThat(steps).as("identity steps printed by the script:\n%s", out)
+        .containsEntry("fid.identity.paths", "/v2/sandboxes /v2/sandboxes/{id}/connect")
+        .containsEntry("fid.identity.apiHeaders", "browser,lang,lang_version,package_version,publisher,sdk_runtime,system,user-agent")
+        .containsEntry("fid.identity.apiEveryRequest", "true")
+        .containsEntry("fid.identity.apiAgent", "e2b-js-sdk")
+        .containsEntry("fid.identity.envdHeaders", "user-agent")
+        .containsEntry("fid.identity.envdAgent", "e2b-js-sdk")
+        .containsEntry("fid.list.deadline", "unchanged")
+        .containsEntry("fid.javaList.deadline", "unchanged");
 
     // fork (issue 13, item 4)
     assertThat(steps).as("fork steps printed by the script:\n%s", out)
