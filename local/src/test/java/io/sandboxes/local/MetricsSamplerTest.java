@@ -92,4 +92,28 @@ class MetricsSamplerTest {
       }
     });
   }
+
+  @Test
+  @DisplayName("a snapshot's freeze waits for the sandbox's transition lock, which the sampler holds over its df exec")
+  void snapshotWaitsForTheSampler(E2BApi e2b, LocalServer server) throws Exception {
+    try (LiveSandbox s = e2b.create()) {
+      io.sandboxes.local.internal.LocalSandbox local = server.registry().find(s.id()).orElseThrow();
+      java.lang.reflect.Field f = io.sandboxes.local.internal.LocalSandbox.class.getDeclaredField("transitions");
+      f.setAccessible(true);
+      java.util.concurrent.locks.ReentrantLock transitions = (java.util.concurrent.locks.ReentrantLock) f.get(local);
+      String name = "sampler-freeze-" + Long.toHexString(System.nanoTime());
+      java.util.concurrent.CompletableFuture<io.sandboxes.e2b.SnapshotInfo> snap;
+      // held here as the sampler holds it while df runs in the sandbox: the commit must not freeze
+      // the container under an exec (Docker 20.10 then deadlocks the container)
+      transitions.lock();
+      try {
+        snap = java.util.concurrent.CompletableFuture.supplyAsync(() -> s.snapshot(name));
+        await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(5)).until(() -> !snap.isDone());
+      } finally {
+        transitions.unlock();
+      }
+      io.sandboxes.e2b.SnapshotInfo taken = snap.get(90, java.util.concurrent.TimeUnit.SECONDS);
+      e2b.deleteTemplate(taken.snapshotId());
+    }
+  }
 }

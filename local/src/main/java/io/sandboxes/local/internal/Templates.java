@@ -120,11 +120,18 @@ public final class Templates {
       labels.put(WarmPool.LABEL_POOL, "");
       String tag = Registry.newSandboxId();
       String imageId;
+      // the commit freezes the container: it is a transition, so no docker exec of the metrics
+      // sampler (df) starts meanwhile; an exec whose runc init is frozen midway deadlocked the
+      // container in Docker 20.10 (seen here: every later call on it, and every image removal
+      // on the engine, hung)
+      sandbox.transitions.lock();
       try {
         imageId = docker.client().commitCmd(sandbox.containerId()).withRepository(REPOSITORY).withTag(tag)
             .withLabels(labels).withPause(!sandbox.paused()).exec();
       } catch (RuntimeException e) {
         throw new RpcError("internal", "capturing sandbox " + sandbox.id() + " failed: " + e.getMessage());
+      } finally {
+        sandbox.transitions.unlock();
       }
       previous.ifPresent(p -> removeImage(p.imageId()));
       LOG.atInfo().addKeyValue("event", "snapshot.created").addKeyValue("snapshot", snapshotId).addKeyValue("sandbox", sandbox.id())
