@@ -182,6 +182,13 @@ class WarmPoolTest {
       String open = createWithNetwork(server, "{\"allowOut\":[\"" + p.allowedHost() + "\"]}");
       assertThat(server.registry().find(closed).orElseThrow().pooled()).isTrue();
       assertThat(server.registry().find(open).orElseThrow().pooled()).isTrue();
+      try (DockerRuntime docker = DockerRuntime.connect()) {
+        // members wait on "none"; only the claim whose policy allows something joins the sandbox network
+        assertThat(docker.client().inspectContainerCmd(server.registry().find(closed).orElseThrow().containerId()).exec()
+            .getNetworkSettings().getNetworks()).containsOnlyKeys("none");
+        assertThat(docker.client().inspectContainerCmd(server.registry().find(open).orElseThrow().containerId()).exec()
+            .getNetworkSettings().getNetworks()).containsOnlyKeys("sandboxes-egress");
+      }
       assertThat(e2b.connect(closed).exec(curl + p.allowedHost() + "/").stdout()).isEqualTo("000");
       assertThat(e2b.connect(closed).exec(curl + p.rawIp() + "/").stdout()).isEqualTo("000");
       assertThat(e2b.connect(closed).exec("curl -s -o /dev/null -m 5 -w '%{http_code}' --noproxy '*' http://" + p.rawIp() + "/")

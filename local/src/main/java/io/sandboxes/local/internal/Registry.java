@@ -255,6 +255,9 @@ public final class Registry implements AutoCloseable {
     envVars.forEach((k, v) -> env.add(k + "=" + v));
     String containerId = null;
     SandboxDaemon daemon;
+    long t0 = System.nanoTime();
+    long tStarted;
+    long tConnected;
     try {
       daemon = SandboxDaemon.open(SandboxDaemon.folderFor(stateDir, id));
     } catch (IOException e) {
@@ -264,9 +267,11 @@ public final class Registry implements AutoCloseable {
     try {
       containerId = docker.createAndStart(daemon.apply(new DockerRuntime.ContainerSpec(
           image, "sandboxes-" + id, labels, env, id, CPU_COUNT, MEMORY_MB * 1024L * 1024L, PIDS_LIMIT, dockerVolumes,
-          network.map(io.sandboxes.local.internal.egress.SandboxNetwork::networkName).orElse(null))
+          startNetwork())
           .withDiskQuotaMB(diskGuard.mechanism() == DiskGuard.Mechanism.QUOTA ? diskSizeMB : 0), daemonBinary));
+      tStarted = System.nanoTime();
       daemon.awaitConnected(SandboxDaemon.CONNECT);
+      tConnected = System.nanoTime();
       for (LocalSandbox.VolumeMount m : mounts) {
         // a fresh Docker volume's root belongs to root; the sandbox's user must be able to write it
         docker.runAsRoot(containerId, "/bin/sh", "-c", "[ \"$(stat -c %u \"$1\")\" = 0 ] && [ -z \"$(ls -A \"$1\")\" ] && chown 1000:1000 \"$1\"; true",
@@ -282,7 +287,9 @@ public final class Registry implements AutoCloseable {
     }
     LocalSandbox sandbox = new LocalSandbox(id, containerId, templateId, token, metadata, envVars, started, end,
         CPU_COUNT, MEMORY_MB, diskSizeMB, lifecycle, mounts, docker, daemon);
-    if (network.isPresent()) {
+    if (network.isPresent() && network.get().startsOnBridge()) {
+      // open mode only: every other sandbox starts deny-all on "none" and joins the network when
+      // a policy that allows something is set (setNetwork)
       try {
         sandbox.networkAddress(network.get().attach(containerId, sandbox::egressPolicy));
       } catch (IOException | RuntimeException e) {
@@ -308,8 +315,12 @@ public final class Registry implements AutoCloseable {
     }
     sandboxes.put(id, sandbox);
     sandbox.log("info", "sandbox created from template " + templateId + ", ends at " + end);
+    long tDone = System.nanoTime();
+    // where a cold create's time goes: Docker's create and start, the daemon's first connection, the rest
     LOG.atInfo().addKeyValue("event", "sandbox.created").addKeyValue("sandbox", id).addKeyValue("template", templateId)
-        .addKeyValue("container", containerId.substring(0, 12)).addKeyValue("endAt", end).log("sandbox created");
+        .addKeyValue("container", containerId.substring(0, 12)).addKeyValue("endAt", end)
+        .addKeyValue("dockerMs", (tStarted - t0) / 1_000_000).addKeyValue("daemonMs", (tConnected - tStarted) / 1_000_000)
+        .addKeyValue("totalMs", (tDone - t0) / 1_000_000).log("sandbox created");
     return sandbox;
   }
 
@@ -335,7 +346,8 @@ public final class Registry implements AutoCloseable {
         started.plus(timeout), CPU_COUNT, MEMORY_MB, diskSizeMB, lifecycle, List.of(), docker, m.daemon());
     sandbox.markPooled();
     try {
-      if (network.isPresent()) {
+      if (network.isPresent() && m.networkAddress() != null) {
+        // open mode; every other member waits on "none" and joins when its policy allows something
         network.get().rebind(m.networkAddress(), m.containerId(), sandbox::egressPolicy);
         sandbox.networkAddress(m.networkAddress());
       }
@@ -392,10 +404,10 @@ public final class Registry implements AutoCloseable {
     try {
       containerId = docker.createAndStart(daemon.apply(new DockerRuntime.ContainerSpec(
           image, WarmPool.NAME_PREFIX + id, labels, env, id, CPU_COUNT, MEMORY_MB * 1024L * 1024L, PIDS_LIMIT, Map.of(),
-          network.map(io.sandboxes.local.internal.egress.SandboxNetwork::networkName).orElse(null))
+          startNetwork())
           .withDiskQuotaMB(diskGuard.mechanism() == DiskGuard.Mechanism.QUOTA ? diskSizeMB : 0), daemonBinary));
       daemon.awaitConnected(SandboxDaemon.CONNECT);
-      if (network.isPresent()) {
+      if (network.isPresent() && network.get().startsOnBridge()) {
         ip = network.get().attach(containerId, () -> io.sandboxes.local.internal.egress.EgressPolicy.DENY_ALL);
       }
       return new WarmPool.Member(id, containerId, templateId, image, daemon, ip);
@@ -889,9 +901,87 @@ public final class Registry implements AutoCloseable {
   private void reattach(LocalSandbox s) throws IOException {
     if (network.isPresent()) {
       network.get().detach(s.networkAddress());
-      s.networkAddress(network.get().attach(s.containerId(), s::egressPolicy));
+      s.networkAddress(null);
+      connectNetwork(s);
+      if (s.networkAddress() != null) {
+        // Docker wrote /etc/hosts afresh for the start: the "none" line is back beside the network's
+        Thread.ofVirtual().name("sandboxes-hosts-" + s.id()).start(() -> settleHosts(s));
+      }
     }
   }
+
+  /** Where a sandbox's container starts: on "none" (null), unless every sandbox gets open egress. */
+  private @Nullable String startNetwork() {
+    return network.filter(io.sandboxes.local.internal.egress.SandboxNetwork::startsOnBridge)
+        .map(io.sandboxes.local.internal.egress.SandboxNetwork::networkName).orElse(null);
+  }
+
+  /**
+   * Puts a running sandbox's container, as Docker has it now, under its policy: one on the sandbox
+   * network gets its firewall written and its address registered; one still on "none" joins the
+   * network (firewall first) when its policy allows something, and otherwise stays where nothing
+   * can leave.
+   */
+  private void connectNetwork(LocalSandbox s) throws IOException {
+    io.sandboxes.local.internal.egress.SandboxNetwork n = network.orElseThrow();
+    String ip = n.attachIfJoined(s.containerId(), s::egressPolicy);
+    if (ip == null && n.wantsBridge(s.egressPolicy())) {
+      ip = n.join(s.containerId(), s::egressPolicy);
+      s.networkAddress(ip);
+      settleHosts(s);
+      return;
+    }
+    s.networkAddress(ip);
+  }
+
+  /**
+   * A sandbox that started on "none" has its hostname at {@link DockerRuntime#NO_NETWORK_HOST_ADDRESS}
+   * in /etc/hosts; once on the network Docker adds its address there too. The first line goes, so
+   * /etc/hosts reads as a sandbox's that started on the network. Done in the sandbox by its daemon
+   * (as root, writing the file in place: it is a mount point); best effort, as the sandbox owns
+   * the file and may have changed it.
+   */
+  private void settleHosts(LocalSandbox s) {
+    io.sandboxes.local.internal.daemon.DaemonProcess p;
+    try {
+      p = s.daemon().start(new io.sandboxes.local.internal.daemon.ProcessSpec(
+          List.of("/bin/sh", "-c", SETTLE_HOSTS, "sh", DockerRuntime.NO_NETWORK_HOST_ADDRESS.replace(".", "\\.")),
+          Map.of(), "/", null, null, false, null));
+    } catch (IOException | RpcError | RuntimeException e) {
+      LOG.debug("settling /etc/hosts of {} failed: {}", s.id(), e.toString());
+      return;
+    }
+    try {
+      p.exit().get(5, java.util.concurrent.TimeUnit.SECONDS);
+      io.sandboxes.local.internal.daemon.DaemonProcess.Result r = p.collect();
+      if (!r.status().exited() || r.status().exitCode() != 0) {
+        LOG.debug("settling /etc/hosts of {} ended {}: {}", s.id(), r.status(), r.stderrText().strip());
+      }
+    } catch (java.util.concurrent.TimeoutException e) {
+      try {
+        p.signal(9, true);
+      } catch (IOException | RuntimeException again) {
+        LOG.debug("could not stop the /etc/hosts edit in {}: {}", s.id(), again.toString());
+      }
+      LOG.debug("settling /etc/hosts of {} took over 5 s; stopped", s.id());
+    } catch (Exception e) {
+      LOG.debug("settling /etc/hosts of {} failed: {}", s.id(), e.toString());
+    } finally {
+      p.close();
+    }
+  }
+
+  /**
+   * Drops the {@code $1} (a regex of the "none" address) lines of /etc/hosts when another line
+   * still names the hostname; writes in place, since /etc/hosts is a mount point.
+   */
+  private static final String SETTLE_HOSTS = """
+      f=/etc/hosts
+      grep -q "^$1[[:space:]]" "$f" || exit 0
+      h=$(grep -v "^$1[[:space:]]" "$f")
+      printf '%s\n' "$h" | grep -qwF -- "$(hostname)" || exit 0
+      printf '%s\n' "$h" > "$f"
+      """;
 
   /** @return whether egress policies can be enforced (otherwise sandboxes have no network at all) */
   public boolean egressEnforced() {
@@ -901,18 +991,27 @@ public final class Registry implements AutoCloseable {
   /** Stores a sandbox's network policy (a full replace) and enforces it at once. */
   public void setNetwork(LocalSandbox s, com.fasterxml.jackson.databind.node.ObjectNode policy, @Nullable Boolean allowInternetAccess)
       throws RpcError {
-    com.fasterxml.jackson.databind.node.ObjectNode before = s.network();
-    Boolean beforeInternet = s.allowInternetAccess();
-    s.network(policy, allowInternetAccess);
-    if (network.isPresent() && !s.paused()) {
-      try {
-        network.get().apply(s.containerId(), s.egressPolicy());
-      } catch (IOException e) {
-        s.network(before, beforeInternet);
-        throw new RpcError("internal", "the network policy could not be enforced: " + e.getMessage());
+    s.transitions.lock(); // a join must not meet a pause, a resume or another join
+    try {
+      com.fasterxml.jackson.databind.node.ObjectNode before = s.network();
+      Boolean beforeInternet = s.allowInternetAccess();
+      s.network(policy, allowInternetAccess);
+      if (network.isPresent() && !s.paused()) {
+        try {
+          if (s.networkAddress() != null) {
+            network.get().apply(s.containerId(), s.egressPolicy());
+          } else {
+            connectNetwork(s);
+          }
+        } catch (IOException | RuntimeException e) {
+          s.network(before, beforeInternet);
+          throw new RpcError("internal", "the network policy could not be enforced: " + e.getMessage());
+        }
       }
+      persist(s);
+    } finally {
+      s.transitions.unlock();
     }
-    persist(s);
     s.log("info", "network policy set: " + Json.string(policy)
         + (allowInternetAccess == null ? "" : ", allow_internet_access=" + allowInternetAccess));
   }
@@ -1307,10 +1406,15 @@ public final class Registry implements AutoCloseable {
       s.network(state.has("network") ? (ObjectNode) state.get("network") : null,
           state.has("allowInternetAccess") ? state.get("allowInternetAccess").asBoolean() : null);
     }
-    if (!pausedNow || "paused".equals(dockerState)) {
+    if (!pausedNow) {
       if (network.isPresent()) {
-        s.networkAddress(network.get().attach(c.getId(), s::egressPolicy));
+        // on the network (it started there, or joined before the restart), or still on "none": a
+        // policy that allows something and never made it there (the server stopped mid-join) joins now
+        connectNetwork(s);
       }
+    } else if ("paused".equals(dockerState) && network.isPresent()) {
+      // frozen: its namespace is still there to write (nsenter does not need it to run); a join waits for it to run
+      s.networkAddress(network.get().attachIfJoined(c.getId(), s::egressPolicy));
     }
     s.onDaemonLost(() -> daemonLost(s));
     String forkImage = labels.get(LABEL_FORK_IMAGE);

@@ -196,7 +196,19 @@ public final class DockerRuntime implements AutoCloseable {
     }
   }
 
-  /** Creates and starts a container with no network, limited CPU, memory and pids. */
+  /**
+   * The address a container on network {@code none} finds its own hostname at in /etc/hosts, as
+   * Debian gives a machine with no permanent address. Docker writes no line for the hostname on
+   * {@code none} (on a network it writes {@code <address> <hostname>}), and without one, tools
+   * that look their host up ({@code sudo}: "unable to resolve host") complain.
+   */
+  public static final String NO_NETWORK_HOST_ADDRESS = "127.0.1.1";
+
+  /**
+   * Creates and starts a container with limited CPU, memory and pids, on the spec's network or,
+   * with none given, on network {@code none} (loopback only) with its hostname at
+   * {@link #NO_NETWORK_HOST_ADDRESS}.
+   */
   public String createAndStart(ContainerSpec spec) {
     HostConfig host = HostConfig.newHostConfig()
         .withNetworkMode(spec.network() == null ? "none" : spec.network())
@@ -220,6 +232,9 @@ public final class DockerRuntime implements AutoCloseable {
     }
     if (!spec.tmpfs().isEmpty()) {
       host.withTmpFs(spec.tmpfs());
+    }
+    if (spec.network() == null && spec.hostname() != null && !spec.hostname().isEmpty()) {
+      host.withExtraHosts(spec.hostname() + ":" + NO_NETWORK_HOST_ADDRESS);
     }
     if (spec.diskQuotaMB() > 0) {
       host.withStorageOpt(Map.of("size", spec.diskQuotaMB() + "M"));

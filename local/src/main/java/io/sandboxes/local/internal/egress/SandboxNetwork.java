@@ -20,7 +20,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Egress for the local runtime. Sandboxes sit on a Docker bridge network the server made; inside
+ * Egress for the local runtime. A sandbox whose policy allows nothing sits on Docker's network
+ * {@code none} (loopback only); one whose policy allows something is on a Docker bridge network
+ * the server made, joined when that policy is first applied, its firewall written first. Inside
  * each sandbox's network namespace (entered from the host as root, never trusting the sandbox)
  * iptables drops everything but loopback and, when the policy allows anything, the egress
  * gateway's port and the allowed IPs and CIDRs. Names go through the gateway, which checks them
@@ -142,27 +144,104 @@ public final class SandboxNetwork implements AutoCloseable {
   }
 
   /**
-   * Puts a running container under a policy: registers its address with the gateway and writes
-   * its namespace's firewall. Fails closed: an error here must fail the caller.
+   * Whether a sandbox under this policy needs the sandbox network: only when the policy allows
+   * something (or in open mode, where everything is allowed). Others start, and stay, on Docker's
+   * network {@code none}, where nothing but loopback exists, so nothing can leave and no firewall
+   * is needed (and the bridge's start-up cost is not paid).
+   */
+  public boolean wantsBridge(EgressPolicy policy) {
+    return open || policy.allowsAnything();
+  }
+
+  /** @return whether every sandbox starts on the sandbox network (open mode), not on {@code none} */
+  public boolean startsOnBridge() {
+    return open;
+  }
+
+  /**
+   * Puts a running container that is on the sandbox network under a policy: registers its address
+   * with the gateway and writes its namespace's firewall. Fails closed: an error here must fail
+   * the caller.
    *
    * @return the container's address on the sandbox network
+   * @throws IOException when it has none (use {@link #attachIfJoined} for a container that may be on {@code none})
    */
   public String attach(String containerId, Supplier<EgressPolicy> policy) throws IOException {
-    InspectContainerResponse info = docker.client().inspectContainerCmd(containerId).exec();
-    ContainerNetwork net = info.getNetworkSettings().getNetworks().get(NETWORK);
-    if (net == null || net.getIpAddress() == null || net.getIpAddress().isEmpty()) {
+    String ip = attachIfJoined(containerId, policy);
+    if (ip == null) {
       throw new IOException("container " + containerId + " has no address on " + NETWORK);
     }
-    String ip = net.getIpAddress();
-    proxy.register(ip, host -> policy.get());
-    apply(containerId, policy.get());
     return ip;
   }
 
   /**
-   * Puts a warm pool member, already attached under deny-all, under its claimant's policy: the
+   * As {@link #attach} for a container on the sandbox network; a container that is not on it (it
+   * started on {@code none} and never joined) is left alone.
+   *
+   * @return its address on the sandbox network, or null when it is not on it
+   */
+  public @Nullable String attachIfJoined(String containerId, Supplier<EgressPolicy> policy) throws IOException {
+    InspectContainerResponse info = docker.client().inspectContainerCmd(containerId).exec();
+    Map<String, ContainerNetwork> nets = info.getNetworkSettings().getNetworks();
+    ContainerNetwork net = nets == null ? null : nets.get(NETWORK);
+    if (net == null || net.getIpAddress() == null || net.getIpAddress().isEmpty()) {
+      return null;
+    }
+    String ip = net.getIpAddress();
+    proxy.register(ip, host -> policy.get());
+    apply(pidOf(info, containerId), containerId, policy.get());
+    return ip;
+  }
+
+  /**
+   * Moves a running container from {@code none} onto the sandbox network under a policy. The
+   * firewall for the policy is written into the container's network namespace first (the
+   * namespace is kept when networks change), and only then is the container connected, so no
+   * packet ever leaves under anything but the policy. Fails closed: when anything after the
+   * firewall fails, the firewall is set back to deny-all and the container taken off the
+   * network again (as far as Docker lets), and the caller gets the error.
+   *
+   * @return the container's address on the sandbox network
+   */
+  public String join(String containerId, Supplier<EgressPolicy> policy) throws IOException {
+    InspectContainerResponse info = docker.client().inspectContainerCmd(containerId).exec();
+    long pid = pidOf(info, containerId);
+    apply(pid, containerId, policy.get());
+    boolean connected = false;
+    try {
+      Map<String, ContainerNetwork> nets = info.getNetworkSettings().getNetworks();
+      if (nets != null && nets.containsKey("none")) {
+        // Docker connects nothing else to a container on the private "none" network
+        docker.client().disconnectFromNetworkCmd().withContainerId(containerId).withNetworkId("none").exec();
+      }
+      docker.client().connectToNetworkCmd().withContainerId(containerId).withNetworkId(NETWORK).exec();
+      connected = true;
+      String ip = attachIfJoined(containerId, policy);
+      if (ip == null) {
+        throw new IOException("container " + containerId + " has no address on " + NETWORK + " after joining it");
+      }
+      return ip;
+    } catch (IOException | RuntimeException e) {
+      try {
+        apply(pid, containerId, EgressPolicy.DENY_ALL);
+      } catch (IOException | RuntimeException again) {
+        e.addSuppressed(again);
+      }
+      if (connected) {
+        try {
+          docker.client().disconnectFromNetworkCmd().withContainerId(containerId).withNetworkId(NETWORK).withForce(true).exec();
+        } catch (RuntimeException again) {
+          e.addSuppressed(again);
+        }
+      }
+      throw e instanceof IOException io ? io : new IOException("joining " + NETWORK + " failed: " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * Puts a warm pool member already on the network (open mode) under its claimant's policy: the
    * gateway asks the new policy from now on, and the firewall is rewritten when the policy allows
-   * more than the deny-all it has (a rewrite to the same rules would only cost time).
+   * more than deny-all.
    */
   public void rebind(@Nullable String ip, String containerId, Supplier<EgressPolicy> policy) throws IOException {
     if (ip == null) {
@@ -183,10 +262,18 @@ public final class SandboxNetwork implements AutoCloseable {
 
   /** Rewrites the container's firewall for the policy (a whole-table replace, so it is atomic). */
   public void apply(String containerId, EgressPolicy policy) throws IOException {
-    Long pid = docker.client().inspectContainerCmd(containerId).exec().getState().getPidLong();
+    apply(pidOf(docker.client().inspectContainerCmd(containerId).exec(), containerId), containerId, policy);
+  }
+
+  private static long pidOf(InspectContainerResponse info, String containerId) throws IOException {
+    Long pid = info.getState().getPidLong();
     if (pid == null || pid <= 0) {
       throw new IOException("container " + containerId + " is not running");
     }
+    return pid;
+  }
+
+  private void apply(long pid, String containerId, EgressPolicy policy) throws IOException {
     String rules = rules(policy);
     Process p = new ProcessBuilder("nsenter", "-t", Long.toString(pid), "-n", "iptables-restore").redirectErrorStream(true).start();
     p.getOutputStream().write(rules.getBytes(StandardCharsets.UTF_8));

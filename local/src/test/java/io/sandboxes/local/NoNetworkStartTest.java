@@ -1,0 +1,229 @@
+package io.sandboxes.local;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.sandboxes.EgressProbe;
+import io.sandboxes.e2b.E2BSandboxProvider;
+import io.sandboxes.e2b.LiveSandbox;
+import io.sandboxes.local.internal.LocalSandbox;
+import io.sandboxes.local.internal.docker.DockerRuntime;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A sandbox whose policy allows nothing starts on Docker's network {@code none} and joins the
+ * sandbox network only when a policy allows something, firewall first. Real server, real Docker,
+ * real HTTP; the only traffic goes to this test's own listener on the sandbox network's gateway
+ * (a host-local address) and the server's witnesses.
+ */
+class NoNetworkStartTest {
+
+  private static E2BSandboxProvider client(LocalServer s) {
+    return E2BSandboxProvider.builder().apiUrl(s.apiUrl()).sandboxUrl(s.sandboxUrl()).apiKey(s.apiKey()).build();
+  }
+
+  private static void policy(LocalServer server, String sandboxId, String json) throws Exception {
+    try (HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build()) {
+      HttpResponse<String> r = http.send(HttpRequest.newBuilder(server.apiUrl().resolve("/sandboxes/" + sandboxId + "/network"))
+          .header("X-API-KEY", server.apiKey()).header("Content-Type", "application/json")
+          .PUT(HttpRequest.BodyPublishers.ofString(json)).build(), HttpResponse.BodyHandlers.ofString());
+      assertThat(r.statusCode()).as(r.body()).isEqualTo(204);
+    }
+  }
+
+  private static String create(LocalServer server, String extra) throws Exception {
+    try (HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build()) {
+      HttpResponse<String> r = http.send(HttpRequest.newBuilder(server.apiUrl().resolve("/sandboxes"))
+          .header("X-API-KEY", server.apiKey()).header("Content-Type", "application/json")
+          .POST(HttpRequest.BodyPublishers.ofString("{\"templateID\":\"base\",\"timeout\":300" + extra + "}")).build(),
+          HttpResponse.BodyHandlers.ofString());
+      assertThat(r.statusCode()).as(r.body()).isEqualTo(201);
+      return io.sandboxes.e2b.internal.Json.parse(r.body().getBytes(StandardCharsets.UTF_8)).get("sandboxID").asText();
+    }
+  }
+
+  /** The Docker networks a container is on now. */
+  private static Set<String> networks(DockerRuntime docker, String containerId) {
+    return docker.client().inspectContainerCmd(containerId).exec().getNetworkSettings().getNetworks().keySet();
+  }
+
+  private static String curl(LiveSandbox s, String url) {
+    return s.exec("curl -s -o /dev/null -m 5 -w '%{http_code}' " + url).stdout().strip();
+  }
+
+  /** A listener of this test's own that records who connected: what a sandbox reached, if anything. */
+  private static final class Witness implements AutoCloseable {
+    final ServerSocket socket;
+    final List<String> from = new CopyOnWriteArrayList<>();
+
+    Witness(InetAddress at) throws IOException {
+      socket = new ServerSocket(0, 50, at);
+      Thread.ofVirtual().start(() -> {
+        while (!socket.isClosed()) {
+          try (Socket c = socket.accept()) {
+            from.add(((InetSocketAddress) c.getRemoteSocketAddress()).getAddress().getHostAddress());
+          } catch (IOException e) {
+            return;
+          }
+        }
+      });
+    }
+
+    String hostPort() {
+      return socket.getInetAddress().getHostAddress() + "/" + socket.getLocalPort();
+    }
+
+    @Override
+    public void close() throws IOException {
+      socket.close();
+    }
+  }
+
+  private static int lines(LiveSandbox s, String file) {
+    String out = s.exec("cat " + file + " 2>/dev/null | wc -l").stdout().strip();
+    return Integer.parseInt(out);
+  }
+
+  @Test
+  @DisplayName("deny-all starts on network none (hostname resolvable, one hosts line); an allow joins the network with the firewall already in place: a sandbox hammering a raw IP never reaches it before that IP is allowed")
+  void joinsOnlyWhenAllowedFirewallFirst() throws Exception {
+    try (LocalServer server = LocalServer.builder().warmPool(0).build().start(); E2BSandboxProvider c = client(server);
+         DockerRuntime docker = DockerRuntime.connect()) {
+      Assumptions.assumeTrue(server.egressEnforced(), "egress needs root, nsenter and iptables");
+      EgressProbe p = server.egressProbe();
+      String gateway = p.rawIp().substring(0, p.rawIp().indexOf(':'));
+      try (Witness witness = new Witness(InetAddress.getByName(gateway)); LiveSandbox s = c.api().create()) {
+        LocalSandbox local = server.registry().find(s.id()).orElseThrow();
+        assertThat(networks(docker, local.containerId())).containsExactly("none");
+        assertThat(local.networkAddress()).isNull();
+        assertThat(s.exec("hostname; grep -c \"$(hostname)\" /etc/hosts; sudo -n true 2>&1; echo sudo=$?").stdout())
+            .isEqualTo(s.id() + "\n1\nsudo=0\n");
+
+        // from before the allow on: try the test's listener directly, over and over, counting tries
+        // (a dropped try gives up after 0.2 s; on "none" each fails at once)
+        s.exec("setsid nohup bash -c 'while :; do echo >> /tmp/tries; timeout 0.2 bash -c \"echo > /dev/tcp/" + witness.hostPort()
+            + "\" 2>/dev/null && echo >> /tmp/hits; sleep 0.005; done' </dev/null >/dev/null 2>&1 &");
+        await().atMost(Duration.ofSeconds(20)).until(() -> lines(s, "/tmp/tries") >= 20);
+
+        // an allow of something else (a name, through the gateway): the sandbox joins the network
+        policy(server, s.id(), "{\"allowOut\":[\"" + p.allowedHost() + "\"]}");
+        assertThat(networks(docker, local.containerId())).containsExactly("sandboxes-egress");
+        String ip = local.networkAddress();
+        assertThat(ip).isNotNull();
+        assertThat(curl(s, "http://" + p.allowedHost() + "/")).isEqualTo("200");
+        int tried = lines(s, "/tmp/tries");
+        await().atMost(Duration.ofSeconds(20)).until(() -> lines(s, "/tmp/tries") >= tried + 10);
+        assertThat(witness.from).as("nothing reached the listener: the firewall was in place before the join").isEmpty();
+        assertThat(lines(s, "/tmp/hits")).isZero();
+        // /etc/hosts as a sandbox's that started on the network: the hostname once, at its address
+        assertThat(s.exec("grep \"$(hostname)\" /etc/hosts").stdout()).isEqualTo(ip + "\t" + s.id() + "\n");
+        assertThat(s.exec("sudo -n true 2>&1; echo sudo=$?").stdout()).isEqualTo("sudo=0\n");
+
+        // the loop would have seen it: once the listener's address is allowed, it gets through
+        policy(server, s.id(), "{\"allowOut\":[\"" + gateway + "/32\"]}");
+        await().atMost(Duration.ofSeconds(20)).until(() -> witness.from.contains(ip));
+        assertThat(local.networkAddress()).as("a second allow keeps the address").isEqualTo(ip);
+
+        // deny-all again: still on the network, with nothing reachable
+        policy(server, s.id(), "{}");
+        int hits = witness.from.size();
+        int before = lines(s, "/tmp/tries");
+        await().atMost(Duration.ofSeconds(20)).until(() -> lines(s, "/tmp/tries") >= before + 10);
+        assertThat(witness.from.size()).isLessThanOrEqualTo(hits + 1); // one may have been under way
+        assertThat(curl(s, "http://" + p.allowedHost() + "/")).isEqualTo("000");
+      }
+    }
+  }
+
+  @Test
+  @DisplayName("an allow-list at create joins before create answers; an explicit deny stays on none")
+  void allowAtCreateJoinsBeforeAnswer() throws Exception {
+    try (LocalServer server = LocalServer.builder().warmPool(0).build().start(); E2BSandboxProvider c = client(server);
+         DockerRuntime docker = DockerRuntime.connect()) {
+      Assumptions.assumeTrue(server.egressEnforced(), "egress needs root, nsenter and iptables");
+      EgressProbe p = server.egressProbe();
+      String id = create(server, ",\"network\":{\"allowOut\":[\"" + p.allowedHost() + "\"]}");
+      LocalSandbox local = server.registry().find(id).orElseThrow();
+      assertThat(networks(docker, local.containerId())).containsExactly("sandboxes-egress");
+      LiveSandbox s = c.api().connect(id);
+      assertThat(curl(s, "http://" + p.allowedHost() + "/")).isEqualTo("200");
+      assertThat(s.exec("grep -c \"$(hostname)\" /etc/hosts").stdout()).isEqualTo("1\n");
+      String closed = create(server, ",\"allow_internet_access\":false");
+      assertThat(networks(docker, server.registry().find(closed).orElseThrow().containerId())).containsExactly("none");
+      c.api().kill(id);
+      c.api().kill(closed);
+    }
+  }
+
+  @Test
+  @DisplayName("restart: a sandbox still on none, one that joined at create, one that joined later and one whose allow never made it to the network are all taken back under their policies")
+  void restartAdoptsNoneAndJoined() throws Exception {
+    String serverId = "nonet-" + UUID.randomUUID().toString().substring(0, 8);
+    Path state = Files.createTempDirectory("sandboxes-state-");
+    String key = "e2b_" + UUID.randomUUID().toString().replace("-", "");
+    LocalServer.Builder b = LocalServer.builder().serverId(serverId).stateDir(state).apiKey(key).keepSandboxesOnClose(true).warmPool(0);
+    try (DockerRuntime docker = DockerRuntime.connect()) {
+      String none;
+      String atCreate;
+      String later;
+      String unfinished;
+      String allowed;
+      try (LocalServer first = b.build().start(); E2BSandboxProvider c = client(first)) {
+        Assumptions.assumeTrue(first.egressEnforced(), "egress needs root, nsenter and iptables");
+        String raw = first.egressProbe().rawIp();
+        allowed = raw.substring(0, raw.indexOf(':')) + "/32";
+        none = create(first, "");
+        atCreate = create(first, ",\"network\":{\"allowOut\":[\"" + allowed + "\"]}");
+        later = create(first, "");
+        policy(first, later, "{\"allowOut\":[\"" + allowed + "\"]}");
+        unfinished = create(first, "");
+      }
+      // as if the server had stopped after recording an allow and before the join
+      Path f = state.resolve(unfinished + ".json");
+      var node = (com.fasterxml.jackson.databind.node.ObjectNode) io.sandboxes.e2b.internal.Json.parse(Files.readAllBytes(f));
+      node.set("network", io.sandboxes.e2b.internal.Json.parse(("{\"allowOut\":[\"" + allowed + "\"]}").getBytes(StandardCharsets.UTF_8)));
+      Files.write(f, io.sandboxes.e2b.internal.Json.bytes(node));
+
+      try (LocalServer again = b.keepSandboxesOnClose(false).build().start(); E2BSandboxProvider c = client(again)) {
+        LocalSandbox n = again.registry().find(none).orElseThrow();
+        assertThat(n.networkAddress()).isNull();
+        assertThat(networks(docker, n.containerId())).containsExactly("none");
+        String raw = "--noproxy '*' http://" + again.egressProbe().rawIp() + "/";
+        assertThat(curl(c.api().connect(none), raw)).isEqualTo("000");
+        for (String id : List.of(atCreate, later, unfinished)) {
+          LocalSandbox s = again.registry().find(id).orElseThrow();
+          assertThat(networks(docker, s.containerId())).as(id).containsExactly("sandboxes-egress");
+          assertThat(s.networkAddress()).as(id).isNotNull();
+          assertThat(curl(c.api().connect(id), raw)).as(id).isEqualTo("200");
+        }
+        // the one still on none joins when allowed, under the restarted server
+        policy(again, none, "{\"allowOut\":[\"" + allowed + "\"]}");
+        assertThat(curl(c.api().connect(none), raw)).isEqualTo("200");
+      }
+      assertThat(docker.listOurs()).noneMatch(k -> serverId.equals(k.getLabels().get(DockerRuntime.LABEL_SERVER)));
+    } finally {
+      try (DockerRuntime docker = DockerRuntime.connect()) {
+        docker.listOurs().stream().filter(k -> serverId.equals(k.getLabels().get(DockerRuntime.LABEL_SERVER)))
+            .forEach(k -> docker.remove(k.getId()));
+      }
+    }
+  }
+}
