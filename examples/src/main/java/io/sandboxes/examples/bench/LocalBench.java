@@ -23,8 +23,9 @@ import java.util.List;
  * Prints median and 90th percentile in milliseconds, then the figures that have a raw Docker
  * baseline (create+start, {@code bash -l -c 'echo hi'}, {@code cat} of 1 MiB both ways, 50 MB of
  * stdout, 8 commands in parallel) beside that baseline, measured in the same run through the
- * Docker Engine API on the same image, with the ratio. Not a test: figures vary with the machine;
- * compare the ratios.
+ * Docker Engine API on the same image, with the ratio (the cold create beside a raw create+start
+ * made just before each of them, so that a drifting load on a shared machine does not skew the
+ * ratio). Not a test: figures vary with the machine; compare the ratios.
  *
  * <p>{@code scripts/run-examples.sh bench.LocalBench [creates] [echoes]}
  */
@@ -48,7 +49,16 @@ public final class LocalBench {
       List<Double> create = new ArrayList<>();
       List<Double> firstExec = new ArrayList<>();
       List<Double> kill = new ArrayList<>();
+      // each create right after a raw create+start: on a shared machine whose load drifts, a
+      // ratio of figures taken minutes apart says more about the load than about the server
+      List<Double> rawPaired = new ArrayList<>();
       for (int i = 0; i < creates; i++) {
+        try (DockerRuntime docker = DockerRuntime.connect()) {
+          long r0 = System.nanoTime();
+          String raw = docker.createAndStart(rawSpec());
+          rawPaired.add(ms(System.nanoTime() - r0));
+          docker.remove(raw);
+        }
         long t0 = System.nanoTime();
         LiveSandbox s = sandboxes.create();
         long t1 = System.nanoTime();
@@ -151,8 +161,8 @@ public final class LocalBench {
       report("snapshot", snapshot);
       report("PTY keystroke to echo", pty);
       System.out.println();
-      baselines(sandboxes, Measure.median(create), Measure.median(echo), Measure.median(write), Measure.median(read),
-          warm, coldBurst);
+      baselines(sandboxes, Measure.median(rawPaired), Measure.median(create), Measure.median(echo), Measure.median(write),
+          Measure.median(read), warm, coldBurst);
     }
   }
 
@@ -267,7 +277,7 @@ public final class LocalBench {
     return s.get(Math.min(s.size() - 1, (int) Math.ceil(s.size() * 0.9) - 1));
   }
 
-  private static void baselines(E2BApi sandboxes, double create, double echo, double write, double read, Creates warm,
+  private static void baselines(E2BApi sandboxes, double rawPaired, double create, double echo, double write, double read, Creates warm,
       Burst coldBurst) throws Exception {
     int rounds = 20;
     byte[] mib = new byte[1 << 20];
@@ -287,7 +297,7 @@ public final class LocalBench {
         double rawPar = Measure.perSecond(40, 8, rawEcho);
         double ourPar = Measure.perSecond(40, 8, () -> Measure.check(s.exec("echo hi").stdout().equals("hi\n"), "echo"));
         Measure.header("ours");
-        Measure.row("create (ms; raw: create+start, network none)", rawCreate, create);
+        Measure.row("create (ms; raw: create+start, network none, each just before)", rawPaired, create);
         Measure.row("warm create (ms; raw: create+start)", rawCreate, Measure.median(warm.create()));
         Measure.row("burst of " + BURST + ", warm pool, p50 (ms; raw burst)", Measure.median(rawBurst.times()),
             Measure.median(warm.burst().times()));
