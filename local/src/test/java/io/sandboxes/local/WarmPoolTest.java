@@ -148,6 +148,44 @@ class WarmPoolTest {
     }
   }
 
+  @Test
+  @DisplayName("a burst that empties the pool: no refill starts a member while its creates are under way, and the pool is full again after")
+  void refillsWaitForABurst() throws Exception {
+    String id = "warm-burst-" + UUID.randomUUID().toString().substring(0, 8);
+    try (LocalServer server = LocalServer.builder().serverId(id).warmPool(1).build().start(); E2BSandboxProvider c = client(server);
+         DockerRuntime docker = DockerRuntime.connect()) {
+      E2BApi e2b = c.api();
+      awaitReady(server, 1);
+      List<Callable<String>> creates = new ArrayList<>();
+      for (int i = 0; i < 8; i++) {
+        creates.add(() -> e2b.create().id());
+      }
+      java.time.Instant began = java.time.Instant.now();
+      List<String> ids = new ArrayList<>();
+      try (ExecutorService pool = Executors.newFixedThreadPool(8)) {
+        for (Future<String> f : pool.invokeAll(creates)) {
+          ids.add(f.get());
+        }
+      }
+      java.time.Instant answered = java.time.Instant.now();
+      assertThat(ids.stream().filter(s -> server.registry().find(s).orElseThrow().pooled())).as("the ready member was claimed").isNotEmpty();
+      awaitReady(server, 1);
+      // every member made since the burst began was created (by Docker's clock, the same host's)
+      // after the last of its creates had been answered, give or take the answer's way back
+      List<java.time.Instant> madeSince = docker.client().listContainersCmd().withShowAll(true)
+          .withLabelFilter(Map.of(DockerRuntime.LABEL_SERVER, id, "io.sandboxes.pool-member", "true")).exec().stream()
+          .map(k -> java.time.Instant.parse(docker.client().inspectContainerCmd(k.getId()).exec().getCreated()))
+          .filter(t -> t.isAfter(began))
+          .toList();
+      assertThat(madeSince).as("the refill after the burst").isNotEmpty();
+      assertThat(madeSince).allSatisfy(t -> assertThat(t).as("burst %s .. %s", began, answered)
+          .isAfter(answered.minusMillis(500)));
+      for (String s : ids) {
+        e2b.kill(s);
+      }
+    }
+  }
+
   private static void policy(LocalServer server, String sandboxId, String json) throws Exception {
     try (HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build()) {
       HttpResponse<String> r = http.send(HttpRequest.newBuilder(server.apiUrl().resolve("/sandboxes/" + sandboxId + "/network"))

@@ -200,17 +200,23 @@ public final class Registry implements AutoCloseable {
     if (image == null) {
       throw new RpcError("not_found", "template '" + templateId + "' not found");
     }
-    if (mounts.isEmpty()) {
-      // volumes are mounted at container create: a sandbox with mounts always starts cold
-      WarmPool.Member m;
-      while ((m = pool.claim(templateId)) != null) {
-        LocalSandbox claimed = claim(m, image, templateId, timeout, metadata, envVars, lifecycle);
-        if (claimed != null) {
-          return claimed;
+    // refills wait while creates are under way: they would compete with a cold start for Docker
+    Runnable ended = pool.createBegins();
+    try {
+      if (mounts.isEmpty()) {
+        // volumes are mounted at container create: a sandbox with mounts always starts cold
+        WarmPool.Member m;
+        while ((m = pool.claim(templateId)) != null) {
+          LocalSandbox claimed = claim(m, image, templateId, timeout, metadata, envVars, lifecycle);
+          if (claimed != null) {
+            return claimed;
+          }
         }
       }
+      return start(image, "", templateId, timeout, metadata, envVars, lifecycle, mounts);
+    } finally {
+      ended.run();
     }
-    return start(image, "", templateId, timeout, metadata, envVars, lifecycle, mounts);
   }
 
   /**
@@ -677,6 +683,7 @@ public final class Registry implements AutoCloseable {
   private ForkOutcome startFork(LocalSandbox parent, String image, Duration timeout) {
     LocalSandbox.Lifecycle from = parent.lifecycle();
     LocalSandbox fork;
+    Runnable ended = pool.createBegins(); // a fork's start is a cold create too
     try {
       fork = start(image, image, parent.templateId(), timeout, parent.metadata(), parent.envVars(),
           new LocalSandbox.Lifecycle(from.pauseOnTimeout(), from.autoPauseMemory(), from.autoResume(), timeout.toSeconds()),
@@ -686,6 +693,8 @@ public final class Registry implements AutoCloseable {
     } catch (RuntimeException e) {
       LOG.warn("a fork of sandbox {} could not be started: {}", parent.id(), e.toString());
       return new ForkOutcome(null, new RpcError("internal", "the fork could not be started: " + e.getMessage()));
+    } finally {
+      ended.run();
     }
     ObjectNode policy = parent.network();
     Boolean internet = parent.allowInternetAccess();

@@ -23,6 +23,12 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Each member is taken out of its queue by one atomic poll, so no member is handed out twice.
  * One filler per template refills in the background, one member at a time, after every claim.
+ * Refills give way to creates: at most one member is being started at a time across all
+ * templates, and none is started while a create is under way or within {@link #QUIET} of the last
+ * one's beginning (a burst that emptied the pool is not slowed by refills competing with its cold
+ * starts for Docker; the rest of a burst may still be on its way when its first create claims a
+ * member), unless creates have kept it waiting for {@link #MAX_YIELD}, so that steady traffic
+ * cannot starve the pool.
  */
 final class WarmPool implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(WarmPool.class);
@@ -31,6 +37,10 @@ final class WarmPool implements AutoCloseable {
   /** The container name prefix of a member not yet claimed (a claim renames it to {@code sandboxes-<id>}). */
   static final String NAME_PREFIX = "sandboxes-pool-";
   private static final Duration MAX_BACKOFF = Duration.ofSeconds(30);
+  /** The longest a refill waits for creates to finish before it starts a member anyway. */
+  static final Duration MAX_YIELD = Duration.ofSeconds(10);
+  /** How long after a create began a refill still waits, for the rest of a burst to arrive. */
+  static final Duration QUIET = Duration.ofMillis(150);
 
   /** A started, firewalled (deny-all), daemon-connected container nobody holds yet. */
   record Member(String id, String containerId, String templateId, String image, SandboxDaemon daemon,
@@ -51,6 +61,12 @@ final class WarmPool implements AutoCloseable {
   private final ConcurrentMap<String, AtomicBoolean> filling = new ConcurrentHashMap<>();
   private final Set<Thread> fillers = ConcurrentHashMap.newKeySet();
   private volatile boolean closed;
+  /** One member started at a time, whatever its template. */
+  private final java.util.concurrent.Semaphore starting = new java.util.concurrent.Semaphore(1);
+  private final java.util.concurrent.locks.ReentrantLock coldLock = new java.util.concurrent.locks.ReentrantLock();
+  private final java.util.concurrent.locks.Condition noCold = coldLock.newCondition();
+  private int coldCreates;
+  private long lastCreateBegan = System.nanoTime() - QUIET.toNanos();
 
   /** @param sizes template id to how many members it keeps ready; 0 or absent: none */
   WarmPool(Map<String, Integer> sizes, Maker maker) {
@@ -75,6 +91,53 @@ final class WarmPool implements AutoCloseable {
       refill(templateId);
     }
     return m;
+  }
+
+  /**
+   * A create begins (it may claim a member or start cold): refills wait until it, and every other
+   * one, has ended.
+   *
+   * @return ends it; idempotent
+   */
+  Runnable createBegins() {
+    coldLock.lock();
+    try {
+      coldCreates++;
+      lastCreateBegan = System.nanoTime();
+    } finally {
+      coldLock.unlock();
+    }
+    AtomicBoolean ended = new AtomicBoolean();
+    return () -> {
+      if (ended.compareAndSet(false, true)) {
+        coldLock.lock();
+        try {
+          if (--coldCreates == 0) {
+            noCold.signalAll();
+          }
+        } finally {
+          coldLock.unlock();
+        }
+      }
+    };
+  }
+
+  /** Waits while creates are under way or one began within {@link #QUIET}, for at most {@link #MAX_YIELD}. */
+  private void yieldToCreates() throws InterruptedException {
+    long until = System.nanoTime() + MAX_YIELD.toNanos();
+    coldLock.lock();
+    try {
+      while (!closed) {
+        long now = System.nanoTime();
+        long quietIn = lastCreateBegan + QUIET.toNanos() - now;
+        if ((coldCreates == 0 && quietIn <= 0) || until - now <= 0) {
+          return;
+        }
+        noCold.awaitNanos(Math.min(until - now, coldCreates > 0 ? Long.MAX_VALUE : quietIn));
+      }
+    } finally {
+      coldLock.unlock();
+    }
   }
 
   /** A container died or was removed: a ready member it held is dropped and replaced. */
@@ -115,14 +178,29 @@ final class WarmPool implements AutoCloseable {
     Duration backoff = Duration.ofMillis(500);
     try {
       while (!closed && q.size() < size(templateId)) {
-        Member m;
         try {
-          m = maker.start(templateId);
+          yieldToCreates();
+          starting.acquire();
+        } catch (InterruptedException e) {
+          return;
+        }
+        Member m = null;
+        Exception failed = null;
+        try {
+          if (!closed) {
+            m = maker.start(templateId);
+          }
         } catch (Exception e) {
+          failed = e;
+        } finally {
+          starting.release();
+        }
+        if (failed != null) {
           if (closed) {
             return;
           }
-          LOG.warn("starting a warm pool member of {} failed (next try in {} ms): {}", templateId, backoff.toMillis(), e.toString());
+          LOG.warn("starting a warm pool member of {} failed (next try in {} ms): {}", templateId, backoff.toMillis(),
+              failed.toString());
           long until = System.nanoTime() + backoff.toNanos();
           while (!closed && System.nanoTime() - until < 0) {
             try {
@@ -133,6 +211,9 @@ final class WarmPool implements AutoCloseable {
           }
           backoff = backoff.multipliedBy(2).compareTo(MAX_BACKOFF) > 0 ? MAX_BACKOFF : backoff.multipliedBy(2);
           continue;
+        }
+        if (m == null) {
+          return; // closed before it started
         }
         q.addLast(m);
         if (closed && q.remove(m)) {
@@ -154,6 +235,12 @@ final class WarmPool implements AutoCloseable {
   @Override
   public void close() {
     closed = true;
+    coldLock.lock();
+    try {
+      noCold.signalAll(); // a filler waiting on cold creates stops now
+    } finally {
+      coldLock.unlock();
+    }
     for (Thread t : List.copyOf(fillers)) {
       try {
         t.join(Duration.ofSeconds(30));
