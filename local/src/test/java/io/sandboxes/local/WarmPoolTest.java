@@ -171,15 +171,18 @@ class WarmPoolTest {
       assertThat(ids.stream().filter(s -> server.registry().find(s).orElseThrow().pooled())).as("the ready member was claimed").isNotEmpty();
       awaitReady(server, 1);
       // every member made since the burst began was created (by Docker's clock, the same host's)
-      // after the last of its creates had been answered, give or take the answer's way back
+      // after the last of its creates had been answered, give or take the answer's way back, or
+      // once the creates had kept the refill waiting its longest (WarmPool.MAX_YIELD, 10 s: a
+      // loaded machine has taken 15 s for this burst)
+      java.time.Instant yieldEnds = began.plusSeconds(10);
       List<java.time.Instant> madeSince = docker.client().listContainersCmd().withShowAll(true)
           .withLabelFilter(Map.of(DockerRuntime.LABEL_SERVER, id, "io.sandboxes.pool-member", "true")).exec().stream()
           .map(k -> java.time.Instant.parse(docker.client().inspectContainerCmd(k.getId()).exec().getCreated()))
           .filter(t -> t.isAfter(began))
           .toList();
       assertThat(madeSince).as("the refill after the burst").isNotEmpty();
-      assertThat(madeSince).allSatisfy(t -> assertThat(t).as("burst %s .. %s", began, answered)
-          .isAfter(answered.minusMillis(500)));
+      assertThat(madeSince).allSatisfy(t -> assertThat(t.isAfter(answered.minusMillis(500)) || !t.isBefore(yieldEnds))
+          .as("member made at %s, burst %s .. %s", t, began, answered).isTrue());
       for (String s : ids) {
         e2b.kill(s);
       }
