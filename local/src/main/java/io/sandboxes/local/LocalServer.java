@@ -77,6 +77,7 @@ public final class LocalServer implements AutoCloseable {
   private final AtomicBoolean closed = new AtomicBoolean();
   private @Nullable Server jetty;
   private @Nullable Registry registry;
+  private io.sandboxes.local.internal.@Nullable TemplateBuilds templateBuilds;
   private @Nullable URI apiUrl;
   private @Nullable URI sandboxUrl;
   private @Nullable SandboxNetwork network;
@@ -137,6 +138,12 @@ public final class LocalServer implements AutoCloseable {
     removeLegacySpool(Path.of(System.getProperty("java.io.tmpdir"), "sandboxes-uploads-" + config.serverId));
     ApiHandler apiHandler = new ApiHandler(reg, volumes, config.apiKey, this::egressProbe, this::forward, config.internetByDefault);
     EnvdHandler envdHandler = new EnvdHandler(reg);
+    io.sandboxes.local.internal.TemplateBuilds builds = new io.sandboxes.local.internal.TemplateBuilds(docker, reg.templates(),
+        stateDir.resolve("template-files"), config.serverId, baseImage);
+    reg.templates().alsoResolve(builds::resolve);
+    apiHandler.templateBuilds(builds, () -> this.apiUrl);
+    envdHandler.templateDefaults(builds::defaults);
+    this.templateBuilds = builds;
     server.setHandler(new io.sandboxes.local.internal.http.StallGuard(new Handler.Abstract() {
       @Override
       public boolean handle(Request request, Response response, Callback callback) throws Exception {
@@ -150,6 +157,7 @@ public final class LocalServer implements AutoCloseable {
     try {
       server.start();
     } catch (Exception e) {
+      builds.close();
       reg.close(true);
       throw new SandboxException("the local server could not start: " + e.getMessage(), e);
     }
@@ -337,6 +345,10 @@ public final class LocalServer implements AutoCloseable {
       } catch (Exception e) {
         LOG.warn("stopping the HTTP server failed: {}", e.toString());
       }
+    }
+    io.sandboxes.local.internal.TemplateBuilds builds = templateBuilds;
+    if (builds != null) {
+      builds.close();
     }
     Registry reg = registry;
     if (reg != null) {

@@ -43,12 +43,19 @@ public final class Templates {
     this.baseImage = baseImage;
   }
 
-  /** @return the image of a template id ({@code base}, {@code name:default} or {@code name}), or null */
+  private volatile java.util.function.Function<String, @Nullable String> built = t -> null;
+
+  /** Also resolves templates built through the build API (after base and snapshots). */
+  public void alsoResolve(java.util.function.Function<String, @Nullable String> builtTemplates) {
+    this.built = builtTemplates;
+  }
+
+  /** @return the image of a template id ({@code base}, {@code name:default} or {@code name}, or a built template's id or name), or null */
   public @Nullable String resolve(String templateId) {
     if (BASE.equals(templateId)) {
       return baseImage;
     }
-    return find(templateId).map(Snapshot::imageId).orElse(null);
+    return find(templateId).map(Snapshot::imageId).orElseGet(() -> built.apply(templateId));
   }
 
   /** The canonical snapshot id for a template id: {@code name} and {@code name:default} are the same. */

@@ -51,6 +51,15 @@ public final class ApiHandler extends Handler.Abstract {
   /** E2B's default egress: a create that does not say {@code allow_internet_access} gets it (else: nothing reachable). */
   private final boolean internetByDefault;
 
+  private volatile @org.jspecify.annotations.Nullable TemplateApi templateApi;
+  private volatile io.sandboxes.local.internal.@org.jspecify.annotations.Nullable TemplateBuilds templateBuilds;
+
+  /** Serves E2B's template build API from these builds; upload links point at {@code apiUrl}. */
+  public void templateBuilds(io.sandboxes.local.internal.TemplateBuilds builds, java.util.function.Supplier<java.net.URI> apiUrl) {
+    this.templateBuilds = builds;
+    this.templateApi = new TemplateApi(builds, registry, apiUrl);
+  }
+
   public ApiHandler(Registry registry, Volumes volumes, String apiKey, java.util.function.Supplier<io.sandboxes.EgressProbe> egressProbe,
       java.util.function.BiFunction<String, Integer, java.net.URI> forward, boolean internetByDefault) {
     this.registry = registry;
@@ -99,6 +108,10 @@ public final class ApiHandler extends Handler.Abstract {
       ex.empty(204);
       return;
     }
+    TemplateApi templateApi = this.templateApi;
+    if (templateApi != null && templateApi.upload(ex)) {
+      return; // authorized by the upload link's token
+    }
     if (!authorized(ex)) {
       error(ex, 401, ex.header("X-API-KEY") == null ? "Missing API key (X-API-KEY header)" : "Invalid API key");
       return;
@@ -140,6 +153,9 @@ public final class ApiHandler extends Handler.Abstract {
     }
     if (path.equals("/volumes") || path.startsWith("/volumes/")) {
       volumes(ex, method, path);
+      return;
+    }
+    if (templateApi != null && templateApi.route(ex, ApiHandler::readJson)) {
       return;
     }
     if (path.equals("/snapshots") && method.equals("GET")) {
@@ -344,11 +360,29 @@ public final class ApiHandler extends Handler.Abstract {
     if (registry.templates().resolve(template) == null) {
       throw new RpcError("not_found", "template '" + template + "' not found");
     }
-    LocalSandbox s = registry.create(template, Duration.ofSeconds(timeout), stringMap(body, "metadata"), stringMap(body, "envVars"),
+    Map<String, String> envVars = stringMap(body, "envVars");
+    io.sandboxes.local.internal.TemplateBuilds builds = templateBuilds;
+    java.util.Optional<io.sandboxes.local.internal.TemplateBuilds.Defaults> defaults =
+        builds == null ? java.util.Optional.empty() : builds.defaults(template);
+    if (defaults.isPresent()) {
+      // a built template's ENV steps are its sandboxes' environment; the create's own envVars win
+      Map<String, String> merged = new LinkedHashMap<>(defaults.get().env());
+      merged.putAll(envVars);
+      envVars = merged;
+    }
+    LocalSandbox s = registry.create(template, Duration.ofSeconds(timeout), stringMap(body, "metadata"), envVars,
         new LocalSandbox.Lifecycle(autoPause, autoPauseMemory, autoResume, timeout), mounts);
     Boolean applied = internet != null ? internet : internetByDefault ? Boolean.TRUE : null;
     if (network != null || applied != null) {
       registry.setNetwork(s, network == null ? Json.object() : network, applied);
+    }
+    if (defaults.isPresent() && builds != null) {
+      try {
+        builds.startCommands(s, defaults.get());
+      } catch (RpcError e) {
+        registry.kill(s.id()); // a sandbox whose template's start or ready command failed is not handed out
+        throw e;
+      }
     }
     String egress = egressNote(network, internet, applied);
     s.log("info", "egress: " + egress);

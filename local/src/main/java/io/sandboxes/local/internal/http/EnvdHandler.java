@@ -52,6 +52,15 @@ public final class EnvdHandler extends Handler.Abstract {
 
   private final Registry registry;
 
+  private volatile java.util.function.Function<String, java.util.Optional<io.sandboxes.local.internal.TemplateBuilds.Defaults>>
+      templateDefaults = t -> java.util.Optional.empty();
+
+  /** Where a built template's default user and working directory for its processes come from. */
+  public void templateDefaults(
+      java.util.function.Function<String, java.util.Optional<io.sandboxes.local.internal.TemplateBuilds.Defaults>> defaults) {
+    this.templateDefaults = defaults;
+  }
+
   public EnvdHandler(Registry registry) {
     Base64Warmup.start(); // output is encoded in few, large calls: see there
     this.registry = registry;
@@ -404,6 +413,17 @@ public final class EnvdHandler extends Handler.Abstract {
     String user = user(ex);
     Duration timeout = timeoutHeader(ex);
     JsonNode process = req.path("process");
+    // a built template's USER and WORKDIR are its processes' defaults, as on E2B
+    java.util.Optional<io.sandboxes.local.internal.TemplateBuilds.Defaults> defaults = templateDefaults.apply(sandbox.templateId());
+    String cwd = Json.text(process, "cwd");
+    if (defaults.isPresent()) {
+      if (ex.header("Authorization") == null || ex.header("Authorization").isBlank()) {
+        user = defaults.get().user();
+      }
+      if (cwd == null || cwd.isEmpty()) {
+        cwd = defaults.get().workdir();
+      }
+    }
     String cmd = Json.text(process, "cmd");
     if (cmd == null || cmd.isEmpty()) {
       streamError(ex, new RpcError("invalid_argument", "'process.cmd' is required"));
@@ -416,7 +436,7 @@ public final class EnvdHandler extends Handler.Abstract {
     JsonNode size = req.path("pty").path("size");
     boolean pty = req.has("pty") && !req.get("pty").isNull();
     boolean stdin = !req.has("stdin") || req.get("stdin").asBoolean(true);
-    LocalSandbox.StartSpec spec = new LocalSandbox.StartSpec(user, cmd, args, envs, Json.text(process, "cwd"),
+    LocalSandbox.StartSpec spec = new LocalSandbox.StartSpec(user, cmd, args, envs, cwd,
         Json.text(req, "tag"), pty, size.path("cols").asInt(0), size.path("rows").asInt(0), stdin, timeout);
     SandboxProcess.Subscriber[] sub = new SandboxProcess.Subscriber[1];
     SandboxProcess p;
