@@ -127,6 +127,53 @@ async function identitySteps() {
   }
 }
 
+// templates (issue 14): the SDK's Template.build against the local build API: a COPY of a local
+// file (uploaded), RUN, ENV and WORKDIR on base; a sandbox from the alias sees all four; a
+// failing RUN is a BuildError with its exit code; delete goes through the snapshot call's path
+async function templateSteps() {
+  const fs = await import('node:fs/promises')
+  const os = await import('node:os')
+  const path = await import('node:path')
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'conf-tpl-'))
+  await fs.writeFile(path.join(dir, 'hello.txt'), 'copied by the sdk')
+  const name = `conf-tpl-${suffix}`
+  const logs = []
+  const t = Template({ fileContextPath: dir })
+    .fromTemplate('base')
+    .copy('hello.txt', '/home/user/app/')
+    .runCmd('echo built-by-the-sdk > /home/user/app/built.txt')
+    .setEnvs({ TPL_VAR: 'from-the-template' })
+    .setWorkdir('/home/user/app')
+  const built = await Template.build(t, name, { onBuildLogs: (e) => logs.push(e.message) })
+  say('tpl.build', built.name === name && built.templateId ? 'built' : JSON.stringify(built))
+  say('tpl.logs', logs.some((l) => l.includes('RUN echo built-by-the-sdk')) && logs.some((l) => l.includes("Uploaded 'hello.txt'"))
+    ? 'uploaded, step logs' : logs.join(' | '))
+  say('tpl.exists', `${await Template.exists(name)} ${await Template.exists(`${name}-never-built`)}`)
+  const sbx = await Sandbox.create(name, { timeoutMs: 60_000 })
+  const r = await sbx.commands.run('cat hello.txt; echo; cat built.txt; echo "$TPL_VAR"; pwd; whoami')
+  say('tpl.sandbox', r.stdout.trim().split('\n').join('|'))
+  say('tpl.sandboxFile', await sbx.files.read('/home/user/app/hello.txt'))
+  await sbx.kill()
+  const again = []
+  await Template.build(t, name, { onBuildLogs: (e) => again.push(e.message) })
+  say('tpl.rebuild', again.some((l) => l.includes('already cached')) && again.filter((l) => l.endsWith('] CACHED')).length === 3
+    ? 'upload skipped, steps cached' : again.join(' | '))
+  try {
+    await Template.build(Template().fromTemplate('base').runCmd(`echo failing-now-${suffix}; exit 4`), `${name}-fail`)
+    say('tpl.fail', 'built')
+  } catch (e) {
+    say('tpl.fail', `${e.constructor.name}: ${e.message}`)
+  }
+  say('tpl.failExists', String(await Template.exists(`${name}-fail`)))
+  say('tpl.delete', String(await Sandbox.deleteSnapshot(built.templateId)))
+  try {
+    await Sandbox.create(name)
+    say('tpl.deleted', 'created')
+  } catch (e) {
+    say('tpl.deleted', `${e.constructor.name}${/404.*not found/.test(e.message) ? ' (404 not found)' : `: ${e.message}`}`)
+  }
+}
+
 async function main() {
   await identitySteps()
   const sbx = await Sandbox.create('base', {
@@ -376,6 +423,7 @@ async function main() {
   }
   // ---- end of fidelity ----
   await forkSteps()
+  await templateSteps()
 
   say('kill', await sbx.kill())
   say('kill.again', await Sandbox.kill(sbx.sandboxId))

@@ -158,6 +158,19 @@ class OfficialSdkConformanceTest {
         .containsEntry("fork.instance", "written before the fork")
         .containsEntry("fork.kill", "true|true|true")
         .containsEntry("fork.killedParent", "SandboxNotFoundError");
+
+    // templates (issue 14): Template.build against the local build API
+    assertThat(steps).as("template steps printed by the script:\n%s", out)
+        .containsEntry("tpl.build", "built")
+        .containsEntry("tpl.logs", "uploaded, step logs")
+        .containsEntry("tpl.exists", "true false")
+        .containsEntry("tpl.sandbox", "copied by the sdk|built-by-the-sdk|from-the-template|/home/user/app|user")
+        .containsEntry("tpl.sandboxFile", "copied by the sdk")
+        .containsEntry("tpl.rebuild", "upload skipped, steps cached")
+        .containsEntry("tpl.fail", "BuildError: step 1 failed with exit code 4")
+        .containsEntry("tpl.failExists", "false")
+        .containsEntry("tpl.delete", "true")
+        .containsEntry("tpl.deleted", "SandboxError (404 not found)");
   }
 
   private record Result(int code, String output) {}

@@ -676,8 +676,7 @@ public final class TemplateBuilds implements AutoCloseable {
       if (targets.isEmpty()) {
         throw new StepFailed(name, "COPY " + src + ": no files of that path were uploaded");
       }
-      List<String> cmd = new ArrayList<>(List.of("/bin/sh", "-c",
-          "u=\"$0\"; m=\"$1\"; shift; chown -R \"$u\": \"$@\" && { [ -z \"$m\" ] || chmod -R \"$m\" \"$@\"; }", user, mode));
+      List<String> cmd = new ArrayList<>(List.of("/bin/sh", "-c", COPY_SCRIPT, user, mode));
       cmd.addAll(targets);
       String finalDest = dest;
       runContainer(b, st, name, cmd, "root", "/", id -> {
@@ -693,6 +692,25 @@ public final class TemplateBuilds implements AutoCloseable {
       Files.deleteIfExists(repacked);
     }
   }
+
+  /** Where COPY stages its files in the step's container before placing them. */
+  static final String STAGE = "/.sandboxes-copy";
+  /**
+   * Places staged COPY files ({@code $0} user, {@code $1} mode, then the targets): owned by the
+   * user (and given the mode), directories COPY has to make owned by the user too, existing ones
+   * left as they are, and the stage removed.
+   */
+  static final String COPY_SCRIPT = String.join("\n",
+      "u=\"$0\"; m=\"$1\"; shift",
+      "mk() { [ -e \"$1\" ] || { mk \"$(dirname \"$1\")\" && mkdir \"$1\" && chown \"$u\": \"$1\"; }; }",
+      "chown -R \"$u\": " + STAGE + " && { [ -z \"$m\" ] || chmod -R \"$m\" " + STAGE + "; } || exit 1",
+      "for t in \"$@\"; do",
+      "  s=\"" + STAGE + "$t\"",
+      "  mk \"$(dirname \"$t\")\" || exit 1",
+      "  if [ -d \"$s\" ] && [ ! -L \"$s\" ]; then mk \"$t\" && cp -a \"$s/.\" \"$t/\" || exit 1",
+      "  else cp -a \"$s\" \"$t\" || exit 1; fi",
+      "done",
+      "rm -rf " + STAGE);
 
   /** A COPY source as a plain relative path inside the context, or the step fails. */
   static String normalizeSource(String name, String src) throws StepFailed {
@@ -763,10 +781,10 @@ public final class TemplateBuilds implements AutoCloseable {
         }
         TarArchiveEntry copy;
         if (e.isSymbolicLink()) {
-          copy = new TarArchiveEntry(target.substring(1), TarArchiveEntry.LF_SYMLINK);
+          copy = new TarArchiveEntry(STAGE.substring(1) + target, TarArchiveEntry.LF_SYMLINK);
           copy.setLinkName(e.getLinkName());
         } else {
-          copy = new TarArchiveEntry(target.substring(1) + (e.isDirectory() ? "/" : ""));
+          copy = new TarArchiveEntry(STAGE.substring(1) + target + (e.isDirectory() ? "/" : ""));
           copy.setSize(e.isFile() ? e.getSize() : 0);
         }
         copy.setMode(e.getMode());
