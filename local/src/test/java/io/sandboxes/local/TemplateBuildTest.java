@@ -277,4 +277,56 @@ class TemplateBuildTest {
     assertThat(shortHash.status()).isEqualTo(400);
     assertThat(shortHash.body().path("message").asText()).contains("64 lowercase hex digits");
   }
+
+  @Test
+  @DisplayName("startCmd runs at sandbox start and the create answers once readyCmd succeeds")
+  void startAndReadyCommands(LocalServer server, E2BApi e2b) throws Exception {
+    String name = unique("tpl-start");
+    Requested r = request(server, name);
+    ObjectNode body = Json.object().put("fromTemplate", "base")
+        .put("startCmd", "sleep 2; echo up > /tmp/ready-marker; exec sleep 600")
+        .put("readyCmd", "test -f /tmp/ready-marker");
+    body.putArray("steps").add(step("ENV", "START_MARK", UUID.randomUUID().toString()));
+    assertThat(build(server, r, body, new ArrayList<>()).path("status").asText()).isEqualTo("ready");
+    try {
+      try (LiveSandbox s = e2b.create(SandboxSpec.of(name))) {
+        // the start command sleeps 2 s before it writes: only a create that waited for readyCmd sees the file at once
+        assertThat(s.readFile("/tmp/ready-marker")).isEqualTo("up\n");
+        assertThat(s.exec("pgrep -f 'sleep 600' >/dev/null && echo running").stdout()).isEqualTo("running\n");
+      }
+    } finally {
+      call(server, "DELETE", "/templates/" + name, null);
+    }
+  }
+
+  @Test
+  @DisplayName("a server stopped mid-build leaves no template and no build container; a restarted one removes what a crash left")
+  void stoppedMidBuild(@org.junit.jupiter.api.io.TempDir java.nio.file.Path state) throws Exception {
+    String serverId = "tpl-test-" + UUID.randomUUID().toString().substring(0, 8);
+    String name = unique("tpl-stop");
+    com.github.dockerjava.api.DockerClient docker;
+    try (LocalServer first = LocalServer.builder().serverId(serverId).stateDir(state).build().start()) {
+      Requested r = request(first, name);
+      ObjectNode body = Json.object().put("fromTemplate", "base");
+      body.putArray("steps").add(step("RUN", "echo started-" + UUID.randomUUID() + "; sleep 300"));
+      assertThat(call(first, "POST", "/v2/templates/" + r.templateId() + "/builds/" + r.buildId(), body).status()).isEqualTo(202);
+      await().atMost(Duration.ofMinutes(2)).until(() -> call(first, "GET", "/templates/" + r.templateId() + "/builds/" + r.buildId()
+          + "/status", null).body().path("logEntries").findValuesAsText("message").stream().anyMatch(m -> m.startsWith("started-")));
+    }
+    try (io.sandboxes.local.internal.docker.DockerRuntime d = io.sandboxes.local.internal.docker.DockerRuntime.connect()) {
+      docker = d.client();
+      java.util.Map<String, String> mine = java.util.Map.of("io.sandboxes.template-build-of", serverId);
+      assertThat(docker.listContainersCmd().withShowAll(true).withLabelFilter(mine).exec()).as("the stop removed its step container")
+          .isEmpty();
+      // a crash leaves its step container behind: the next start of the same server removes it
+      String base = io.sandboxes.local.internal.docker.BaseImage.reference();
+      String left = docker.createContainerCmd(base).withLabels(mine).withCmd("true").exec().getId();
+      try (LocalServer second = LocalServer.builder().serverId(serverId).stateDir(state).build().start()) {
+        assertThat(call(second, "GET", "/templates/aliases/" + name, null).status()).isEqualTo(404);
+        assertThat(docker.listContainersCmd().withShowAll(true).withLabelFilter(mine).exec()).isEmpty();
+      } finally {
+        d.remove(left);
+      }
+    }
+  }
 }
