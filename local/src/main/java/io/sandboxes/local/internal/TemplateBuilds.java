@@ -157,7 +157,8 @@ public final class TemplateBuilds implements AutoCloseable {
   private final Map<String, Optional<Defaults>> defaultsCache = new ConcurrentHashMap<>();
   private final ExecutorService runner = Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("template-build-", 0).factory());
   private final SecureRandom random = new SecureRandom();
-  private final Object registration = new Object();
+  /** Held while a template is registered or deleted; a lock, not a monitor, so virtual threads waiting on Docker under it stay unpinned. */
+  private final java.util.concurrent.locks.ReentrantLock registration = new java.util.concurrent.locks.ReentrantLock();
 
   public TemplateBuilds(DockerRuntime docker, Templates templates, Path files, String serverId, String baseImage) {
     this.docker = docker;
@@ -836,7 +837,8 @@ public final class TemplateBuilds implements AutoCloseable {
     labels.put(LABEL_TEMPLATE_DEFAULTS, Json.string(defaults));
     State st = new State(image, "/", "root");
     String id = createContainer(b, st, List.of("true"), "root", "/");
-    synchronized (registration) {
+    registration.lock();
+    try {
       Optional<Built> previous = find(b.request.name());
       String committed;
       try {
@@ -851,6 +853,8 @@ public final class TemplateBuilds implements AutoCloseable {
       defaultsCache.clear();
       // the earlier build goes in the background: the name resolves to the newest build already
       previous.filter(p -> !p.imageId().equals(committed)).ifPresent(p -> runner.execute(() -> removeQuietly(p.imageId())));
+    } finally {
+      registration.unlock();
     }
   }
 
@@ -911,7 +915,16 @@ public final class TemplateBuilds implements AutoCloseable {
 
   /** The defaults a template gives its sandboxes; empty for base and snapshots. */
   public Optional<Defaults> defaults(String templateId) {
-    return defaultsCache.computeIfAbsent(templateId, t -> find(t).map(Built::defaults));
+    if (templateId.equals(Templates.BASE)) {
+      return Optional.empty();
+    }
+    // looked up outside the map's lock: a Docker call must not hold it (nor pin a virtual thread's carrier)
+    Optional<Defaults> known = defaultsCache.get(templateId);
+    if (known == null) {
+      known = find(templateId).map(Built::defaults);
+      defaultsCache.put(templateId, known);
+    }
+    return known;
   }
 
   /**
@@ -921,7 +934,8 @@ public final class TemplateBuilds implements AutoCloseable {
    * @throws RpcError already_exists when a sandbox was created from it
    */
   public boolean delete(String idOrName, List<LocalSandbox> sandboxes) throws RpcError {
-    synchronized (registration) {
+    registration.lock();
+    try {
       Optional<Built> t = find(idOrName);
       if (t.isEmpty()) {
         return false;
@@ -949,6 +963,8 @@ public final class TemplateBuilds implements AutoCloseable {
         }
       });
       return true;
+    } finally {
+      registration.unlock();
     }
   }
 
