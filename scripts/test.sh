@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole test suite, from a clean clone on a fresh machine: finds a JDK 21+, installs and
-# starts Docker, builds the base image (once, with progress), then runs every module's tests
+# starts Docker, builds the base image and the code interpreter's (once, with progress), then runs every module's tests
 # against the real local server. The official-SDK conformance test needs node and npm (20.18+).
 # Last, it builds it/consumer, a user's project outside the reactor, once per supported JUnit line.
 set -euo pipefail
@@ -14,8 +14,10 @@ done
 echo "==> java: $("$JAVA_HOME/bin/java" -version 2>&1 | head -1), node: $(node --version)"
 echo "==> building"
 ./mvnw -B -ntp -q install -DskipTests
-echo "==> base image"
-./mvnw -B -ntp -q -pl examples exec:exec -Dexample.main=io.sandboxes.local.Main -Dexample.args="image build"
+echo "==> base image and the code interpreter's (code-interpreter-v1; built once per machine)"
+image_started=$SECONDS
+./mvnw -B -ntp -q -pl examples exec:exec -Dexample.main=io.sandboxes.local.Main -Dexample.args="image build code-interpreter-v1"
+echo "==> images ready in $((SECONDS - image_started)) s"
 echo "==> tests"
 ./mvnw -B -ntp verify "$@"
 

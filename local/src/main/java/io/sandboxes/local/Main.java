@@ -13,7 +13,7 @@ import java.util.concurrent.CountDownLatch;
  *
  * <pre>
  * sandboxes-local serve [--port 3000] [--envd-port 49983] [--api-key KEY] [--keep-sandboxes] [--internet-by-default]
- * sandboxes-local image build
+ * sandboxes-local image build [code-interpreter-v1]
  * </pre>
  *
  * @since 0.1
@@ -73,8 +73,8 @@ public final class Main {
               allow_internet_access (open, less denyOut) instead of this runtime's (nothing);
               --warm-pool keeps N pre-started sandboxes of base (default 2, 0 off) or of
               TEMPLATE ready, so a create without volume mounts takes one in milliseconds
-          sandboxes-local image build
-              build the base template image if it is missing, showing progress
+          sandboxes-local image build [code-interpreter-v1]
+              build the base template image (and the code interpreter's) if missing, showing progress
           sandboxes-local image list
               list the base image and the snapshot templates
           sandboxes-local status
@@ -254,14 +254,20 @@ public final class Main {
       }
       return 0;
     }
-    if (!sub.equals("build") || !opts.isEmpty()) {
-      throw new IllegalArgumentException("usage: sandboxes-local image build | image list");
+    boolean codeInterpreter = opts.size() == 1 && opts.peek().equals(io.sandboxes.local.internal.docker.CodeInterpreterImage.TEMPLATE);
+    if (!sub.equals("build") || !(opts.isEmpty() || codeInterpreter)) {
+      throw new IllegalArgumentException("usage: sandboxes-local image build [code-interpreter-v1] | image list");
     }
     String ref;
     try (DockerRuntime docker = DockerRuntime.connect()) {
       ref = BaseImage.ensure(docker, out::println);
+      out.println("base image: " + ref);
+      if (codeInterpreter) {
+        long started = System.nanoTime();
+        String ci = io.sandboxes.local.internal.docker.CodeInterpreterImage.ensure(docker, ref, out::println);
+        out.println("code interpreter image: " + ci + " (ready in " + (System.nanoTime() - started) / 1_000_000_000L + " s)");
+      }
     }
-    out.println("base image: " + ref);
     return 0;
   }
 

@@ -283,6 +283,7 @@ public final class Registry implements AutoCloseable {
         docker.runAsRoot(containerId, "/bin/sh", "-c", "[ \"$(stat -c %u \"$1\")\" = 0 ] && [ -z \"$(ls -A \"$1\")\" ] && chown 1000:1000 \"$1\"; true",
             "sh", m.path());
       }
+      startService(image, daemon, containerId, id);
     } catch (RuntimeException | IOException | java.util.concurrent.TimeoutException e) {
       if (containerId != null) {
         docker.remove(containerId);
@@ -328,6 +329,20 @@ public final class Registry implements AutoCloseable {
         .addKeyValue("dockerMs", (tStarted - t0) / 1_000_000).addKeyValue("daemonMs", (tConnected - tStarted) / 1_000_000)
         .addKeyValue("totalMs", (tDone - t0) / 1_000_000).log("sandbox created");
     return sandbox;
+  }
+
+  /** Runs the image's start command (the code interpreter's bridge), if it names one, and waits for its port. */
+  private void startService(String image, SandboxDaemon daemon, String containerId, String id)
+      throws IOException, java.util.concurrent.TimeoutException {
+    Optional<StartCommand> service = StartCommand.of(docker, image);
+    if (service.isEmpty()) {
+      return;
+    }
+    io.sandboxes.local.internal.daemon.DaemonConnection conn = daemon.current();
+    if (conn == null) {
+      throw new IOException("the sandbox's daemon disconnected before its start command could run");
+    }
+    service.get().run(conn, daemon.containerEnv(docker, containerId), id);
   }
 
   // ---- the warm pool ----
@@ -413,6 +428,8 @@ public final class Registry implements AutoCloseable {
           startNetwork())
           .withDiskQuotaMB(diskGuard.mechanism() == DiskGuard.Mechanism.QUOTA ? diskSizeMB : 0), daemonBinary));
       daemon.awaitConnected(SandboxDaemon.CONNECT);
+      // a member's service is up before it is handed out: a claimed code interpreter has a warm kernel
+      startService(image, daemon, containerId, id);
       if (network.isPresent() && network.get().startsOnBridge()) {
         ip = network.get().attach(containerId, () -> io.sandboxes.local.internal.egress.EgressPolicy.DENY_ALL);
       }
@@ -879,8 +896,14 @@ public final class Registry implements AutoCloseable {
         } else {
           docker.client().startContainerCmd(s.containerId()).exec();
           reattach(s);
+          // its processes did not survive the stop: the template's service starts again
+          String image = docker.client().inspectContainerCmd(s.containerId()).exec().getImageId();
+          Optional<StartCommand> service = StartCommand.of(docker, image);
+          if (service.isPresent()) {
+            service.get().run(s.daemon(), s.containerEnv(), s.id());
+          }
         }
-      } catch (RuntimeException | IOException e) {
+      } catch (RuntimeException | IOException | java.util.concurrent.TimeoutException e) {
         throw new RpcError("internal", "resuming sandbox " + s.id() + " failed: " + e.getMessage());
       }
       s.markRunning();

@@ -3,6 +3,7 @@ package io.sandboxes.local.internal;
 import com.github.dockerjava.api.exception.ConflictException;
 import com.github.dockerjava.api.exception.NotFoundException;
 import com.github.dockerjava.api.model.Image;
+import io.sandboxes.local.internal.docker.CodeInterpreterImage;
 import io.sandboxes.local.internal.docker.DockerRuntime;
 import java.time.Instant;
 import java.util.Comparator;
@@ -17,7 +18,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The templates a sandbox can be created from: {@code base}, and every snapshot. A snapshot is
+ * The templates a sandbox can be created from: {@code base}, {@code code-interpreter-v1} (built
+ * from {@code base} the first time it is asked for), and every snapshot. A snapshot is
  * a {@code docker commit} of a sandbox's filesystem (processes and memory are not captured),
  * labelled with its E2B snapshot id ({@code <name>:default}), which is also its template id.
  */
@@ -50,10 +52,17 @@ public final class Templates {
     this.built = builtTemplates;
   }
 
-  /** @return the image of a template id ({@code base}, {@code name:default} or {@code name}, or a built template's id or name), or null */
+  /**
+   * @return the image of a template id ({@code base}, {@code code-interpreter-v1}, {@code name:default}
+   *     or {@code name}, or a built template's id or name), or null
+   */
   public @Nullable String resolve(String templateId) {
     if (BASE.equals(templateId)) {
       return baseImage;
+    }
+    if (CodeInterpreterImage.ALIASES.contains(templateId)) {
+      // built the first time it is asked for (minutes, once per machine); later creates find it
+      return CodeInterpreterImage.ensure(docker, baseImage, line -> LOG.info("{}", line));
     }
     return find(templateId).map(Snapshot::imageId).orElseGet(() -> built.apply(templateId));
   }

@@ -42,7 +42,9 @@ import org.slf4j.LoggerFactory;
  * envd, the in-sandbox daemon, for every local sandbox at one address: requests are routed by the
  * {@code E2b-Sandbox-Id} header (or, for pre-signed file URLs, by whose token signed them) and
  * need that sandbox's access token. Serves {@code /health}, {@code /files} and the Connect RPCs of
- * {@code process.Process} and {@code filesystem.Filesystem}.
+ * {@code process.Process} and {@code filesystem.Filesystem}. A request whose {@code E2b-Sandbox-Port}
+ * names another port is relayed to that port in the sandbox (the code interpreter's 49999), as
+ * E2B's proxy does; like E2B's public port traffic, it needs no access token.
  */
 public final class EnvdHandler extends Handler.Abstract {
   private static final Logger LOG = LoggerFactory.getLogger(EnvdHandler.class);
@@ -110,6 +112,15 @@ public final class EnvdHandler extends Handler.Abstract {
     String path = ex.path();
     String id = ex.header("E2b-Sandbox-Id");
     LocalSandbox sandbox = id == null ? null : registry.find(id).orElse(null);
+    int port = sandboxPort(ex);
+    if (port != ENVD_PORT) {
+      if (sandbox == null || !awake(sandbox)) {
+        sandboxMissing(ex, id);
+        return;
+      }
+      SandboxPortProxy.relay(ex, sandbox, port);
+      return;
+    }
     if (path.equals("/files")) {
       files(ex, sandbox, id);
       return;
@@ -193,6 +204,26 @@ public final class EnvdHandler extends Handler.Abstract {
       }
       default -> throw new RpcError("unimplemented", "not implemented by the local runtime: " + path);
     }
+  }
+
+  /** The port envd's clients name in {@code E2b-Sandbox-Port}; any other port is the sandbox's own. */
+  static final int ENVD_PORT = 49983;
+
+  /** The port a request is for: {@code E2b-Sandbox-Port}, envd's when absent. */
+  private static int sandboxPort(Exchange ex) throws RpcError {
+    String raw = ex.header("E2b-Sandbox-Port");
+    if (raw == null || raw.isBlank()) {
+      return ENVD_PORT;
+    }
+    try {
+      int port = Integer.parseInt(raw.strip());
+      if (port >= 1 && port <= 65535) {
+        return port;
+      }
+    } catch (NumberFormatException e) {
+      // refused below
+    }
+    throw new RpcError("invalid_argument", "E2b-Sandbox-Port must be a port number, got '" + Json.abbreviate(raw) + "'");
   }
 
   /** A paused sandbox answers only when it resumes on traffic ({@code autoResume}). */

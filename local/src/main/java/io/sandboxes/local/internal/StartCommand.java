@@ -1,0 +1,126 @@
+package io.sandboxes.local.internal;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.sandboxes.e2b.internal.Json;
+import io.sandboxes.local.internal.daemon.DaemonConnection;
+import io.sandboxes.local.internal.daemon.DaemonException;
+import io.sandboxes.local.internal.daemon.DaemonProcess;
+import io.sandboxes.local.internal.daemon.PortStream;
+import io.sandboxes.local.internal.daemon.ProcessSpec;
+import io.sandboxes.local.internal.docker.CodeInterpreterImage;
+import io.sandboxes.local.internal.docker.DockerRuntime;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.TimeoutException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A template's start command: a service a sandbox runs from its start on (the code interpreter's
+ * bridge), named by the image's {@value CodeInterpreterImage#LABEL_START} label. It runs as
+ * {@code user} in the home folder, its output appended to {@value #LOG_FILE} in the sandbox, and a
+ * create returns once the port it serves accepts connections, as E2B's start commands are waited
+ * for. Images without the label (base, snapshots of base) start nothing.
+ */
+final class StartCommand {
+  private static final Logger LOG = LoggerFactory.getLogger(StartCommand.class);
+  /** The start command's output, inside the sandbox. */
+  static final String LOG_FILE = "/tmp/.sandboxes-start.log";
+  /** How long a start command may take to serve its port (the kernel's first start is most of it). */
+  static final Duration READY = Duration.ofSeconds(90);
+  private static final Duration POLL = Duration.ofMillis(50);
+  private static final ConcurrentMap<String, Optional<StartCommand>> BY_IMAGE = new ConcurrentHashMap<>();
+
+  private final List<String> argv;
+  private final int port;
+
+  private StartCommand(List<String> argv, int port) {
+    this.argv = List.copyOf(argv);
+    this.port = port;
+  }
+
+  /** The start command an image names, read once per image. */
+  static Optional<StartCommand> of(DockerRuntime docker, String image) {
+    return BY_IMAGE.computeIfAbsent(image, i -> {
+      Map<String, String> labels;
+      try {
+        var config = docker.client().inspectImageCmd(i).exec().getConfig();
+        labels = config == null || config.getLabels() == null ? Map.of() : config.getLabels();
+      } catch (RuntimeException e) {
+        LOG.warn("could not read image {}'s labels; it starts no service: {}", i, e.toString());
+        return Optional.empty();
+      }
+      String raw = labels.get(CodeInterpreterImage.LABEL_START);
+      if (raw == null || raw.isBlank()) {
+        return Optional.empty();
+      }
+      try {
+        JsonNode node = Json.parse(raw.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        List<String> argv = new ArrayList<>();
+        node.forEach(n -> argv.add(n.asText()));
+        return argv.isEmpty() ? Optional.empty() : Optional.of(new StartCommand(argv, CodeInterpreterImage.PORT));
+      } catch (IOException e) {
+        LOG.warn("image {} has an unreadable {} label: {}", i, CodeInterpreterImage.LABEL_START, raw);
+        return Optional.empty();
+      }
+    });
+  }
+
+  /**
+   * Starts the command in a sandbox and waits until its port accepts a connection.
+   *
+   * @param containerEnv the container's environment, which the service inherits
+   * @throws IOException when it could not start, ended, or did not serve its port in time
+   */
+  void run(DaemonConnection conn, List<String> containerEnv, String sandboxId) throws IOException, TimeoutException {
+    Map<String, String> env = new LinkedHashMap<>();
+    for (String kv : containerEnv) {
+      int eq = kv.indexOf('=');
+      if (eq > 0) {
+        env.put(kv.substring(0, eq), kv.substring(eq + 1));
+      }
+    }
+    env.put("HOME", "/home/user");
+    List<String> sh = new ArrayList<>(List.of("/bin/sh", "-c", "exec \"$@\" >>" + LOG_FILE + " 2>&1", "sh"));
+    sh.addAll(argv);
+    long started = System.nanoTime();
+    DaemonProcess p = conn.start(new ProcessSpec(sh, env, "/home/user", "user", "start-command", false, null));
+    try {
+      long deadline = started + READY.toNanos();
+      while (true) {
+        try (PortStream ps = conn.connectPort(port)) {
+          LOG.atInfo().addKeyValue("event", "start-command.ready").addKeyValue("sandbox", sandboxId).addKeyValue("port", port)
+              .addKeyValue("ms", (System.nanoTime() - started) / 1_000_000).log("the template's start command serves its port");
+          return;
+        } catch (DaemonException e) {
+          if (e.kind() != DaemonException.Kind.REFUSED) {
+            throw e;
+          }
+        }
+        if (p.exit().isDone()) {
+          throw new IOException("the template's start command " + argv + " ended (" + p.exit().join()
+              + ") before serving port " + port + "; its output is in " + LOG_FILE + " in the sandbox");
+        }
+        if (System.nanoTime() > deadline) {
+          throw new TimeoutException("the template's start command " + argv + " did not serve port " + port + " within "
+              + READY.toSeconds() + " s; its output is in " + LOG_FILE + " in the sandbox");
+        }
+        try {
+          Thread.sleep(POLL);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          throw new IOException("interrupted while waiting for the start command", e);
+        }
+      }
+    } finally {
+      p.close(); // detached: it runs on with the sandbox
+    }
+  }
+}

@@ -1,0 +1,198 @@
+package io.sandboxes.local.internal.docker;
+
+import com.github.dockerjava.api.command.BuildImageResultCallback;
+import com.github.dockerjava.api.model.BuildResponseItem;
+import io.sandboxes.SandboxException;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Consumer;
+import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
+import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The {@code code-interpreter-v1} template's image: the base image plus Debian's ipykernel,
+ * jupyter-client, numpy, pandas and matplotlib, and the bridge ({@code bridge.py}, ours) that
+ * serves E2B's code-interpreter protocol on port {@value #PORT}.
+ *
+ * <p>Built with {@code docker build} from the local base image (no registry: the packages come
+ * from the Debian mirror), once per machine: the tag carries a hash of the base image, the
+ * packages and the bridge, so a built image is reused until one of them changes. The image's
+ * {@value #LABEL_START} label is the command a sandbox made from it starts with.
+ */
+public final class CodeInterpreterImage {
+  private static final Logger LOG = LoggerFactory.getLogger(CodeInterpreterImage.class);
+
+  /** The template id E2B's code-interpreter SDKs ask for. */
+  public static final String TEMPLATE = "code-interpreter-v1";
+  /** The other names the template answers to. */
+  public static final Set<String> ALIASES = Set.of(TEMPLATE, "code-interpreter");
+  public static final String REPOSITORY = "sandboxes-local/code-interpreter";
+  /** The port the bridge listens on inside the sandbox, as E2B's. */
+  public static final int PORT = 49999;
+  /** An image label holding the command (a JSON array) a sandbox made from the image starts with. */
+  public static final String LABEL_START = "io.sandboxes.start-cmd";
+  /** An image label naming the template the image is. */
+  public static final String LABEL_TEMPLATE_IMAGE = "io.sandboxes.template-image";
+  static final String BRIDGE_PATH = "/opt/sandboxes/code-interpreter/bridge.py";
+  static final List<String> PACKAGES = List.of(
+      "python3-ipykernel", "python3-jupyter-client", "python3-numpy", "python3-pandas", "python3-matplotlib");
+  private static final ReentrantLock BUILDING = new ReentrantLock();
+
+  private CodeInterpreterImage() {}
+
+  static String dockerfile(String baseImage) {
+    return "FROM " + baseImage + "\n"
+        + "RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "
+        + String.join(" ", PACKAGES) + " && apt-get clean && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin\n"
+        + "COPY bridge.py " + BRIDGE_PATH + "\n"
+        + "RUN chmod 0644 " + BRIDGE_PATH + "\n";
+  }
+
+  static byte[] bridge() {
+    try (InputStream in = CodeInterpreterImage.class.getResourceAsStream("/io/sandboxes/local/codeinterpreter/bridge.py")) {
+      if (in == null) {
+        throw new IllegalStateException("bridge.py is missing from the local runtime's jar");
+      }
+      return in.readAllBytes();
+    } catch (IOException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /** @return the image reference for a base image, e.g. {@code sandboxes-local/code-interpreter:1a2b3c4d5e} */
+  public static String reference(String baseImage) {
+    try {
+      MessageDigest sha = MessageDigest.getInstance("SHA-256");
+      sha.update(dockerfile(baseImage).getBytes(StandardCharsets.UTF_8));
+      sha.update(bridge());
+      return REPOSITORY + ":" + HexFormat.of().formatHex(sha.digest()).substring(0, 10);
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /**
+   * Makes sure the image exists, building it from {@code baseImage} when it does not. Concurrent
+   * callers in one JVM wait for one build.
+   *
+   * @param progress receives one line per build step
+   * @return the image reference
+   */
+  public static String ensure(DockerRuntime docker, String baseImage, Consumer<String> progress) {
+    String ref = reference(baseImage);
+    if (docker.imageExists(ref)) {
+      return ref;
+    }
+    BUILDING.lock();
+    try {
+      if (!docker.imageExists(ref)) {
+        build(docker, baseImage, ref, progress);
+      }
+      return ref;
+    } finally {
+      BUILDING.unlock();
+    }
+  }
+
+  private static void build(DockerRuntime docker, String baseImage, String ref, Consumer<String> progress) {
+    long started = System.nanoTime();
+    say(progress, "building the code interpreter image " + ref + " once from " + baseImage
+        + "; this takes a few minutes (Debian packages: " + String.join(", ", PACKAGES) + ")");
+    byte[] context = context(baseImage);
+    StringBuilder last = new StringBuilder();
+    try {
+      String imageId = docker.client().buildImageCmd()
+          .withTarInputStream(new ByteArrayInputStream(context))
+          .withTags(Set.of(ref))
+          .withLabels(Map.of(DockerRuntime.LABEL_OURS, "true", LABEL_TEMPLATE_IMAGE, TEMPLATE,
+              LABEL_START, "[\"python3\",\"" + BRIDGE_PATH + "\"]"))
+          .withPull(false)
+          .withRemove(true)
+          .withForcerm(true)
+          .exec(new BuildImageResultCallback() {
+            @Override
+            public void onNext(BuildResponseItem item) {
+              if (item.getStream() != null && !item.getStream().isBlank()) {
+                String line = item.getStream().strip();
+                last.setLength(0);
+                last.append(line);
+                if (line.startsWith("Step ") || line.startsWith("Setting up python3-")) {
+                  say(progress, "build: " + line);
+                }
+              }
+              if (item.getErrorDetail() != null) {
+                say(progress, "build error: " + item.getErrorDetail().getMessage());
+              }
+              super.onNext(item);
+            }
+          })
+          .awaitImageId();
+      LOG.debug("code interpreter image {} is {}", ref, imageId);
+    } catch (RuntimeException e) {
+      throw new SandboxException("building the code interpreter image failed: " + e.getMessage() + " (last output: " + last
+          + "; it needs " + BaseImage.DEFAULT_MIRROR + " reachable from containers)", e);
+    }
+    if (!docker.imageExists(ref)) {
+      throw new SandboxException("docker build reported success but " + ref + " does not exist");
+    }
+    removeOlderBuilds(docker, ref, progress);
+    say(progress, "built " + ref + " in " + (System.nanoTime() - started) / 1_000_000_000L + " s");
+  }
+
+  private static byte[] context(String baseImage) {
+    ByteArrayOutputStream buf = new ByteArrayOutputStream();
+    try (TarArchiveOutputStream tar = new TarArchiveOutputStream(buf)) {
+      add(tar, "Dockerfile", dockerfile(baseImage).getBytes(StandardCharsets.UTF_8));
+      add(tar, "bridge.py", bridge());
+    } catch (IOException e) {
+      throw new IllegalStateException(e);
+    }
+    return buf.toByteArray();
+  }
+
+  private static void add(TarArchiveOutputStream tar, String name, byte[] content) throws IOException {
+    TarArchiveEntry e = new TarArchiveEntry(name);
+    e.setSize(content.length);
+    e.setMode(0644);
+    tar.putArchiveEntry(e);
+    tar.write(content);
+    tar.closeArchiveEntry();
+  }
+
+  /** Older recipes' images go, unless something still uses them (Docker refuses, and they stay). */
+  private static void removeOlderBuilds(DockerRuntime docker, String current, Consumer<String> progress) {
+    for (com.github.dockerjava.api.model.Image image : docker.client().listImagesCmd().withImageNameFilter(REPOSITORY).exec()) {
+      String[] tags = image.getRepoTags();
+      if (tags == null || java.util.Arrays.asList(tags).contains(current)) {
+        continue;
+      }
+      for (String t : tags) {
+        if (t.startsWith(REPOSITORY + ":")) {
+          try {
+            docker.client().removeImageCmd(t).exec();
+            say(progress, "removed the outdated " + t);
+          } catch (RuntimeException e) {
+            LOG.debug("kept {}: {}", t, e.toString());
+          }
+        }
+      }
+    }
+  }
+
+  private static void say(Consumer<String> progress, String line) {
+    LOG.debug("[code interpreter image] {}", line);
+    progress.accept(line);
+  }
+}
