@@ -1,6 +1,7 @@
 package io.sandboxes;
 
 import java.nio.charset.StandardCharsets;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A live sandbox: an isolated machine that runs commands and holds files.
@@ -147,6 +148,88 @@ public interface Sandbox extends AutoCloseable {
    * @throws SandboxException naming the step that failed
    */
   java.io.InputStream exportFiles(String path);
+
+  /**
+   * Runs code in the sandbox's code interpreter, in the default Python context, and waits for it
+   * to finish; see {@link #runCode(String, RunCodeOptions)}.
+   *
+   * @param code the code
+   * @return its results, output and error; an error the code raised is returned, not thrown
+   * @throws CodeTimeoutException when it ran past the default timeout (60 s)
+   * @throws UnsupportedOperationException when the sandbox has no code interpreter
+   */
+  default CodeExecution runCode(String code) {
+    return runCode(code, RunCodeOptions.defaults());
+  }
+
+  /**
+   * Runs code in the sandbox's code interpreter and waits for it to finish. The sandbox must come
+   * from a code-interpreter template (E2B's {@code code-interpreter-v1}, which the local runtime
+   * also serves). State persists across runs in one context; one execution at a time runs in a
+   * context, later ones wait their turn.
+   *
+   * @param code the code
+   * @param options the context or language, environment, timeout and listeners
+   * @return its results, output and error; an error the code raised is returned, not thrown
+   * @throws CodeTimeoutException when it ran past its timeout (the kernel is interrupted)
+   * @throws UnsupportedOperationException when the sandbox has no code interpreter
+   * @throws SandboxException when the code interpreter could not be reached or refused the request
+   */
+  default CodeExecution runCode(String code, RunCodeOptions options) {
+    throw new UnsupportedOperationException("this sandbox (" + getClass().getSimpleName() + ") has no code interpreter");
+  }
+
+  /**
+   * Creates a code interpreter context: a new kernel with its own state.
+   *
+   * @param language the kernel's language; the local runtime serves {@code python}
+   * @param cwd its working directory, or {@code null} for the user's home
+   * @return the context
+   * @throws UnsupportedOperationException when the sandbox has no code interpreter
+   */
+  default CodeContext createCodeContext(String language, @Nullable String cwd) {
+    throw new UnsupportedOperationException("this sandbox (" + getClass().getSimpleName() + ") has no code interpreter");
+  }
+
+  /**
+   * Creates a Python code interpreter context in the user's home.
+   *
+   * @return the context
+   */
+  default CodeContext createCodeContext() {
+    return createCodeContext("python", null);
+  }
+
+  /**
+   * Lists the code interpreter's contexts, the default ones included.
+   *
+   * @return the contexts
+   * @throws UnsupportedOperationException when the sandbox has no code interpreter
+   */
+  default java.util.List<CodeContext> listCodeContexts() {
+    throw new UnsupportedOperationException("this sandbox (" + getClass().getSimpleName() + ") has no code interpreter");
+  }
+
+  /**
+   * Restarts a context's kernel: its state is lost, the context id stays. A context whose kernel
+   * died is brought back this way.
+   *
+   * @param contextId the context's id
+   * @throws UnsupportedOperationException when the sandbox has no code interpreter
+   */
+  default void restartCodeContext(String contextId) {
+    throw new UnsupportedOperationException("this sandbox (" + getClass().getSimpleName() + ") has no code interpreter");
+  }
+
+  /**
+   * Removes a context, ending its kernel.
+   *
+   * @param contextId the context's id
+   * @throws UnsupportedOperationException when the sandbox has no code interpreter
+   */
+  default void removeCodeContext(String contextId) {
+    throw new UnsupportedOperationException("this sandbox (" + getClass().getSimpleName() + ") has no code interpreter");
+  }
 
   /**
    * Returns the sandbox's state as this handle last saw it.

@@ -31,6 +31,12 @@ public record SandboxSpec(String template, Duration timeout, Map<String, String>
   /** The template E2B and the local runtime use when none is named. */
   public static final String DEFAULT_TEMPLATE = "base";
 
+  /**
+   * The code interpreter's template, as E2B's code-interpreter SDKs name it; the local runtime
+   * serves it too. Its sandboxes answer {@link Sandbox#runCode(String)}.
+   */
+  public static final String CODE_INTERPRETER_TEMPLATE = "code-interpreter-v1";
+
   /** E2B's default sandbox lifetime: 5 minutes. */
   public static final Duration DEFAULT_TIMEOUT = Duration.ofMinutes(5);
 

@@ -92,6 +92,40 @@ public final class LiveSandbox implements Sandbox {
     return envdVersion;
   }
 
+  /**
+   * {@inheritDoc}
+   *
+   * <p>The sandbox must come from a code-interpreter template ({@code code-interpreter-v1} on E2B
+   * and on the local runtime). Output and results reach the listeners as each event arrives; a
+   * timeout closes the stream, which makes the code interpreter interrupt the kernel.
+   */
+  @Override
+  public io.sandboxes.CodeExecution runCode(String code, io.sandboxes.RunCodeOptions options) {
+    Objects.requireNonNull(code, "code");
+    Objects.requireNonNull(options, "options");
+    return envd.codeInterpreter().run(code, options);
+  }
+
+  @Override
+  public io.sandboxes.CodeContext createCodeContext(String language, @Nullable String cwd) {
+    return envd.codeInterpreter().create(Objects.requireNonNull(language, "language"), cwd);
+  }
+
+  @Override
+  public List<io.sandboxes.CodeContext> listCodeContexts() {
+    return envd.codeInterpreter().list();
+  }
+
+  @Override
+  public void restartCodeContext(String contextId) {
+    envd.codeInterpreter().restart(Objects.requireNonNull(contextId, "contextId"));
+  }
+
+  @Override
+  public void removeCodeContext(String contextId) {
+    envd.codeInterpreter().remove(Objects.requireNonNull(contextId, "contextId"));
+  }
+
   @Override
   public SandboxState status() {
     return status;

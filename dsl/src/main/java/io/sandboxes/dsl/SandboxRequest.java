@@ -75,6 +75,17 @@ public final class SandboxRequest {
   }
 
   /**
+   * Boots from the code interpreter's template ({@code code-interpreter-v1}), whose sandboxes run
+   * code statefully with {@link LiveSandbox#runCode(String)}. The local runtime builds it on the
+   * first request (a few minutes, once per machine).
+   *
+   * @return a copy with it
+   */
+  public SandboxRequest codeInterpreter() {
+    return template(SandboxSpec.CODE_INTERPRETER_TEMPLATE);
+  }
+
+  /**
    * Sets how long the sandbox lives before {@link #onTimeout(OnTimeout)} applies.
    *
    * @param timeout positive

@@ -73,6 +73,11 @@ public final class Envd {
     }
   }
 
+  /** @return the sandbox's code interpreter, at this daemon's address with its own port header */
+  public CodeInterpreter codeInterpreter() {
+    return new CodeInterpreter(http, base, sandboxId, accessToken);
+  }
+
   private HttpRequest.Builder request(String path, @Nullable String user) {
     HttpRequest.Builder b = http.request(base.resolve(path))
         .header(SANDBOX_ID_HEADER, sandboxId)

@@ -1,0 +1,305 @@
+package io.sandboxes.e2b.internal;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.sandboxes.CodeContext;
+import io.sandboxes.CodeError;
+import io.sandboxes.CodeExecution;
+import io.sandboxes.CodeResult;
+import io.sandboxes.CodeTimeoutException;
+import io.sandboxes.RunCodeOptions;
+import io.sandboxes.SandboxException;
+import io.sandboxes.SandboxNotFoundException;
+import io.sandboxes.SandboxRpcException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A sandbox's code interpreter: E2B's HTTP service on port {@value #PORT}, reached at the
+ * sandbox's daemon address with {@code E2b-Sandbox-Port: 49999}. {@code POST /execute} answers one
+ * JSON event per line ({@code stdout}, {@code stderr}, {@code result}, {@code error},
+ * {@code number_of_executions}, {@code keepalive}, {@code end_of_execution}); the contexts are a
+ * small REST resource. Thread-safe.
+ */
+public final class CodeInterpreter {
+  /** The code interpreter's port inside the sandbox. */
+  public static final int PORT = 49999;
+  /** The longest event line accepted: a large chart's base64 PNG fits many times over. */
+  static final int MAX_LINE = 64 << 20;
+  private static final int MAX_ERROR_BODY = 64 * 1024;
+
+  private final Http http;
+  private final URI base;
+  private final String sandboxId;
+  private final @Nullable String accessToken;
+
+  CodeInterpreter(Http http, URI base, String sandboxId, @Nullable String accessToken) {
+    this.http = http;
+    this.base = base;
+    this.sandboxId = sandboxId;
+    this.accessToken = accessToken;
+    Secrets.hold(this, accessToken);
+  }
+
+  private HttpRequest.Builder request(String path) {
+    HttpRequest.Builder b = http.request(base.resolve(path))
+        .header(Envd.SANDBOX_ID_HEADER, sandboxId)
+        .header(Envd.SANDBOX_PORT_HEADER, Integer.toString(PORT))
+        .header("Content-Type", "application/json");
+    if (accessToken != null) {
+      b.header(Envd.ACCESS_TOKEN_HEADER, accessToken);
+    }
+    return b;
+  }
+
+  /** Runs code and waits for its end, its timeout, or a broken stream. */
+  public CodeExecution run(String code, RunCodeOptions options) {
+    String context = "run code in sandbox " + sandboxId;
+    ObjectNode body = Json.object().put("code", code);
+    if (options.context() != null) {
+      body.put("context_id", options.context());
+    }
+    if (options.language() != null) {
+      body.put("language", options.language());
+    }
+    if (!options.env().isEmpty()) {
+      body.set("env_vars", Json.toObject(options.env()));
+    }
+    HttpRequest req = request("execute").POST(HttpRequest.BodyPublishers.ofByteArray(Json.bytes(body))).build();
+    HttpResponse<InputStream> response = http.stream(req, context);
+    InputStream in = response.body();
+    if (response.statusCode() != 200) {
+      byte[] raw;
+      try (in) {
+        raw = in.readNBytes(MAX_ERROR_BODY);
+      } catch (IOException e) {
+        raw = new byte[0];
+      }
+      throw error(response.statusCode(), raw, context);
+    }
+    Collector c = new Collector(options);
+    AtomicBoolean timedOut = new AtomicBoolean();
+    try (in; Watchdog ignored = options.timeout().isZero() ? null : Watchdog.arm(sandboxId, options.timeout(), () -> {
+      timedOut.set(true);
+      closeQuietly(in);
+    })) {
+      NdjsonLines lines = new NdjsonLines(in, MAX_LINE);
+      String line;
+      while ((line = lines.next()) != null) {
+        if (line.isBlank()) {
+          continue;
+        }
+        JsonNode event = Json.parse(line.getBytes(StandardCharsets.UTF_8));
+        if (c.accept(event)) {
+          return c.execution();
+        }
+      }
+    } catch (IOException e) {
+      if (timedOut.get()) {
+        throw new CodeTimeoutException(options.timeout(), c.execution());
+      }
+      throw new SandboxException(context + ": the code interpreter's stream broke: " + e.getMessage(), e);
+    }
+    if (timedOut.get()) {
+      throw new CodeTimeoutException(options.timeout(), c.execution());
+    }
+    // the outcome is not known: the stream ended without saying the execution did
+    throw new SandboxException(context + ": the code interpreter's stream ended before the execution did");
+  }
+
+  /** Gathers one execution's events, calling the listeners as they come. */
+  private static final class Collector {
+    private final RunCodeOptions options;
+    private final List<CodeResult> results = new ArrayList<>();
+    private final List<String> stdout = new ArrayList<>();
+    private final List<String> stderr = new ArrayList<>();
+    private @Nullable CodeError error;
+    private int count;
+
+    Collector(RunCodeOptions options) {
+      this.options = options;
+    }
+
+    /** @return true at the end of the execution */
+    boolean accept(JsonNode event) {
+      switch (event.path("type").asText()) {
+        case "stdout" -> {
+          String text = event.path("text").asText("");
+          stdout.add(text);
+          if (options.onStdout() != null) {
+            options.onStdout().accept(text);
+          }
+        }
+        case "stderr" -> {
+          String text = event.path("text").asText("");
+          stderr.add(text);
+          if (options.onStderr() != null) {
+            options.onStderr().accept(text);
+          }
+        }
+        case "result" -> {
+          CodeResult r = result(event);
+          results.add(r);
+          if (options.onResult() != null) {
+            options.onResult().accept(r);
+          }
+        }
+        case "error" -> {
+          CodeError e = new CodeError(event.path("name").asText(""), event.path("value").asText(""),
+              event.path("traceback").isArray() ? String.join("\n", texts(event.path("traceback"))) : event.path("traceback").asText(""));
+          error = e;
+          if (options.onError() != null) {
+            options.onError().accept(e);
+          }
+        }
+        case "number_of_executions" -> count = event.path("execution_count").asInt(0);
+        case "end_of_execution" -> {
+          return true;
+        }
+        default -> {
+          // keepalive, and any event a newer interpreter adds
+        }
+      }
+      return false;
+    }
+
+    CodeExecution execution() {
+      return new CodeExecution(results, stdout, stderr, error, count);
+    }
+  }
+
+  private static List<String> texts(JsonNode array) {
+    List<String> out = new ArrayList<>();
+    array.forEach(n -> out.add(n.asText()));
+    return out;
+  }
+
+  private static final List<String> KNOWN = List.of("type", "is_main_result", "text", "html", "markdown", "svg", "png", "jpeg",
+      "pdf", "latex", "json", "javascript", "extra");
+
+  static CodeResult result(JsonNode e) {
+    Map<String, String> extra = new LinkedHashMap<>();
+    JsonNode x = e.path("extra");
+    if (x.isObject()) {
+      x.fields().forEachRemaining(f -> extra.put(f.getKey(), f.getValue().isTextual() ? f.getValue().asText() : f.getValue().toString()));
+    }
+    e.fields().forEachRemaining(f -> {
+      if (!KNOWN.contains(f.getKey()) && !f.getValue().isNull()) {
+        extra.put(f.getKey(), f.getValue().isTextual() ? f.getValue().asText() : f.getValue().toString());
+      }
+    });
+    JsonNode json = e.get("json");
+    return new CodeResult(e.path("is_main_result").asBoolean(false), text(e, "text"), text(e, "html"), text(e, "markdown"),
+        text(e, "svg"), bytes(e, "png"), bytes(e, "jpeg"), bytes(e, "pdf"), text(e, "latex"),
+        json == null || json.isNull() ? null : json.isTextual() ? json.asText() : json.toString(), text(e, "javascript"), extra);
+  }
+
+  private static @Nullable String text(JsonNode e, String field) {
+    JsonNode v = e.get(field);
+    return v == null || v.isNull() ? null : v.asText();
+  }
+
+  private static byte @Nullable [] bytes(JsonNode e, String field) {
+    String s = text(e, field);
+    if (s == null) {
+      return null;
+    }
+    try {
+      return Base64.getMimeDecoder().decode(s);
+    } catch (IllegalArgumentException notBase64) {
+      throw new SandboxException("the code interpreter sent a " + field + " result that is not base64");
+    }
+  }
+
+  /** Creates a context. */
+  public CodeContext create(String language, @Nullable String cwd) {
+    ObjectNode body = Json.object().put("language", language);
+    if (cwd != null) {
+      body.put("cwd", cwd);
+    }
+    String context = "create a " + language + " code context in sandbox " + sandboxId;
+    JsonNode answer = json(request("contexts").POST(HttpRequest.BodyPublishers.ofByteArray(Json.bytes(body))).build(), context);
+    return context(answer);
+  }
+
+  /** Lists the contexts. */
+  public List<CodeContext> list() {
+    JsonNode answer = json(request("contexts").GET().build(), "list the code contexts of sandbox " + sandboxId);
+    List<CodeContext> out = new ArrayList<>();
+    answer.forEach(n -> out.add(context(n)));
+    return out;
+  }
+
+  /** Restarts a context's kernel. */
+  public void restart(String contextId) {
+    json(request("contexts/" + URLEncoder.encode(contextId, StandardCharsets.UTF_8) + "/restart")
+        .POST(HttpRequest.BodyPublishers.noBody()).build(), "restart code context " + contextId + " in sandbox " + sandboxId);
+  }
+
+  /** Removes a context. */
+  public void remove(String contextId) {
+    json(request("contexts/" + URLEncoder.encode(contextId, StandardCharsets.UTF_8)).DELETE().build(),
+        "remove code context " + contextId + " in sandbox " + sandboxId);
+  }
+
+  private static CodeContext context(JsonNode n) {
+    return new CodeContext(n.path("id").asText(), n.path("language").asText(), n.path("cwd").asText());
+  }
+
+  private JsonNode json(HttpRequest req, String context) {
+    HttpResponse<byte[]> response = http.send(req, context);
+    if (response.statusCode() != 200) {
+      throw error(response.statusCode(), response.body(), context);
+    }
+    try {
+      return Json.parse(response.body());
+    } catch (IOException e) {
+      throw new SandboxException(context + ": unreadable answer from the code interpreter", e);
+    }
+  }
+
+  /** E2B's client mapping: 404 is a missing context, 502 a sandbox (or its interpreter) that is not there. */
+  private RuntimeException error(int status, byte[] body, String context) {
+    String raw = new String(body, 0, Math.min(body.length, MAX_ERROR_BODY), StandardCharsets.UTF_8).strip();
+    String message = raw;
+    try {
+      JsonNode n = Json.parse(body);
+      if (n.isObject() && n.hasNonNull("message")) {
+        message = n.path("message").asText();
+      }
+    } catch (IOException | RuntimeException notJson) {
+      // plain text, as the code interpreter answers
+    }
+    message = Json.abbreviate(message.isEmpty() ? "HTTP " + status : message);
+    if (status == 502 && message.startsWith("The sandbox was not found")) {
+      return new SandboxNotFoundException(sandboxId, message);
+    }
+    String code = switch (status) {
+      case 400 -> "invalid_argument";
+      case 404 -> "not_found";
+      case 502, 503 -> "unavailable";
+      default -> Connect.codeForHttpStatus(status);
+    };
+    return new SandboxRpcException(code, message, context);
+  }
+
+  private static void closeQuietly(InputStream in) {
+    try {
+      in.close();
+    } catch (IOException ignored) {
+      // aborting
+    }
+  }
+}

@@ -1,0 +1,340 @@
+package io.sandboxes.local;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import io.sandboxes.CodeContext;
+import io.sandboxes.CodeError;
+import io.sandboxes.CodeExecution;
+import io.sandboxes.CodeExecutionException;
+import io.sandboxes.CodeResult;
+import io.sandboxes.CodeTimeoutException;
+import io.sandboxes.RunCodeOptions;
+import io.sandboxes.SandboxRpcException;
+import io.sandboxes.SandboxSpec;
+import io.sandboxes.e2b.E2BApi;
+import io.sandboxes.e2b.LiveSandbox;
+import io.sandboxes.local.internal.docker.BaseImage;
+import io.sandboxes.local.internal.docker.CodeInterpreterImage;
+import io.sandboxes.local.internal.docker.DockerRuntime;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.io.InputStream;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * The code interpreter (template {@code code-interpreter-v1}) through the Java SDK, against the
+ * real template: its bridge in a real sandbox, reached through the server's port routing.
+ */
+@ExtendWith(SharedServer.class)
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@Timeout(value = 10, unit = TimeUnit.MINUTES)
+class CodeInterpreterTest {
+  private LiveSandbox sandbox;
+
+  @BeforeAll
+  void start(E2BApi e2b) {
+    try (DockerRuntime docker = DockerRuntime.connect()) {
+      long t0 = System.nanoTime();
+      String ref = CodeInterpreterImage.ensure(docker, BaseImage.ensure(docker, System.err::println), System.err::println);
+      System.err.println("[code interpreter] image " + ref + " ready in " + (System.nanoTime() - t0) / 1_000_000 + " ms");
+    }
+    long t0 = System.nanoTime();
+    sandbox = e2b.create(SandboxSpec.of(SandboxSpec.CODE_INTERPRETER_TEMPLATE));
+    System.err.println("[code interpreter] sandbox with a ready kernel in " + (System.nanoTime() - t0) / 1_000_000 + " ms");
+  }
+
+  @AfterAll
+  void stop() {
+    if (sandbox != null) {
+      sandbox.close();
+    }
+  }
+
+  @Test
+  @DisplayName("state persists across runs; the last expression is the main result with its execution count")
+  void stateAndMainResult() {
+    sandbox.runCode("x = 20").orThrow();
+    CodeExecution e = sandbox.runCode("x * 2 + 2");
+    assertThat(e.text()).isEqualTo("42");
+    assertThat(e.mainResult()).hasValueSatisfying(r -> assertThat(r.mainResult()).isTrue());
+    assertThat(e.executionCount()).isGreaterThan(1);
+    assertThat(sandbox.runCode("x").executionCount()).isEqualTo(e.executionCount() + 1);
+  }
+
+  @Test
+  @DisplayName("stdout and stderr reach the listeners while the code still runs, in order")
+  void streaming() {
+    List<String> out = new CopyOnWriteArrayList<>();
+    List<String> err = new CopyOnWriteArrayList<>();
+    List<Long> at = new CopyOnWriteArrayList<>();
+    long t0 = System.nanoTime();
+    CodeExecution e = sandbox.runCode("""
+        import sys, time
+        print("first", flush=True)
+        time.sleep(1.5)
+        print("oops", file=sys.stderr, flush=True)
+        print("second", flush=True)
+        """, RunCodeOptions.defaults().onStdout(s -> {
+          out.add(s);
+          at.add(System.nanoTime() - t0);
+        }).onStderr(err::add));
+    long total = System.nanoTime() - t0;
+    assertThat(String.join("", out)).isEqualTo("first\nsecond\n");
+    assertThat(String.join("", err)).isEqualTo("oops\n");
+    assertThat(e.stdoutText()).isEqualTo("first\nsecond\n");
+    assertThat(e.stderrText()).isEqualTo("oops\n");
+    // "first" came before the sleep ended, not with everything at the end
+    assertThat(at.get(0)).isLessThan(total - Duration.ofMillis(1_000).toNanos());
+  }
+
+  @Test
+  @DisplayName("a matplotlib chart is a PNG result: bytes with their MIME type")
+  void chart() {
+    List<CodeResult> streamed = new ArrayList<>();
+    CodeExecution e = sandbox.runCode("""
+        import matplotlib.pyplot as plt
+        plt.plot([1, 2, 3], [1, 4, 9])
+        plt.title("squares")
+        plt.show()
+        """, RunCodeOptions.defaults().onResult(streamed::add));
+    e.orThrow();
+    CodeResult chart = e.results().stream().filter(r -> r.png() != null).findFirst().orElseThrow();
+    assertThat(chart.mainResult()).isFalse();
+    assertThat(chart.images()).first().satisfies(img -> {
+      assertThat(img.mimeType()).isEqualTo("image/png");
+      assertThat(img.bytes()).startsWith(0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n');
+      assertThat(img.bytes().length).isGreaterThan(5_000);
+    });
+    assertThat(streamed).contains(chart);
+  }
+
+  @Test
+  @DisplayName("HTML and JSON representations come typed")
+  void richResults() {
+    CodeExecution e = sandbox.runCode("""
+        import pandas as pd
+        from IPython.display import display, JSON
+        display(JSON({"a": [1, 2]}))
+        pd.DataFrame({"n": [1, 2]})
+        """).orThrow();
+    CodeResult json = e.results().stream().filter(r -> r.json() != null).findFirst().orElseThrow();
+    assertThat(json.json()).isEqualTo("{\"a\":[1,2]}");
+    CodeResult frame = e.mainResult().orElseThrow();
+    assertThat(frame.html()).contains("<table").contains("<th>n</th>");
+    assertThat(frame.text()).contains("n");
+    assertThat(frame.formats()).contains("text", "html");
+  }
+
+  @Test
+  @DisplayName("an exception is data: name, value and traceback; orThrow raises it")
+  void errorAsData() {
+    List<CodeError> seen = new ArrayList<>();
+    CodeExecution e = sandbox.runCode("def f():\n    return 1 / 0\nprint('before')\nf()",
+        RunCodeOptions.defaults().onError(seen::add));
+    assertThat(e.isSuccess()).isFalse();
+    assertThat(e.stdoutText()).isEqualTo("before\n");
+    assertThat(e.error().name()).isEqualTo("ZeroDivisionError");
+    assertThat(e.error().value()).isEqualTo("division by zero");
+    // the kernel's traceback, with its ANSI colours (as E2B's), naming the frames
+    String plain = e.error().traceback().replaceAll("\u001B\\[[;\\d]*m", "");
+    assertThat(plain).contains("ZeroDivisionError").contains("----> 4 f()").contains("return 1 / 0");
+    assertThat(seen).containsExactly(e.error());
+    assertThatThrownBy(e::orThrow).isInstanceOf(CodeExecutionException.class).hasMessageContaining("ZeroDivisionError");
+  }
+
+  @Test
+  @DisplayName("a timeout interrupts the kernel: the context keeps its state and runs the next code at once")
+  void timeoutInterrupts() {
+    CodeContext ctx = sandbox.createCodeContext();
+    try {
+      sandbox.runCode("kept = 'yes'", RunCodeOptions.defaults().inContext(ctx)).orThrow();
+      long t0 = System.nanoTime();
+      assertThatThrownBy(() -> sandbox.runCode("import time\nprint('start', flush=True)\nwhile True: time.sleep(0.1)",
+          RunCodeOptions.defaults().inContext(ctx).withTimeout(Duration.ofSeconds(2))))
+          .isInstanceOfSatisfying(CodeTimeoutException.class, t -> assertThat(t.partial().stdoutText()).isEqualTo("start\n"));
+      assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(Duration.ofSeconds(10));
+      // the loop was interrupted (not left running): the next run ends long before a second timeout would
+      long t1 = System.nanoTime();
+      CodeExecution next = sandbox.runCode("kept", RunCodeOptions.defaults().inContext(ctx).withTimeout(Duration.ofSeconds(30)));
+      assertThat(next.text()).isEqualTo("yes");
+      assertThat(Duration.ofNanos(System.nanoTime() - t1)).isLessThan(Duration.ofSeconds(15));
+    } finally {
+      sandbox.removeCodeContext(ctx.id());
+    }
+  }
+
+  @Test
+  @DisplayName("a client that disconnects interrupts the kernel")
+  void disconnectInterrupts(LocalServer server) throws Exception {
+    CodeContext ctx = sandbox.createCodeContext();
+    try {
+      HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+      HttpRequest req = HttpRequest.newBuilder(URI.create(server.sandboxUrl() + "/execute"))
+          .header("E2b-Sandbox-Id", sandbox.id()).header("E2b-Sandbox-Port", "49999").header("Content-Type", "application/json")
+          .POST(HttpRequest.BodyPublishers.ofString("{\"context_id\":\"" + ctx.id()
+              + "\",\"code\":\"import time\\nfor i in range(600):\\n    print(i, flush=True)\\n    time.sleep(0.1)\"}"))
+          .build();
+      HttpResponse<InputStream> r = http.send(req, HttpResponse.BodyHandlers.ofInputStream());
+      assertThat(r.statusCode()).isEqualTo(200);
+      InputStream in = r.body();
+      byte[] first = new byte[16];
+      assertThat(in.read(first)).isPositive();
+      in.close(); // the client goes away mid-run
+      http.close();
+      // the next run in that context gets its turn once the loop is interrupted: well before its 60 s
+      long t0 = System.nanoTime();
+      CodeExecution next = sandbox.runCode("i", RunCodeOptions.defaults().inContext(ctx).withTimeout(Duration.ofSeconds(40)));
+      assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(Duration.ofSeconds(20));
+      assertThat(Integer.parseInt(next.text())).isLessThan(300);
+    } finally {
+      sandbox.removeCodeContext(ctx.id());
+    }
+  }
+
+  @Test
+  @DisplayName("contexts: separate state, listed, restarted (state gone, id kept) and removed")
+  void contexts() {
+    CodeContext a = sandbox.createCodeContext();
+    CodeContext b = sandbox.createCodeContext("python", "/tmp");
+    try {
+      assertThat(a.language()).isEqualTo("python");
+      assertThat(a.cwd()).isEqualTo("/home/user");
+      assertThat(b.cwd()).isEqualTo("/tmp");
+      sandbox.runCode("v = 'in a'", RunCodeOptions.defaults().inContext(a)).orThrow();
+      assertThat(sandbox.runCode("'v' in dir()", RunCodeOptions.defaults().inContext(b)).text()).isEqualTo("False");
+      assertThat(sandbox.runCode("import os; os.getcwd()", RunCodeOptions.defaults().inContext(b)).text()).isEqualTo("/tmp");
+      assertThat(sandbox.listCodeContexts()).extracting(CodeContext::id).contains(a.id(), b.id());
+
+      sandbox.restartCodeContext(a.id());
+      CodeExecution after = sandbox.runCode("v", RunCodeOptions.defaults().inContext(a));
+      assertThat(after.error()).isNotNull();
+      assertThat(after.error().name()).isEqualTo("NameError");
+
+      sandbox.removeCodeContext(b.id());
+      assertThat(sandbox.listCodeContexts()).extracting(CodeContext::id).doesNotContain(b.id());
+      assertThatThrownBy(() -> sandbox.runCode("1", RunCodeOptions.defaults().inContext(b)))
+          .isInstanceOfSatisfying(SandboxRpcException.class, x -> assertThat(x.code()).isEqualTo("not_found"));
+    } finally {
+      sandbox.removeCodeContext(a.id());
+    }
+  }
+
+  @Test
+  @DisplayName("a kernel that dies is reported as DeadKernelError, and a restart brings the context back")
+  void deadKernel() {
+    CodeContext ctx = sandbox.createCodeContext();
+    try {
+      CodeExecution died = sandbox.runCode("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)",
+          RunCodeOptions.defaults().inContext(ctx).withTimeout(Duration.ofSeconds(30)));
+      assertThat(died.error()).isNotNull();
+      assertThat(died.error().name()).isEqualTo("DeadKernelError");
+      assertThat(sandbox.runCode("1", RunCodeOptions.defaults().inContext(ctx)).error().name()).isEqualTo("DeadKernelError");
+      sandbox.restartCodeContext(ctx.id());
+      assertThat(sandbox.runCode("1 + 1", RunCodeOptions.defaults().inContext(ctx)).text()).isEqualTo("2");
+    } finally {
+      sandbox.removeCodeContext(ctx.id());
+    }
+  }
+
+  @Test
+  @DisplayName("languages other than python are refused with a clear error")
+  void otherLanguagesRefused() {
+    assertThatThrownBy(() -> sandbox.runCode("1", RunCodeOptions.defaults().withLanguage("r")))
+        .isInstanceOfSatisfying(SandboxRpcException.class, x -> {
+          assertThat(x.code()).isEqualTo("invalid_argument");
+          assertThat(x.getMessage()).contains("'r' is not supported");
+        });
+    assertThatThrownBy(() -> sandbox.createCodeContext("java", null)).hasMessageContaining("'java' is not supported");
+  }
+
+  @Test
+  @DisplayName("UTF-8 split across network chunks survives: many multi-byte characters, streamed and whole")
+  void utf8AcrossChunks() {
+    StringBuilder streamed = new StringBuilder();
+    // 3- and 4-byte characters, with an odd-length ASCII prefix so they straddle every chunk boundary
+    CodeExecution e = sandbox.runCode("""
+        import sys
+        s = "x" + "héllo wörld ✓ 日本語 🎉" * 20000
+        sys.stdout.write(s); sys.stdout.flush()
+        s[-50:]
+        """, RunCodeOptions.defaults().onStdout(streamed::append));
+    String expected = "x" + "héllo wörld ✓ 日本語 🎉".repeat(20000);
+    assertThat(e.stdoutText()).isEqualTo(expected);
+    assertThat(streamed.toString()).isEqualTo(expected);
+    // Python's s[-50:] counts code points (the emoji is two UTF-16 units in Java)
+    int[] cps = expected.codePoints().toArray();
+    assertThat(e.text()).isEqualTo(new String(cps, cps.length - 50, 50));
+  }
+
+  @Test
+  @DisplayName("two contexts run at once: neither waits for the other")
+  void concurrentContexts() throws Exception {
+    CodeContext a = sandbox.createCodeContext();
+    CodeContext b = sandbox.createCodeContext();
+    try {
+      String code = "import time\ntime.sleep(3)\n'done'";
+      long t0 = System.nanoTime();
+      CompletableFuture<CodeExecution> fa = CompletableFuture.supplyAsync(() -> sandbox.runCode(code, RunCodeOptions.defaults().inContext(a)));
+      CompletableFuture<CodeExecution> fb = CompletableFuture.supplyAsync(() -> sandbox.runCode(code, RunCodeOptions.defaults().inContext(b)));
+      assertThat(fa.get().text()).isEqualTo("done");
+      assertThat(fb.get().text()).isEqualTo("done");
+      // one after the other would take 6 s and more
+      assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(Duration.ofMillis(5_500));
+    } finally {
+      sandbox.removeCodeContext(a.id());
+      sandbox.removeCodeContext(b.id());
+    }
+  }
+
+  @Test
+  @DisplayName("one execution at a time in a context: a second waits for the first")
+  void oneAtATime() throws Exception {
+    CodeContext ctx = sandbox.createCodeContext();
+    try {
+      List<String> order = Collections.synchronizedList(new ArrayList<>());
+      CompletableFuture<CodeExecution> first = CompletableFuture.supplyAsync(() -> sandbox.runCode(
+          "import time\nprint('first start', flush=True)\ntime.sleep(2)\nprint('first end', flush=True)",
+          RunCodeOptions.defaults().inContext(ctx).onStdout(order::add)));
+      await().atMost(Duration.ofSeconds(20)).until(() -> order.contains("first start\n"));
+      CodeExecution second = sandbox.runCode("print('second', flush=True)", RunCodeOptions.defaults().inContext(ctx).onStdout(order::add));
+      first.get();
+      assertThat(second.isSuccess()).isTrue();
+      assertThat(order).containsExactly("first start\n", "first end\n", "second\n");
+    } finally {
+      sandbox.removeCodeContext(ctx.id());
+    }
+  }
+
+  @Test
+  @DisplayName("env vars apply to one execution only")
+  void envVars() {
+    assertThat(sandbox.runCode("import os; os.environ.get('GREETING')",
+        RunCodeOptions.defaults().withEnv(java.util.Map.of("GREETING", "hi"))).text()).isEqualTo("hi");
+    assertThat(sandbox.runCode("import os; str(os.environ.get('GREETING'))").text()).isEqualTo("None");
+  }
+
+  @Test
+  @DisplayName("a sandbox of the base template has no code interpreter: a clear error, not a hang")
+  void baseTemplateHasNone(E2BApi e2b) {
+    try (LiveSandbox plain = e2b.create()) {
+      assertThatThrownBy(() -> plain.runCode("1")).isInstanceOf(SandboxRpcException.class).hasMessageContaining("49999");
+    }
+  }
+}
