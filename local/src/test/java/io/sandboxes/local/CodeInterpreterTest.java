@@ -265,8 +265,10 @@ class CodeInterpreterTest {
   }
 
   @Test
-  @DisplayName("UTF-8 split across network chunks survives: many multi-byte characters, streamed and whole")
+  @DisplayName("non-ASCII output survives end to end, streamed and whole, across many network chunks")
   void utf8AcrossChunks() {
+    // The bridge escapes non-ASCII in its JSON, as E2B's does, so no character is split on this
+    // wire; the client's own guard (lines split on bytes, decoded whole) is NdjsonLinesTest's.
     StringBuilder streamed = new StringBuilder();
     // 3- and 4-byte characters, with an odd-length ASCII prefix so they straddle every chunk boundary
     CodeExecution e = sandbox.runCode("""

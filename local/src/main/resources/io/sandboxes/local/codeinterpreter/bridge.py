@@ -337,6 +337,11 @@ class Handler(BaseHTTPRequestHandler):
     def log_message(self, fmt, *args):
         pass
 
+    def setup(self):
+        super().setup()
+        # events are small writes: without this, each waits for the previous one's delayed ACK
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
     def _body(self):
         if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
             raise RequestError(411, "a request body needs a Content-Length")

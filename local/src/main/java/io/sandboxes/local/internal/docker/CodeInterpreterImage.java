@@ -147,8 +147,15 @@ public final class CodeInterpreterImage {
     if (!docker.imageExists(ref)) {
       throw new SandboxException("docker build reported success but " + ref + " does not exist");
     }
-    removeOlderBuilds(docker, ref, progress);
     say(progress, "built " + ref + " in " + (System.nanoTime() - started) / 1_000_000_000L + " s");
+    // in the background: removing a 1.5 GB image can take minutes on a busy engine, and nothing waits for it
+    Thread.ofVirtual().name("sandboxes-code-interpreter-cleanup").start(() -> {
+      try {
+        removeOlderBuilds(docker, ref, line -> LOG.info("{}", line));
+      } catch (RuntimeException e) {
+        LOG.debug("older code interpreter images stay: {}", e.toString());
+      }
+    });
   }
 
   private static byte[] context(String baseImage) {
