@@ -3,6 +3,7 @@
 // test asserts on; any unexpected failure prints "FAILED: ..." and exits non-zero.
 import { Sandbox, Volume, CommandExitError, SandboxNotFoundError, NotFoundError, Template } from 'e2b'
 import http from 'node:http'
+import { Sandbox as CodeInterpreter } from '@e2b/code-interpreter'
 
 const suffix = Math.random().toString(36).slice(2, 10)
 const enc = (s) => new TextEncoder().encode(s)
@@ -172,6 +173,59 @@ async function templateSteps() {
   } catch (e) {
     say('tpl.deleted', `${e.constructor.name}${/404.*not found/.test(e.message) ? ' (404 not found)' : `: ${e.message}`}`)
   }
+}
+
+// the code interpreter (issue 15): @e2b/code-interpreter against the local code-interpreter-v1
+// template: streamed output, a matplotlib PNG, an exception with its traceback, state kept in a
+// context and apart across contexts, the contexts API, and a timeout
+async function codeInterpreterSteps() {
+  const ci = await CodeInterpreter.create({ timeoutMs: 180_000 })
+  const streamed = []
+  const first = await ci.runCode('import sys\nprint("out one")\nprint("err one", file=sys.stderr)\nx = 41\nx + 1', {
+    onStdout: (m) => streamed.push(`out:${m.line.trim()}`),
+    onStderr: (m) => streamed.push(`err:${m.line.trim()}`),
+  })
+  say('ci.text', `${first.text} ${first.executionCount > 0 ? 'counted' : 'uncounted'}`)
+  say('ci.streamed', streamed.join('|'))
+  say('ci.logs', `${first.logs.stdout.join('').trim()}|${first.logs.stderr.join('').trim()}`)
+  say('ci.state', (await ci.runCode('x * 2')).text)
+  const chart = await ci.runCode('import matplotlib.pyplot as plt\nplt.plot([1, 2, 3], [3, 1, 2])\nplt.show()')
+  const png = chart.results.find((r) => r.png)
+  const bytes = png ? Buffer.from(png.png, 'base64') : Buffer.alloc(0)
+  say('ci.png', bytes.length > 1000 && bytes.subarray(1, 4).toString() === 'PNG' ? 'png' : `no png: ${JSON.stringify(chart.results.map((r) => r.formats()))}`)
+  const errors = []
+  const failed = await ci.runCode('def boom():\n    raise ValueError("bad value")\nboom()', { onError: (e) => errors.push(e.name) })
+  say('ci.error', `${failed.error?.name} ${failed.error?.value} ${failed.error?.traceback.replace(/\x1b\[[;\d]*m/g, '').includes('----> 3 boom()') ? 'traceback' : 'no traceback'} ${errors.join(',')}`)
+
+  const a = await ci.createCodeContext()
+  const b = await ci.createCodeContext({ cwd: '/tmp' })
+  await ci.runCode('secret = "only in a"', { context: a })
+  say('ci.context.separate', `${(await ci.runCode('secret', { context: a })).text}|${(await ci.runCode('"secret" in dir()', { context: b })).text}`)
+  say('ci.context.cwd', `${a.language} ${a.cwd} ${(await ci.runCode('import os; os.getcwd()', { context: b })).text}`)
+  const listed = (await ci.listCodeContexts()).map((c) => c.id)
+  say('ci.context.list', listed.includes(a.id) && listed.includes(b.id) ? 'both' : listed.join(','))
+  await ci.restartCodeContext(a)
+  say('ci.context.restart', (await ci.runCode('secret', { context: a })).error?.name ?? 'state kept')
+  await ci.removeCodeContext(b.id)
+  say('ci.context.remove', (await ci.listCodeContexts()).some((c) => c.id === b.id) ? 'still listed' : 'gone')
+  try {
+    await ci.runCode('1', { context: b })
+    say('ci.context.removedRun', 'ran')
+  } catch (e) {
+    say('ci.context.removedRun', e.constructor.name)
+  }
+  const started = Date.now()
+  try {
+    await ci.runCode('import time\nwhile True: time.sleep(0.1)', { context: a, timeoutMs: 2_000 })
+    say('ci.timeout', 'no error raised')
+  } catch (e) {
+    say('ci.timeout', `${e.constructor.name} ${Date.now() - started < 10_000 ? 'promptly' : `after ${Date.now() - started} ms`}`)
+  }
+  // the timed-out loop was interrupted: the context answers again well before another 60 s
+  const next = Date.now()
+  const after = await ci.runCode('"after the timeout"', { context: a, timeoutMs: 30_000 })
+  say('ci.afterTimeout', `${after.text} ${Date.now() - next < 15_000 ? 'promptly' : `after ${Date.now() - next} ms`}`)
+  await ci.kill()
 }
 
 async function main() {
@@ -424,6 +478,7 @@ async function main() {
   // ---- end of fidelity ----
   await forkSteps()
   await templateSteps()
+  await codeInterpreterSteps()
 
   say('kill', await sbx.kill())
   say('kill.again', await Sandbox.kill(sbx.sandboxId))

@@ -25,8 +25,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
 class OfficialSdkConformanceTest {
 
   @Test
-  @Timeout(value = 10, unit = TimeUnit.MINUTES)
-  @DisplayName("the official e2b JS SDK against the local server: create, run, files, list, connect, re-attach, PTY, watch, pause/resume, snapshots, volumes, deadline, egress allow-list, a forwarded port, fork, kill")
+  @Timeout(value = 15, unit = TimeUnit.MINUTES)
+  @DisplayName("the official e2b JS SDK against the local server: create, run, files, list, connect, re-attach, PTY, watch, pause/resume, snapshots, volumes, deadline, egress allow-list, a forwarded port, fork, kill; @e2b/code-interpreter against code-interpreter-v1")
   void officialSdkAgainstLocalServer(LocalServer server, io.sandboxes.e2b.E2BSandboxProvider provider) throws Exception {
     Path work = Path.of("target", "node-conformance").toAbsolutePath();
     Files.createDirectories(work);
@@ -36,6 +36,11 @@ class OfficialSdkConformanceTest {
     Result install = run(work, Map.of(), Duration.ofMinutes(6), "npm", "ci", "--no-audit", "--no-fund", "--loglevel=error");
     assertThat(install.code()).as("npm ci output:\n%s", install.output()).isZero();
 
+    // the code interpreter's image is built before (minutes, once per machine), not by the SDK's create
+    try (io.sandboxes.local.internal.docker.DockerRuntime docker = io.sandboxes.local.internal.docker.DockerRuntime.connect()) {
+      io.sandboxes.local.internal.docker.CodeInterpreterImage.ensure(docker,
+          io.sandboxes.local.internal.docker.BaseImage.ensure(docker, System.err::println), System.err::println);
+    }
     // issue 13, item 9: the Java client's listing (live handles) leaves a deadline alone; the SDK
     // reads the deadline afterwards and says whether it moved
     Result result;
@@ -51,7 +56,7 @@ class OfficialSdkConformanceTest {
           "WITNESS_DENIED", server.egressProbe().deniedHost(),
           "JAVA_LISTED_ID", listed.id(),
           "JAVA_LISTED_END_AT", endAt.toString());
-      result = run(work, env, Duration.ofMinutes(4), "node", "conformance.mjs");
+      result = run(work, env, Duration.ofMinutes(8), "node", "conformance.mjs");
     }
     String out = result.output();
     assertThat(result.code()).as("conformance script output:\n%s", out).isZero();
@@ -171,6 +176,23 @@ class OfficialSdkConformanceTest {
         .containsEntry("tpl.failExists", "false")
         .containsEntry("tpl.delete", "true")
         .containsEntry("tpl.deleted", "SandboxError (404 not found)");
+
+    // the code interpreter (issue 15): @e2b/code-interpreter against code-interpreter-v1
+    assertThat(steps).as("code interpreter steps printed by the script:\n%s", out)
+        .containsEntry("ci.text", "42 counted")
+        .containsEntry("ci.streamed", "out:out one|err:err one")
+        .containsEntry("ci.logs", "out one|err one")
+        .containsEntry("ci.state", "82")
+        .containsEntry("ci.png", "png")
+        .containsEntry("ci.error", "ValueError bad value traceback ValueError")
+        .containsEntry("ci.context.separate", "only in a|False")
+        .containsEntry("ci.context.cwd", "python /home/user /tmp")
+        .containsEntry("ci.context.list", "both")
+        .containsEntry("ci.context.restart", "NameError")
+        .containsEntry("ci.context.remove", "gone")
+        .containsEntry("ci.context.removedRun", "NotFoundError")
+        .containsEntry("ci.timeout", "TimeoutError promptly")
+        .containsEntry("ci.afterTimeout", "after the timeout promptly");
   }
 
   private record Result(int code, String output) {}
