@@ -1,22 +1,25 @@
 package io.sandboxes.examples;
 
-import io.sandboxes.SpawnHandle;
-import io.sandboxes.SpawnOptions;
+import io.sandboxes.CodeContext;
+import io.sandboxes.CodeExecution;
+import io.sandboxes.CodeResult;
+import io.sandboxes.RunCodeOptions;
 import io.sandboxes.dsl.SandboxClient;
 import io.sandboxes.dsl.Sandboxes;
+import java.io.IOException;
 import java.io.PrintStream;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.List;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.TimeUnit;
 
 /**
- * A code-interpreter tool of the kind an agent calls: one long-lived Python process per session,
- * so state (variables, imports) carries from one snippet to the next, with output streamed back
- * as it is printed.
+ * A code-interpreter tool of the kind an agent calls: snippets run one after another in one
+ * context of the sandbox's code interpreter (a Jupyter kernel), so state (variables, imports)
+ * carries from one to the next; output is streamed back as it is printed, an exception comes
+ * back as data for the agent to read, and a chart comes back as PNG bytes, saved to a file.
  */
 public final class CodeInterpreter {
-  /** Printed after each snippet, so the tool knows the snippet is done. */
-  private static final String DONE = "__snippet_done__";
 
   private CodeInterpreter() {}
 
@@ -27,63 +30,45 @@ public final class CodeInterpreter {
   }
 
   static void run(SandboxClient sandboxes, PrintStream out) {
-    sandboxes.sandbox().run(sandbox -> {
-      // A small driver: reads snippets separated by a marker line and execs them in one namespace.
-      sandbox.writeFile("/home/user/driver.py", """
-          import sys
-          namespace = {}
-          buffer = []
-          for line in sys.stdin:
-              if line.rstrip("\\n") == "__run__":
-                  try:
-                      exec("".join(buffer), namespace)
-                  except Exception as e:
-                      print(f"error: {e!r}")
-                  buffer = []
-                  print("%s", flush=True)
-              else:
-                  buffer.append(line)
-          """.formatted(DONE));
-      LinkedBlockingQueue<String> lines = new LinkedBlockingQueue<>();
-      StringBuilder partial = new StringBuilder();
-      try (SpawnHandle python = sandbox.spawn("python3 -u /home/user/driver.py", SpawnOptions.pipes())) {
-        python.onStdout(chunk -> {
-          synchronized (partial) {
-            partial.append(chunk);
-            int nl;
-            while ((nl = partial.indexOf("\n")) >= 0) {
-              lines.add(partial.substring(0, nl));
-              partial.delete(0, nl + 1);
+    sandboxes.sandbox().codeInterpreter().run(sandbox -> {
+      CodeContext session = sandbox.createCodeContext();   // one agent session: its own kernel
+      RunCodeOptions tool = RunCodeOptions.defaults().inContext(session)
+          .onStdout(text -> out.print(text))                // shown as soon as it is printed
+          .onStderr(text -> out.print("stderr: " + text));
+      for (String snippet : List.of(
+          "import math\nradius = 2\nprint('defined radius =', radius)",
+          "area = math.pi * radius ** 2\nprint(f'area = {area:.2f}')",
+          "for i in range(3):\n    print('streamed line', i)",
+          "print(undefined_name)",
+          """
+          import matplotlib.pyplot as plt
+          xs = [r / 2 for r in range(1, 9)]
+          plt.plot(xs, [math.pi * x ** 2 for x in xs])
+          plt.title('area by radius')
+          plt.show()
+          """,
+          "round(area, 3)")) {
+        out.println(">>> " + snippet.lines().findFirst().orElse(""));
+        CodeExecution run = sandbox.runCode(snippet, tool);
+        if (run.error() != null) {
+          // an exception is data the agent reads, not a failure of the tool
+          out.println("error: " + run.error().name() + ": " + run.error().value());
+        }
+        for (CodeResult result : run.results()) {
+          for (CodeResult.Image image : result.images()) {
+            Path file = Path.of(System.getProperty("java.io.tmpdir"), "sandboxes-chart.png");
+            try {
+              Files.write(file, image.bytes());
+            } catch (IOException e) {
+              throw new UncheckedIOException(e);
             }
-          }
-        });
-        for (String snippet : List.of(
-            "import math\nradius = 2\nprint('defined radius =', radius)",
-            "area = math.pi * radius ** 2\nprint(f'area = {area:.2f}')",
-            "for i in range(3):\n    print('streamed line', i)",
-            "print(undefined_name)")) {
-          out.println(">>> " + snippet.lines().findFirst().orElse(""));
-          python.write(snippet + "\n__run__\n");
-          String line;
-          while (!(line = next(lines)).equals(DONE)) {
-            out.println(line);                                   // shown as soon as it arrives
+            out.println("saved the chart to " + file + " (" + image.bytes().length + " bytes, " + image.mimeType() + ")");
           }
         }
-        python.closeStdin();
+        if (run.text() != null) {
+          out.println("result: " + run.text() + " (execution " + run.executionCount() + ")");
+        }
       }
     });
-  }
-
-  private static String next(LinkedBlockingQueue<String> lines) {
-    try {
-      String line = lines.poll(30, TimeUnit.SECONDS);
-      if (line == null) {
-        throw new IllegalStateException("the interpreter went quiet");
-      }
-      return line;
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException("interrupted", e);
-    }
   }
 }

@@ -92,7 +92,8 @@ class ExamplesTest {
         .contains("== Volumes and snapshots", "volume says: written by the first sandbox", "snapshot says: tool from the snapshot",
             "removed the template and the volume")
         .contains("== Code interpreter", "defined radius = 2", "area = 12.57", "streamed line 0", "streamed line 2",
-            "error: NameError(\"name 'undefined_name' is not defined\")")
+            "error: NameError: name 'undefined_name' is not defined", "result: 12.566 (execution 6)")
+        .anyMatch(l -> l.matches("saved the chart to .*sandboxes-chart\\.png \\(\\d{4,} bytes, image/png\\)"))
         .contains("== Egress report")
         .anyMatch(l -> l.startsWith("verdict: FILTERED (observed in "))
         .anyMatch(l -> l.startsWith("detail: deny-by-default verified: "))

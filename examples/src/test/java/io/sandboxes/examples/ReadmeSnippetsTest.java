@@ -2,9 +2,11 @@ package io.sandboxes.examples;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.sandboxes.CodeExecution;
 import io.sandboxes.CommandTimeoutException;
 import io.sandboxes.ExecOptions;
 import io.sandboxes.ExecResult;
+import io.sandboxes.RunCodeOptions;
 import io.sandboxes.Sandbox;
 import io.sandboxes.SandboxConfig;
 import io.sandboxes.SandboxInfo;
@@ -70,6 +72,25 @@ class ReadmeSnippetsTest {
     }
     // end
     assertThat(printed.toString(StandardCharsets.UTF_8)).isEqualTo("hello from demo\n");
+  }
+
+  @Test
+  @DisplayName("README: the code interpreter keeps state, streams output, returns errors and charts as data")
+  void codeInterpreter() {
+    // snippet:code-interpreter
+    try (SandboxClient sandboxes = Sandboxes.local();
+         LiveSandbox sandbox = sandboxes.sandbox().codeInterpreter().create()) {
+      sandbox.runCode("import math\nr = 2");                   // state carries to the next run
+      CodeExecution run = sandbox.runCode("print('area:'); round(math.pi * r ** 2, 3)",
+          RunCodeOptions.defaults().onStdout(out::print));      // streamed as it is printed
+      out.println(run.text());                                  // the last expression's value
+      out.println(sandbox.runCode("1 / 0").error().name());     // an exception is data
+      CodeExecution chart = sandbox.runCode("import matplotlib.pyplot as plt\nplt.plot([1, 4, 9])\nplt.show()");
+      byte[] png = chart.results().get(0).png();                // the chart, as PNG bytes
+      out.println(png.length > 1000 ? "chart: png" : "no chart");
+    }
+    // end
+    assertThat(printed.toString(StandardCharsets.UTF_8)).isEqualTo("area:\n12.566\nZeroDivisionError\nchart: png\n");
   }
 
   @Test
