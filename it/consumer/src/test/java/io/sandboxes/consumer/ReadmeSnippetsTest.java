@@ -31,6 +31,7 @@ class ReadmeSnippetsTest {
       "lifecycle", "true PAUSED\nkept\ntrue\n",
       "follow", "step 1\nstep 2\nstep 3\ntimed out after: compiling\n",
       "provider", "1\n",
+      "code-interpreter", "area:\n12.566\nZeroDivisionError\nchart: png\n",
       "langchain4j", "5050\nexit code: 0\nstdout:\nhi from alice\n\n",
       "spring-ai", "exit code: 0\nstdout:\n1024\n\n");
 
