@@ -2,7 +2,10 @@ package io.sandboxes.dsl;
 
 import io.sandboxes.DirEntry;
 import io.sandboxes.ExecOptions;
+import io.sandboxes.CodeExecution;
 import io.sandboxes.ExecResult;
+import io.sandboxes.RunCodeOptions;
+import io.sandboxes.SandboxSpec;
 import io.sandboxes.SandboxException;
 import io.sandboxes.e2b.LiveSandbox;
 import java.nio.charset.StandardCharsets;
@@ -85,14 +88,29 @@ public final class SandboxToolkit implements AutoCloseable {
   }
 
   /**
-   * Runs a Python 3 program in the conversation's sandbox.
+   * Runs a Python 3 program in the conversation's sandbox. With the code interpreter's template
+   * ({@code code-interpreter-v1}) it runs in the conversation's kernel, so variables and imports
+   * carry from one call to the next, and the answer has the last expression's value and any
+   * exception with its traceback; otherwise each call is a fresh {@code python3} process.
    *
    * @param conversation the conversation
    * @param code the program's source
-   * @return the exit code and the output, or an {@code error:} line
+   * @return the exit code (or the result and exception) and the output, or an {@code error:} line
    */
   public String runPython(@Nullable Object conversation, String code) {
+    if (codeInterpreter()) {
+      return guarded(() -> ToolText.execution(sandbox(conversation).runCode(code, codeOptions()), outputLimit));
+    }
     return guarded(() -> ToolText.result(python(conversation, code), outputLimit));
+  }
+
+  /** Whether sandboxes come from the code interpreter's template, whose kernel {@code runCode} reaches. */
+  private boolean codeInterpreter() {
+    return SandboxSpec.CODE_INTERPRETER_TEMPLATE.equals(template);
+  }
+
+  private RunCodeOptions codeOptions() {
+    return RunCodeOptions.defaults().withTimeout(commandTimeout);
   }
 
   /**
@@ -105,6 +123,18 @@ public final class SandboxToolkit implements AutoCloseable {
    *     otherwise its exit code and output, or an {@code error:} line
    */
   public String pythonOutput(@Nullable Object conversation, String code) {
+    if (codeInterpreter()) {
+      try {
+        CodeExecution e = sandbox(conversation).runCode(code, codeOptions());
+        if (e.error() != null) {
+          return ToolText.execution(e, outputLimit);
+        }
+        String out = e.stdoutText() + (e.text() == null ? "" : e.text());
+        return ToolText.bounded(out.endsWith("\n") ? out.substring(0, out.length() - 1) : out, outputLimit);
+      } catch (RuntimeException e) {
+        return ToolText.failure(e, outputLimit);
+      }
+    }
     ExecResult r;
     try {
       r = python(conversation, code);

@@ -33,6 +33,29 @@ final class ToolText {
     return b.toString();
   }
 
+  /**
+   * A code interpreter's run: what it printed, the main result's text, and an exception (name,
+   * value and traceback; an exception is the code's outcome, as a non-zero exit is a command's, so
+   * it is not an {@code error:} line).
+   */
+  static String execution(io.sandboxes.CodeExecution e, int limit) {
+    StringBuilder b = new StringBuilder();
+    if (!e.stdoutText().isEmpty()) {
+      b.append("stdout:\n").append(bounded(e.stdoutText(), limit));
+    }
+    if (!e.stderrText().isEmpty()) {
+      b.append(b.isEmpty() ? "" : "\n").append("stderr:\n").append(bounded(e.stderrText(), limit));
+    }
+    if (e.text() != null) {
+      b.append(b.isEmpty() ? "" : "\n").append("result: ").append(bounded(e.text(), limit));
+    }
+    if (e.error() != null) {
+      b.append(b.isEmpty() ? "" : "\n").append("exception: ").append(e.error().name()).append(": ").append(e.error().value())
+          .append('\n').append(bounded(e.error().traceback(), limit));
+    }
+    return b.isEmpty() ? "(no output)" : b.toString();
+  }
+
   /** A failure, as text the model can act on instead of an exception that ends the conversation. */
   static String failure(RuntimeException e, int limit) {
     String message = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();

@@ -44,4 +44,17 @@ class SandboxToolkitTest {
       assertThat(toolkit.readFile("a", "/etc/hostname")).startsWith("error:").contains("closed");
     }
   }
+
+  @Test
+  @DisplayName("on the code interpreter's template, Python runs in the conversation's kernel: state carries, results and exceptions come back as text")
+  void codeInterpreterKernel() {
+    try (SandboxClient sandboxes = Sandboxes.local();
+         SandboxToolkit toolkit = SandboxToolkit.builder(sandboxes).template(io.sandboxes.SandboxSpec.CODE_INTERPRETER_TEMPLATE).build()) {
+      assertThat(toolkit.runPython("k", "x = 21\nprint('set')")).isEqualTo("stdout:\nset\n");
+      assertThat(toolkit.runPython("k", "x * 2")).isEqualTo("result: 42");
+      assertThat(toolkit.runPython("k", "1 / 0")).startsWith("exception: ZeroDivisionError: division by zero\n").contains("Traceback");
+      assertThat(toolkit.pythonOutput("k", "print('x is'); x")).isEqualTo("x is\n21");
+      assertThat(toolkit.runPython("other", "x")).as("another conversation's kernel").contains("exception: NameError");
+    }
+  }
 }
