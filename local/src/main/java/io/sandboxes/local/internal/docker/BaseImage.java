@@ -136,16 +136,24 @@ public final class BaseImage {
 
   /** Older recipes' images go, unless something still uses them (Docker refuses, and they stay). */
   private static void removeOlderBuilds(DockerRuntime docker, Consumer<String> progress) {
-    for (com.github.dockerjava.api.model.Image image : docker.client().listImagesCmd().withImageNameFilter(REPOSITORY).exec()) {
+    removeOlderBuilds(docker, REPOSITORY, reference(), line -> say(progress, line));
+  }
+
+  /**
+   * Removes the images of {@code repository} other than {@code current}, unless something still
+   * uses them (Docker refuses, and they stay); shared with the code interpreter's image.
+   */
+  static void removeOlderBuilds(DockerRuntime docker, String repository, String current, Consumer<String> progress) {
+    for (com.github.dockerjava.api.model.Image image : docker.client().listImagesCmd().withImageNameFilter(repository).exec()) {
       String[] tags = image.getRepoTags();
-      if (tags == null || java.util.Arrays.asList(tags).contains(reference())) {
+      if (tags == null || java.util.Arrays.asList(tags).contains(current)) {
         continue;
       }
       for (String t : tags) {
-        if (t.startsWith(REPOSITORY + ":")) {
+        if (t.startsWith(repository + ":")) {
           try {
             docker.client().removeImageCmd(t).exec();
-            say(progress, "removed the outdated " + t);
+            progress.accept("removed the outdated " + t);
           } catch (RuntimeException e) {
             LOG.debug("kept {}: {}", t, e.toString());
           }

@@ -180,22 +180,7 @@ public final class CodeInterpreterImage {
 
   /** Older recipes' images go, unless something still uses them (Docker refuses, and they stay). */
   private static void removeOlderBuilds(DockerRuntime docker, String current, Consumer<String> progress) {
-    for (com.github.dockerjava.api.model.Image image : docker.client().listImagesCmd().withImageNameFilter(REPOSITORY).exec()) {
-      String[] tags = image.getRepoTags();
-      if (tags == null || java.util.Arrays.asList(tags).contains(current)) {
-        continue;
-      }
-      for (String t : tags) {
-        if (t.startsWith(REPOSITORY + ":")) {
-          try {
-            docker.client().removeImageCmd(t).exec();
-            say(progress, "removed the outdated " + t);
-          } catch (RuntimeException e) {
-            LOG.debug("kept {}: {}", t, e.toString());
-          }
-        }
-      }
-    }
+    BaseImage.removeOlderBuilds(docker, REPOSITORY, current, line -> say(progress, line));
   }
 
   private static void say(Consumer<String> progress, String line) {
