@@ -37,6 +37,8 @@ public final class ReadmeSnippets {
       import io.sandboxes.junit.*;
       import io.sandboxes.langchain4j.*;
       import io.sandboxes.springai.*;
+      import io.sandboxes.mcp.*;
+      import io.modelcontextprotocol.json.McpJsonDefaults;
       import org.springframework.ai.chat.memory.ChatMemory;
       import org.springframework.ai.chat.model.ToolContext;
       import java.io.*;

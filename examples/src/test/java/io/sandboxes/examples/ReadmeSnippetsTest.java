@@ -20,6 +20,8 @@ import io.sandboxes.langchain4j.SandboxCodeExecutionEngine;
 import io.sandboxes.langchain4j.SandboxTools;
 import io.sandboxes.dsl.SandboxToolkit;
 import io.sandboxes.springai.SandboxSpringTools;
+import io.sandboxes.mcp.SandboxMcpServer;
+import io.modelcontextprotocol.json.McpJsonDefaults;
 import org.springframework.ai.chat.memory.ChatMemory;
 import org.springframework.ai.chat.model.ToolContext;
 import java.io.ByteArrayOutputStream;
@@ -138,6 +140,22 @@ class ReadmeSnippetsTest {
     }
     // end
     assertThat(printed.toString(StandardCharsets.UTF_8)).isEqualTo("exit code: 0\nstdout:\n1024\n\n");
+  }
+
+  @Test
+  @DisplayName("README: the MCP server's tools, as a server on any transport serves them")
+  void mcp() {
+    // snippet:mcp
+    try (SandboxClient sandboxes = Sandboxes.local();
+         SandboxToolkit toolkit = SandboxToolkit.builder(sandboxes).build()) {
+      // what SandboxMcpServer.serve(toolkit, transport, mapper) offers each session
+      for (var tool : SandboxMcpServer.tools(toolkit, McpJsonDefaults.getMapper())) {
+        out.print(tool.tool().name() + " ");
+      }
+      out.println();
+    }
+    // end
+    assertThat(printed.toString(StandardCharsets.UTF_8)).isEqualTo("run_command run_python read_file write_file list_folder \n");
   }
 
   @Test

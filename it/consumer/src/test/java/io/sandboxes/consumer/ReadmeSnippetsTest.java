@@ -33,7 +33,8 @@ class ReadmeSnippetsTest {
       "provider", "1\n",
       "code-interpreter", "area:\n12.566\nZeroDivisionError\nchart: png\n",
       "langchain4j", "5050\nexit code: 0\nstdout:\nhi from alice\n\n",
-      "spring-ai", "exit code: 0\nstdout:\n1024\n\n");
+      "spring-ai", "exit code: 0\nstdout:\n1024\n\n",
+      "mcp", "run_command run_python read_file write_file list_folder \n");
 
   @Test
   void everyCodeSnippetOfTheReadmeHasAnExpectation() {
