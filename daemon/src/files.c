@@ -823,7 +823,12 @@ static int list_step(job_t *j) {
 
 /* -- watch -- */
 
-static void watch_add(job_t *j, const char *abs, const char *rel) {
+static void queue_event(job_t *j, uint8_t kind, const char *rel, const char *name);
+
+/* Watches abs (and, recursively, its folders). announce: abs was just created, so whatever is
+ * already in it was made before its watch was set and inotify will never report it: report each
+ * entry as created (and a non-empty file as written) here, late rather than never. */
+static void watch_add(job_t *j, const char *abs, const char *rel, int announce) {
   uint32_t mask = IN_CREATE | IN_MODIFY | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_ATTRIB | IN_CLOSE_WRITE
       | IN_DELETE_SELF | IN_ONLYDIR | IN_DONT_FOLLOW;
   int wd = inotify_add_watch(j->fd, abs, mask);
@@ -839,10 +844,15 @@ static void watch_add(job_t *j, const char *abs, const char *rel) {
   for (size_t i = 0; names && i < n; i++) {
     char *a = join(abs, names[i]);
     struct stat st;
-    if (lstat(a, &st) == 0 && S_ISDIR(st.st_mode)) {
+    int found = lstat(a, &st) == 0;
+    if (found && announce) {
+      queue_event(j, W_CREATE, rel, names[i]);
+      if (S_ISREG(st.st_mode) && st.st_size > 0) queue_event(j, W_WRITE, rel, names[i]);
+    }
+    if (found && S_ISDIR(st.st_mode)) {
       char *r;
       if (asprintf(&r, "%s%s%s", rel, *rel ? "/" : "", names[i]) < 0) die("out of memory");
-      watch_add(j, a, r);
+      watch_add(j, a, r, announce);
       free(r);
     }
     free(a);
@@ -873,7 +883,7 @@ void f_watch(uint32_t s, rd_t *r) {
       fail(s, "watch", path);
       job_free(j);
     } else {
-      watch_add(j, path, "");
+      watch_add(j, path, "", 0);
       if (j->nwds == 0) {
         fail(s, "watch", path);
         job_free(j);
@@ -924,7 +934,7 @@ static void watch_read(job_t *j) {
         if (asprintf(&r, "%s%s%s", rel, *rel ? "/" : "", name) < 0) die("out of memory");
         a = join(j->root, r);
         fs_as(&j->user);
-        watch_add(j, a, r);
+        watch_add(j, a, r, 1);
         fs_as_root();
         free(a);
         free(r);

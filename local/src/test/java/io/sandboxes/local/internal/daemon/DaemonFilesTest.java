@@ -167,6 +167,27 @@ class DaemonFilesTest {
   }
 
   @Test
+  @DisplayName("a folder that arrives already full (moved in) has its contents reported: inotify never saw them made")
+  void watchReportsWhatANewFolderHolds() throws Exception {
+    c.makeDirs("/tmp/wm", "root");
+    sandbox.sh("mkdir -p /tmp/stage/t/sub && echo hi > /tmp/stage/t/sub/f && touch /tmp/stage/t/empty");
+    try (DaemonWatch w = c.watch("/tmp/wm", "root", true)) {
+      sandbox.sh("mv /tmp/stage/t /tmp/wm/t");
+      java.util.List<WatchEvent> seen = new java.util.ArrayList<>();
+      org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> {
+        WatchEvent e = w.next(Duration.ofMillis(100));
+        if (e != null) {
+          seen.add(e);
+        }
+        return seen.contains(new WatchEvent(WatchEvent.Kind.WRITE, "t/sub/f"));
+      });
+      assertThat(seen).contains(new WatchEvent(WatchEvent.Kind.CREATE, "t"), new WatchEvent(WatchEvent.Kind.CREATE, "t/sub"),
+          new WatchEvent(WatchEvent.Kind.CREATE, "t/sub/f"), new WatchEvent(WatchEvent.Kind.CREATE, "t/empty"))
+          .doesNotContain(new WatchEvent(WatchEvent.Kind.WRITE, "t/empty"));
+    }
+  }
+
+  @Test
   @DisplayName("a watch reports creation, writes and removal under the folder, recursively")
   void watch() throws Exception {
     c.makeDirs("/tmp/w", "root");
