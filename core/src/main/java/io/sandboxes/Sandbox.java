@@ -176,7 +176,7 @@ public interface Sandbox extends AutoCloseable {
    * @throws SandboxException when the code interpreter could not be reached or refused the request
    */
   default CodeExecution runCode(String code, RunCodeOptions options) {
-    throw new UnsupportedOperationException("this sandbox (" + getClass().getSimpleName() + ") has no code interpreter");
+    throw noCodeInterpreter();
   }
 
   /**
@@ -188,7 +188,7 @@ public interface Sandbox extends AutoCloseable {
    * @throws UnsupportedOperationException when the sandbox has no code interpreter
    */
   default CodeContext createCodeContext(String language, @Nullable String cwd) {
-    throw new UnsupportedOperationException("this sandbox (" + getClass().getSimpleName() + ") has no code interpreter");
+    throw noCodeInterpreter();
   }
 
   /**
@@ -207,7 +207,7 @@ public interface Sandbox extends AutoCloseable {
    * @throws UnsupportedOperationException when the sandbox has no code interpreter
    */
   default java.util.List<CodeContext> listCodeContexts() {
-    throw new UnsupportedOperationException("this sandbox (" + getClass().getSimpleName() + ") has no code interpreter");
+    throw noCodeInterpreter();
   }
 
   /**
@@ -218,7 +218,7 @@ public interface Sandbox extends AutoCloseable {
    * @throws UnsupportedOperationException when the sandbox has no code interpreter
    */
   default void restartCodeContext(String contextId) {
-    throw new UnsupportedOperationException("this sandbox (" + getClass().getSimpleName() + ") has no code interpreter");
+    throw noCodeInterpreter();
   }
 
   /**
@@ -228,7 +228,7 @@ public interface Sandbox extends AutoCloseable {
    * @throws UnsupportedOperationException when the sandbox has no code interpreter
    */
   default void removeCodeContext(String contextId) {
-    throw new UnsupportedOperationException("this sandbox (" + getClass().getSimpleName() + ") has no code interpreter");
+    throw noCodeInterpreter();
   }
 
   /**
@@ -319,4 +319,8 @@ public interface Sandbox extends AutoCloseable {
   /** Destroys the sandbox. Idempotent; a sandbox already gone is not an error. */
   @Override
   void close();
+
+  private UnsupportedOperationException noCodeInterpreter() {
+    return new UnsupportedOperationException("this sandbox (" + getClass().getSimpleName() + ") has no code interpreter");
+  }
 }

@@ -129,8 +129,7 @@ public final class SandboxToolkit implements AutoCloseable {
         if (e.error() != null) {
           return ToolText.execution(e, outputLimit);
         }
-        String out = e.stdoutText() + (e.text() == null ? "" : e.text());
-        return ToolText.bounded(out.endsWith("\n") ? out.substring(0, out.length() - 1) : out, outputLimit);
+        return ToolText.bounded(withoutFinalNewline(e.stdoutText() + (e.text() == null ? "" : e.text())), outputLimit);
       } catch (RuntimeException e) {
         return ToolText.failure(e, outputLimit);
       }
@@ -144,8 +143,11 @@ public final class SandboxToolkit implements AutoCloseable {
     if (r.exitCode() != 0) {
       return ToolText.result(r, outputLimit);
     }
-    String out = r.stdout().endsWith("\n") ? r.stdout().substring(0, r.stdout().length() - 1) : r.stdout();
-    return ToolText.bounded(out, outputLimit);
+    return ToolText.bounded(withoutFinalNewline(r.stdout()), outputLimit);
+  }
+
+  private static String withoutFinalNewline(String s) {
+    return s.endsWith("\n") ? s.substring(0, s.length() - 1) : s;
   }
 
   /** Runs a Python program from a file of its own, removed after; failures are exceptions. */
