@@ -226,4 +226,61 @@ class NoNetworkStartTest {
       }
     }
   }
+
+  private static int proxyPort(DockerRuntime docker, String containerId) {
+    for (String kv : docker.client().inspectContainerCmd(containerId).exec().getConfig().getEnv()) {
+      if (kv.startsWith("HTTP_PROXY=")) {
+        return Integer.parseInt(kv.substring(kv.lastIndexOf(':') + 1));
+      }
+    }
+    throw new AssertionError("no HTTP_PROXY in the container's environment");
+  }
+
+  @Test
+  @DisplayName("restart: names keep going through the gateway, whose port changed: a new command is told the new port, a process started before the restart keeps the old one, which the new gateway takes over when it is free")
+  void gatewayPortAfterRestart() throws Exception {
+    String serverId = "gwport-" + UUID.randomUUID().toString().substring(0, 8);
+    Path state = Files.createTempDirectory("sandboxes-state-");
+    String key = "e2b_" + UUID.randomUUID().toString().replace("-", "");
+    LocalServer.Builder b = LocalServer.builder().serverId(serverId).stateDir(state).apiKey(key).keepSandboxesOnClose(true).warmPool(0);
+    try (DockerRuntime docker = DockerRuntime.connect()) {
+      String id;
+      String host;
+      int firstPort;
+      String gatewayIp;
+      try (LocalServer first = b.build().start(); E2BSandboxProvider c = client(first)) {
+        Assumptions.assumeTrue(first.egressEnforced(), "egress needs root, nsenter and iptables");
+        host = first.egressProbe().allowedHost();
+        id = create(first, ",\"network\":{\"allowOut\":[\"" + host + "\"]}");
+        LiveSandbox s = c.api().connect(id);
+        assertThat(curl(s, "http://" + host + "/")).isEqualTo("200");
+        // waits for a go, then asks through the proxy it was started with
+        assertThat(s.exec("nohup sh -c 'while [ ! -e /tmp/go ]; do sleep 0.1; done; curl -s -o /dev/null -m 5 -w %{http_code} "
+            + "http://" + host + "/ > /tmp/old.out' >/dev/null 2>&1 &").exitCode()).isZero();
+        String containerId = first.registry().find(id).orElseThrow().containerId();
+        firstPort = proxyPort(docker, containerId);
+        gatewayIp = docker.client().inspectNetworkCmd().withNetworkId("sandboxes-egress").exec().getIpam().getConfig().get(0).getGateway();
+      }
+      try (LocalServer again = b.build().start(); E2BSandboxProvider c = client(again)) {
+        LiveSandbox s = c.api().connect(id);
+        assertThat(curl(s, "http://" + host + "/")).as("a new command after the restart").isEqualTo("200");
+        s.exec("touch /tmp/go");
+        await().atMost(Duration.ofSeconds(20)).untilAsserted(() ->
+            assertThat(s.exec("cat /tmp/old.out 2>/dev/null || true").stdout()).as("the process from before the restart").isEqualTo("200"));
+      }
+      // the old port taken by someone else: new commands still get through, told the new port
+      try (ServerSocket squatter = new ServerSocket(firstPort, 5, InetAddress.getByName(gatewayIp));
+           LocalServer third = b.keepSandboxesOnClose(false).build().start(); E2BSandboxProvider c = client(third)) {
+        LiveSandbox s = c.api().connect(id);
+        assertThat(curl(s, "http://" + host + "/")).as("a new command while the old port is taken").isEqualTo("200");
+        assertThat(s.exec("echo $HTTP_PROXY").stdout().strip()).doesNotEndWith(":" + firstPort);
+      }
+      assertThat(docker.listOurs()).noneMatch(k -> serverId.equals(k.getLabels().get(DockerRuntime.LABEL_SERVER)));
+    } finally {
+      try (DockerRuntime docker = DockerRuntime.connect()) {
+        docker.listOurs().stream().filter(k -> serverId.equals(k.getLabels().get(DockerRuntime.LABEL_SERVER)))
+            .forEach(k -> docker.remove(k.getId()));
+      }
+    }
+  }
 }

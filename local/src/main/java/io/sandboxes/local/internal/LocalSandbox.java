@@ -276,6 +276,27 @@ public final class LocalSandbox {
     }
   }
 
+  private volatile Map<String, String> proxyVars = Map.of();
+
+  /**
+   * Sets the proxy variables naming the running server's egress gateway: every process started
+   * from now on gets them over its container environment's (which may name an earlier server's
+   * gateway), unless the sandbox's own environment variables set them.
+   */
+  void proxyVars(Map<String, String> vars) {
+    this.proxyVars = Map.copyOf(vars);
+  }
+
+  /** Whether {@code name=value} is a proxy variable a server (this one or an earlier) put in. */
+  private boolean serverProxyVar(String name, String value) {
+    String ours = proxyVars.get(name);
+    if (ours == null || envVars.containsKey(name)) {
+      return false;
+    }
+    int port = ours.lastIndexOf(':');
+    return value.equals(ours) || (port > 0 && ours.startsWith("http://") && value.startsWith(ours.substring(0, port + 1)));
+  }
+
   /** The environment the container was made with, which the daemon's processes start from. */
   List<String> containerEnv() {
     return daemon == null ? List.of() : daemon.containerEnv(docker, containerId);
@@ -351,6 +372,11 @@ public final class LocalSandbox {
         env.put(kv.substring(0, eq), kv.substring(eq + 1));
       }
     }
+    proxyVars.forEach((k, v) -> {
+      if (!envVars.containsKey(k)) {
+        env.put(k, v);
+      }
+    });
     env.putAll(spec.envs());
     List<String> argv = new ArrayList<>();
     argv.add(spec.cmd());
@@ -489,7 +515,8 @@ public final class LocalSandbox {
           for (String kv : info.env()) {
             int eq = kv.indexOf('=');
             // what every process gets from the container is not what the starter asked for
-            if (eq > 0 && (!inherited.contains(kv) || envVars.containsKey(kv.substring(0, eq)))) {
+            if (eq > 0 && (!inherited.contains(kv) || envVars.containsKey(kv.substring(0, eq)))
+                && !serverProxyVar(kv.substring(0, eq), kv.substring(eq + 1))) {
               envs.put(kv.substring(0, eq), kv.substring(eq + 1));
             }
           }

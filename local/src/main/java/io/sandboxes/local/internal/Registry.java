@@ -294,6 +294,7 @@ public final class Registry implements AutoCloseable {
     }
     LocalSandbox sandbox = new LocalSandbox(id, containerId, templateId, token, metadata, envVars, started, end,
         CPU_COUNT, MEMORY_MB, diskSizeMB, lifecycle, mounts, docker, daemon);
+    sandbox.proxyVars(proxyVars());
     if (network.isPresent() && network.get().startsOnBridge()) {
       // open mode only: every other sandbox starts deny-all on "none" and joins the network when
       // a policy that allows something is set (setNetwork)
@@ -365,6 +366,7 @@ public final class Registry implements AutoCloseable {
     Instant started = Instant.now();
     LocalSandbox sandbox = new LocalSandbox(m.id(), m.containerId(), templateId, newToken(), metadata, envVars, started,
         started.plus(timeout), CPU_COUNT, MEMORY_MB, diskSizeMB, lifecycle, List.of(), docker, m.daemon());
+    sandbox.proxyVars(proxyVars());
     sandbox.markPooled();
     try {
       if (network.isPresent() && m.networkAddress() != null) {
@@ -948,6 +950,10 @@ public final class Registry implements AutoCloseable {
         .map(io.sandboxes.local.internal.egress.SandboxNetwork::networkName).orElse(null);
   }
 
+  private Map<String, String> proxyVars() {
+    return network.map(io.sandboxes.local.internal.egress.SandboxNetwork::proxyVars).orElse(Map.of());
+  }
+
   /**
    * Puts a running sandbox's container, as Docker has it now, under its policy: one on the sandbox
    * network gets its firewall written and its address registered; one still on "none" joins the
@@ -1425,6 +1431,7 @@ public final class Registry implements AutoCloseable {
         Json.stringMap(Json.parse(labels.getOrDefault("io.sandboxes.env", "{}").getBytes(java.nio.charset.StandardCharsets.UTF_8))),
         Instant.parse(labels.getOrDefault(DockerRuntime.LABEL_STARTED, Instant.now().toString())), endAt,
         CPU_COUNT, MEMORY_MB, diskFromLabel(labels), lifecycle, mountsFromLabel(labels.getOrDefault(LABEL_VOLUMES, "[]")), docker, daemon);
+    s.proxyVars(proxyVars());
     if (pooled) {
       s.markPooled();
     }
@@ -1437,6 +1444,9 @@ public final class Registry implements AutoCloseable {
     if (state != null && (state.has("network") || state.has("allowInternetAccess"))) {
       s.network(state.has("network") ? (ObjectNode) state.get("network") : null,
           state.has("allowInternetAccess") ? state.get("allowInternetAccess").asBoolean() : null);
+    }
+    if (network.isPresent()) {
+      network.get().keepProxyPortOf(s.containerEnv());
     }
     if (!pausedNow) {
       if (network.isPresent()) {

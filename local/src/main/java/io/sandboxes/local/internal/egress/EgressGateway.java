@@ -30,10 +30,12 @@ public final class EgressGateway implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(EgressGateway.class);
   private static final int MAX_HEADER = 64 * 1024;
 
+  private final InetAddress bind;
   private final ServerSocket server;
+  /** Every port listened on: the first one's, then any an earlier server's sandboxes still name. */
+  private final ConcurrentMap<Integer, ServerSocket> listeners = new ConcurrentHashMap<>();
   private final ConcurrentMap<String, Function<String, EgressPolicy>> bySourceIp = new ConcurrentHashMap<>();
   private final Map<String, InetSocketAddress> overrides;
-  private final Thread acceptor;
   private volatile boolean closed;
 
   /**
@@ -41,13 +43,55 @@ public final class EgressGateway implements AutoCloseable {
    * @param overrides names the gateway answers itself (witnesses), to where it connects them
    */
   public EgressGateway(InetAddress bind, Map<String, InetSocketAddress> overrides) throws IOException {
+    this.bind = bind;
     this.server = new ServerSocket(0, 200, bind);
     this.overrides = Map.copyOf(overrides);
-    this.acceptor = Thread.ofVirtual().name("sandboxes-egress-gateway").start(this::accept);
+    listen(server);
   }
 
+  private void listen(ServerSocket socket) {
+    listeners.put(socket.getLocalPort(), socket);
+    Thread.ofVirtual().name("sandboxes-egress-gateway-" + socket.getLocalPort()).start(() -> accept(socket));
+  }
+
+  /** Where new sandboxes are told the gateway is. */
   public InetSocketAddress address() {
     return (InetSocketAddress) server.getLocalSocketAddress();
+  }
+
+  /** @return every port the gateway listens on, {@link #address()}'s first */
+  public java.util.List<Integer> ports() {
+    java.util.List<Integer> ports = new java.util.ArrayList<>();
+    ports.add(server.getLocalPort());
+    listeners.keySet().stream().filter(p -> p != server.getLocalPort()).sorted().forEach(ports::add);
+    return ports;
+  }
+
+  /**
+   * Listens on {@code port} as well, where sandboxes an earlier server made were told the gateway
+   * is (their processes keep the address they were started with). Best effort: the port may have
+   * been taken meanwhile (by another server's gateway, say), and then those processes' proxy
+   * connections fail as they would without a gateway; new processes are told the new port.
+   *
+   * @return whether the gateway now listens on it
+   */
+  public synchronized boolean listenAlso(int port) {
+    if (closed || port <= 0 || port > 65535) {
+      return false;
+    }
+    if (listeners.containsKey(port)) {
+      return true;
+    }
+    try {
+      listen(new ServerSocket(port, 200, bind));
+      LOG.atInfo().addKeyValue("event", "egress.port_kept").addKeyValue("port", port)
+          .log("egress gateway also listens where an earlier server's sandboxes were told it is");
+      return true;
+    } catch (IOException e) {
+      LOG.atInfo().addKeyValue("event", "egress.port_lost").addKeyValue("port", port).addKeyValue("error", e.toString())
+          .log("an earlier server's gateway port is taken: processes started before the restart lose their proxy");
+      return false;
+    }
   }
 
   /** Sandbox at {@code ip} is governed by the policy the supplier gives at connection time. */
@@ -59,10 +103,10 @@ public final class EgressGateway implements AutoCloseable {
     bySourceIp.remove(ip);
   }
 
-  private void accept() {
+  private void accept(ServerSocket socket) {
     while (!closed) {
       try {
-        Socket client = server.accept();
+        Socket client = socket.accept();
         Thread.ofVirtual().name("sandboxes-egress-conn").start(() -> serve(client));
       } catch (IOException e) {
         if (!closed) {
@@ -187,13 +231,14 @@ public final class EgressGateway implements AutoCloseable {
   }
 
   @Override
-  public void close() {
+  public synchronized void close() {
     closed = true;
-    try {
-      server.close();
-    } catch (IOException ignored) {
-      // closing
+    for (ServerSocket socket : listeners.values()) {
+      try {
+        socket.close();
+      } catch (IOException ignored) {
+        // closing
+      }
     }
-    acceptor.interrupt();
   }
 }

@@ -129,12 +129,52 @@ public final class SandboxNetwork implements AutoCloseable {
 
   /** What tools need to find the gateway: the usual proxy variables (none in open mode). */
   public List<String> proxyEnv() {
+    List<String> env = new java.util.ArrayList<>();
+    proxyVars().forEach((k, v) -> env.add(k + "=" + v));
+    return env;
+  }
+
+  /**
+   * The proxy variables naming this server's gateway, which every process a sandbox starts is
+   * given: a sandbox an earlier server made carries that server's gateway port in its container
+   * environment, and the port changes with each server.
+   */
+  public Map<String, String> proxyVars() {
     if (open) {
-      return List.of();
+      return Map.of();
     }
     String url = "http://" + proxy.address().getAddress().getHostAddress() + ":" + proxy.address().getPort();
-    return List.of("HTTP_PROXY=" + url, "HTTPS_PROXY=" + url, "http_proxy=" + url, "https_proxy=" + url,
-        "NO_PROXY=localhost,127.0.0.1", "no_proxy=localhost,127.0.0.1");
+    Map<String, String> vars = new java.util.LinkedHashMap<>();
+    for (String name : List.of("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy")) {
+      vars.put(name, url);
+    }
+    vars.put("NO_PROXY", "localhost,127.0.0.1");
+    vars.put("no_proxy", "localhost,127.0.0.1");
+    return Map.copyOf(vars);
+  }
+
+  /**
+   * For a sandbox an earlier server made: when its container environment names that server's
+   * gateway port on this network, the gateway listens there too (best effort), so processes
+   * started before the restart keep their proxy. Call before the sandbox's firewall is written.
+   */
+  public void keepProxyPortOf(List<String> containerEnv) {
+    if (open) {
+      return;
+    }
+    String prefix = "HTTP_PROXY=http://" + gateway.getHostAddress() + ":";
+    for (String kv : containerEnv) {
+      if (kv.startsWith(prefix)) {
+        try {
+          int port = Integer.parseInt(kv.substring(prefix.length()));
+          if (port != proxy.address().getPort()) {
+            proxy.listenAlso(port);
+          }
+        } catch (NumberFormatException e) {
+          LOG.debug("a sandbox's proxy variable names no port: {}", kv);
+        }
+      }
+    }
   }
 
   /** What egress verification should probe against this server. */
@@ -307,8 +347,10 @@ public final class SandboxNetwork implements AutoCloseable {
     }
     r.append("-A OUTPUT -o lo -j ACCEPT\n");
     if (policy.allowsAnything()) {
-      r.append("-A OUTPUT -d ").append(gateway.getHostAddress()).append(" -p tcp --dport ").append(proxy.address().getPort())
-          .append(" -j ACCEPT\n");
+      for (int port : proxy.ports()) {
+        r.append("-A OUTPUT -d ").append(gateway.getHostAddress()).append(" -p tcp --dport ").append(port)
+            .append(" -j ACCEPT\n");
+      }
     }
     for (String cidr : policy.allowedCidrs()) {
       r.append("-A OUTPUT -d ").append(cidr).append(" -j ACCEPT\n");
