@@ -38,7 +38,6 @@ public final class ReadmeSnippets {
       import io.sandboxes.langchain4j.*;
       import io.sandboxes.springai.*;
       import io.sandboxes.mcp.*;
-      import io.modelcontextprotocol.json.McpJsonDefaults;
       import org.springframework.ai.chat.memory.ChatMemory;
       import org.springframework.ai.chat.model.ToolContext;
       import java.io.*;

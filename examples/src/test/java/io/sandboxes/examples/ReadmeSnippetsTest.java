@@ -21,7 +21,6 @@ import io.sandboxes.langchain4j.SandboxTools;
 import io.sandboxes.dsl.SandboxToolkit;
 import io.sandboxes.springai.SandboxSpringTools;
 import io.sandboxes.mcp.SandboxMcpServer;
-import io.modelcontextprotocol.json.McpJsonDefaults;
 import org.springframework.ai.chat.memory.ChatMemory;
 import org.springframework.ai.chat.model.ToolContext;
 import java.io.ByteArrayOutputStream;
@@ -149,7 +148,7 @@ class ReadmeSnippetsTest {
     try (SandboxClient sandboxes = Sandboxes.local();
          SandboxToolkit toolkit = SandboxToolkit.builder(sandboxes).build()) {
       // what SandboxMcpServer.serve(toolkit, transport, mapper) offers each session
-      for (var tool : SandboxMcpServer.tools(toolkit, McpJsonDefaults.getMapper())) {
+      for (var tool : SandboxMcpServer.tools(toolkit)) {
         out.print(tool.tool().name() + " ");
       }
       out.println();

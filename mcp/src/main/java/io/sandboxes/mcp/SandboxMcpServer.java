@@ -47,42 +47,36 @@ public final class SandboxMcpServer {
    * conversation named by its session id.
    *
    * @param toolkit what answers the calls; stays the caller's to close
-   * @param mapper the JSON mapper of the server's transport
    * @return the five tools' specifications
    */
-  public static List<SyncToolSpecification> tools(SandboxToolkit toolkit, McpJsonMapper mapper) {
+  public static List<SyncToolSpecification> tools(SandboxToolkit toolkit) {
     List<SyncToolSpecification> tools = new ArrayList<>();
-    tools.add(tool(mapper, "run_command", "Runs a bash command line in your own Linux sandbox (kept for this session: files you "
+    tools.add(tool("run_command", "Runs a bash command line in your own Linux sandbox (kept for this session: files you "
         + "write stay there) and returns its exit code, stdout and stderr. Long outputs are cut in the middle.",
         Map.of("command", "the bash command line to run"), (session, a) -> toolkit.runCommand(session, a.get("command"))));
-    tools.add(tool(mapper, "run_python", "Runs a Python 3 program in your own Linux sandbox and returns its exit code, stdout "
+    tools.add(tool("run_python", "Runs a Python 3 program in your own Linux sandbox and returns its exit code, stdout "
         + "and stderr. Print what you want to see.", Map.of("code", "the Python 3 source code"),
         (session, a) -> toolkit.runPython(session, a.get("code"))));
-    tools.add(tool(mapper, "read_file", "Reads a text file from your sandbox. Long files are cut in the middle.",
+    tools.add(tool("read_file", "Reads a text file from your sandbox. Long files are cut in the middle.",
         Map.of("path", "the file's path"), (session, a) -> toolkit.readFile(session, a.get("path"))));
-    tools.add(tool(mapper, "write_file", "Writes a text file in your sandbox, replacing it if it exists and making missing folders.",
+    tools.add(tool("write_file", "Writes a text file in your sandbox, replacing it if it exists and making missing folders.",
         Map.of("path", "the file's path", "content", "the whole text of the file"),
         (session, a) -> toolkit.writeFile(session, a.get("path"), a.get("content"))));
-    tools.add(tool(mapper, "list_folder", "Lists a folder of your sandbox: one line per entry, folders end with a slash.",
+    tools.add(tool("list_folder", "Lists a folder of your sandbox: one line per entry, folders end with a slash.",
         Map.of("path", "the folder's path"), (session, a) -> toolkit.listFolder(session, a.get("path"))));
     return tools;
   }
 
   /** One tool: every parameter a required string; a missing or non-string one is an error result. */
-  private static SyncToolSpecification tool(McpJsonMapper mapper, String name, String description, Map<String, String> parameters,
+  private static SyncToolSpecification tool(String name, String description, Map<String, String> parameters,
       BiFunction<String, Map<String, String>, String> call) {
-    StringBuilder schema = new StringBuilder("{\"type\":\"object\",\"properties\":{");
-    List<String> required = new ArrayList<>();
-    parameters.keySet().stream().sorted().forEach(p -> {
-      if (!required.isEmpty()) {
-        schema.append(',');
-      }
-      schema.append('"').append(p).append("\":{\"type\":\"string\",\"description\":\"").append(parameters.get(p).replace("\"", "\\\""))
-          .append("\"}");
-      required.add('"' + p + '"');
-    });
-    schema.append("},\"required\":[").append(String.join(",", required)).append("]}");
-    McpSchema.Tool tool = McpSchema.Tool.builder().name(name).description(description).inputSchema(mapper, schema.toString()).build();
+    Map<String, Object> properties = new java.util.LinkedHashMap<>();
+    parameters.keySet().stream().sorted()
+        .forEach(p -> properties.put(p, Map.of("type", "string", "description", parameters.get(p))));
+    McpSchema.Tool tool = McpSchema.Tool.builder().name(name).description(description)
+        .inputSchema(McpSchema.JsonSchema.builder().type("object").properties(properties)
+            .required(List.copyOf(properties.keySet())).build())
+        .build();
     return SyncToolSpecification.builder().tool(tool).callHandler((McpSyncServerExchange exchange, McpSchema.CallToolRequest request) -> {
       Map<String, Object> given = request.arguments() == null ? Map.of() : request.arguments();
       Map<String, String> args = new java.util.HashMap<>();
@@ -113,7 +107,7 @@ public final class SandboxMcpServer {
         .serverInfo("sandboxes", version())
         .instructions("Each session has a Linux sandbox of its own: run commands and Python there, read and write its files.")
         .capabilities(McpSchema.ServerCapabilities.builder().tools(false).build())
-        .tools(tools(toolkit, mapper))
+        .tools(tools(toolkit))
         .build();
   }
 
