@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The MCP server over stdio: sandboxes as tools for an MCP client (a desktop assistant, an IDE).
 #   scripts/sandboxes-mcp.sh [--provider local|e2b|auto] [--template NAME] [--allow-out DEST]...
+#   SANDBOXES_MCP_TOKEN=... scripts/sandboxes-mcp.sh --http PORT    (streamable HTTP at /mcp)
 # Point the client's server command at this script. It builds the runnable jar on first use
 # (quietly, on stderr: stdout is the protocol's), starts Docker for the local provider, then runs
 #   java -jar mcp/target/sandboxes-mcp-VERSION-all.jar "$@"

@@ -17,6 +17,8 @@ import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -38,8 +40,17 @@ import java.util.function.BiFunction;
  * {@code E2B_API_URL}, {@code E2B_SANDBOX_URL}; {@code auto} picks E2B when a key is set. Egress
  * is deny-by-default unless {@code --allow-out} opens destinations. When the client closes the
  * server's stdin, every sandbox it made is killed and the process ends. Logs go to stderr.
+ *
+ * <p>With {@code --http PORT [--host ADDRESS]} it serves MCP's streamable HTTP transport at
+ * {@code http://ADDRESS:PORT/mcp} instead ({@link SandboxMcpHttpServer}; loopback unless an
+ * address is given), each request carrying {@code Authorization: Bearer} and the token in
+ * {@value #TOKEN_ENV} (an environment variable, not an option, so it is not on the process
+ * list); it runs until a signal ends it, which kills every session's sandbox.
  */
 public final class SandboxMcpServer {
+  /** The environment variable holding the bearer token of {@code --http}. */
+  public static final String TOKEN_ENV = "SANDBOXES_MCP_TOKEN";
+
   private SandboxMcpServer() {}
 
   /**
@@ -103,8 +114,12 @@ public final class SandboxMcpServer {
    * @return the running server
    */
   public static McpSyncServer serve(SandboxToolkit toolkit, McpServerTransportProvider transport, McpJsonMapper mapper) {
-    return McpServer.sync(transport)
-        .serverInfo("sandboxes", version())
+    return configure(McpServer.sync(transport), toolkit);
+  }
+
+  /** The server's description and tools, on whichever transport's specification. */
+  static <S extends McpServer.SyncSpecification<S>> McpSyncServer configure(S spec, SandboxToolkit toolkit) {
+    return spec.serverInfo("sandboxes", version())
         .instructions("Each session has a Linux sandbox of its own: run commands and Python there, read and write its files.")
         .capabilities(McpSchema.ServerCapabilities.builder().tools(false).build())
         .tools(tools(toolkit))
@@ -165,6 +180,22 @@ public final class SandboxMcpServer {
       }
     }, "sandboxes-mcp-shutdown");
     Runtime.getRuntime().addShutdownHook(cleanup);
+    if (options.httpPort() >= 0) {
+      String token = System.getenv(TOKEN_ENV);
+      SandboxMcpHttpServer http;
+      try {
+        http = SandboxMcpHttpServer.start(toolkit, new InetSocketAddress(InetAddress.getByName(options.host()), options.httpPort()),
+            token == null ? "" : token);
+      } catch (IllegalArgumentException | IllegalStateException | java.net.UnknownHostException e) {
+        System.err.println("sandboxes-mcp: " + (token == null || token.strip().length() < 16
+            ? "--http needs a bearer token of at least 16 characters in $" + TOKEN_ENV : e.getMessage()));
+        System.exit(2);
+        return;
+      }
+      System.err.println("sandboxes-mcp: serving MCP (streamable HTTP) at " + http.url());
+      new CountDownLatch(1).await(); // until a signal ends the process: the shutdown hook kills the sandboxes
+      return;
+    }
     McpJsonMapper mapper = McpJsonDefaults.getMapper();
     McpSyncServer server = serve(toolkit, new StdioServerTransportProvider(mapper, in, protocol), mapper);
     stdinClosed.await();
@@ -173,9 +204,12 @@ public final class SandboxMcpServer {
   }
 
   /** The command line's options. */
-  record Options(String provider, String template, Duration timeout, Duration commandTimeout, int outputLimit, List<String> allowOut) {
+  record Options(String provider, String template, Duration timeout, Duration commandTimeout, int outputLimit, List<String> allowOut,
+      int httpPort, String host) {
     static final String USAGE = "usage: sandboxes-mcp [--provider local|e2b|auto] [--template NAME] [--timeout SECONDS] "
-        + "[--command-timeout SECONDS] [--output-limit CHARS] [--allow-out DEST]...";
+        + "[--command-timeout SECONDS] [--output-limit CHARS] [--allow-out DEST]... [--http PORT [--host ADDRESS]]\n"
+        + "  --http serves streamable HTTP at http://ADDRESS:PORT/mcp (ADDRESS 127.0.0.1 unless given) instead of stdio;\n"
+        + "  every request must carry Authorization: Bearer $" + TOKEN_ENV + " (at least 16 characters)";
 
     static Options parse(String[] args) {
       String provider = "local";
@@ -184,6 +218,8 @@ public final class SandboxMcpServer {
       Duration commandTimeout = Duration.ofSeconds(60);
       int outputLimit = 4_000;
       List<String> allowOut = new ArrayList<>();
+      int httpPort = -1;
+      String host = null;
       for (int i = 0; i < args.length; i++) {
         String flag = args[i];
         if (i + 1 >= args.length) {
@@ -202,10 +238,28 @@ public final class SandboxMcpServer {
           case "--command-timeout" -> commandTimeout = Duration.ofSeconds(positive(flag, value));
           case "--output-limit" -> outputLimit = (int) positive(flag, value);
           case "--allow-out" -> allowOut.add(value);
+          case "--http" -> httpPort = port(value);
+          case "--host" -> host = value;
           default -> throw new IllegalArgumentException("unknown option " + flag);
         }
       }
-      return new Options(provider, template == null ? "" : template, timeout, commandTimeout, outputLimit, List.copyOf(allowOut));
+      if (host != null && httpPort < 0) {
+        throw new IllegalArgumentException("--host is for --http");
+      }
+      return new Options(provider, template == null ? "" : template, timeout, commandTimeout, outputLimit, List.copyOf(allowOut),
+          httpPort, host == null ? "127.0.0.1" : host);
+    }
+
+    private static int port(String value) {
+      try {
+        int n = Integer.parseInt(value);
+        if (n >= 0 && n <= 65535) {
+          return n;
+        }
+      } catch (NumberFormatException e) {
+        // reported below
+      }
+      throw new IllegalArgumentException("--http needs a port from 0 (any free one) to 65535, not " + value);
     }
 
     private static long positive(String flag, String value) {
