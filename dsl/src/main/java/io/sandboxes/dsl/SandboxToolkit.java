@@ -7,6 +7,7 @@ import io.sandboxes.ExecResult;
 import io.sandboxes.RunCodeOptions;
 import io.sandboxes.SandboxSpec;
 import io.sandboxes.SandboxException;
+import io.sandboxes.SandboxNotFoundException;
 import io.sandboxes.e2b.LiveSandbox;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -34,7 +35,10 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>Each conversation (any key: a chat memory id, an MCP session id) gets its own sandbox on its
  * first call, so two conversations never see each other's files. A sandbox is killed on {@link
- * #release}, when its sandbox timeout passes, and for all of them at {@link #close}. A null
+ * #release}, once its conversation has made no call for the sandbox timeout (each call made with
+ * less than half of it left sets it anew), and for all of them at {@link #close}. A conversation
+ * whose sandbox ended (its timeout passed, or something killed it) is told so once, in an {@code
+ * error:} answer saying its files are gone; its next call starts a new, empty sandbox. A null
  * conversation is the {@code "default"} one.
  *
  * <p>Every operation answers text: a command's exit code and its output, each stream cut in the
@@ -55,6 +59,8 @@ public final class SandboxToolkit implements AutoCloseable {
   private final int outputLimit;
   private final List<String> allowOut;
   private final Map<Object, LiveSandbox> sandboxes = new ConcurrentHashMap<>();
+  /** Sandbox id to when (System.nanoTime) its timeout, as last set here, ends it. */
+  private final Map<String, Long> endsAt = new ConcurrentHashMap<>();
   private final AtomicBoolean closed = new AtomicBoolean();
 
   private SandboxToolkit(Builder b) {
@@ -84,7 +90,7 @@ public final class SandboxToolkit implements AutoCloseable {
    * @return the exit code and the output, or an {@code error:} line
    */
   public String runCommand(@Nullable Object conversation, String command) {
-    return guarded(() -> ToolText.result(sandbox(conversation).exec(command, options()), outputLimit));
+    return guarded(conversation, () -> ToolText.result(sandbox(conversation).exec(command, options()), outputLimit));
   }
 
   /**
@@ -99,9 +105,9 @@ public final class SandboxToolkit implements AutoCloseable {
    */
   public String runPython(@Nullable Object conversation, String code) {
     if (codeInterpreter()) {
-      return guarded(() -> ToolText.execution(sandbox(conversation).runCode(code, codeOptions()), outputLimit));
+      return guarded(conversation, () -> ToolText.execution(sandbox(conversation).runCode(code, codeOptions()), outputLimit));
     }
-    return guarded(() -> ToolText.result(python(conversation, code), outputLimit));
+    return guarded(conversation, () -> ToolText.result(python(conversation, code), outputLimit));
   }
 
   /** Whether sandboxes come from the code interpreter's template, whose kernel {@code runCode} reaches. */
@@ -131,14 +137,14 @@ public final class SandboxToolkit implements AutoCloseable {
         }
         return ToolText.bounded(withoutFinalNewline(e.stdoutText() + (e.text() == null ? "" : e.text())), outputLimit);
       } catch (RuntimeException e) {
-        return ToolText.failure(e, outputLimit);
+        return failure(conversation, e);
       }
     }
     ExecResult r;
     try {
       r = python(conversation, code);
     } catch (RuntimeException e) {
-      return ToolText.failure(e, outputLimit);
+      return failure(conversation, e);
     }
     if (r.exitCode() != 0) {
       return ToolText.result(r, outputLimit);
@@ -166,7 +172,7 @@ public final class SandboxToolkit implements AutoCloseable {
    * @return the file's text, cut to the output limit, or an {@code error:} line
    */
   public String readFile(@Nullable Object conversation, String path) {
-    return guarded(() -> ToolText.bounded(sandbox(conversation).readFile(path), outputLimit));
+    return guarded(conversation, () -> ToolText.bounded(sandbox(conversation).readFile(path), outputLimit));
   }
 
   /**
@@ -179,7 +185,7 @@ public final class SandboxToolkit implements AutoCloseable {
    */
   public String writeFile(@Nullable Object conversation, String path,
       String content) {
-    return guarded(() -> {
+    return guarded(conversation, () -> {
       byte[] bytes = content.getBytes(StandardCharsets.UTF_8);
       sandbox(conversation).writeBytes(path, bytes);
       return "wrote " + bytes.length + " bytes to " + path;
@@ -195,7 +201,7 @@ public final class SandboxToolkit implements AutoCloseable {
    *     {@code error:} line
    */
   public String listFolder(@Nullable Object conversation, String path) {
-    return guarded(() -> {
+    return guarded(conversation, () -> {
       List<String> lines = new ArrayList<>();
       for (DirEntry e : sandbox(conversation).readDir(path)) {
         lines.add(e.type() == DirEntry.Type.DIRECTORY ? e.name() + "/" : e.size() == null ? e.name() : e.name() + " (" + e.size() + " bytes)");
@@ -215,6 +221,7 @@ public final class SandboxToolkit implements AutoCloseable {
     if (s == null) {
       return false;
     }
+    endsAt.remove(s.id());
     s.close();
     return true;
   }
@@ -279,21 +286,44 @@ public final class SandboxToolkit implements AutoCloseable {
       if (!allowOut.isEmpty()) {
         r = r.allowOut(allowOut.toArray(String[]::new));
       }
-      return r.create();
+      LiveSandbox made = r.create();
+      endsAt.put(made.id(), System.nanoTime() + sandboxTimeout.toNanos());
+      return made;
     });
     if (closed.get()) { // closed while this one was made: it must not outlive close()
       release(conversation);
       throw new SandboxException("this sandbox toolkit is closed");
     }
+    Long end = endsAt.get(s.id());
+    if (end == null || end - System.nanoTime() < sandboxTimeout.toNanos() / 2) {
+      // the timeout counts from the conversation's last call, not from its first
+      s.setTimeout(sandboxTimeout);
+      endsAt.put(s.id(), System.nanoTime() + sandboxTimeout.toNanos());
+    }
     return s;
   }
 
-  private String guarded(java.util.function.Supplier<String> call) {
+  private String guarded(@Nullable Object conversation, java.util.function.Supplier<String> call) {
     try {
       return call.get();
     } catch (RuntimeException e) {
-      return ToolText.failure(e, outputLimit);
+      return failure(conversation, e);
     }
+  }
+
+  /**
+   * A failure as text. When it says the conversation's sandbox is gone, the sandbox is forgotten
+   * (its next call makes a new one) and the answer says the files went with it.
+   */
+  private String failure(@Nullable Object conversation, RuntimeException e) {
+    LiveSandbox s = sandboxes.get(key(conversation));
+    if (e instanceof SandboxNotFoundException gone && s != null && s.id().equals(gone.sandboxId())
+        && sandboxes.remove(key(conversation), s)) {
+      endsAt.remove(s.id());
+      return ToolText.failure(new SandboxException("this conversation's sandbox " + s.id() + " has ended (its timeout passed, "
+          + "or it was killed) and its files are gone; the next call starts a new, empty sandbox"), outputLimit);
+    }
+    return ToolText.failure(e, outputLimit);
   }
 
   /** Settings of {@link SandboxToolkit}. */
@@ -321,7 +351,8 @@ public final class SandboxToolkit implements AutoCloseable {
     }
 
     /**
-     * How long a conversation's sandbox lives without being released; 30 minutes by default.
+     * How long a conversation's sandbox lives after its last call, unless released first; 30
+     * minutes by default.
      *
      * @param timeout positive
      * @return this

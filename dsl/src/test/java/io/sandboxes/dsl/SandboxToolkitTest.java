@@ -57,4 +57,41 @@ class SandboxToolkitTest {
       assertThat(toolkit.runPython("other", "x")).as("another conversation's kernel").contains("exception: NameError");
     }
   }
+
+  @Test
+  @DisplayName("a conversation's sandbox timeout counts from its last call: a call with less than half left sets it anew")
+  void timeoutFromTheLastCall() {
+    try (SandboxClient sandboxes = Sandboxes.local();
+         SandboxToolkit toolkit = SandboxToolkit.builder(sandboxes).sandboxTimeout(java.time.Duration.ofSeconds(8)).build()) {
+      assertThat(toolkit.runCommand("t", "true")).isEqualTo("exit code: 0");
+      String id = toolkit.sandboxId("t");
+      java.time.Instant first = endAt(sandboxes, id);
+      // until less than half of the 8 s is left (the server's clock says so, not a sleep)
+      org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(8)).pollInterval(java.time.Duration.ofMillis(200))
+          .until(() -> java.time.Duration.between(java.time.Instant.now(), first).toMillis() < 3_500);
+      assertThat(toolkit.runCommand("t", "true")).isEqualTo("exit code: 0");
+      assertThat(endAt(sandboxes, id)).isAfter(first.plusSeconds(2));
+      assertThat(toolkit.sandboxId("t")).isEqualTo(id);
+    }
+  }
+
+  private static java.time.Instant endAt(SandboxClient sandboxes, String id) {
+    return sandboxes.list().stream().filter(i -> i.id().equals(id)).findFirst().orElseThrow().endAt();
+  }
+
+  @Test
+  @DisplayName("a conversation whose sandbox was killed is told once that its files are gone, and its next call gets a new sandbox")
+  void endedSandboxIsReplaced() {
+    try (SandboxClient sandboxes = Sandboxes.local(); SandboxToolkit toolkit = SandboxToolkit.builder(sandboxes).build()) {
+      assertThat(toolkit.writeFile("k", "/home/user/notes.txt", "kept")).startsWith("wrote");
+      String id = toolkit.sandboxId("k");
+      sandboxes.connect(id).close(); // killed from outside, as its timeout would
+      assertThat(toolkit.readFile("k", "/home/user/notes.txt")).startsWith("error: this conversation's sandbox " + id + " has ended")
+          .contains("files are gone");
+      assertThat(toolkit.sandboxId("k")).isNull();
+      assertThat(toolkit.readFile("k", "/home/user/notes.txt")).startsWith("error:").doesNotContain("has ended");
+      assertThat(toolkit.sandboxId("k")).isNotNull().isNotEqualTo(id);
+      assertThat(toolkit.runCommand("k", "echo fresh")).isEqualTo("exit code: 0\nstdout:\nfresh\n");
+    }
+  }
 }

@@ -35,7 +35,8 @@ import org.jspecify.annotations.Nullable;
  * (a store wrapped by {@link #releasingOnDelete}: {@code ChatMemory.clear()} reaches it), when
  * the conversation is evicted through {@link #evict} (LangChain4j's own {@code evictChatMemory}
  * only drops the memory from its cache, keeping the messages, and tells nobody), when {@link
- * #release} is called, when its sandbox timeout passes, and for all of them at {@link #close}.
+ * #release} is called, once its conversation has made no call for the sandbox timeout, and for
+ * all of them at {@link #close}.
  * Without a memory id (an AI service with no chat memory) every call shares the {@code "default"}
  * conversation. The answers are {@link SandboxToolkit}'s: compact text, failures as {@code
  * error:} lines the model can act on.
@@ -225,7 +226,8 @@ public final class SandboxTools implements AutoCloseable {
     }
 
     /**
-     * How long a conversation's sandbox lives without being released; 30 minutes by default.
+     * How long a conversation's sandbox lives after its last call, unless released first; 30
+     * minutes by default.
      *
      * @param timeout positive
      * @return this

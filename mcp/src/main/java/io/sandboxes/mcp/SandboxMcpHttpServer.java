@@ -41,7 +41,7 @@ import org.eclipse.jetty.util.thread.QueuedThreadPool;
  * served (so a web page cannot reach a loopback server through a rebinding DNS name), and a
  * browser's {@code Origin}, when one is sent, must be that address too. A session the client
  * ends ({@code DELETE /mcp}) has its sandbox killed at once; one that is merely abandoned keeps
- * it until the sandbox's own timeout or until the toolkit is closed.
+ * it until the sandbox timeout has passed since its last call, or until the toolkit is closed.
  *
  * <pre>{@code
  * try (SandboxToolkit toolkit = SandboxToolkit.builder(Sandboxes.local()).build();

@@ -12,7 +12,8 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  *     cloud or an E2B-compatible server, from {@code E2B_API_KEY}, {@code E2B_API_URL}, {@code
  *     E2B_SANDBOX_URL}) or {@code auto} (E2B when a key is set); {@code auto} by default
  * @param template the template each conversation's sandbox is made from; the provider's default
- * @param timeout how long a conversation's sandbox lives unless released; 30 minutes by default
+ * @param timeout how long a conversation's sandbox lives after its last call unless released; 30
+ *     minutes by default
  * @param commandTimeout how long one command or program may run; 60 seconds by default
  * @param allowOut destinations sandboxes may reach; none by default (deny-by-default egress)
  * @param outputLimit the most characters of each output a tool answers; 4,000 by default
