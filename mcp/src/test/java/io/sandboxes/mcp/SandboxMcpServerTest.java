@@ -2,6 +2,8 @@ package io.sandboxes.mcp;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static io.sandboxes.mcp.ToolCalls.call;
+import static io.sandboxes.mcp.ToolCalls.text;
 import static org.awaitility.Awaitility.await;
 
 import io.modelcontextprotocol.client.McpClient;
@@ -10,7 +12,6 @@ import io.modelcontextprotocol.client.transport.ServerParameters;
 import io.modelcontextprotocol.client.transport.StdioClientTransport;
 import io.modelcontextprotocol.json.McpJsonDefaults;
 import io.modelcontextprotocol.spec.McpSchema;
-import io.modelcontextprotocol.spec.McpSchema.CallToolRequest;
 import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
 import io.sandboxes.SandboxInfo;
 import io.sandboxes.dsl.SandboxClient;
@@ -66,14 +67,7 @@ class SandboxMcpServerTest {
     return c;
   }
 
-  private static String text(CallToolResult r) {
-    assertThat(r.content()).hasSize(1);
-    return ((McpSchema.TextContent) r.content().get(0)).text();
-  }
 
-  private static CallToolResult call(McpSyncClient c, String tool, Map<String, Object> args) {
-    return c.callTool(new CallToolRequest(tool, args));
-  }
 
   private List<String> running() {
     return observer.list().stream().map(SandboxInfo::id).toList();
