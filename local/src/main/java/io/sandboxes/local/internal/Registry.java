@@ -896,7 +896,7 @@ public final class Registry implements AutoCloseable {
         if (s.memoryKept()) {
           docker.unpause(s.containerId());
         } else {
-          docker.client().startContainerCmd(s.containerId()).exec();
+          DockerRuntime.startingOrRemoving(() -> docker.client().startContainerCmd(s.containerId()).exec());
           reattach(s);
           // its processes did not survive the stop: the template's service starts again
           String image = docker.client().inspectContainerCmd(s.containerId()).exec().getImageId();

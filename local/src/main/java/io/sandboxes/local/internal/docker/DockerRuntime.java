@@ -205,6 +205,47 @@ public final class DockerRuntime implements AutoCloseable {
   public static final String NO_NETWORK_HOST_ADDRESS = "127.0.1.1";
 
   /**
+   * Docker 20.10's libnetwork can deadlock when a running container is connected to or
+   * disconnected from a network while other containers start or are removed: seen twice on this
+   * project's CI machine kind under parallel tests, every container start then waiting in
+   * {@code getAllNetworks}/{@code SandboxDestroy} behind a network's lock held by a
+   * {@code CreateEndpoint} and an external-key hook, and the engine never answering again. In
+   * this JVM, network changes of running containers are therefore made one at a time and never
+   * while a container starts or is removed (those still run in parallel with each other).
+   */
+  private static final java.util.concurrent.locks.ReentrantReadWriteLock NETWORK_CHANGES =
+      new java.util.concurrent.locks.ReentrantReadWriteLock(true);
+
+  /**
+   * Runs a container start or removal: in parallel with others, never during a network change.
+   *
+   * @param op the Docker call
+   * @return its result
+   */
+  public static <T> T startingOrRemoving(java.util.function.Supplier<T> op) {
+    NETWORK_CHANGES.readLock().lock();
+    try {
+      return op.get();
+    } finally {
+      NETWORK_CHANGES.readLock().unlock();
+    }
+  }
+
+  /**
+   * Runs a network connect or disconnect of a running container: alone.
+   *
+   * @param op the Docker call
+   */
+  public static void changingNetworks(Runnable op) {
+    NETWORK_CHANGES.writeLock().lock();
+    try {
+      op.run();
+    } finally {
+      NETWORK_CHANGES.writeLock().unlock();
+    }
+  }
+
+  /**
    * Creates and starts a container with limited CPU, memory and pids, on the spec's network or,
    * with none given, on network {@code none} (loopback only) with its hostname at
    * {@link #NO_NETWORK_HOST_ADDRESS}.
@@ -251,7 +292,7 @@ public final class DockerRuntime implements AutoCloseable {
           .exec()
           .getId();
       try {
-        docker.startContainerCmd(id).exec();
+        startingOrRemoving(() -> docker.startContainerCmd(id).exec());
       } catch (RuntimeException e) {
         remove(id);
         throw e;
@@ -263,7 +304,7 @@ public final class DockerRuntime implements AutoCloseable {
   /** Removes a container and its anonymous volumes. @return false when it did not exist */
   public boolean remove(String containerId) {
     try {
-      docker.removeContainerCmd(containerId).withForce(true).withRemoveVolumes(true).exec();
+      startingOrRemoving(() -> docker.removeContainerCmd(containerId).withForce(true).withRemoveVolumes(true).exec());
       return true;
     } catch (NotFoundException e) {
       return false;

@@ -252,9 +252,11 @@ public final class SandboxNetwork implements AutoCloseable {
       Map<String, ContainerNetwork> nets = info.getNetworkSettings().getNetworks();
       if (nets != null && nets.containsKey("none")) {
         // Docker connects nothing else to a container on the private "none" network
-        docker.client().disconnectFromNetworkCmd().withContainerId(containerId).withNetworkId("none").exec();
+        DockerRuntime.changingNetworks(() ->
+            docker.client().disconnectFromNetworkCmd().withContainerId(containerId).withNetworkId("none").exec());
       }
-      docker.client().connectToNetworkCmd().withContainerId(containerId).withNetworkId(NETWORK).exec();
+      DockerRuntime.changingNetworks(() ->
+          docker.client().connectToNetworkCmd().withContainerId(containerId).withNetworkId(NETWORK).exec());
       connected = true;
       String ip = attachIfJoined(containerId, policy);
       if (ip == null) {
@@ -269,7 +271,8 @@ public final class SandboxNetwork implements AutoCloseable {
       }
       if (connected) {
         try {
-          docker.client().disconnectFromNetworkCmd().withContainerId(containerId).withNetworkId(NETWORK).withForce(true).exec();
+          DockerRuntime.changingNetworks(() ->
+              docker.client().disconnectFromNetworkCmd().withContainerId(containerId).withNetworkId(NETWORK).withForce(true).exec());
         } catch (RuntimeException again) {
           e.addSuppressed(again);
         }
