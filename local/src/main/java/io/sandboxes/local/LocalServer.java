@@ -141,6 +141,8 @@ public final class LocalServer implements AutoCloseable {
     io.sandboxes.local.internal.TemplateBuilds builds = new io.sandboxes.local.internal.TemplateBuilds(docker, reg.templates(),
         stateDir.resolve("template-files"), config.serverId, baseImage);
     reg.templates().alsoResolve(builds::resolve);
+    reg.templates().alsoReserve(n -> builds.findTemplate(n).isPresent());
+    builds.sweepAtStart();
     apiHandler.templateBuilds(builds, () -> this.apiUrl);
     envdHandler.templateDefaults(builds::defaults);
     this.templateBuilds = builds;

@@ -41,13 +41,13 @@ import org.junit.jupiter.api.extension.ExtendWith;
 class TemplateBuildTest {
   private static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
 
-  private static String unique(String prefix) {
+  static String unique(String prefix) {
     return prefix + "-" + UUID.randomUUID().toString().substring(0, 8);
   }
 
-  private record Answer(int status, JsonNode body) {}
+  record Answer(int status, JsonNode body) {}
 
-  private static Answer call(LocalServer server, String method, String path, JsonNode body) throws Exception {
+  static Answer call(LocalServer server, String method, String path, JsonNode body) throws Exception {
     HttpRequest.Builder b = HttpRequest.newBuilder(server.apiUrl().resolve(path)).header("X-API-KEY", server.apiKey())
         .timeout(Duration.ofSeconds(60));
     b.method(method, body == null ? HttpRequest.BodyPublishers.noBody()
@@ -65,7 +65,7 @@ class TemplateBuildTest {
     return new Answer(r.statusCode(), parsed);
   }
 
-  private static byte[] gzippedTar(String... namesAndContents) throws IOException {
+  static byte[] gzippedTar(String... namesAndContents) throws IOException {
     ByteArrayOutputStream raw = new ByteArrayOutputStream();
     try (TarArchiveOutputStream tar = new TarArchiveOutputStream(new GZIPOutputStream(raw))) {
       for (int i = 0; i < namesAndContents.length; i += 2) {
@@ -81,13 +81,13 @@ class TemplateBuildTest {
     return raw.toByteArray();
   }
 
-  private static String sha256(byte[] b) throws Exception {
+  static String sha256(byte[] b) throws Exception {
     return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(b));
   }
 
-  private record Requested(String templateId, String buildId) {}
+  record Requested(String templateId, String buildId) {}
 
-  private static Requested request(LocalServer server, String name) throws Exception {
+  static Requested request(LocalServer server, String name) throws Exception {
     Answer a = call(server, "POST", "/v3/templates", Json.object().put("name", name));
     assertThat(a.status()).as("%s", a.body()).isEqualTo(202);
     assertThat(a.body().path("names").get(0).asText()).isEqualTo(name);
@@ -95,7 +95,7 @@ class TemplateBuildTest {
   }
 
   /** Uploads the files of a COPY when the server does not have them; @return whether it asked for them. */
-  private static boolean upload(LocalServer server, Requested r, String hash, byte[] tar) throws Exception {
+  static boolean upload(LocalServer server, Requested r, String hash, byte[] tar) throws Exception {
     Answer link = call(server, "GET", "/templates/" + r.templateId() + "/files/" + hash, null);
     assertThat(link.status()).as("%s", link.body()).isEqualTo(201);
     if (link.body().path("present").asBoolean()) {
@@ -113,7 +113,7 @@ class TemplateBuildTest {
     return true;
   }
 
-  private static ObjectNode step(String type, String... args) {
+  static ObjectNode step(String type, String... args) {
     ObjectNode s = Json.object().put("type", type).put("force", false);
     ArrayNode a = s.putArray("args");
     for (String x : args) {
@@ -123,7 +123,7 @@ class TemplateBuildTest {
   }
 
   /** Starts the build and polls its status the way the SDK does, collecting every log entry once. */
-  private static JsonNode build(LocalServer server, Requested r, ObjectNode body, List<JsonNode> log) throws Exception {
+  static JsonNode build(LocalServer server, Requested r, ObjectNode body, List<JsonNode> log) throws Exception {
     Answer started = call(server, "POST", "/v2/templates/" + r.templateId() + "/builds/" + r.buildId(), body);
     assertThat(started.status()).as("%s", started.body()).isEqualTo(202);
     AtomicReference<JsonNode> last = new AtomicReference<>();
@@ -138,7 +138,7 @@ class TemplateBuildTest {
     return last.get();
   }
 
-  private static List<String> messages(List<JsonNode> log) {
+  static List<String> messages(List<JsonNode> log) {
     List<String> out = new ArrayList<>();
     log.forEach(e -> out.add(e.path("message").asText()));
     return out;
@@ -219,6 +219,17 @@ class TemplateBuildTest {
     assertThat(call(server, "GET", "/templates/aliases/" + name, null).status()).isEqualTo(404);
     Assertions.assertThatThrownBy(() -> e2b.create(SandboxSpec.of(name)))
         .isInstanceOfSatisfying(SandboxApiException.class, e -> assertThat(e.statusCode()).isEqualTo(404));
+    // both builds and every step image the builds made go with the template (a sandbox used the first build until it closed)
+    awaitNoImages("io.sandboxes.template-id", r.templateId());
+    awaitNoImages("io.sandboxes.template-step-of", r.templateId());
+  }
+
+  /** Waits until no image (top-level or not) carries the label's value. */
+  static void awaitNoImages(String label, String value) {
+    try (io.sandboxes.local.internal.docker.DockerRuntime d = io.sandboxes.local.internal.docker.DockerRuntime.connect()) {
+      await().atMost(Duration.ofSeconds(90)).untilAsserted(() -> assertThat(d.client().listImagesCmd().withShowAll(true)
+          .withLabelFilter(java.util.Map.of(label, value)).exec()).as("images labelled %s=%s", label, value).isEmpty());
+    }
   }
 
   @Test
@@ -238,6 +249,8 @@ class TemplateBuildTest {
     assertThat(done.path("reason").path("logEntries").findValuesAsText("message")).contains("before-the-failure");
     assertThat(messages(log)).contains("fine " + marker, "before-the-failure").doesNotContain("never-run");
     assertThat(call(server, "GET", "/templates/aliases/" + name, null).status()).isEqualTo(404);
+    // the first step was committed; a build that fails leaves no image
+    awaitNoImages("io.sandboxes.template-step-of", r.templateId());
   }
 
   @Test
@@ -308,7 +321,8 @@ class TemplateBuildTest {
     try (LocalServer first = LocalServer.builder().serverId(serverId).stateDir(state).build().start()) {
       Requested r = request(first, name);
       ObjectNode body = Json.object().put("fromTemplate", "base");
-      body.putArray("steps").add(step("RUN", "echo started-" + UUID.randomUUID() + "; sleep 300"));
+      body.putArray("steps").add(step("RUN", "echo committed-" + UUID.randomUUID(), "root"))
+          .add(step("RUN", "echo started-" + UUID.randomUUID() + "; sleep 300"));
       assertThat(call(first, "POST", "/v2/templates/" + r.templateId() + "/builds/" + r.buildId(), body).status()).isEqualTo(202);
       await().atMost(Duration.ofMinutes(2)).until(() -> call(first, "GET", "/templates/" + r.templateId() + "/builds/" + r.buildId()
           + "/status", null).body().path("logEntries").findValuesAsText("message").stream().anyMatch(m -> m.startsWith("started-")));
@@ -321,11 +335,34 @@ class TemplateBuildTest {
       // a crash leaves its step container behind: the next start of the same server removes it
       String base = io.sandboxes.local.internal.docker.BaseImage.reference();
       String left = docker.createContainerCmd(base).withLabels(mine).withCmd("true").exec().getId();
+      // and images: a step image of its server's, and a build no tag points at (a sandbox used it when its template was deleted)
+      String leftTemplate = "tplleft" + UUID.randomUUID().toString().substring(0, 8);
+      String holder = docker.createContainerCmd(base).withCmd("true").exec().getId();
+      String stepImage;
+      String buildImage;
+      try {
+        stepImage = docker.commitCmd(holder).withLabels(java.util.Map.of("io.sandboxes.template-step-server", serverId,
+            "io.sandboxes.template-step-of", leftTemplate)).exec();
+        buildImage = docker.commitCmd(holder).withRepository("sandboxes-local/template-build").withTag(UUID.randomUUID().toString())
+            .withLabels(java.util.Map.of("io.sandboxes.local", "true", "io.sandboxes.template-id", leftTemplate,
+                "io.sandboxes.template-name", "left", "io.sandboxes.template-created", "2020-01-01T00:00:00Z")).exec();
+      } finally {
+        d.remove(holder);
+      }
       try (LocalServer second = LocalServer.builder().serverId(serverId).stateDir(state).build().start()) {
         assertThat(call(second, "GET", "/templates/aliases/" + name, null).status()).isEqualTo(404);
         assertThat(docker.listContainersCmd().withShowAll(true).withLabelFilter(mine).exec()).isEmpty();
+        awaitNoImages("io.sandboxes.template-step-server", serverId);
+        awaitNoImages("io.sandboxes.template-id", leftTemplate);
       } finally {
         d.remove(left);
+        for (String i : List.of(stepImage, buildImage)) {
+          try {
+            docker.removeImageCmd(i).withForce(true).exec();
+          } catch (com.github.dockerjava.api.exception.NotFoundException gone) {
+            // removed by the server, as it should be
+          }
+        }
       }
     }
   }

@@ -65,7 +65,11 @@ import org.slf4j.LoggerFactory;
  */
 public final class TemplateBuilds implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(TemplateBuilds.class);
-  /** A template is registered by its image's tag here, {@code <repository>:<template id>}: moved by a rebuild, removed by a delete. */
+  /**
+   * A template's tags are its image's tags here: {@code <repository>:<template id>} is its {@code default}
+   * tag, {@code <repository>:<template id>.<tag>} any other; each is moved by a build or an assignment
+   * of that tag, removed by a delete. An image with none of them is no template's any more.
+   */
   static final String REPOSITORY = "sandboxes-local/template";
   /** Every finished build's image is also tagged here by its build id, so taking the registration tag off never waits on layer removal. */
   static final String BUILD_REPOSITORY = "sandboxes-local/template-build";
@@ -73,9 +77,19 @@ public final class TemplateBuilds implements AutoCloseable {
   static final String LABEL_TEMPLATE_NAME = "io.sandboxes.template-name";
   static final String LABEL_TEMPLATE_BUILD = "io.sandboxes.template-build";
   static final String LABEL_TEMPLATE_CREATED = "io.sandboxes.template-created";
+  /** A build's {@code <cpuCount>/<memoryMB>}. */
+  static final String LABEL_TEMPLATE_RESOURCES = "io.sandboxes.template-resources";
   /** The template's defaults for its sandboxes: {@code {env, workdir, user, startCmd, readyCmd}} as JSON. */
   static final String LABEL_TEMPLATE_DEFAULTS = "io.sandboxes.template-defaults";
   static final String LABEL_CACHE_KEY = "io.sandboxes.template-cache";
+  /** The template whose build committed a step's image: removed with that template, or at once when the build fails. */
+  static final String LABEL_STEP_OF = "io.sandboxes.template-step-of";
+  /** The server whose build committed a step's image: its next start removes those nothing is built on. */
+  static final String LABEL_STEP_SERVER = "io.sandboxes.template-step-server";
+  /** The tag a build without tags gets, and the one a bare name means. */
+  public static final String DEFAULT_TAG = "default";
+  private static final Pattern TAG = Pattern.compile("^[a-z0-9_.-]{1,100}$");
+  private static final Pattern UUID_LIKE = Pattern.compile("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$");
   /** Marks a build step's container with the server that runs it; a restarted server removes its leftovers. */
   static final String LABEL_BUILD_CONTAINER = "io.sandboxes.template-build-of";
   private static final Pattern NAME = Pattern.compile("^[a-z0-9][a-z0-9_.-]{0,62}$");
@@ -92,8 +106,9 @@ public final class TemplateBuilds implements AutoCloseable {
   static final Duration BUILD_LIMIT = Duration.ofHours(1);
   static final Duration UPLOAD_LINK_LIFE = Duration.ofMinutes(30);
 
-  /** A registered template as E2B lists it. */
-  public record Built(String templateId, String name, String buildId, Instant createdAt, String imageId, Defaults defaults) {}
+  /** One registered build of a template, with the tags that point at it. */
+  public record Built(String templateId, String name, String buildId, Instant createdAt, String imageId, Defaults defaults,
+      List<String> tags, int cpuCount, int memoryMB) {}
 
   /** What a built template gives its sandboxes. */
   public record Defaults(Map<String, String> env, String workdir, String user, @Nullable String startCmd, @Nullable String readyCmd) {}
@@ -106,7 +121,8 @@ public final class TemplateBuilds implements AutoCloseable {
       @Nullable String reasonStep, List<LogEntry> reasonEntries) {}
 
   /** A requested build: what {@code POST /v3/templates} answers. */
-  public record Requested(String templateId, String buildId, String name, List<String> tags, int cpuCount, int memoryMB) {}
+  public record Requested(String templateId, String buildId, String name, List<String> tags, int cpuCount, int memoryMB,
+      Instant requestedAt) {}
 
   private record UploadLink(String templateId, String hash, Instant until) {}
 
@@ -116,7 +132,10 @@ public final class TemplateBuilds implements AutoCloseable {
     final List<LogEntry> log = new ArrayList<>();
     volatile @Nullable String reason;
     volatile @Nullable String reasonStep;
+    volatile @Nullable Instant finishedAt;
     final Set<String> containers = ConcurrentHashMap.newKeySet();
+    /** The step images this build committed, oldest first: removed when it does not finish. */
+    final List<String> committed = new java.util.concurrent.CopyOnWriteArrayList<>();
     volatile boolean cancelled;
 
     Build(Requested request) {
@@ -169,6 +188,23 @@ public final class TemplateBuilds implements AutoCloseable {
     removeLeftovers();
   }
 
+  /**
+   * Removes, in the background, the images a previous run of this server left: step images of
+   * builds that did not finish, and builds no tag points at (a sandbox used them at their
+   * delete). A step image another image is built on, or a container uses, stays.
+   */
+  public void sweepAtStart() {
+    runner.execute(() -> {
+      try {
+        removeSteps(docker.client().listImagesCmd().withShowAll(true).withLabelFilter(Map.of(LABEL_STEP_SERVER, serverId)).exec()
+            .stream().sorted(Comparator.comparing(Image::getCreated).reversed()).map(Image::getId).toList());
+      } catch (RuntimeException e) {
+        LOG.warn("could not look for the step images a previous run left: {}", e.toString());
+      }
+      sweepUntagged(null);
+    });
+  }
+
   /** Removes the step containers a previous run of this server left (it stopped mid-build). */
   private void removeLeftovers() {
     try {
@@ -194,29 +230,61 @@ public final class TemplateBuilds implements AutoCloseable {
       throw new RpcError("invalid_argument", "'name' is required");
     }
     String name = nameWithTag;
-    List<String> allTags = new ArrayList<>(tags);
+    List<String> named = new ArrayList<>();
     int colon = nameWithTag.indexOf(':');
     if (colon >= 0) {
       name = nameWithTag.substring(0, colon);
-      allTags.add(nameWithTag.substring(colon + 1));
+      named.add(nameWithTag.substring(colon + 1));
     }
     if (!NAME.matcher(name).matches() || name.equals(Templates.BASE)) {
       throw new RpcError("invalid_argument", "template name must be lowercase letters, digits, '_', '.' or '-' (and not 'base'), got '"
           + name + "'");
     }
+    named.addAll(tags);
+    List<String> allTags = validTags(named);
     if (allTags.isEmpty()) {
-      allTags.add("default");
+      allTags = List.of(DEFAULT_TAG);
     }
     if (cpuCount < 1 || cpuCount > 8 || memoryMB < 128 || memoryMB > 16_384) {
       throw new RpcError("invalid_argument", "cpuCount must be 1 to 8 and memoryMB 128 to 16384");
     }
+    if (templates.find(name).isPresent()) {
+      // names are one namespace: a build must not hide a snapshot of that name, nor be hidden by it
+      throw new RpcError("already_exists", "the name '" + name + "' is taken by a snapshot: delete it first or choose another name");
+    }
     String finalName = name;
-    String templateId = find(name).map(Built::templateId)
+    String templateId = findTemplate(name).map(Built::templateId)
         .orElseGet(() -> requested.values().stream().filter(r -> r.name().equals(finalName)).map(Requested::templateId).findFirst()
             .orElseGet(() -> "tpl" + Registry.newSandboxId().substring(0, 17)));
-    Requested r = new Requested(templateId, java.util.UUID.randomUUID().toString(), name, List.copyOf(allTags), cpuCount, memoryMB);
+    Requested r = new Requested(templateId, java.util.UUID.randomUUID().toString(), name, allTags, cpuCount, memoryMB, Instant.now());
     requested.put(r.buildId(), r);
     return r;
+  }
+
+  /**
+   * Tags as E2B takes them: trimmed, lowercased, deduplicated in order; {@code default} is a tag
+   * like any other here.
+   *
+   * @throws RpcError invalid_argument for a malformed tag or one shaped like a build id
+   */
+  static List<String> validTags(List<String> raw) throws RpcError {
+    Set<String> out = new LinkedHashSet<>();
+    for (String t : raw) {
+      String c = t == null ? "" : t.trim().toLowerCase(java.util.Locale.ROOT);
+      if (!TAG.matcher(c).matches()) {
+        throw new RpcError("invalid_argument", "invalid tag '" + t + "': a tag is 1 to 100 lowercase letters, digits, '_', '.' or '-'");
+      }
+      if (UUID_LIKE.matcher(c).matches()) {
+        throw new RpcError("invalid_argument", "invalid tag '" + t + "': a tag cannot be a UUID (build ids are)");
+      }
+      out.add(c);
+    }
+    return List.copyOf(out);
+  }
+
+  /** The Docker tag (in {@link #REPOSITORY}) that stands for a template's tag. */
+  static String registrationTag(String templateId, String tag) {
+    return tag.equals(DEFAULT_TAG) ? templateId : templateId + "." + tag;
   }
 
   private Requested requested(String templateId, String buildId) throws RpcError {
@@ -228,7 +296,7 @@ public final class TemplateBuilds implements AutoCloseable {
   }
 
   private boolean knownTemplate(String templateId) {
-    return requested.values().stream().anyMatch(r -> r.templateId().equals(templateId)) || find(templateId).isPresent();
+    return requested.values().stream().anyMatch(r -> r.templateId().equals(templateId)) || findTemplate(templateId).isPresent();
   }
 
   /**
@@ -402,7 +470,12 @@ public final class TemplateBuilds implements AutoCloseable {
       b.reason = "the server stopped during the build";
       b.state = "error";
     } finally {
+      b.finishedAt = Instant.now();
       b.containers.forEach(docker::remove);
+      if (!b.state.equals("ready")) {
+        // a build that did not finish leaves no images: what it committed is no template's cache
+        removeSteps(b.committed.reversed());
+      }
     }
   }
 
@@ -534,6 +607,12 @@ public final class TemplateBuilds implements AutoCloseable {
     l.put(WarmPool.LABEL_POOL, "");
     l.put(Registry.LABEL_FORK_OF, "");
     l.put(Registry.LABEL_FORK_IMAGE, "");
+    // a committed image must not carry its step container's server: a sandbox created from it would pass for a build leftover
+    l.put(LABEL_BUILD_CONTAINER, "");
+    l.put(LABEL_STEP_OF, "");
+    l.put(LABEL_STEP_SERVER, "");
+    l.put(LABEL_TEMPLATE_BUILD, "");
+    l.put(LABEL_TEMPLATE_RESOURCES, "");
     return l;
   }
 
@@ -622,7 +701,10 @@ public final class TemplateBuilds implements AutoCloseable {
       }
       Map<String, String> labels = neutralLabels();
       labels.put(LABEL_CACHE_KEY, key);
+      labels.put(LABEL_STEP_OF, b.request.templateId());
+      labels.put(LABEL_STEP_SERVER, serverId);
       st.image = docker.client().commitCmd(id).withLabels(labels).exec();
+      b.committed.add(st.image);
     } catch (com.github.dockerjava.api.exception.DockerClientException e) {
       throw new StepFailed(name, "step " + name + " did not finish within the build's limit of " + BUILD_LIMIT.toMinutes() + " minutes");
     } catch (RuntimeException e) {
@@ -818,7 +900,10 @@ public final class TemplateBuilds implements AutoCloseable {
     return a == 0x1f && b == 0x8b ? new GZIPInputStream(in, 64 * 1024) : in;
   }
 
-  /** The last commit: labels the image with the template, replacing an earlier build of the same name. */
+  /**
+   * The last commit: labels the image with the template and points the build's tags at it; an
+   * earlier build that no tag points at any more goes.
+   */
   private void register(Build b, String image, Defaults d) throws IOException {
     Map<String, String> labels = neutralLabels();
     labels.put(DockerRuntime.LABEL_OURS, "true");
@@ -826,6 +911,7 @@ public final class TemplateBuilds implements AutoCloseable {
     labels.put(LABEL_TEMPLATE_NAME, b.request.name());
     labels.put(LABEL_TEMPLATE_BUILD, b.request.buildId());
     labels.put(LABEL_TEMPLATE_CREATED, Instant.now().toString());
+    labels.put(LABEL_TEMPLATE_RESOURCES, b.request.cpuCount() + "/" + b.request.memoryMB());
     ObjectNode defaults = Json.object().put("workdir", d.workdir()).put("user", d.user());
     defaults.set("env", Json.toObject(d.env()));
     if (d.startCmd() != null) {
@@ -839,7 +925,9 @@ public final class TemplateBuilds implements AutoCloseable {
     String id = createContainer(b, st, List.of("true"), "root", "/");
     registration.lock();
     try {
-      Optional<Built> previous = find(b.request.name());
+      if (templates.find(b.request.name()).isPresent()) {
+        throw new IOException("the name '" + b.request.name() + "' was taken by a snapshot during the build");
+      }
       String committed;
       try {
         committed = docker.client().commitCmd(id).withRepository(BUILD_REPOSITORY).withTag(b.request.buildId()).withLabels(labels)
@@ -848,19 +936,82 @@ public final class TemplateBuilds implements AutoCloseable {
         docker.remove(id);
         b.containers.remove(id);
       }
-      // the registration itself: one tag, moved from an earlier build at once
-      docker.client().tagImageCmd(committed, REPOSITORY, b.request.templateId()).withForce(true).exec();
+      // the registration itself: each tag moved from an earlier build at once
+      for (String tag : b.request.tags()) {
+        docker.client().tagImageCmd(committed, REPOSITORY, registrationTag(b.request.templateId(), tag)).withForce(true).exec();
+      }
       defaultsCache.clear();
-      // the earlier build goes in the background: the name resolves to the newest build already
-      previous.filter(p -> !p.imageId().equals(committed)).ifPresent(p -> runner.execute(() -> removeQuietly(p.imageId())));
     } finally {
       registration.unlock();
+    }
+    // earlier builds no tag points at go in the background: the tags resolve to this build already
+    runner.execute(() -> sweepUntagged(b.request.templateId()));
+  }
+
+  /**
+   * Removes the builds of a template (or of every template, for null) that no tag points at,
+   * unless a sandbox still runs from one (it is swept again later).
+   */
+  void sweepUntagged(@Nullable String templateId) {
+    List<String> gone = new ArrayList<>();
+    registration.lock();
+    try {
+      List<Image> images = docker.client().listImagesCmd().withShowAll(true)
+          .withLabelFilter(templateId == null ? Map.of(DockerRuntime.LABEL_OURS, "true") : Map.of(LABEL_TEMPLATE_ID, templateId)).exec();
+      for (Image i : images) {
+        Map<String, String> l = i.getLabels();
+        String of = l == null ? "" : l.getOrDefault(LABEL_TEMPLATE_ID, "");
+        Instant made = parseInstant(l == null ? null : l.get(LABEL_TEMPLATE_CREATED));
+        // a build just committed gets its tags next, under this lock; the age guards builds of another server on this engine
+        boolean settled = templateId != null || made.isBefore(Instant.now().minus(Duration.ofMinutes(1)));
+        if (!of.isEmpty() && settled && registeredTags(i, of).isEmpty()) {
+          gone.add(i.getId());
+        }
+      }
+    } catch (RuntimeException e) {
+      LOG.warn("could not look for template builds no tag points at: {}", e.toString());
+      return;
+    } finally {
+      registration.unlock();
+    }
+    // an image no tag points at gains none (tags are assigned to tagged builds only), so it is removed outside the lock
+    gone.forEach(this::removeQuietly);
+  }
+
+  /** Removes a deleted template's builds and the step images its builds made that nothing else is built on. */
+  private void removeImagesOf(String templateId) {
+    try {
+      for (Image i : docker.client().listImagesCmd().withShowAll(true).withLabelFilter(Map.of(LABEL_TEMPLATE_ID, templateId)).exec()) {
+        removeQuietly(i.getId());
+      }
+      removeSteps(docker.client().listImagesCmd().withShowAll(true).withLabelFilter(Map.of(LABEL_STEP_OF, templateId)).exec().stream()
+          .sorted(Comparator.comparing(Image::getCreated).reversed()).map(Image::getId).toList());
+    } catch (RuntimeException e) {
+      LOG.warn("the images of deleted template {} could not be listed: {}", templateId, e.toString());
+    }
+  }
+
+  /**
+   * Removes step images, newest first, leaving any that another image is built on or a container
+   * uses (Docker refuses those without force): they stay as the cache of what uses them.
+   */
+  private void removeSteps(List<String> imageIds) {
+    for (String id : imageIds) {
+      try {
+        docker.client().removeImageCmd(id).withForce(false).exec();
+      } catch (NotFoundException | ConflictException e) {
+        // gone with its child already, or still a parent or in use
+      } catch (RuntimeException e) {
+        LOG.warn("step image {} could not be removed: {}", id, e.toString());
+      }
     }
   }
 
   private void removeQuietly(String imageId) {
     try {
       docker.client().removeImageCmd(imageId).withForce(false).exec();
+    } catch (NotFoundException e) {
+      // removed already
     } catch (ConflictException e) {
       // a sandbox still runs from the earlier build; the newer one is what the name resolves to
       LOG.info("the earlier build {} stays while a sandbox uses it", imageId);
@@ -873,12 +1024,50 @@ public final class TemplateBuilds implements AutoCloseable {
 
   /** @return every built template, newest first (one per id: its newest build) */
   public List<Built> list() {
-    List<Image> images = docker.client().listImagesCmd().withLabelFilter(Map.of(DockerRuntime.LABEL_OURS, "true")).exec();
     Map<String, Built> byId = new LinkedHashMap<>();
-    images.stream().map(TemplateBuilds::builtOf).flatMap(Optional::stream)
-        .sorted(Comparator.comparing(Built::createdAt).reversed())
-        .forEach(t -> byId.putIfAbsent(t.templateId(), t));
+    builds().forEach(t -> byId.putIfAbsent(t.templateId(), t));
     return List.copyOf(byId.values());
+  }
+
+  /** @return every registered build of every template, newest first */
+  public List<Built> builds() {
+    List<Image> images = docker.client().listImagesCmd().withLabelFilter(Map.of(DockerRuntime.LABEL_OURS, "true")).exec();
+    return images.stream().map(TemplateBuilds::builtOf).flatMap(Optional::stream)
+        .sorted(Comparator.comparing(Built::createdAt).reversed().thenComparing(Built::buildId)).toList();
+  }
+
+  /** @return the registered builds of one template (by its id or name, a tag ignored), newest first */
+  public List<Built> buildsOf(String idOrName) {
+    String n = idOrName.contains(":") ? idOrName.substring(0, idOrName.indexOf(':')) : idOrName;
+    List<Built> all = builds();
+    Optional<String> id = all.stream().filter(t -> t.templateId().equals(n) || t.name().equals(n)).map(Built::templateId).findFirst();
+    return id.map(x -> all.stream().filter(t -> t.templateId().equals(x)).toList()).orElse(List.of());
+  }
+
+  /** The template's tags an image carries (its Docker tags in {@link #REPOSITORY} for that template id). */
+  private static List<String> registeredTags(Image i, String templateId) {
+    List<String> tags = new ArrayList<>();
+    if (i.getRepoTags() == null) {
+      return tags;
+    }
+    String prefix = REPOSITORY + ":" + templateId;
+    for (String t : i.getRepoTags()) {
+      if (t.equals(prefix)) {
+        tags.add(DEFAULT_TAG);
+      } else if (t.startsWith(prefix + ".") && t.length() > prefix.length() + 1) {
+        tags.add(t.substring(prefix.length() + 1));
+      }
+    }
+    tags.sort(Comparator.naturalOrder());
+    return tags;
+  }
+
+  private static Instant parseInstant(@Nullable String s) {
+    try {
+      return s == null ? Instant.EPOCH : Instant.parse(s);
+    } catch (java.time.format.DateTimeParseException e) {
+      return Instant.EPOCH;
+    }
   }
 
   private static Optional<Built> builtOf(Image i) {
@@ -886,26 +1075,38 @@ public final class TemplateBuilds implements AutoCloseable {
     if (l == null || l.getOrDefault(LABEL_TEMPLATE_ID, "").isEmpty() || l.getOrDefault(LABEL_TEMPLATE_NAME, "").isEmpty()) {
       return Optional.empty();
     }
-    // only the image tagged with the template's id is the template: an earlier build, a deleted one or one half-made is not
-    String registration = REPOSITORY + ":" + l.get(LABEL_TEMPLATE_ID);
-    if (i.getRepoTags() == null || !java.util.Arrays.asList(i.getRepoTags()).contains(registration)) {
+    // only an image a tag of the template points at is a build of it: an earlier build, a deleted one or one half-made is not
+    List<String> tags = registeredTags(i, l.get(LABEL_TEMPLATE_ID));
+    if (tags.isEmpty()) {
       return Optional.empty();
     }
     try {
       JsonNode d = Json.parse(l.getOrDefault(LABEL_TEMPLATE_DEFAULTS, "{}").getBytes(StandardCharsets.UTF_8));
       Defaults defaults = new Defaults(Json.stringMap(d.get("env")), d.path("workdir").asText("/home/user"), d.path("user").asText("user"),
           Json.text(d, "startCmd"), Json.text(d, "readyCmd"));
+      String[] res = l.getOrDefault(LABEL_TEMPLATE_RESOURCES, "2/2048").split("/");
       return Optional.of(new Built(l.get(LABEL_TEMPLATE_ID), l.get(LABEL_TEMPLATE_NAME), l.getOrDefault(LABEL_TEMPLATE_BUILD, ""),
-          Instant.parse(l.getOrDefault(LABEL_TEMPLATE_CREATED, Instant.EPOCH.toString())), i.getId(), defaults));
+          Instant.parse(l.getOrDefault(LABEL_TEMPLATE_CREATED, Instant.EPOCH.toString())), i.getId(), defaults, List.copyOf(tags),
+          Integer.parseInt(res[0]), Integer.parseInt(res[res.length - 1])));
     } catch (IOException | RuntimeException e) {
       return Optional.empty();
     }
   }
 
-  /** A built template by its id or its name (a {@code name:tag} is its name). */
-  public Optional<Built> find(String idOrName) {
-    String n = idOrName.contains(":") ? idOrName.substring(0, idOrName.indexOf(':')) : idOrName;
-    return list().stream().filter(t -> t.templateId().equals(n) || t.name().equals(n)).findFirst();
+  /**
+   * The build a template reference stands for: {@code name} or {@code id} is its {@code default}
+   * tag's build, {@code name:tag} that tag's, {@code name:<build id>} that build while a tag points at it.
+   */
+  public Optional<Built> find(String reference) {
+    int colon = reference.indexOf(':');
+    String tag = colon < 0 ? DEFAULT_TAG : reference.substring(colon + 1).trim().toLowerCase(java.util.Locale.ROOT);
+    return buildsOf(reference).stream().filter(t -> t.tags().contains(tag) || t.buildId().equals(tag)).findFirst();
+  }
+
+  /** A built template by its id or name, whatever its tags: its newest build. */
+  public Optional<Built> findTemplate(String idOrName) {
+    List<Built> all = buildsOf(idOrName);
+    return all.isEmpty() ? Optional.empty() : Optional.of(all.get(0));
   }
 
   /** @return the image of a built template, or null */
@@ -936,36 +1137,180 @@ public final class TemplateBuilds implements AutoCloseable {
   public boolean delete(String idOrName, List<LocalSandbox> sandboxes) throws RpcError {
     registration.lock();
     try {
-      Optional<Built> t = find(idOrName);
+      Optional<Built> t = findTemplate(idOrName);
       if (t.isEmpty()) {
         return false;
       }
+      String templateId = t.get().templateId();
       for (LocalSandbox s : sandboxes) {
-        Optional<Built> of = find(s.templateId());
-        if (of.isPresent() && of.get().templateId().equals(t.get().templateId())) {
+        Optional<Built> of = findTemplate(s.templateId());
+        if (of.isPresent() && of.get().templateId().equals(templateId)) {
           throw new RpcError("already_exists", "cannot delete template " + t.get().name() + ": sandbox " + s.id() + " ("
               + (s.paused() ? "paused" : "running") + ") was created from it");
         }
       }
-      try {
-        // the image keeps its build tag, so this only unregisters: it never waits on layers
-        docker.client().removeImageCmd(REPOSITORY + ":" + t.get().templateId()).withForce(false).exec();
-      } catch (NotFoundException e) {
-        return false;
-      } catch (ConflictException e) {
-        throw new RpcError("already_exists", "template " + t.get().name() + " is in use: " + e.getMessage());
+      for (Built b : buildsOf(templateId)) {
+        for (String tag : b.tags()) {
+          try {
+            // the image keeps its build tag, so this only unregisters: it never waits on layers
+            docker.client().removeImageCmd(REPOSITORY + ":" + registrationTag(templateId, tag)).withForce(false).exec();
+          } catch (NotFoundException e) {
+            // gone already
+          } catch (ConflictException e) {
+            throw new RpcError("already_exists", "template " + t.get().name() + " is in use: " + e.getMessage());
+          }
+        }
       }
       defaultsCache.clear();
-      String templateId = t.get().templateId();
-      runner.execute(() -> {
-        for (Image i : docker.client().listImagesCmd().withShowAll(true).withLabelFilter(Map.of(LABEL_TEMPLATE_ID, templateId)).exec()) {
-          removeQuietly(i.getId());
-        }
-      });
+      runner.execute(() -> removeImagesOf(templateId));
       return true;
     } finally {
       registration.unlock();
     }
+  }
+
+  /** One build of a template as {@code GET /templates/{id}} lists it. */
+  public record BuildInfo(String buildId, String state, Instant createdAt, Instant updatedAt, @Nullable Instant finishedAt, int cpuCount,
+      int memoryMB) {}
+
+  /** A template with its builds, newest first: those a tag points at, and those of this server's run not finished or failed. */
+  public record TemplateInfo(String templateId, String name, Instant createdAt, Instant updatedAt, List<BuildInfo> builds) {}
+
+  /** @return a built template by id or name with its builds; empty when no build of it is registered */
+  public Optional<TemplateInfo> template(String idOrName) {
+    List<Built> registered = buildsOf(idOrName);
+    if (registered.isEmpty()) {
+      return Optional.empty();
+    }
+    String templateId = registered.get(0).templateId();
+    List<BuildInfo> out = new ArrayList<>();
+    Set<String> seen = new java.util.HashSet<>();
+    for (Built t : registered) {
+      seen.add(t.buildId());
+      out.add(new BuildInfo(t.buildId(), "ready", t.createdAt(), t.createdAt(), t.createdAt(), t.cpuCount(), t.memoryMB()));
+    }
+    for (Requested r : requested.values()) {
+      Build b = builds.get(r.buildId());
+      if (!r.templateId().equals(templateId) || seen.contains(r.buildId()) || (b != null && b.state.equals("ready"))) {
+        continue; // a finished build no tag points at is gone
+      }
+      Instant finished = b == null ? null : b.finishedAt;
+      out.add(new BuildInfo(r.buildId(), b == null ? "waiting" : b.state, r.requestedAt(), finished == null ? r.requestedAt() : finished,
+          finished, r.cpuCount(), r.memoryMB()));
+    }
+    out.sort(Comparator.comparing(BuildInfo::createdAt).reversed().thenComparing(BuildInfo::buildId));
+    Instant created = out.stream().map(BuildInfo::createdAt).min(Comparator.naturalOrder()).orElseThrow();
+    Instant updated = out.stream().map(BuildInfo::updatedAt).max(Comparator.naturalOrder()).orElseThrow();
+    return Optional.of(new TemplateInfo(templateId, registered.get(0).name(), created, updated, out));
+  }
+
+  /** What an assignment of tags answers: the build they point at now. */
+  public record Assigned(String buildId, List<String> tags) {}
+
+  /**
+   * Points tags at the build {@code target} ({@code name:tag}, or a bare name for its
+   * {@code default}) stands for, moving each from where it pointed; a build no tag points at any
+   * more goes.
+   *
+   * @throws RpcError invalid_argument for no or bad tags, not_found for an unknown target
+   */
+  public Assigned assignTags(@Nullable String target, List<String> rawTags) throws RpcError {
+    if (target == null || target.isBlank()) {
+      throw new RpcError("invalid_argument", "'target' is required: the template as name:tag");
+    }
+    if (rawTags.isEmpty()) {
+      throw new RpcError("invalid_argument", "at least one tag is required");
+    }
+    List<String> tags = validTags(rawTags);
+    Built b;
+    registration.lock();
+    try {
+      b = find(target.trim()).orElseThrow(() -> new RpcError("not_found", "template '" + target + "' not found"
+          + (target.contains(":") ? "" : " (a bare name means its 'default' tag)")));
+      for (String tag : tags) {
+        docker.client().tagImageCmd(b.imageId(), REPOSITORY, registrationTag(b.templateId(), tag)).withForce(true).exec();
+      }
+      defaultsCache.clear();
+    } finally {
+      registration.unlock();
+    }
+    runner.execute(() -> sweepUntagged(b.templateId()));
+    return new Assigned(b.buildId(), tags);
+  }
+
+  /**
+   * Removes tags from a template. The {@code default} tag stays (as on E2B), and so does a
+   * template's last tag (delete the template instead); a tag it does not have is already gone.
+   *
+   * @throws RpcError invalid_argument for a name with a tag, no or bad tags, {@code default} or the
+   *     last tag; not_found for an unknown template
+   */
+  public void removeTags(@Nullable String name, List<String> rawTags) throws RpcError {
+    if (name == null || name.isBlank()) {
+      throw new RpcError("invalid_argument", "'name' is required");
+    }
+    if (name.contains(":")) {
+      throw new RpcError("invalid_argument", "the template name should not contain a tag, use the 'tags' field instead");
+    }
+    List<String> tags = validTags(rawTags);
+    if (tags.isEmpty()) {
+      throw new RpcError("invalid_argument", "at least one tag is required");
+    }
+    if (tags.contains(DEFAULT_TAG)) {
+      throw new RpcError("invalid_argument", "cannot delete the '" + DEFAULT_TAG + "' tag");
+    }
+    String templateId;
+    registration.lock();
+    try {
+      List<Built> all = buildsOf(name.trim());
+      if (all.isEmpty()) {
+        throw new RpcError("not_found", "template '" + name + "' not found");
+      }
+      templateId = all.get(0).templateId();
+      Set<String> left = new java.util.HashSet<>();
+      all.forEach(b -> left.addAll(b.tags()));
+      tags.forEach(left::remove);
+      if (left.isEmpty()) {
+        throw new RpcError("invalid_argument", "cannot remove every tag of template '" + name + "': it would leave no build to create"
+            + " from; delete the template instead");
+      }
+      for (Built b : all) {
+        for (String tag : tags) {
+          if (b.tags().contains(tag)) {
+            try {
+              docker.client().removeImageCmd(REPOSITORY + ":" + registrationTag(templateId, tag)).withForce(false).exec();
+            } catch (NotFoundException e) {
+              // gone already
+            }
+          }
+        }
+      }
+      defaultsCache.clear();
+    } finally {
+      registration.unlock();
+    }
+    runner.execute(() -> sweepUntagged(templateId));
+  }
+
+  /** One tag of a template as E2B lists it. */
+  public record TagInfo(String tag, String buildId, Instant createdAt) {}
+
+  /**
+   * @return the tags of a template by id or name, each with its build (its time is the build's: the
+   *     local runtime keeps no time of an assignment)
+   * @throws RpcError not_found for an unknown template
+   */
+  public List<TagInfo> tagsOf(String idOrName) throws RpcError {
+    List<Built> all = buildsOf(idOrName);
+    if (all.isEmpty()) {
+      throw new RpcError("not_found", "template '" + idOrName + "' not found");
+    }
+    List<TagInfo> out = new ArrayList<>();
+    for (Built b : all) {
+      b.tags().forEach(t -> out.add(new TagInfo(t, b.buildId(), b.createdAt())));
+    }
+    out.sort(Comparator.comparing(TagInfo::tag));
+    return out;
   }
 
   /** How long a sandbox of a template with a {@code readyCmd} may take to become ready. */

@@ -47,6 +47,13 @@ public final class Templates {
 
   private volatile java.util.function.Function<String, @Nullable String> built = t -> null;
 
+  private volatile java.util.function.Predicate<String> builtName = n -> false;
+
+  /** Names taken by templates built through the build API: a snapshot may not take one. */
+  public void alsoReserve(java.util.function.Predicate<String> builtNames) {
+    this.builtName = builtNames;
+  }
+
   /** Also resolves templates built through the build API (after base and snapshots). */
   public void alsoResolve(java.util.function.Function<String, @Nullable String> builtTemplates) {
     this.built = builtTemplates;
@@ -118,6 +125,10 @@ public final class Templates {
       throw new RpcError("invalid_argument", "snapshot name must be letters, digits, '_', '.' or '-', got '" + n + "'");
     }
     String snapshotId = n + ":default";
+    if (builtName.test(n)) {
+      // names are one namespace: the snapshot must not shadow the built template, nor hide behind it
+      throw new RpcError("already_exists", "the name '" + n + "' is taken by a built template: delete it first or choose another name");
+    }
     lock.lock();
     try {
       Optional<Snapshot> previous = find(snapshotId);

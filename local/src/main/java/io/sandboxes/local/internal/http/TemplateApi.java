@@ -27,6 +27,8 @@ final class TemplateApi {
   private static final Pattern FILES = Pattern.compile("^/templates/([^/]+)/files/([^/]+)$");
   private static final Pattern START = Pattern.compile("^/v2/templates/([^/]+)/builds/([^/]+)$");
   private static final Pattern STATUS = Pattern.compile("^/templates/([^/]+)/builds/([^/]+)/status$");
+  private static final Pattern TEMPLATE = Pattern.compile("^(?:/v2)?/templates/([^/]+)$");
+  private static final Pattern TAGS_OF = Pattern.compile("^/templates/([^/]+)/tags$");
 
   private final TemplateBuilds builds;
   private final Registry registry;
@@ -62,8 +64,7 @@ final class TemplateApi {
       if (name == null) {
         name = Json.text(body, "alias");
       }
-      List<String> tags = new ArrayList<>();
-      body.path("tags").forEach(t -> tags.add(t.asText()));
+      List<String> tags = stringList(body, "tags");
       TemplateBuilds.Requested r = builds.request(name, tags, body.path("cpuCount").asInt(2), body.path("memoryMB").asInt(2048));
       ObjectNode out = Json.object().put("templateID", r.templateId()).put("buildID", r.buildId()).put("public", false);
       out.putArray("names").add(r.name());
@@ -130,6 +131,68 @@ final class TemplateApi {
       ex.json(200, out);
       return true;
     }
+    if (path.equals("/templates/tags") && method.equals("POST")) {
+      JsonNode body = json.read(ex);
+      TemplateBuilds.Assigned a = builds.assignTags(Json.text(body, "target"), stringList(body, "tags"));
+      ObjectNode out = Json.object().put("buildID", a.buildId());
+      a.tags().forEach(out.putArray("tags")::add);
+      ex.json(201, out);
+      return true;
+    }
+    if (path.equals("/templates/tags") && method.equals("DELETE")) {
+      JsonNode body = json.read(ex);
+      builds.removeTags(Json.text(body, "name"), stringList(body, "tags"));
+      ex.empty(204);
+      return true;
+    }
+    Matcher tagsOf = TAGS_OF.matcher(path);
+    if (tagsOf.matches() && method.equals("GET")) {
+      String id = decode(tagsOf.group(1));
+      if (builds.findTemplate(id).isEmpty()) {
+        return notBuilt(id);
+      }
+      ArrayNode out = Json.array();
+      for (TemplateBuilds.TagInfo t : builds.tagsOf(id)) {
+        out.addObject().put("tag", t.tag()).put("buildID", t.buildId()).put("createdAt", t.createdAt().toString());
+      }
+      ex.json(200, out);
+      return true;
+    }
+    Matcher template = TEMPLATE.matcher(path);
+    if (template.matches() && method.equals("GET") && !path.startsWith("/v2/")) {
+      String id = decode(template.group(1));
+      var info = builds.template(id);
+      if (info.isEmpty()) {
+        return notBuilt(id);
+      }
+      templateWithBuilds(ex, info.get());
+      return true;
+    }
+    if (template.matches() && method.equals("PATCH")) {
+      String id = decode(template.group(1));
+      var t = builds.findTemplate(id);
+      if (t.isEmpty()) {
+        throw new RpcError("not_found", "template '" + id + "' not found");
+      }
+      JsonNode body = json.read(ex);
+      for (var it = body.fieldNames(); it.hasNext(); ) {
+        String f = it.next();
+        if (!f.equals("public")) {
+          throw new RpcError("invalid_argument", "'" + f + "' cannot be updated: a template's update takes 'public' only");
+        }
+      }
+      JsonNode pub = body.get("public");
+      if (pub == null || !pub.isBoolean()) {
+        throw new RpcError("invalid_argument", "'public' must be true or false");
+      }
+      if (pub.asBoolean()) {
+        throw new RpcError("invalid_argument", "the local runtime has one team and no public templates: 'public' can only be false");
+      }
+      ObjectNode out = Json.object();
+      out.putArray("names").add(t.get().name());
+      ex.json(200, out);
+      return true;
+    }
     if (path.equals("/templates") && method.equals("GET")) {
       ArrayNode out = Json.array();
       for (TemplateBuilds.Built t : builds.list()) {
@@ -147,7 +210,7 @@ final class TemplateApi {
     }
     if (path.startsWith("/templates/aliases/") && method.equals("GET")) {
       String alias = decode(path.substring("/templates/aliases/".length()));
-      var t = builds.find(alias);
+      var t = builds.findTemplate(alias);
       if (t.isEmpty() || !t.get().name().equals(alias)) {
         return false; // base and snapshots are answered by the snapshot section
       }
@@ -163,6 +226,60 @@ final class TemplateApi {
       return true;
     }
     return false;
+  }
+
+  private void templateWithBuilds(Exchange ex, TemplateBuilds.TemplateInfo t) throws RpcError {
+    int limit = number(ex.query("limit"), "limit", 1, 100, 100);
+    int from = number(ex.query("nextToken"), "nextToken", 0, Integer.MAX_VALUE, 0);
+    ObjectNode out = Json.object().put("templateID", t.templateId()).put("public", false).put("createdAt", t.createdAt().toString())
+        .put("updatedAt", t.updatedAt().toString()).put("spawnCount", 0);
+    out.putNull("lastSpawnedAt");
+    out.putArray("aliases").add(t.name());
+    out.putArray("names").add(t.name());
+    ArrayNode list = out.putArray("builds");
+    List<TemplateBuilds.BuildInfo> all = t.builds();
+    for (TemplateBuilds.BuildInfo b : all.subList(Math.min(from, all.size()), Math.min(all.size(), from + limit))) {
+      ObjectNode n = list.addObject().put("buildID", b.buildId()).put("status", b.state()).put("createdAt", b.createdAt().toString())
+          .put("updatedAt", b.updatedAt().toString()).put("cpuCount", b.cpuCount()).put("memoryMB", b.memoryMB())
+          .put("envdVersion", Registry.ENVD_VERSION);
+      if (b.finishedAt() != null) {
+        n.put("finishedAt", b.finishedAt().toString());
+      }
+    }
+    if (from + limit < all.size()) {
+      ex.response.getHeaders().put("X-Next-Token", Integer.toString(from + limit));
+    }
+    ex.json(200, out);
+  }
+
+  /**
+   * A template reference that is no built template: base, the code interpreter and snapshots are
+   * left to the rest of the API (which does not serve their builds and tags); anything else is not found.
+   */
+  private boolean notBuilt(String id) throws RpcError {
+    if (id.equals(Templates.BASE) || io.sandboxes.local.internal.docker.CodeInterpreterImage.ALIASES.contains(id)
+        || registry.templates().find(id).isPresent()) {
+      return false;
+    }
+    throw new RpcError("not_found", "template '" + id + "' not found");
+  }
+
+  private static List<String> stringList(JsonNode body, String field) throws RpcError {
+    JsonNode v = body.get(field);
+    if (v == null || v.isNull()) {
+      return List.of();
+    }
+    if (!v.isArray()) {
+      throw new RpcError("invalid_argument", "'" + field + "' must be a list of strings");
+    }
+    List<String> out = new ArrayList<>();
+    for (JsonNode x : v) {
+      if (!x.isTextual()) {
+        throw new RpcError("invalid_argument", "'" + field + "' must be a list of strings");
+      }
+      out.add(x.asText());
+    }
+    return out;
   }
 
   /** Reads a JSON request body the way the rest of the API does. */
