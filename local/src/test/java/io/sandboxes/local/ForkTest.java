@@ -62,6 +62,7 @@ class ForkTest {
     if (server != null) {
       server.close();
     }
+    TestImages.removeMadeBy(SERVER_ID);
   }
 
   private static List<Container> containersOfThisServer() {

@@ -13,23 +13,30 @@ public final class SharedServer implements ParameterResolver {
   private static final ExtensionContext.Namespace NS = ExtensionContext.Namespace.create(SharedServer.class);
 
   /** The server plus a client provider, closed together. */
-  public record Running(LocalServer server, E2BSandboxProvider provider) implements AutoCloseable {
+  public record Running(LocalServer server, E2BSandboxProvider provider, String serverId) implements AutoCloseable {
     @Override
     public void close() {
       provider.close();
       server.close();
+      // what a failed test left (its snapshots, templates, fork images) goes with the run; nothing another server made
+      int removed = TestImages.removeMadeBy(serverId);
+      if (removed > 0) {
+        System.err.println("test cleanup: removed " + removed + " images the shared server's tests left");
+      }
     }
   }
 
   static Running running(ExtensionContext context) {
     return context.getRoot().getStore(NS).computeIfAbsent("server", key -> {
-      LocalServer server = LocalServer.builder().progress(line -> System.err.println("[base image] " + line)).build().start();
+      String serverId = "shared-test-" + java.util.UUID.randomUUID().toString().substring(0, 8);
+      LocalServer server = LocalServer.builder().serverId(serverId).progress(line -> System.err.println("[base image] " + line)).build()
+          .start();
       E2BSandboxProvider provider = E2BSandboxProvider.builder()
           .apiUrl(server.apiUrl())
           .sandboxUrl(server.sandboxUrl())
           .apiKey(server.apiKey())
           .build();
-      return new Running(server, provider);
+      return new Running(server, provider, serverId);
     }, Running.class);
   }
 
