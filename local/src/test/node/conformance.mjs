@@ -159,6 +159,46 @@ async function templateSteps() {
   await Template.build(t, name, { onBuildLogs: (e) => again.push(e.message) })
   say('tpl.rebuild', again.some((l) => l.includes('already cached')) && again.filter((l) => l.endsWith('] CACHED')).length === 3
     ? 'upload skipped, steps cached' : again.join(' | '))
+  // tags: a build by name:tag moves only that tag; assign, list and remove them; create from name:tag
+  // and a COPY of a glob: the SDK uploads the matches; the folder before the pattern lands in the destination
+  await fs.writeFile(path.join(dir, 'second.txt'), 'matched too')
+  await fs.writeFile(path.join(dir, 'skipped.md'), 'not matched')
+  const tagged = await Template.build(Template({ fileContextPath: dir }).fromTemplate('base').copy('*.txt', '/home/user/globbed/')
+    .runCmd(`echo tagged-${suffix} > /home/user/which.txt`), `${name}:v2`, { tags: ['beta'] })
+  say('tpl.buildTags', tagged.tags.slice().sort().join(','))
+  const readWhich = async (ref) => {
+    const s = await Sandbox.create(ref, { timeoutMs: 60_000 })
+    try {
+      const which = (await s.commands.run('cat /home/user/which.txt 2>/dev/null || echo first-build')).stdout.trim()
+      return which === `tagged-${suffix}` ? 'tagged-build' : which
+    } finally {
+      await s.kill()
+    }
+  }
+  say('tpl.tagSandbox', `${await readWhich(`${name}:v2`)} ${await readWhich(name)}`)
+  {
+    const g = await Sandbox.create(`${name}:beta`, { timeoutMs: 60_000 })
+    say('tpl.glob', (await g.commands.run('cd /home/user/globbed && ls | tr "\\n" " "; cat second.txt')).stdout.trim())
+    await g.kill()
+  }
+  const assigned = await Template.assignTags(`${name}:beta`, ['prod', 'Prod'])
+  say('tpl.assignTags', `${assigned.buildId === tagged.buildId} ${assigned.tags.join(',')}`)
+  say('tpl.getTags', (await Template.getTags(name)).map((t) => `${t.tag}=${t.buildId === tagged.buildId ? 'v2' : 'first'}`).sort().join(','))
+  say('tpl.prodSandbox', await readWhich(`${name}:prod`))
+  await Template.removeTags(name, ['prod', 'beta'])
+  say('tpl.removeTags', (await Template.getTags(name)).map((t) => t.tag).sort().join(','))
+  try {
+    await Template.removeTags(name, 'default')
+    say('tpl.removeDefault', 'removed')
+  } catch (e) {
+    say('tpl.removeDefault', `${e.constructor.name}: ${e.message}`)
+  }
+  try {
+    await Sandbox.create(`${name}:prod`)
+    say('tpl.removedTag', 'created')
+  } catch (e) {
+    say('tpl.removedTag', `${e.constructor.name}${/404/.test(e.message) ? ' (404)' : `: ${e.message}`}`)
+  }
   try {
     await Template.build(Template().fromTemplate('base').runCmd(`echo failing-now-${suffix}; exit 4`), `${name}-fail`)
     say('tpl.fail', 'built')

@@ -249,8 +249,12 @@ class TemplateBuildTest {
     assertThat(done.path("reason").path("logEntries").findValuesAsText("message")).contains("before-the-failure");
     assertThat(messages(log)).contains("fine " + marker, "before-the-failure").doesNotContain("never-run");
     assertThat(call(server, "GET", "/templates/aliases/" + name, null).status()).isEqualTo(404);
-    // the first step was committed; a build that fails leaves no image
-    awaitNoImages("io.sandboxes.template-step-of", r.templateId());
+    // the first step was committed; a build that fails leaves no image, gone before its status says error (a retry
+    // started at once must not find in the cache an image about to go)
+    try (io.sandboxes.local.internal.docker.DockerRuntime d = io.sandboxes.local.internal.docker.DockerRuntime.connect()) {
+      assertThat(d.client().listImagesCmd().withShowAll(true).withLabelFilter(java.util.Map.of("io.sandboxes.template-step-of",
+          r.templateId())).exec()).isEmpty();
+    }
   }
 
   @Test
@@ -289,6 +293,39 @@ class TemplateBuildTest {
     Answer shortHash = call(server, "GET", "/templates/" + r3.templateId() + "/files/abc", null);
     assertThat(shortHash.status()).isEqualTo(400);
     assertThat(shortHash.body().path("message").asText()).contains("64 lowercase hex digits");
+  }
+
+  @Test
+  @DisplayName("COPY of a glob, as E2B: the SDK uploads the matches, and the folder before the pattern is merged into the destination")
+  void copyGlob(LocalServer server, E2BApi e2b) throws Exception {
+    String name = unique("tpl-glob");
+    String mark = UUID.randomUUID().toString();
+    // what the SDK uploads for src/*.txt and for *.md: the matched files, by their paths in the context
+    byte[] txt = gzippedTar("src/a.txt", "a " + mark, "src/b.txt", "b");
+    byte[] md = gzippedTar("README.md", "readme " + mark);
+    Requested r = request(server, name);
+    upload(server, r, sha256(txt), txt);
+    upload(server, r, sha256(md), md);
+    ObjectNode body = Json.object().put("fromTemplate", "base");
+    body.putArray("steps").add(step("COPY", "src/*.txt", "/opt/g/", "", "").put("filesHash", sha256(txt)))
+        .add(step("COPY", "*.md", "/opt/m", "", "").put("filesHash", sha256(md)))
+        .add(step("COPY", "src/**/../../*", "/opt/x", "", "").put("filesHash", sha256(md)));
+    JsonNode refused = build(server, r, body, new ArrayList<>());
+    assertThat(refused.path("status").asText()).isEqualTo("error");
+    assertThat(refused.path("reason").path("step").asText()).isEqualTo("3");
+    assertThat(refused.path("reason").path("message").asText()).contains("'..' is refused");
+
+    Requested ok = request(server, name);
+    ((ArrayNode) body.get("steps")).remove(2);
+    List<JsonNode> log = new ArrayList<>();
+    assertThat(build(server, ok, body, log).path("status").asText()).as("%s", messages(log)).isEqualTo("ready");
+    try (LiveSandbox s = e2b.create(SandboxSpec.of(name))) {
+      assertThat(s.exec("cd /opt && find g m -type f | sort; stat -c %U g/a.txt").stdout()).isEqualTo("g/a.txt\ng/b.txt\nm/README.md\nuser\n");
+      assertThat(s.readFile("/opt/g/a.txt")).isEqualTo("a " + mark);
+      assertThat(s.readFile("/opt/m/README.md")).isEqualTo("readme " + mark);
+    } finally {
+      call(server, "DELETE", "/templates/" + name, null);
+    }
   }
 
   @Test

@@ -118,6 +118,10 @@ class TemplateTagsTest {
     Requested first = buildMarked(server, "one-" + mark, name + ":v1", "stable");
     String id = first.templateId();
     try {
+      // a sandbox's container takes its image's labels: the build's step-container mark must not pass on (a restart would remove it)
+      Map<String, String> labels = d().inspectImageCmd("sandboxes-local/template:" + id + ".v1").exec().getConfig().getLabels();
+      assertThat(labels.get("io.sandboxes.template-build-of")).as("%s", labels).isEmpty();
+      assertThat(labels.get("io.sandboxes.template-id")).isEqualTo(id);
       assertThat(tags(server, name)).isEqualTo(Map.of("stable", first.buildId(), "v1", first.buildId()));
       assertThat(markOf(e2b, name + ":v1")).isEqualTo("one-" + mark);
       assertThat(markOf(e2b, name + ":stable")).isEqualTo("one-" + mark);
@@ -231,7 +235,22 @@ class TemplateTagsTest {
       assertThat(call(server, "GET", "/templates/aliases/" + snap, null).body().path("templateID").asText()).isEqualTo(snap + ":default");
     } finally {
       assertThat(e2b.deleteTemplate(snap + ":default")).isTrue();
+    }
+    // a snapshot of a sandbox made from the built template is no build of it: the template's delete leaves it
+    String child = unique("snap-of-tpl");
+    try {
+      try (LiveSandbox s = e2b.create(SandboxSpec.of(built))) {
+        s.writeFile("/home/user/kept.txt", "kept");
+        e2b.createSnapshot(s.id(), child);
+      }
       assertThat(call(server, "DELETE", "/templates/" + built, null).status()).isEqualTo(204);
+      await().during(Duration.ofSeconds(5)).atMost(Duration.ofSeconds(30))
+          .until(() -> e2b.listSnapshots(null, child).size() == 1);
+      try (LiveSandbox s = e2b.create(SandboxSpec.of(child))) {
+        assertThat(s.readFile("/home/user/kept.txt")).isEqualTo("kept");
+      }
+    } finally {
+      e2b.deleteTemplate(child + ":default");
     }
   }
 }

@@ -86,6 +86,8 @@ public final class TemplateBuilds implements AutoCloseable {
   static final String LABEL_STEP_OF = "io.sandboxes.template-step-of";
   /** The server whose build committed a step's image: its next start removes those nothing is built on. */
   static final String LABEL_STEP_SERVER = "io.sandboxes.template-step-server";
+  /** The server that built a template's build (a test run removes what its servers built). */
+  static final String LABEL_BUILT_BY = "io.sandboxes.template-built-by";
   /** The tag a build without tags gets, and the one a bare name means. */
   public static final String DEFAULT_TAG = "default";
   private static final Pattern TAG = Pattern.compile("^[a-z0-9_.-]{1,100}$");
@@ -94,6 +96,7 @@ public final class TemplateBuilds implements AutoCloseable {
   static final String LABEL_BUILD_CONTAINER = "io.sandboxes.template-build-of";
   private static final Pattern NAME = Pattern.compile("^[a-z0-9][a-z0-9_.-]{0,62}$");
   private static final Pattern HASH = Pattern.compile("^[a-f0-9]{64}$");
+  private static final Pattern GLOB = Pattern.compile("[*?\\[{]");
   private static final Pattern ENV_KEY = Pattern.compile("^[A-Za-z_][A-Za-z0-9_]*$");
   private static final Pattern USER = Pattern.compile("^[a-z_][a-z0-9_-]{0,31}$|^[0-9]{1,9}$");
   /** The most an uploaded COPY context may hold. */
@@ -136,6 +139,8 @@ public final class TemplateBuilds implements AutoCloseable {
     final Set<String> containers = ConcurrentHashMap.newKeySet();
     /** The step images this build committed, oldest first: removed when it does not finish. */
     final List<String> committed = new java.util.concurrent.CopyOnWriteArrayList<>();
+    /** The cached step images this build goes on from: a failed build does not remove them meanwhile. */
+    final Set<String> uses = ConcurrentHashMap.newKeySet();
     volatile boolean cancelled;
 
     Build(Requested request) {
@@ -176,6 +181,10 @@ public final class TemplateBuilds implements AutoCloseable {
   private final Map<String, Optional<Defaults>> defaultsCache = new ConcurrentHashMap<>();
   private final ExecutorService runner = Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("template-build-", 0).factory());
   private final SecureRandom random = new SecureRandom();
+  /** Held while a step's image is looked up in the cache, and while a failed build picks the images it removes. */
+  private final java.util.concurrent.locks.ReentrantLock cacheLock = new java.util.concurrent.locks.ReentrantLock();
+  /** Step images a failed build is removing: the cache does not offer them. */
+  private final Set<String> doomed = ConcurrentHashMap.newKeySet();
   /** Held while a template is registered or deleted; a lock, not a monitor, so virtual threads waiting on Docker under it stay unpinned. */
   private final java.util.concurrent.locks.ReentrantLock registration = new java.util.concurrent.locks.ReentrantLock();
 
@@ -440,6 +449,8 @@ public final class TemplateBuilds implements AutoCloseable {
     b.state = "building";
     Instant began = Instant.now();
     Instant deadline = began.plus(BUILD_LIMIT);
+    // the outcome is published after the cleanup: a retry polled into starting must not find this build's images about to go
+    String outcome = "error";
     try {
       State st = base(b, fromImage, fromTemplate);
       for (int i = 0; i < steps.size(); i++) {
@@ -452,30 +463,42 @@ public final class TemplateBuilds implements AutoCloseable {
       Defaults d = new Defaults(st.env, st.workdir, st.user, startCmd, readyCmd);
       register(b, st.image, d);
       b.log("info", "build finished in " + Duration.between(began, Instant.now()).toMillis() + " ms", "finalize");
-      b.state = "ready";
+      outcome = "ready";
       LOG.atInfo().addKeyValue("event", "template.built").addKeyValue("template", b.request.templateId())
           .addKeyValue("name", b.request.name()).addKeyValue("ms", Duration.between(began, Instant.now()).toMillis()).log("template built");
     } catch (StepFailed e) {
       b.log("error", e.getMessage(), e.step);
       b.reason = e.getMessage();
       b.reasonStep = e.step;
-      b.state = "error";
     } catch (RuntimeException | IOException e) {
       LOG.warn("template build {} failed", b.request.buildId(), e);
       b.log("error", "the build failed: " + e.getMessage(), null);
       b.reason = "the build failed: " + e.getMessage();
-      b.state = "error";
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       b.reason = "the server stopped during the build";
-      b.state = "error";
     } finally {
-      b.finishedAt = Instant.now();
       b.containers.forEach(docker::remove);
-      if (!b.state.equals("ready")) {
-        // a build that did not finish leaves no images: what it committed is no template's cache
-        removeSteps(b.committed.reversed());
+      if (!outcome.equals("ready")) {
+        // a build that did not finish leaves no images: what it committed is no template's cache, unless a running build uses it
+        List<String> gone = new ArrayList<>();
+        cacheLock.lock();
+        try {
+          Set<String> used = new java.util.HashSet<>();
+          builds.values().stream().filter(o -> o != b && o.finishedAt == null).forEach(o -> used.addAll(o.uses));
+          b.committed.reversed().stream().filter(i -> !used.contains(i)).forEach(gone::add);
+          doomed.addAll(gone);
+        } finally {
+          cacheLock.unlock();
+        }
+        try {
+          removeSteps(gone);
+        } finally {
+          gone.forEach(doomed::remove);
+        }
       }
+      b.finishedAt = Instant.now();
+      b.state = outcome;
     }
   }
 
@@ -588,10 +611,18 @@ public final class TemplateBuilds implements AutoCloseable {
     }
   }
 
-  private @Nullable String cached(String key) {
-    // a step's image is the parent of the next one's: only a listing of all images shows it
-    List<Image> hits = docker.client().listImagesCmd().withShowAll(true).withLabelFilter(Map.of(LABEL_CACHE_KEY, key)).exec();
-    return hits.isEmpty() ? null : hits.get(0).getId();
+  /** A step's image found by its key, now one of the build's uses; none that a failed build is removing. */
+  private @Nullable String cached(Build b, String key) {
+    cacheLock.lock();
+    try {
+      // a step's image is the parent of the next one's: only a listing of all images shows it
+      List<Image> hits = docker.client().listImagesCmd().withShowAll(true).withLabelFilter(Map.of(LABEL_CACHE_KEY, key)).exec();
+      Optional<String> hit = hits.stream().map(Image::getId).filter(i -> !doomed.contains(i)).findFirst();
+      hit.ifPresent(b.uses::add);
+      return hit.orElse(null);
+    } finally {
+      cacheLock.unlock();
+    }
   }
 
   /** The labels every image and container of a build carries, blanking what a base image may have passed on. */
@@ -611,6 +642,7 @@ public final class TemplateBuilds implements AutoCloseable {
     l.put(LABEL_BUILD_CONTAINER, "");
     l.put(LABEL_STEP_OF, "");
     l.put(LABEL_STEP_SERVER, "");
+    l.put(LABEL_BUILT_BY, "");
     l.put(LABEL_TEMPLATE_BUILD, "");
     l.put(LABEL_TEMPLATE_RESOURCES, "");
     return l;
@@ -642,7 +674,7 @@ public final class TemplateBuilds implements AutoCloseable {
       java.util.function.@Nullable Consumer<String> beforeStart, Instant deadline, String key, boolean force)
       throws StepFailed, InterruptedException {
     if (!force) {
-      String hit = cached(key);
+      String hit = cached(b, key);
       if (hit != null) {
         b.log("info", "[" + name + "] CACHED", name);
         st.image = hit;
@@ -705,6 +737,7 @@ public final class TemplateBuilds implements AutoCloseable {
       labels.put(LABEL_STEP_SERVER, serverId);
       st.image = docker.client().commitCmd(id).withLabels(labels).exec();
       b.committed.add(st.image);
+      b.uses.add(st.image);
     } catch (com.github.dockerjava.api.exception.DockerClientException e) {
       throw new StepFailed(name, "step " + name + " did not finish within the build's limit of " + BUILD_LIMIT.toMinutes() + " minutes");
     } catch (RuntimeException e) {
@@ -795,25 +828,27 @@ public final class TemplateBuilds implements AutoCloseable {
       "done",
       "rm -rf " + STAGE);
 
-  /** A COPY source as a plain relative path inside the context, or the step fails. */
+  /**
+   * A COPY source as a plain relative path inside the context, or the step fails. A glob (the SDK
+   * matched it and uploaded the matches only) stands, as on E2B, for its folder before the first
+   * segment with a pattern: that folder's uploaded contents are merged into the destination.
+   */
   static String normalizeSource(String name, String src) throws StepFailed {
     if (src.isEmpty() || src.startsWith("/") || src.contains("\\") || src.contains("\0")) {
       throw new StepFailed(name, "COPY source '" + src + "' is outside the build context: it must be a relative path inside it");
     }
     List<String> parts = new ArrayList<>();
+    boolean pattern = false;
     for (String p : src.split("/+")) {
       if (p.equals("..")) {
         throw new StepFailed(name, "COPY source '" + src + "' is outside the build context: '..' is refused");
       }
-      if (!p.isEmpty() && !p.equals(".")) {
+      pattern |= GLOB.matcher(p).find();
+      if (!pattern && !p.isEmpty() && !p.equals(".")) {
         parts.add(p);
       }
     }
-    String rel = String.join("/", parts);
-    if (rel.matches(".*[*?\\[].*")) {
-      throw new StepFailed(name, "COPY source '" + src + "': glob patterns are not supported by the local runtime");
-    }
-    return rel;
+    return String.join("/", parts);
   }
 
   /**
@@ -912,6 +947,7 @@ public final class TemplateBuilds implements AutoCloseable {
     labels.put(LABEL_TEMPLATE_BUILD, b.request.buildId());
     labels.put(LABEL_TEMPLATE_CREATED, Instant.now().toString());
     labels.put(LABEL_TEMPLATE_RESOURCES, b.request.cpuCount() + "/" + b.request.memoryMB());
+    labels.put(LABEL_BUILT_BY, serverId);
     ObjectNode defaults = Json.object().put("workdir", d.workdir()).put("user", d.user());
     defaults.set("env", Json.toObject(d.env()));
     if (d.startCmd() != null) {
@@ -964,7 +1000,7 @@ public final class TemplateBuilds implements AutoCloseable {
         Instant made = parseInstant(l == null ? null : l.get(LABEL_TEMPLATE_CREATED));
         // a build just committed gets its tags next, under this lock; the age guards builds of another server on this engine
         boolean settled = templateId != null || made.isBefore(Instant.now().minus(Duration.ofMinutes(1)));
-        if (!of.isEmpty() && settled && registeredTags(i, of).isEmpty()) {
+        if (!of.isEmpty() && settled && isBuild(i) && registeredTags(i, of).isEmpty()) {
           gone.add(i.getId());
         }
       }
@@ -982,7 +1018,9 @@ public final class TemplateBuilds implements AutoCloseable {
   private void removeImagesOf(String templateId) {
     try {
       for (Image i : docker.client().listImagesCmd().withShowAll(true).withLabelFilter(Map.of(LABEL_TEMPLATE_ID, templateId)).exec()) {
-        removeQuietly(i.getId());
+        if (isBuild(i)) {
+          removeQuietly(i.getId());
+        }
       }
       removeSteps(docker.client().listImagesCmd().withShowAll(true).withLabelFilter(Map.of(LABEL_STEP_OF, templateId)).exec().stream()
           .sorted(Comparator.comparing(Image::getCreated).reversed()).map(Image::getId).toList());
@@ -1042,6 +1080,14 @@ public final class TemplateBuilds implements AutoCloseable {
     List<Built> all = builds();
     Optional<String> id = all.stream().filter(t -> t.templateId().equals(n) || t.name().equals(n)).map(Built::templateId).findFirst();
     return id.map(x -> all.stream().filter(t -> t.templateId().equals(x)).toList()).orElse(List.of());
+  }
+
+  /**
+   * Whether an image is a build (tagged in {@link #BUILD_REPOSITORY}): a snapshot or fork of a
+   * template's sandbox carries the template's labels too, and is no build to remove.
+   */
+  private static boolean isBuild(Image i) {
+    return i.getRepoTags() != null && java.util.Arrays.stream(i.getRepoTags()).anyMatch(t -> t.startsWith(BUILD_REPOSITORY + ":"));
   }
 
   /** The template's tags an image carries (its Docker tags in {@link #REPOSITORY} for that template id). */

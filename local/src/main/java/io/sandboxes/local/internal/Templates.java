@@ -145,6 +145,11 @@ public final class Templates {
       labels.put(DockerRuntime.LABEL_SANDBOX_ID, "");
       labels.put(DockerRuntime.LABEL_ENVD_TOKEN, "");
       labels.put(WarmPool.LABEL_POOL, "");
+      // nor the built template's, when the sandbox was made from one: the snapshot is no build of it
+      for (String l : List.of(TemplateBuilds.LABEL_TEMPLATE_ID, TemplateBuilds.LABEL_TEMPLATE_NAME, TemplateBuilds.LABEL_TEMPLATE_BUILD,
+          TemplateBuilds.LABEL_TEMPLATE_CREATED, TemplateBuilds.LABEL_TEMPLATE_DEFAULTS, TemplateBuilds.LABEL_BUILT_BY)) {
+        labels.put(l, "");
+      }
       String tag = Registry.newSandboxId();
       String imageId;
       // the commit freezes the container: it is a transition, so no docker exec of the metrics

@@ -172,7 +172,7 @@ final class TemplateApi {
       String id = decode(template.group(1));
       var t = builds.findTemplate(id);
       if (t.isEmpty()) {
-        throw new RpcError("not_found", "template '" + id + "' not found");
+        return notBuilt(id);
       }
       JsonNode body = json.read(ex);
       for (var it = body.fieldNames(); it.hasNext(); ) {
