@@ -1014,19 +1014,36 @@ public final class TemplateBuilds implements AutoCloseable {
     gone.forEach(this::removeQuietly);
   }
 
-  /** Removes a deleted template's builds and the step images its builds made that nothing else is built on. */
+  /** Rounds of {@link #removeImagesOf}: a container just removed, or a step image's child, may hold an image for a moment. */
+  private static final int REMOVAL_ROUNDS = 6;
+
+  /**
+   * Removes a deleted template's builds and the step images its builds made that nothing else is
+   * built on, in a few rounds a few seconds apart while some remain (what a sandbox or snapshot
+   * still uses stays; a restart sweeps again).
+   */
   private void removeImagesOf(String templateId) {
-    try {
-      for (Image i : docker.client().listImagesCmd().withShowAll(true).withLabelFilter(Map.of(LABEL_TEMPLATE_ID, templateId)).exec()) {
-        if (isBuild(i)) {
-          removeQuietly(i.getId());
+    for (int round = 0; round < REMOVAL_ROUNDS; round++) {
+      try {
+        List<Image> builds = docker.client().listImagesCmd().withShowAll(true).withLabelFilter(Map.of(LABEL_TEMPLATE_ID, templateId))
+            .exec().stream().filter(TemplateBuilds::isBuild).toList();
+        builds.forEach(i -> removeQuietly(i.getId()));
+        List<String> steps = docker.client().listImagesCmd().withShowAll(true).withLabelFilter(Map.of(LABEL_STEP_OF, templateId)).exec()
+            .stream().sorted(Comparator.comparing(Image::getCreated).reversed()).map(Image::getId).toList();
+        if (builds.isEmpty() && steps.isEmpty()) {
+          return;
         }
+        removeSteps(steps);
+        Thread.sleep(5_000);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      } catch (RuntimeException e) {
+        LOG.warn("the images of deleted template {} could not be listed: {}", templateId, e.toString());
+        return;
       }
-      removeSteps(docker.client().listImagesCmd().withShowAll(true).withLabelFilter(Map.of(LABEL_STEP_OF, templateId)).exec().stream()
-          .sorted(Comparator.comparing(Image::getCreated).reversed()).map(Image::getId).toList());
-    } catch (RuntimeException e) {
-      LOG.warn("the images of deleted template {} could not be listed: {}", templateId, e.toString());
     }
+    LOG.info("some images of deleted template {} stay: a sandbox or snapshot still uses them", templateId);
   }
 
   /**
