@@ -137,6 +137,7 @@ class TemplateTagsTest {
       assertThat(markOf(e2b, name)).isEqualTo("two-" + mark);
       assertThat(markOf(e2b, name + ":default")).isEqualTo("two-" + mark);
       assertThat(markOf(e2b, name + ":v1")).as("a build without tags moves only default").isEqualTo("one-" + mark);
+      assertThat(markOf(e2b, name + ":" + first.buildId())).as("a build by its id while a tag points at it").isEqualTo("one-" + mark);
       assertThat(tags(server, id)).isEqualTo(Map.of("default", second.buildId(), "stable", first.buildId(), "v1", first.buildId()));
 
       Answer assigned = call(server, "POST", "/templates/tags", Json.object().put("target", name + ":v1").set("tags",
