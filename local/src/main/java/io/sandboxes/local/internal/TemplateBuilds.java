@@ -692,7 +692,7 @@ public final class TemplateBuilds implements AutoCloseable {
     }
     ResultCallback.Adapter<Frame> logs = null;
     try {
-      docker.client().startContainerCmd(id).exec();
+      DockerRuntime.startingOrRemoving(() -> docker.client().startContainerCmd(id).exec());
       logs = docker.client().logContainerCmd(id).withFollowStream(true).withStdOut(true).withStdErr(true)
           .exec(new ResultCallback.Adapter<Frame>() {
             private final StringBuilder partial = new StringBuilder();
