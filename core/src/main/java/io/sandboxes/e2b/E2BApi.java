@@ -380,6 +380,58 @@ public final class E2BApi {
     return alias;
   }
 
+  // ---- template builds ----
+
+  /**
+   * Builds a template under a name through E2B's v2 build API, as E2B's {@code Template.build}:
+   * each COPY's files are found and hashed, the build is requested ({@code POST /v3/templates}),
+   * the files the server does not have yet are uploaded, the build is started, and its status is
+   * read until it is {@code ready} or {@code error}, each log entry handed to
+   * {@link io.sandboxes.template.BuildOptions#onLog} as it is read. Sandboxes are then created from it by its name.
+   *
+   * {@snippet :
+   * BuildInfo built = e2b.buildTemplate(Template.fromTemplate("base").aptInstall("git"), "with-git",
+   *     BuildOptions.defaults().onLog(line -> System.out.println(line.message())));
+   * try (LiveSandbox s = e2b.create(SandboxSpec.of(built.name()))) { ... }
+   * }
+   *
+   * @param template what to build
+   * @param name the template's name (E2B's alias); building a name again rebuilds that template,
+   *     keeping its id, and steps the server has cached are not run again
+   * @param options resources, tags, cache, timeout and the log callback
+   * @return the template's id, the build's id, its name and tags
+   * @throws IllegalArgumentException when the name is blank, or a COPY source cannot be used
+   *     (missing, or reached through a symbolic link out of the context directory); nothing is sent
+   * @throws io.sandboxes.template.TemplateBuildException when the build ends in {@code error} (the
+   *     server's reason, e.g. a RUN step's exit code, the step and the log so far) or does not end
+   *     within the options' timeout
+   * @throws io.sandboxes.SandboxApiException when the server refuses a request (e.g. 400 for a
+   *     malformed name)
+   */
+  public io.sandboxes.template.BuildInfo buildTemplate(io.sandboxes.template.Template template, String name,
+      io.sandboxes.template.BuildOptions options) {
+    Objects.requireNonNull(template, "template");
+    Objects.requireNonNull(name, "name");
+    Objects.requireNonNull(options, "options");
+    if (name.isBlank()) {
+      throw new IllegalArgumentException("name must not be blank");
+    }
+    ensureOpen();
+    return new TemplateBuildCall(controlPlane, http, template, name, options).run();
+  }
+
+  /**
+   * Builds a template under a name with the default options.
+   *
+   * @param template what to build
+   * @param name the template's name
+   * @return the template's id, the build's id, its name and tags
+   * @see #buildTemplate(io.sandboxes.template.Template, String, io.sandboxes.template.BuildOptions)
+   */
+  public io.sandboxes.template.BuildInfo buildTemplate(io.sandboxes.template.Template template, String name) {
+    return buildTemplate(template, name, io.sandboxes.template.BuildOptions.defaults());
+  }
+
   // ---- volumes ----
 
   /**
@@ -473,11 +525,11 @@ public final class E2BApi {
   }
 
   /**
-   * Deletes a template, such as a snapshot.
+   * Deletes a template: a snapshot, or a built template (by its id or name).
    *
-   * @param templateId the template's id
+   * @param templateId the template's id (or a built template's name)
    * @return false when there was no such template
-   * @throws io.sandboxes.SandboxApiException when a sandbox still uses it
+   * @throws io.sandboxes.SandboxApiException with status 409 when a sandbox still uses it
    */
   public boolean deleteTemplate(String templateId) {
     ensureOpen();

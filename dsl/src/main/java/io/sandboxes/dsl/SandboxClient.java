@@ -153,6 +153,64 @@ public final class SandboxClient implements AutoCloseable {
     return provider.verifyEgress();
   }
 
+  /**
+   * Builds a template under a name, following its log, as E2B's {@code Template.build(t, name,
+   * {onBuildLogs})}; then {@code sandbox().template(built)} boots from it.
+   *
+   * {@snippet class=io.sandboxes.snippets.DslSnippets region=build-template :
+   * Template tools = Template.fromTemplate("base")
+   *     .withContextDir(project)                          // copy() reads from here
+   *     .copy("greet.sh", "/home/user/greet.sh", CopyOptions.defaults().withMode(0755))
+   *     .runCmd("echo built-by-$(id -un) > /home/user/built.txt");
+   * BuildInfo built = sandboxes.buildTemplate(tools, "greeter", line -> System.out.println(line.message()));
+   * try (LiveSandbox sandbox = sandboxes.sandbox().template(built).create()) {
+   *   System.out.print(sandbox.exec("/home/user/greet.sh").stdout());
+   * }
+   * }
+   *
+   * @param template what to build
+   * @param name the template's name; building it again rebuilds it, cached steps not run again
+   * @param onLog called with each log line as it is read
+   * @return the template's id, the build's id and its name
+   * @throws io.sandboxes.template.TemplateBuildException when the build fails (the server's reason,
+   *     e.g. a RUN step's exit code, and the log so far) or outlasts the default hour
+   * @throws IllegalArgumentException when the name is blank or a COPY source cannot be used; nothing is sent
+   * @see io.sandboxes.e2b.E2BApi#buildTemplate(io.sandboxes.template.Template, String, io.sandboxes.template.BuildOptions)
+   */
+  public io.sandboxes.template.BuildInfo buildTemplate(io.sandboxes.template.Template template, String name,
+      java.util.function.Consumer<io.sandboxes.template.BuildLogEntry> onLog) {
+    return buildTemplate(template, name, io.sandboxes.template.BuildOptions.defaults().onLog(Objects.requireNonNull(onLog, "onLog")));
+  }
+
+  /**
+   * Builds a template under a name with the given options (resources, tags, cache, timeout, log).
+   *
+   * @param template what to build
+   * @param name the template's name
+   * @param options how to build it
+   * @return the template's id, the build's id and its name
+   * @throws io.sandboxes.template.TemplateBuildException when the build fails or outlasts the options' timeout
+   * @see #buildTemplate(io.sandboxes.template.Template, String, java.util.function.Consumer)
+   */
+  public io.sandboxes.template.BuildInfo buildTemplate(io.sandboxes.template.Template template, String name,
+      io.sandboxes.template.BuildOptions options) {
+    return provider.api().buildTemplate(template, name, options);
+  }
+
+  /**
+   * Deletes a built template (or a snapshot) by its name or id.
+   *
+   * @param name the template's name or id
+   * @return false when the server says there was no such template
+   * @throws io.sandboxes.SandboxApiException with status 409 while a sandbox created from it
+   *     still exists
+   */
+  @CanIgnoreReturnValue
+  public boolean deleteTemplate(String name) {
+    Objects.requireNonNull(name, "name");
+    return provider.api().deleteTemplate(name);
+  }
+
   /** Releases the client (and a local server it started). Idempotent. */
   @Override
   public void close() {

@@ -75,6 +75,21 @@ public final class SandboxRequest {
   }
 
   /**
+   * Boots from a template just built, by its name, as E2B's {@code Sandbox.create(alias)}.
+   *
+   * {@snippet :
+   * BuildInfo built = sandboxes.buildTemplate(template, "my-tools", line -> System.out.println(line.message()));
+   * try (LiveSandbox sandbox = sandboxes.sandbox().template(built).create()) { ... }
+   * }
+   *
+   * @param built what {@link SandboxClient#buildTemplate} returned
+   * @return a copy with it
+   */
+  public SandboxRequest template(io.sandboxes.template.BuildInfo built) {
+    return template(Objects.requireNonNull(built, "built").name());
+  }
+
+  /**
    * Boots from the code interpreter's template ({@code code-interpreter-v1}), whose sandboxes run
    * code statefully with {@link LiveSandbox#runCode(String)}. The local runtime builds it on the
    * first request (a few minutes, once per machine).

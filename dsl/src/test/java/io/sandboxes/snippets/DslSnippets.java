@@ -8,6 +8,9 @@ import io.sandboxes.dsl.SandboxRequest;
 import io.sandboxes.dsl.Sandboxes;
 import io.sandboxes.e2b.LiveSandbox;
 import io.sandboxes.e2b.SandboxQuery;
+import io.sandboxes.template.BuildInfo;
+import io.sandboxes.template.CopyOptions;
+import io.sandboxes.template.Template;
 import java.time.Duration;
 import java.util.List;
 
@@ -34,6 +37,19 @@ final class DslSnippets {
     // @start region="sandbox-client" :
     try (SandboxClient sandboxes = Sandboxes.local()) {
       System.out.println(sandboxes.sandbox().exec("python3 -c 'print(6 * 7)'").stdout());
+    }
+    // @end
+  }
+
+  static void buildTemplate(SandboxClient sandboxes, java.nio.file.Path project) {
+    // @start region="build-template" :
+    Template tools = Template.fromTemplate("base")
+        .withContextDir(project)                          // copy() reads from here
+        .copy("greet.sh", "/home/user/greet.sh", CopyOptions.defaults().withMode(0755))
+        .runCmd("echo built-by-$(id -un) > /home/user/built.txt");
+    BuildInfo built = sandboxes.buildTemplate(tools, "greeter", line -> System.out.println(line.message()));
+    try (LiveSandbox sandbox = sandboxes.sandbox().template(built).create()) {
+      System.out.print(sandbox.exec("/home/user/greet.sh").stdout());
     }
     // @end
   }

@@ -270,6 +270,38 @@ public final class ControlPlane {
     return r.statusCode() != 404;
   }
 
+  // ---- template builds (E2B's v2 build API) ----
+
+  /** Requests a build at {@code POST /v3/templates}: {@code {name, tags, cpuCount, memoryMB}}; @return {@code {templateID, buildID, tags}} */
+  public JsonNode requestTemplateBuild(ObjectNode body) {
+    return call("POST", "/v3/templates", body, "request a build of template " + Json.text(body, "name"), null);
+  }
+
+  /** Asks whether a COPY's files are uploaded, at {@code GET /templates/{id}/files/{hash}}; @return {@code {present, url}} */
+  public JsonNode templateFileLink(String templateId, String hash) {
+    return call("GET", "/templates/" + seg(templateId) + "/files/" + seg(hash), null, "ask for the upload link of template files " + hash,
+        null);
+  }
+
+  /** Starts a requested build at {@code POST /v2/templates/{id}/builds/{buildId}}. */
+  public void startTemplateBuild(String templateId, String buildId, ObjectNode body) {
+    HttpResponse<byte[]> r = exchange("POST", "/v2/templates/" + seg(templateId) + "/builds/" + seg(buildId), body,
+        "start build " + buildId + " of template " + templateId);
+    if (r.statusCode() == 404) {
+      throw new SandboxApiException(404, errorMessage(r), "start build " + buildId + " of template " + templateId);
+    }
+  }
+
+  /** A build's status and its log entries from {@code logsOffset} on, at {@code GET /templates/{id}/builds/{buildId}/status}. */
+  public JsonNode templateBuildStatus(String templateId, String buildId, int logsOffset) {
+    return call("GET", "/templates/" + seg(templateId) + "/builds/" + seg(buildId) + "/status?logsOffset=" + logsOffset, null,
+        "read the status of build " + buildId + " of template " + templateId, null);
+  }
+
+  private static String seg(String s) {
+    return enc(s).replace("+", "%20");
+  }
+
   private static List<JsonNode> rows(HttpResponse<byte[]> r, String context) {
     if (r.statusCode() == 404) {
       throw new SandboxApiException(404, errorMessage(r), context);

@@ -1,0 +1,450 @@
+package io.sandboxes.template;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A sandbox template to build, as E2B's v2 SDK's {@code Template()}: a base (another template or
+ * an image), then steps, then the command its sandboxes start with. Immutable: each method returns
+ * a new template with one more step, so a template can be shared and extended.
+ *
+ * {@snippet :
+ * Template t = Template.fromTemplate("base")
+ *     .withContextDir(Path.of("src/main/sandbox"))         // where copy() reads from
+ *     .aptInstall("git")                                   // RUN as root
+ *     .copy("app", "/home/user/app")                       // a folder, owned by the user in effect
+ *     .setEnvs(Map.of("APP_MODE", "demo"))
+ *     .setWorkdir("/home/user/app")
+ *     .runCmd("python3 -m compileall -q .");
+ * BuildInfo built = e2b.buildTemplate(t, "my-app", BuildOptions.defaults().onLog(System.out::println));
+ * }
+ *
+ * <p>The steps are E2B's five: {@code COPY}, {@code ENV}, {@code RUN}, {@code WORKDIR},
+ * {@code USER}. The install helpers are {@code RUN} steps that run as {@code root}; like any RUN
+ * with its own user, they leave the user in effect as it was. A {@code copy} source is a path
+ * relative to the context directory and may not leave it: an absolute path or one with {@code ..}
+ * past the top is refused here, and a source reached through a symbolic link out of the context is
+ * refused at build time, before anything is sent. Symbolic links inside a copied folder are copied
+ * as links, never followed.
+ *
+ * @since 0.1
+ */
+public final class Template {
+  private static final Pattern ENV_KEY = Pattern.compile("^[A-Za-z_][A-Za-z0-9_]*$");
+  /** Package names passed to the shell as they are; anything else is single-quoted. */
+  private static final Pattern PLAIN_WORD = Pattern.compile("^[A-Za-z0-9._+:=~@/^<>-]+$");
+  /** The image E2B's SDK starts from by default; the local runtime reads it as its base template. */
+  public static final String E2B_BASE_IMAGE = "e2bdev/base";
+
+  private final @Nullable String fromImage;
+  private final @Nullable String fromTemplate;
+  private final Path contextDir;
+  private final List<TemplateStep> steps;
+  private final @Nullable String startCmd;
+  private final @Nullable String readyCmd;
+  private final boolean skipCacheFromHere;
+
+  private Template(@Nullable String fromImage, @Nullable String fromTemplate, Path contextDir, List<TemplateStep> steps,
+      @Nullable String startCmd, @Nullable String readyCmd, boolean skipCacheFromHere) {
+    this.fromImage = fromImage;
+    this.fromTemplate = fromTemplate;
+    this.contextDir = contextDir;
+    this.steps = List.copyOf(steps);
+    this.startCmd = startCmd;
+    this.readyCmd = readyCmd;
+    this.skipCacheFromHere = skipCacheFromHere;
+  }
+
+  /**
+   * Starts from a template the server has: {@code base}, a built template's alias or id, or a
+   * snapshot.
+   *
+   * @param template the template's alias or id
+   * @return a template with no steps yet, its context directory the working directory
+   */
+  public static Template fromTemplate(String template) {
+    return new Template(null, requireText(template, "template"), defaultContext(), List.of(), null, null, false);
+  }
+
+  /**
+   * Starts from a container image, e.g. {@code python:3.12-slim}. On E2B's cloud it is pulled
+   * from its registry; the local runtime pulls nothing, so it must be in the local Docker already.
+   *
+   * @param image the image reference
+   * @return a template with no steps yet, its context directory the working directory
+   */
+  public static Template fromImage(String image) {
+    return new Template(requireText(image, "image"), null, defaultContext(), List.of(), null, null, false);
+  }
+
+  /**
+   * Starts from E2B's base image, {@value #E2B_BASE_IMAGE}, as E2B's {@code fromBaseImage()}
+   * (the local runtime reads it as its own base).
+   *
+   * @return a template with no steps yet
+   */
+  public static Template fromBaseImage() {
+    return fromImage(E2B_BASE_IMAGE);
+  }
+
+  private static Path defaultContext() {
+    return Path.of("").toAbsolutePath().normalize();
+  }
+
+  private Template with(List<TemplateStep> newSteps) {
+    return new Template(fromImage, fromTemplate, contextDir, newSteps, startCmd, readyCmd, skipCacheFromHere);
+  }
+
+  private Template plus(TemplateStep.Type type, List<String> args, boolean forceUpload) {
+    List<TemplateStep> s = new ArrayList<>(steps);
+    s.add(new TemplateStep(type, args, skipCacheFromHere || forceUpload, forceUpload));
+    return with(s);
+  }
+
+  /**
+   * Sets the folder {@link #copy} sources are read from and relative to.
+   *
+   * @param dir an existing folder; a relative one is resolved against the working directory now
+   * @return a copy with it
+   */
+  public Template withContextDir(Path dir) {
+    Objects.requireNonNull(dir, "dir");
+    return new Template(fromImage, fromTemplate, dir.toAbsolutePath().normalize(), steps, startCmd, readyCmd, skipCacheFromHere);
+  }
+
+  /**
+   * Installs Debian packages: {@code apt-get update}, then a non-interactive
+   * {@code apt-get install -y}, as {@code root}.
+   *
+   * @param packages one or more package names (a {@code name=version} too)
+   * @return a template with the RUN step added
+   */
+  public Template aptInstall(String... packages) {
+    String list = packageList(packages);
+    return runCmd(List.of("apt-get update", "DEBIAN_FRONTEND=noninteractive DEBCONF_NOWARNINGS=yes apt-get install -y " + list), "root");
+  }
+
+  /**
+   * Installs Python packages system-wide with {@code pip install}, as {@code root}.
+   *
+   * @param packages one or more requirement specifiers, e.g. {@code requests==2.32.3}
+   * @return a template with the RUN step added
+   */
+  public Template pipInstall(String... packages) {
+    return runCmd("pip install " + packageList(packages), "root");
+  }
+
+  /**
+   * Installs Node packages globally with {@code npm install -g}, as {@code root}.
+   *
+   * @param packages one or more package names, e.g. {@code typescript@5}
+   * @return a template with the RUN step added
+   */
+  public Template npmInstall(String... packages) {
+    return runCmd("npm install -g " + packageList(packages), "root");
+  }
+
+  private static String packageList(String[] packages) {
+    Objects.requireNonNull(packages, "packages");
+    if (packages.length == 0) {
+      throw new IllegalArgumentException("name at least one package");
+    }
+    List<String> words = new ArrayList<>();
+    for (String p : packages) {
+      requireText(p, "package");
+      words.add(PLAIN_WORD.matcher(p).matches() ? p : shellQuote(p));
+    }
+    return String.join(" ", words);
+  }
+
+  /**
+   * Runs a shell command ({@code /bin/sh -c}) as the user in effect, in the workdir in effect.
+   *
+   * @param command the command, not blank
+   * @return a template with the RUN step added
+   */
+  public Template runCmd(String command) {
+    return plus(TemplateStep.Type.RUN, List.of(requireText(command, "command")), false);
+  }
+
+  /**
+   * Runs a shell command as the given user, for this step only.
+   *
+   * @param command the command, not blank
+   * @param user the user to run it as, e.g. {@code root}
+   * @return a template with the RUN step added
+   */
+  public Template runCmd(String command, String user) {
+    return plus(TemplateStep.Type.RUN, List.of(requireText(command, "command"), requireUser(user)), false);
+  }
+
+  /**
+   * Runs several commands in one step, joined with {@code &&} so the first failure stops it.
+   *
+   * @param commands one or more commands, none blank
+   * @return a template with the RUN step added
+   */
+  public Template runCmd(List<String> commands) {
+    return runCmd(joined(commands));
+  }
+
+  /**
+   * Runs several commands in one step as the given user, joined with {@code &&}.
+   *
+   * @param commands one or more commands, none blank
+   * @param user the user to run them as
+   * @return a template with the RUN step added
+   */
+  public Template runCmd(List<String> commands, String user) {
+    return runCmd(joined(commands), user);
+  }
+
+  private static String joined(List<String> commands) {
+    Objects.requireNonNull(commands, "commands");
+    if (commands.isEmpty()) {
+      throw new IllegalArgumentException("commands must not be empty");
+    }
+    commands.forEach(c -> requireText(c, "command"));
+    return String.join(" && ", commands);
+  }
+
+  /**
+   * Copies a file or a whole folder from the context directory into the image, owned by the user
+   * in effect. A folder's contents land in {@code dest}; a file lands at {@code dest}, or inside
+   * it when {@code dest} ends in {@code /}.
+   *
+   * @param src a path relative to the context directory, inside it
+   * @param dest where it goes in the image; a relative path is taken from the workdir in effect
+   * @return a template with the COPY step added
+   * @throws IllegalArgumentException when {@code src} is absolute, leaves the context directory,
+   *     or is a glob pattern
+   */
+  public Template copy(String src, String dest) {
+    return copy(src, dest, CopyOptions.defaults());
+  }
+
+  /**
+   * Copies a file or a whole folder, with an owner, a mode or a forced upload.
+   *
+   * @param src a path relative to the context directory, inside it
+   * @param dest where it goes in the image
+   * @param options owner, mode and upload
+   * @return a template with the COPY step added
+   * @throws IllegalArgumentException when {@code src} is absolute, leaves the context directory,
+   *     or is a glob pattern
+   * @see #copy(String, String)
+   */
+  public Template copy(String src, String dest, CopyOptions options) {
+    Objects.requireNonNull(options, "options");
+    String rel = relativeSource(src);
+    requireText(dest, "dest");
+    if (dest.indexOf('\0') >= 0) {
+      throw new IllegalArgumentException("dest must not hold a NUL character");
+    }
+    String mode = options.mode() == null ? "" : String.format("%04o", options.mode());
+    return plus(TemplateStep.Type.COPY, List.of(rel, dest, options.user() == null ? "" : options.user(), mode), options.forceUpload());
+  }
+
+  /**
+   * A copy source as a normalized relative path inside the context ({@code .} for the context itself).
+   */
+  static String relativeSource(String src) {
+    requireText(src, "src");
+    if (src.indexOf('\0') >= 0 || src.indexOf('\\') >= 0) {
+      throw new IllegalArgumentException("copy source '" + src + "' must be a plain relative path ('/' separated)");
+    }
+    if (src.startsWith("/")) {
+      throw new IllegalArgumentException("copy source '" + src + "' is an absolute path: it must be relative to the context"
+          + " directory and inside it");
+    }
+    if (src.matches(".*[*?\\[].*")) {
+      throw new IllegalArgumentException("copy source '" + src + "' is a glob pattern: name a file or a folder");
+    }
+    Path normalized = Path.of(src).normalize();
+    String n = normalized.toString();
+    if (n.equals("..") || n.startsWith("../")) {
+      throw new IllegalArgumentException("copy source '" + src + "' leaves the context directory: it must stay inside it");
+    }
+    return n.isEmpty() ? "." : n;
+  }
+
+  /**
+   * Sets environment variables for the steps after this one and for the template's sandboxes.
+   *
+   * @param envs names and values; an empty map adds no step
+   * @return a template with the ENV step added
+   */
+  public Template setEnvs(Map<String, String> envs) {
+    Objects.requireNonNull(envs, "envs");
+    if (envs.isEmpty()) {
+      return this;
+    }
+    List<String> args = new ArrayList<>();
+    new LinkedHashMap<>(envs).forEach((k, v) -> {
+      if (k == null || !ENV_KEY.matcher(k).matches()) {
+        throw new IllegalArgumentException("environment variable name '" + k + "' must be letters, digits and '_', not starting"
+            + " with a digit");
+      }
+      Objects.requireNonNull(v, () -> "value of " + k);
+      if (v.indexOf('\0') >= 0) {
+        throw new IllegalArgumentException("value of " + k + " must not hold a NUL character");
+      }
+      args.add(k);
+      args.add(v);
+    });
+    return plus(TemplateStep.Type.ENV, args, false);
+  }
+
+  /**
+   * Sets one environment variable for the steps after this one and for the template's sandboxes.
+   *
+   * @param name the variable's name
+   * @param value its value
+   * @return a template with the ENV step added
+   */
+  public Template setEnv(String name, String value) {
+    Map<String, String> one = new LinkedHashMap<>();
+    one.put(Objects.requireNonNull(name, "name"), Objects.requireNonNull(value, "value"));
+    return setEnvs(one);
+  }
+
+  /**
+   * Sets the working directory for the steps after this one and for the template's sandboxes,
+   * making it when missing.
+   *
+   * @param workdir an absolute path, or one relative to the workdir in effect
+   * @return a template with the WORKDIR step added
+   */
+  public Template setWorkdir(String workdir) {
+    return plus(TemplateStep.Type.WORKDIR, List.of(requireText(workdir, "workdir")), false);
+  }
+
+  /**
+   * Sets the user for the steps after this one and for the template's sandboxes.
+   *
+   * @param user a user that exists in the image
+   * @return a template with the USER step added
+   */
+  public Template setUser(String user) {
+    return plus(TemplateStep.Type.USER, List.of(requireUser(user)), false);
+  }
+
+  /**
+   * Sets the command each sandbox of the template starts in the background, and the command that
+   * says it is ready: a create answers once {@code readyCmd} exits 0.
+   *
+   * @param startCmd the start command, e.g. {@code python3 -m http.server 8000}
+   * @param readyCmd the ready check, e.g. {@code curl -fs localhost:8000}
+   * @return a copy with both
+   */
+  public Template setStartCmd(String startCmd, String readyCmd) {
+    return new Template(fromImage, fromTemplate, contextDir, steps, requireText(startCmd, "startCmd"), requireText(readyCmd, "readyCmd"),
+        skipCacheFromHere);
+  }
+
+  /**
+   * Sets only the ready check: a create answers once it exits 0.
+   *
+   * @param readyCmd the ready check
+   * @return a copy with it
+   */
+  public Template setReadyCmd(String readyCmd) {
+    return new Template(fromImage, fromTemplate, contextDir, steps, startCmd, requireText(readyCmd, "readyCmd"), skipCacheFromHere);
+  }
+
+  /**
+   * Rebuilds every step added after this call instead of taking it from the server's cache, as
+   * E2B's {@code skipCache()}. To rebuild every step, build with
+   * {@link BuildOptions#withSkipCache()}.
+   *
+   * @return a copy whose next steps are forced
+   */
+  public Template skipCache() {
+    return new Template(fromImage, fromTemplate, contextDir, steps, startCmd, readyCmd, true);
+  }
+
+  /**
+   * Returns the image it starts from.
+   *
+   * @return the image, or {@code null} when it starts from a template
+   */
+  public @Nullable String fromImage() {
+    return fromImage;
+  }
+
+  /**
+   * Returns the template it starts from.
+   *
+   * @return the template, or {@code null} when it starts from an image
+   */
+  public @Nullable String fromTemplate() {
+    return fromTemplate;
+  }
+
+  /**
+   * Returns the folder copy sources are read from.
+   *
+   * @return an absolute, normalized path
+   */
+  public Path contextDir() {
+    return contextDir;
+  }
+
+  /**
+   * Returns the steps, in order.
+   *
+   * @return an unmodifiable list; step {@code n} of the build's log is element {@code n - 1}
+   */
+  public List<TemplateStep> steps() {
+    return steps;
+  }
+
+  /**
+   * Returns the start command.
+   *
+   * @return the command, or {@code null} when none was set
+   */
+  public @Nullable String startCmd() {
+    return startCmd;
+  }
+
+  /**
+   * Returns the ready check.
+   *
+   * @return the command, or {@code null} when none was set
+   */
+  public @Nullable String readyCmd() {
+    return readyCmd;
+  }
+
+  @Override
+  public String toString() {
+    return "Template[from " + (fromImage != null ? "image " + fromImage : "template " + fromTemplate) + ", " + steps.size() + " steps]";
+  }
+
+  private static String requireText(String value, String name) {
+    Objects.requireNonNull(value, name);
+    if (value.isBlank()) {
+      throw new IllegalArgumentException(name + " must not be blank");
+    }
+    return value;
+  }
+
+  private static String requireUser(String user) {
+    requireText(user, "user");
+    if (!user.matches("^[A-Za-z0-9_][A-Za-z0-9_.-]*$")) {
+      throw new IllegalArgumentException("user '" + user + "' is not a user name");
+    }
+    return user;
+  }
+
+  private static String shellQuote(String s) {
+    return "'" + s.replace("'", "'\\''") + "'";
+  }
+}
