@@ -88,9 +88,7 @@ final class TemplateFiles {
         // Files.walk follows no link: a linked folder is one link entry, never descended
         try (Stream<Path> walk = Files.walk(target)) {
           for (Path p : (Iterable<Path>) walk.sorted(Comparator.comparing(Path::toString))::iterator) {
-            if (p.equals(root)) {
-              continue; // a COPY of the whole context names its contents
-            }
+            // a COPY of the whole context hashes the context itself as "" (as E2B's SDK does); its tar names no root
             out.add(entry(p, name(src, target, p), src));
           }
         }
@@ -102,7 +100,7 @@ final class TemplateFiles {
     } catch (IOException e) {
       throw new IllegalArgumentException("copy source '" + src + "' cannot be read: " + e, e);
     }
-    if (out.isEmpty()) {
+    if (out.isEmpty() || (out.size() == 1 && out.get(0).relative().isEmpty())) {
       throw new IllegalArgumentException("copy source '" + src + "' holds no files");
     }
     return out;
@@ -208,6 +206,9 @@ final class TemplateFiles {
       out.setLongFileMode(TarArchiveOutputStream.LONGFILE_POSIX);
       out.setBigNumberMode(TarArchiveOutputStream.BIGNUMBER_POSIX);
       for (Entry e : entries) {
+        if (e.relative().isEmpty()) {
+          continue; // the context itself: its contents are what is copied
+        }
         TarArchiveEntry t;
         switch (e.kind()) {
           case DIRECTORY -> t = new TarArchiveEntry(e.relative() + "/");

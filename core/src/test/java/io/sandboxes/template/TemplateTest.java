@@ -1,0 +1,92 @@
+package io.sandboxes.template;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+/** The builder's steps as E2B's build API receives them, and the input it refuses before any build. */
+class TemplateTest {
+
+  @Test
+  @DisplayName("each step is E2B's: install helpers are RUN as root, several commands joined with &&, COPY with user and octal mode")
+  void stepsAsE2BSendsThem() {
+    Template t = Template.fromTemplate("base")
+        .aptInstall("git", "curl=7.88*")
+        .pipInstall("requests==2.32.3")
+        .npmInstall("typescript@5")
+        .runCmd(List.of("make", "make install"))
+        .runCmd("id", "user")
+        .copy("./app/../app", "/opt/app", CopyOptions.defaults().withUser("root").withMode(0640))
+        .setEnvs(Map.of("A", "1"))
+        .setWorkdir("/opt/app")
+        .setUser("user")
+        .setStartCmd("serve", "check");
+    assertThat(t.steps()).extracting(TemplateStep::type).containsExactly(TemplateStep.Type.RUN, TemplateStep.Type.RUN,
+        TemplateStep.Type.RUN, TemplateStep.Type.RUN, TemplateStep.Type.RUN, TemplateStep.Type.COPY, TemplateStep.Type.ENV,
+        TemplateStep.Type.WORKDIR, TemplateStep.Type.USER);
+    assertThat(t.steps().get(0).args()).containsExactly("apt-get update && DEBIAN_FRONTEND=noninteractive DEBCONF_NOWARNINGS=yes"
+        + " apt-get install -y git 'curl=7.88*'", "root");
+    assertThat(t.steps().get(1).args()).containsExactly("pip install requests==2.32.3", "root");
+    assertThat(t.steps().get(2).args()).containsExactly("npm install -g typescript@5", "root");
+    assertThat(t.steps().get(3).args()).containsExactly("make && make install");
+    assertThat(t.steps().get(4).args()).containsExactly("id", "user");
+    assertThat(t.steps().get(5).args()).containsExactly("app", "/opt/app", "root", "0640");
+    assertThat(t.steps().get(6).args()).containsExactly("A", "1");
+    assertThat(t.startCmd()).isEqualTo("serve");
+    assertThat(t.readyCmd()).isEqualTo("check");
+    assertThat(t.fromTemplate()).isEqualTo("base");
+    assertThat(t.fromImage()).isNull();
+    assertThat(t.contextDir()).isEqualTo(Path.of("").toAbsolutePath());
+    assertThat(Template.fromBaseImage().fromImage()).isEqualTo("e2bdev/base");
+  }
+
+  @Test
+  @DisplayName("a template is immutable: a step returns a new template and the old one is unchanged; skipCache forces only later steps")
+  void immutableAndSkipCache() {
+    Template base = Template.fromImage("debian:bookworm-slim").runCmd("true");
+    Template more = base.runCmd("echo more");
+    assertThat(base.steps()).hasSize(1);
+    assertThat(more.steps()).hasSize(2);
+    Template forced = more.skipCache().runCmd("echo forced").copy("x", "/x", CopyOptions.defaults().withForceUpload());
+    assertThat(forced.steps()).extracting(TemplateStep::force).containsExactly(false, false, true, true);
+    assertThat(forced.steps().get(3).forceUpload()).isTrue();
+    assertThat(more.copy("x", "/x", CopyOptions.defaults().withForceUpload()).steps().get(2).force())
+        .as("a forced upload also rebuilds its step, as E2B's SDK does").isTrue();
+    assertThatThrownBy(() -> base.steps().add(null)).isInstanceOf(UnsupportedOperationException.class);
+  }
+
+  @Test
+  @DisplayName("bad input is refused by name: blank or empty commands, packages, users, env names, copy sources outside the context")
+  void refusals() {
+    Template t = Template.fromTemplate("base");
+    assertThatThrownBy(() -> Template.fromTemplate(" ")).hasMessage("template must not be blank");
+    assertThatThrownBy(() -> Template.fromImage("")).hasMessage("image must not be blank");
+    assertThatThrownBy(() -> t.runCmd(" ")).hasMessage("command must not be blank");
+    assertThatThrownBy(() -> t.runCmd(List.of())).hasMessage("commands must not be empty");
+    assertThatThrownBy(() -> t.runCmd(List.of("ok", ""))).hasMessage("command must not be blank");
+    assertThatThrownBy(() -> t.runCmd("id", "bad user")).hasMessageContaining("not a user name");
+    assertThatThrownBy(t::aptInstall).hasMessage("name at least one package");
+    assertThatThrownBy(() -> t.pipInstall("ok", " ")).hasMessage("package must not be blank");
+    assertThatThrownBy(() -> t.setEnvs(Map.of("1BAD", "x"))).hasMessageContaining("'1BAD'");
+    assertThatThrownBy(() -> t.setWorkdir("")).hasMessage("workdir must not be blank");
+    assertThatThrownBy(() -> t.setUser("")).hasMessage("user must not be blank");
+    assertThatThrownBy(() -> t.setStartCmd("run", " ")).hasMessage("readyCmd must not be blank");
+    assertThatThrownBy(() -> t.copy("/etc/passwd", "/x")).hasMessageContaining("absolute path");
+    assertThatThrownBy(() -> t.copy("..", "/x")).hasMessageContaining("leaves the context directory");
+    assertThatThrownBy(() -> t.copy("a/../../b", "/x")).hasMessageContaining("leaves the context directory");
+    assertThatThrownBy(() -> t.copy("src/*.java", "/x")).hasMessageContaining("glob pattern");
+    assertThatThrownBy(() -> t.copy("a", " ")).hasMessage("dest must not be blank");
+    assertThat(t.copy("..myconfig", "/x").steps().get(0).args().get(0)).as("a name starting with dots is no escape").isEqualTo("..myconfig");
+    assertThat(t.copy("./", "/x").steps().get(0).args().get(0)).isEqualTo(".");
+    assertThatThrownBy(() -> CopyOptions.defaults().withMode(010000)).hasMessageContaining("07777");
+    assertThatThrownBy(() -> BuildOptions.defaults().withTimeout(Duration.ZERO)).hasMessageContaining("timeout must be positive");
+    assertThatThrownBy(() -> BuildOptions.defaults().withCpuCount(0)).hasMessageContaining("cpuCount");
+    assertThatThrownBy(() -> BuildOptions.defaults().withTags(List.of(" "))).hasMessageContaining("tag must not be blank");
+  }
+}
