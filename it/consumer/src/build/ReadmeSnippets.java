@@ -38,6 +38,7 @@ public final class ReadmeSnippets {
       import io.sandboxes.langchain4j.*;
       import io.sandboxes.springai.*;
       import io.sandboxes.mcp.*;
+      import io.sandboxes.template.*;
       import org.springframework.ai.chat.memory.ChatMemory;
       import org.springframework.ai.chat.model.ToolContext;
       import java.io.*;

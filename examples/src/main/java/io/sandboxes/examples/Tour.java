@@ -22,6 +22,7 @@ public final class Tour {
       examples.put("Files and tar", FilesAndTar::run);
       examples.put("Terminal", Terminal::run);
       examples.put("Volumes and snapshots", VolumesAndSnapshots::run);
+      examples.put("Templates", Templates::run);
       examples.put("Code interpreter", CodeInterpreter::run);
       examples.put("Egress report", EgressReport::run);
       examples.put("LangChain4j tools", LangChain4jTools::run);

@@ -79,7 +79,7 @@ class ExamplesTest {
 
   @Test
   @Timeout(value = 5, unit = TimeUnit.MINUTES)
-  @DisplayName("the tour, the README's main job, runs every example (hello, files and tar, terminal, volumes and snapshots, code interpreter, egress report, LangChain4j, Spring AI and MCP tools) and exits cleanly")
+  @DisplayName("the tour, the README's main job, runs every example (hello, files and tar, terminal, volumes and snapshots, templates, code interpreter, egress report, LangChain4j, Spring AI and MCP tools) and exits cleanly")
   void tour() throws Exception {
     Run run = runExample(Tour.class);
     assertThat(run.exitCode()).as(run.output()).isZero();
@@ -91,6 +91,10 @@ class ExamplesTest {
             "Ctrl-C stopped the job; the shell answered: interrupted-42")
         .contains("== Volumes and snapshots", "volume says: written by the first sandbox", "snapshot says: tool from the snapshot",
             "removed the template and the volume")
+        .contains("== Templates", "build log: facts written")
+        .anyMatch(l -> l.matches("built template tour-report-[0-9a-f]{8}"))
+        .anyMatch(l -> l.matches("sandbox says: template report: 3\\.\\d+\\.\\d+ in /opt/report, as user"))
+        .anyMatch(l -> l.matches("deleted template tour-report-[0-9a-f]{8}"))
         .contains("== Code interpreter", "defined radius = 2", "area = 12.57", "streamed line 0", "streamed line 2",
             "error: NameError: name 'undefined_name' is not defined", "result: 12.566 (execution 6)")
         .anyMatch(l -> l.matches("saved the chart to .*sandboxes-chart\\.png \\(\\d{4,} bytes, image/png\\)"))

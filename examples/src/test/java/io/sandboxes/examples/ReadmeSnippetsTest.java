@@ -20,6 +20,9 @@ import io.sandboxes.langchain4j.SandboxCodeExecutionEngine;
 import io.sandboxes.langchain4j.SandboxTools;
 import io.sandboxes.dsl.SandboxToolkit;
 import io.sandboxes.springai.SandboxSpringTools;
+import io.sandboxes.template.BuildInfo;
+import io.sandboxes.template.CopyOptions;
+import io.sandboxes.template.Template;
 import io.sandboxes.mcp.SandboxMcpServer;
 import org.springframework.ai.chat.memory.ChatMemory;
 import org.springframework.ai.chat.model.ToolContext;
@@ -32,6 +35,7 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.DisplayName;
@@ -92,6 +96,29 @@ class ReadmeSnippetsTest {
     }
     // end
     assertThat(printed.toString(StandardCharsets.UTF_8)).isEqualTo("area:\n12.566\nZeroDivisionError\nchart: png\n");
+  }
+
+  @Test
+  @DisplayName("README: a template built from base with a copied script and a RUN, and a sandbox booted from it by name")
+  void template() throws Exception {
+    // snippet:template
+    try (SandboxClient sandboxes = Sandboxes.local()) {
+      Path project = Files.createTempDirectory("readme-tools");
+      Files.writeString(project.resolve("hello.sh"), "echo \"hello from $(cat /etc/motto)\"\n");
+      Template tools = Template.fromTemplate("base")
+          .withContextDir(project)                                  // copy() reads from here
+          .copy("hello.sh", "/home/user/hello.sh", CopyOptions.defaults().withMode(0755))
+          .runCmd("echo 'a template of my own' > /etc/motto", "root")
+          .setEnv("MODE", "demo");
+      String name = "readme-tools-" + UUID.randomUUID().toString().substring(0, 8);
+      BuildInfo built = sandboxes.buildTemplate(tools, name, line -> {});  // line: each build log line
+      try (LiveSandbox sandbox = sandboxes.sandbox().template(built).create()) {
+        out.print(sandbox.exec("./hello.sh; echo $MODE").stdout());
+      }
+      sandboxes.deleteTemplate(name);
+    }
+    // end
+    assertThat(printed.toString(StandardCharsets.UTF_8)).isEqualTo("hello from a template of my own\ndemo\n");
   }
 
   @Test

@@ -25,16 +25,17 @@ import org.junit.platform.testkit.engine.Events;
 class ReadmeSnippetsTest {
 
   /** What each code snippet of the README prints. A snippet added to the README needs its line here. */
-  private static final Map<String, String> PRINTS = Map.of(
-      "quickstart", "42 (exit 0)\n",
-      "live", "hello from demo\n",
-      "lifecycle", "true PAUSED\nkept\ntrue\n",
-      "follow", "step 1\nstep 2\nstep 3\ntimed out after: compiling\n",
-      "provider", "1\n",
-      "code-interpreter", "area:\n12.566\nZeroDivisionError\nchart: png\n",
-      "langchain4j", "5050\nexit code: 0\nstdout:\nhi from alice\n\n",
-      "spring-ai", "exit code: 0\nstdout:\n1024\n\n",
-      "mcp", "run_command run_python read_file write_file list_folder \n");
+  private static final Map<String, String> PRINTS = Map.ofEntries(
+      Map.entry("quickstart", "42 (exit 0)\n"),
+      Map.entry("live", "hello from demo\n"),
+      Map.entry("lifecycle", "true PAUSED\nkept\ntrue\n"),
+      Map.entry("follow", "step 1\nstep 2\nstep 3\ntimed out after: compiling\n"),
+      Map.entry("provider", "1\n"),
+      Map.entry("code-interpreter", "area:\n12.566\nZeroDivisionError\nchart: png\n"),
+      Map.entry("langchain4j", "5050\nexit code: 0\nstdout:\nhi from alice\n\n"),
+      Map.entry("spring-ai", "exit code: 0\nstdout:\n1024\n\n"),
+      Map.entry("mcp", "run_command run_python read_file write_file list_folder \n"),
+      Map.entry("template", "hello from a template of my own\ndemo\n"));
 
   @Test
   void everyCodeSnippetOfTheReadmeHasAnExpectation() {
