@@ -236,6 +236,15 @@ class NoNetworkStartTest {
     }
   }
 
+  /** Takes the port; when something else has taken it meanwhile (another test's server), that one holds it instead. */
+  private static @org.jspecify.annotations.Nullable ServerSocket squat(int port, InetAddress at) throws IOException {
+    try {
+      return new ServerSocket(port, 5, at);
+    } catch (java.net.BindException taken) {
+      return null;
+    }
+  }
+
   private static int proxyPort(DockerRuntime docker, String containerId) {
     for (String kv : docker.client().inspectContainerCmd(containerId).exec().getConfig().getEnv()) {
       if (kv.startsWith("HTTP_PROXY=")) {
@@ -278,7 +287,7 @@ class NoNetworkStartTest {
             assertThat(s.exec("cat /tmp/old.out 2>/dev/null || true").stdout()).as("the process from before the restart").isEqualTo("200"));
       }
       // the old port taken by someone else: new commands still get through, told the new port
-      try (ServerSocket squatter = new ServerSocket(firstPort, 5, InetAddress.getByName(gatewayIp));
+      try (ServerSocket squatter = squat(firstPort, InetAddress.getByName(gatewayIp));
            LocalServer third = b.keepSandboxesOnClose(false).build().start(); E2BSandboxProvider c = client(third)) {
         LiveSandbox s = c.api().connect(id);
         assertThat(curl(s, "http://" + host + "/")).as("a new command while the old port is taken").isEqualTo("200");
