@@ -21,6 +21,12 @@ import org.jspecify.annotations.Nullable;
  * @param latex LaTeX
  * @param json a JSON representation, as JSON text
  * @param javascript JavaScript
+ * @param data structured data (E2B's {@code data}): a pandas DataFrame as each column's name
+ *     mapped to its values, in column order; values are {@link String}, {@link Boolean},
+ *     {@link Long}, {@link Double}, {@code null} (a missing or non-finite value), or a
+ *     {@link List} or {@link Map} of these; timestamps are ISO 8601 text. Unmodifiable; {@code null}
+ *     when the result is not such data
+ * @param chart the chart read from a displayed figure (E2B's {@code chart}), or {@code null}
  * @param extra any other representation, by MIME type, as JSON text
  * @since 0.2
  */
@@ -36,11 +42,14 @@ public record CodeResult(
     @Nullable String latex,
     @Nullable String json,
     @Nullable String javascript,
+    @Nullable Map<String, @Nullable Object> data,
+    @Nullable CodeChart chart,
     Map<String, String> extra) {
 
-  /** Copies the extra representations. */
+  /** Copies the extra representations and the data (which may hold nulls). */
   public CodeResult {
     extra = Map.copyOf(extra);
+    data = data == null ? null : java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(data));
   }
 
   /**
@@ -77,8 +86,8 @@ public record CodeResult(
    */
   public List<String> formats() {
     List<String> out = new ArrayList<>();
-    String[] names = {"text", "html", "markdown", "svg", "png", "jpeg", "pdf", "latex", "json", "javascript"};
-    Object[] values = {text, html, markdown, svg, png, jpeg, pdf, latex, json, javascript};
+    String[] names = {"text", "html", "markdown", "svg", "png", "jpeg", "pdf", "latex", "json", "javascript", "data", "chart"};
+    Object[] values = {text, html, markdown, svg, png, jpeg, pdf, latex, json, javascript, data, chart};
     for (int i = 0; i < names.length; i++) {
       if (values[i] != null) {
         out.add(names[i]);

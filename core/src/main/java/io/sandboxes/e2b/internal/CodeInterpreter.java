@@ -2,6 +2,7 @@ package io.sandboxes.e2b.internal;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.sandboxes.CodeChart;
 import io.sandboxes.CodeContext;
 import io.sandboxes.CodeError;
 import io.sandboxes.CodeExecution;
@@ -187,7 +188,7 @@ public final class CodeInterpreter {
   }
 
   private static final List<String> KNOWN = List.of("type", "is_main_result", "text", "html", "markdown", "svg", "png", "jpeg",
-      "pdf", "latex", "json", "javascript", "extra");
+      "pdf", "latex", "json", "javascript", "data", "chart", "extra");
 
   static CodeResult result(JsonNode e) {
     Map<String, String> extra = new LinkedHashMap<>();
@@ -203,7 +204,92 @@ public final class CodeInterpreter {
     JsonNode json = e.get("json");
     return new CodeResult(e.path("is_main_result").asBoolean(false), text(e, "text"), text(e, "html"), text(e, "markdown"),
         text(e, "svg"), bytes(e, "png"), bytes(e, "jpeg"), bytes(e, "pdf"), text(e, "latex"),
-        json == null || json.isNull() ? null : json.isTextual() ? json.asText() : json.toString(), text(e, "javascript"), extra);
+        json == null || json.isNull() ? null : json.isTextual() ? json.asText() : json.toString(), text(e, "javascript"),
+        data(e.get("data")), chart(e.get("chart")), extra);
+  }
+
+  private static @Nullable Map<String, @Nullable Object> data(@Nullable JsonNode node) {
+    if (node == null || !node.isObject()) {
+      return null;
+    }
+    @SuppressWarnings("unchecked")
+    Map<String, @Nullable Object> map = (Map<String, @Nullable Object>) plain(node);
+    return map;
+  }
+
+  /** A JSON value as plain, unmodifiable Java: String, Boolean, Long, Double, null, List, Map. */
+  private static @Nullable Object plain(JsonNode node) {
+    if (node.isTextual()) {
+      return node.asText();
+    }
+    if (node.isBoolean()) {
+      return node.asBoolean();
+    }
+    if (node.isIntegralNumber() && node.canConvertToLong()) {
+      return node.asLong();
+    }
+    if (node.isNumber()) {
+      return node.asDouble();
+    }
+    if (node.isArray()) {
+      List<@Nullable Object> list = new ArrayList<>();
+      node.forEach(n -> list.add(plain(n)));
+      return java.util.Collections.unmodifiableList(list);
+    }
+    if (node.isObject()) {
+      Map<String, @Nullable Object> map = new LinkedHashMap<>();
+      node.fields().forEachRemaining(f -> map.put(f.getKey(), plain(f.getValue())));
+      return java.util.Collections.unmodifiableMap(map);
+    }
+    return null;
+  }
+
+  /** E2B's chart JSON, typed; an element of a shape its chart type does not have is left out (it stays in the JSON). */
+  static @Nullable CodeChart chart(@Nullable JsonNode node) {
+    if (node == null || !node.isObject() || node.isEmpty()) {
+      return null;
+    }
+    CodeChart.Type type = CodeChart.Type.of(text(node, "type"));
+    List<CodeChart.Element> elements = new ArrayList<>();
+    for (JsonNode el : node.path("elements")) {
+      CodeChart.Element element = switch (type) {
+        case LINE, SCATTER -> el.path("points").isArray() ? new CodeChart.Series(el.path("label").asText(""), points(el.get("points"))) : null;
+        case BAR -> el.path("value").isNumber()
+            ? new CodeChart.Bar(el.path("label").asText(""), el.path("group").asText(""), el.get("value").asDouble()) : null;
+        case PIE -> el.path("angle").isNumber()
+            ? new CodeChart.Slice(el.path("label").asText(""), el.get("angle").asDouble(), el.path("radius").asDouble()) : null;
+        case BOX_AND_WHISKER -> el.path("median").isNumber() ? box(el) : null;
+        case SUPERCHART -> {
+          CodeChart sub = chart(el);
+          yield sub == null ? null : new CodeChart.Subchart(sub);
+        }
+        case UNKNOWN -> null;
+      };
+      if (element != null) {
+        elements.add(element);
+      }
+    }
+    return new CodeChart(type, text(node, "title"), text(node, "x_label"), text(node, "y_label"), text(node, "x_unit"),
+        text(node, "y_unit"), elements, node.toString());
+  }
+
+  private static List<CodeChart.Point> points(JsonNode array) {
+    List<CodeChart.Point> out = new ArrayList<>();
+    for (JsonNode p : array) {
+      out.add(new CodeChart.Point(coordinate(p.get(0)), coordinate(p.get(1))));
+    }
+    return out;
+  }
+
+  private static @Nullable Object coordinate(@Nullable JsonNode v) {
+    return v == null || v.isNull() ? null : v.isNumber() ? (Object) v.asDouble() : v.asText();
+  }
+
+  private static CodeChart.Box box(JsonNode el) {
+    List<Double> outliers = new ArrayList<>();
+    el.path("outliers").forEach(o -> outliers.add(o.asDouble()));
+    return new CodeChart.Box(el.path("label").asText(""), el.path("min").asDouble(), el.path("first_quartile").asDouble(),
+        el.path("median").asDouble(), el.path("third_quartile").asDouble(), el.path("max").asDouble(), outliers);
   }
 
   private static @Nullable String text(JsonNode e, String field) {
