@@ -233,6 +233,13 @@ async function codeInterpreterSteps() {
   const png = chart.results.find((r) => r.png)
   const bytes = png ? Buffer.from(png.png, 'base64') : Buffer.alloc(0)
   say('ci.png', bytes.length > 1000 && bytes.subarray(1, 4).toString() === 'PNG' ? 'png' : `no png: ${JSON.stringify(chart.results.map((r) => r.formats()))}`)
+  const line = png?.chart
+  say('ci.chart.line', line ? `${line.type} ${line.elements.length} ${JSON.stringify(line.elements[0]?.points)}` : 'no chart')
+  const barRun = await ci.runCode("import matplotlib.pyplot as plt\nplt.bar(['a', 'b', 'c'], [3, 5, 2], label='sold')\nplt.title('Sales')\nplt.xlabel('Shop')\nplt.ylabel('Amount (EUR)')\nplt.show()")
+  const bar = barRun.results.find((r) => r.chart)?.chart
+  say('ci.chart.bar', bar ? `${bar.type} ${bar.title} ${bar.x_label}|${bar.y_label}|${bar.y_unit} ${bar.elements.map((e) => `${e.group}:${e.label}=${e.value}`).join(',')}` : `no chart: ${JSON.stringify(barRun.results.map((r) => r.formats()))} ${barRun.error?.value}`)
+  const frame = await ci.runCode('import pandas as pd\npd.DataFrame({"n": [1, 2], "s": ["x", None]})')
+  say('ci.data', frame.results[0]?.data ? JSON.stringify(frame.results[0].data) : `no data: ${JSON.stringify(frame.results.map((r) => r.formats()))}`)
   const errors = []
   const failed = await ci.runCode('def boom():\n    raise ValueError("bad value")\nboom()', { onError: (e) => errors.push(e.name) })
   say('ci.error', `${failed.error?.name} ${failed.error?.value} ${failed.error?.traceback.replace(/\x1b\[[;\d]*m/g, '').includes('----> 3 boom()') ? 'traceback' : 'no traceback'} ${errors.join(',')}`)

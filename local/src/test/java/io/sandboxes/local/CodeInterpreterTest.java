@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import io.sandboxes.CodeChart;
 import io.sandboxes.CodeContext;
 import io.sandboxes.CodeError;
 import io.sandboxes.CodeExecution;
@@ -122,6 +123,129 @@ class CodeInterpreterTest {
       assertThat(img.bytes().length).isGreaterThan(5_000);
     });
     assertThat(streamed).contains(chart);
+  }
+
+  @Test
+  @DisplayName("the image has the kernel and the data packages, and none of the compilers and debugger Debian's dependencies would bring")
+  void imageContents() {
+    io.sandboxes.ExecResult r = sandbox.exec("python3 -c 'import ipykernel, jupyter_client, numpy, pandas, matplotlib; print(\"imported\")'"
+        + " && for t in gcc g++ cc gdb; do command -v $t >/dev/null && echo \"has $t\"; done; echo checked");
+    assertThat(r.exitCode()).as("%s", r).isZero();
+    assertThat(r.stdout()).isEqualTo("imported\nchecked\n");
+  }
+
+  @Test
+  @DisplayName("a line chart comes typed beside its PNG: type, title, labels, unit, each line's label and points")
+  void lineChart() {
+    CodeExecution e = sandbox.runCode("""
+        import matplotlib.pyplot as plt
+        plt.plot([0, 1, 2], [0.5, 1.5, 4.0], label="speed")
+        plt.plot([0, 1, 2], [2, 2, 1])
+        plt.axhline(3)
+        plt.title("Run")
+        plt.xlabel("Time (s)")
+        plt.ylabel("Speed [m/s]")
+        plt.show()
+        """).orThrow();
+    CodeResult figure = e.results().stream().filter(r -> r.chart() != null).findFirst().orElseThrow();
+    assertThat(figure.png()).isNotNull();
+    assertThat(figure.formats()).contains("png", "chart");
+    CodeChart chart = figure.chart();
+    assertThat(chart.type()).isEqualTo(CodeChart.Type.LINE);
+    assertThat(chart.title()).isEqualTo("Run");
+    assertThat(chart.xLabel()).isEqualTo("Time (s)");
+    assertThat(chart.xUnit()).isEqualTo("s");
+    assertThat(chart.yUnit()).isEqualTo("m/s");
+    // the axhline is a reference line, not data
+    assertThat(chart.elements()).containsExactly(
+        new CodeChart.Series("speed", List.of(new CodeChart.Point(0.0, 0.5), new CodeChart.Point(1.0, 1.5),
+            new CodeChart.Point(2.0, 4.0))),
+        new CodeChart.Series("Line 1", List.of(new CodeChart.Point(0.0, 2.0), new CodeChart.Point(1.0, 2.0),
+            new CodeChart.Point(2.0, 1.0))));
+    assertThat(chart.json()).contains("\"x_scale\":\"linear\"", "\"x_ticks\":[");
+  }
+
+  @Test
+  @DisplayName("bar charts (upright, two groups, and sideways), a pie and a figure of two axes come typed")
+  void otherCharts() {
+    CodeChart bars = onlyChart(sandbox.runCode("""
+        import matplotlib.pyplot as plt
+        plt.bar([0, 1, 2], [4, 4, 4], width=0.4, label="2024", tick_label=["a", "b", "c"])
+        plt.bar([0.4, 1.4, 2.4], [1, 2, 3], width=0.4)
+        plt.ylabel("Sold")
+        plt.show()
+        """));
+    assertThat(bars.type()).isEqualTo(CodeChart.Type.BAR);
+    assertThat(bars.yLabel()).isEqualTo("Sold");
+    // equal heights, still upright bars (E2B's rule takes equal heights for sideways ones)
+    assertThat(bars.elements()).containsExactly(new CodeChart.Bar("a", "2024", 4), new CodeChart.Bar("b", "2024", 4),
+        new CodeChart.Bar("c", "2024", 4), new CodeChart.Bar("0.4", "Group 1", 1), new CodeChart.Bar("1.4", "Group 1", 2),
+        new CodeChart.Bar("2.4", "Group 1", 3));
+    CodeChart sideways = onlyChart(sandbox.runCode("""
+        import matplotlib.pyplot as plt
+        plt.barh(["x", "y"], [7, 7], label="n")
+        plt.xlabel("Count")
+        plt.ylabel("Kind")
+        plt.show()
+        """));
+    // E2B's x is the categories' axis
+    assertThat(sideways.elements()).containsExactly(new CodeChart.Bar("x", "n", 7), new CodeChart.Bar("y", "n", 7));
+    assertThat(sideways.xLabel()).isEqualTo("Kind");
+    assertThat(sideways.yLabel()).isEqualTo("Count");
+    CodeChart pie = onlyChart(sandbox.runCode("""
+        import matplotlib.pyplot as plt
+        plt.pie([1, 3], labels=["one", "three"])
+        plt.title("Share")
+        plt.show()
+        """));
+    assertThat(pie.type()).isEqualTo(CodeChart.Type.PIE);
+    assertThat(pie.elements()).containsExactly(new CodeChart.Slice("one", 90, 1), new CodeChart.Slice("three", 270, 1));
+    CodeChart two = onlyChart(sandbox.runCode("""
+        import matplotlib.pyplot as plt
+        fig, (left, right) = plt.subplots(1, 2)
+        left.plot([1, 2], [3, 4])
+        right.scatter([1, 2], [5, 6], label="dots")
+        fig.suptitle("Both")
+        plt.show()
+        """));
+    assertThat(two.type()).isEqualTo(CodeChart.Type.SUPERCHART);
+    assertThat(two.title()).isEqualTo("Both");
+    assertThat(two.elements()).extracting(el -> ((CodeChart.Subchart) el).chart().type())
+        .containsExactly(CodeChart.Type.LINE, CodeChart.Type.SCATTER);
+    assertThat(((CodeChart.Subchart) two.elements().get(1)).chart().elements()).containsExactly(
+        new CodeChart.Series("dots", List.of(new CodeChart.Point(1.0, 5.0), new CodeChart.Point(2.0, 6.0))));
+    // a figure with nothing drawn has a PNG and no chart; a plain value neither
+    CodeExecution blank = sandbox.runCode("import matplotlib.pyplot as plt\nplt.figure()\nplt.show()").orThrow();
+    assertThat(blank.results()).isNotEmpty().allSatisfy(r -> assertThat(r.chart()).isNull());
+    CodeResult plainValue = sandbox.runCode("1 + 1").mainResult().orElseThrow();
+    assertThat(plainValue.chart()).isNull();
+    assertThat(plainValue.data()).isNull();
+    assertThat(plainValue.formats()).containsExactly("text");
+  }
+
+  private static CodeChart onlyChart(CodeExecution e) {
+    e.orThrow();
+    List<CodeResult> charts = e.results().stream().filter(r -> r.chart() != null).toList();
+    assertThat(charts).as("results with a chart in %s", e.results()).hasSize(1);
+    return charts.get(0).chart();
+  }
+
+  @Test
+  @DisplayName("a DataFrame comes as data: columns in order, values typed, a missing value and NaN null, timestamps ISO text")
+  void dataFrame() {
+    CodeResult frame = sandbox.runCode("""
+        import pandas as pd
+        pd.DataFrame({"n": [1, 2], "x": [0.5, float("nan")], "s": ["a", None], "ok": [True, False],
+                      "t": pd.to_datetime(["2024-01-02", "2024-03-04 05:06:07"])})
+        """).orThrow().mainResult().orElseThrow();
+    assertThat(frame.data()).isNotNull();
+    assertThat(frame.data().keySet()).containsExactly("n", "x", "s", "ok", "t");
+    assertThat(frame.data().get("n")).isEqualTo(List.of(1L, 2L));
+    assertThat(frame.data().get("x")).isEqualTo(java.util.Arrays.asList(0.5, null));
+    assertThat(frame.data().get("s")).isEqualTo(java.util.Arrays.asList("a", null));
+    assertThat(frame.data().get("ok")).isEqualTo(List.of(true, false));
+    assertThat(frame.data().get("t")).isEqualTo(List.of("2024-01-02T00:00:00", "2024-03-04T05:06:07"));
+    assertThat(frame.formats()).contains("text", "html", "data");
   }
 
   @Test

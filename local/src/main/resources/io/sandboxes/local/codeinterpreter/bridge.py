@@ -38,6 +38,18 @@ MIME_KEYS = {
     "application/json": "json", "application/javascript": "javascript", "e2b/data": "data", "e2b/chart": "chart",
 }
 RUNTIME_DIR = tempfile.mkdtemp(prefix="sandboxes-kernels-")
+# the e2b/data and e2b/chart formatters, loaded into each kernel (beside this file in the image)
+RESULTS_MODULE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results.py")
+KERNEL_SETUP = """
+def _sandboxes_setup(path):
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("sandboxes_results", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.install(get_ipython())
+_sandboxes_setup(%r)
+del _sandboxes_setup
+""" % RESULTS_MODULE
 
 
 class RequestError(Exception):
@@ -91,6 +103,7 @@ class Context:
         client.start_channels()
         try:
             self._await_ready(client)
+            self._setup(client)
         except Exception as e:  # noqa: BLE001 - any failure to come up is the same to the caller
             client.stop_channels()
             self.kill()
@@ -122,6 +135,24 @@ class Context:
                         published = published or msg["parent_header"].get("msg_id") in asked
                 except queue.Empty:
                     pass
+
+    def _setup(self, client):
+        """Loads the rich-result formatters; a kernel without them is not started (its charts would be missing)."""
+        msg_id = client.execute(KERNEL_SETUP, silent=True, store_history=False, allow_stdin=False)
+        deadline = time.monotonic() + KERNEL_READY_SECONDS
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError("the kernel exited with status %s during its setup" % self.proc.poll())
+            try:
+                msg = client.get_shell_msg(timeout=POLL_SECONDS)
+            except queue.Empty:
+                continue
+            if msg["parent_header"].get("msg_id") == msg_id:
+                content = msg["content"]
+                if content.get("status") != "ok":
+                    raise RuntimeError("its setup failed: %s: %s" % (content.get("ename"), content.get("evalue")))
+                return
+        raise RuntimeError("its setup did not finish within %d s" % KERNEL_READY_SECONDS)
 
     def alive(self):
         return self.proc is not None and self.proc.poll() is None

@@ -45,25 +45,50 @@ public final class CodeInterpreterImage {
   public static final String LABEL_START = "io.sandboxes.start-cmd";
   /** An image label naming the template the image is. */
   public static final String LABEL_TEMPLATE_IMAGE = "io.sandboxes.template-image";
-  static final String BRIDGE_PATH = "/opt/sandboxes/code-interpreter/bridge.py";
+  static final String DIRECTORY = "/opt/sandboxes/code-interpreter";
+  static final String BRIDGE_PATH = DIRECTORY + "/bridge.py";
+  /** The files of ours the image holds, all in {@link #DIRECTORY}: the bridge and the kernels' rich-result formatters. */
+  static final List<String> FILES = List.of("bridge.py", "results.py");
   static final List<String> PACKAGES = List.of(
       "python3-ipykernel", "python3-jupyter-client", "python3-numpy", "python3-pandas", "python3-matplotlib");
+  /**
+   * Small alternatives installed with {@link #PACKAGES} so that apt takes them for an either-or
+   * dependency of python3-fonttools instead of the large first choice (python3-scipy, python3-defcon).
+   */
+  static final List<String> ALTERNATIVES = List.of("python3-munkres", "python3-ufolib2");
+  /**
+   * What a local package of no files tells dpkg is installed, so apt does not bring it: each is a
+   * hard dependency of one of {@link #PACKAGES} that no code the interpreter runs imports.
+   * python3-pythran (a compiler for scipy's build, and with it gcc, g++, boost and Python's
+   * headers), gdb (debugpy's attach), python3-debugpy (the kernel's debugger: the bridge serves no
+   * debug protocol, and ipykernel runs without it), python3-tk (GUI backends; the pinned version
+   * satisfies python3-pil.imagetk's {@code >=}) and python3-sympy (fontTools' symfont module).
+   * Code that wants one installs the real package with apt in the sandbox.
+   */
+  static final List<String> STUBBED = List.of(
+      "python3-pythran", "gdb", "python3-debugpy", "python3-tk (= 3.11.2-3)", "python3-sympy");
   private static final ReentrantLock BUILDING = new ReentrantLock();
 
   private CodeInterpreterImage() {}
 
   static String dockerfile(String baseImage) {
     return "FROM " + baseImage + "\n"
-        + "RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "
-        + String.join(" ", PACKAGES) + " && apt-get clean && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin\n"
-        + "COPY bridge.py " + BRIDGE_PATH + "\n"
-        + "RUN chmod 0644 " + BRIDGE_PATH + "\n";
+        + "RUN mkdir -p /tmp/stubs/DEBIAN && printf '%s\\n' 'Package: sandboxes-code-interpreter-stubs' 'Version: 1'"
+        + " 'Architecture: all' 'Maintainer: Sandboxes' 'Provides: " + String.join(", ", STUBBED) + "'"
+        + " 'Description: stands in for dependencies the code interpreter never runs' > /tmp/stubs/DEBIAN/control"
+        + " && dpkg-deb -b /tmp/stubs /tmp/stubs.deb >/dev/null && dpkg -i /tmp/stubs.deb && rm -rf /tmp/stubs /tmp/stubs.deb"
+        + " && apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends"
+        // no fsync per unpacked file: a failed build leaves no image to be inconsistent
+        + " -o Dpkg::Options::=--force-unsafe-io " + String.join(" ", PACKAGES) + " " + String.join(" ", ALTERNATIVES)
+        + " && apt-get clean && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin\n"
+        + "COPY " + String.join(" ", FILES) + " " + DIRECTORY + "/\n"
+        + "RUN chmod 0644 " + FILES.stream().map(f -> DIRECTORY + "/" + f).collect(java.util.stream.Collectors.joining(" ")) + "\n";
   }
 
-  static byte[] bridge() {
-    try (InputStream in = CodeInterpreterImage.class.getResourceAsStream("/io/sandboxes/local/codeinterpreter/bridge.py")) {
+  static byte[] file(String name) {
+    try (InputStream in = CodeInterpreterImage.class.getResourceAsStream("/io/sandboxes/local/codeinterpreter/" + name)) {
       if (in == null) {
-        throw new IllegalStateException("bridge.py is missing from the local runtime's jar");
+        throw new IllegalStateException(name + " is missing from the local runtime's jar");
       }
       return in.readAllBytes();
     } catch (IOException e) {
@@ -76,7 +101,10 @@ public final class CodeInterpreterImage {
     try {
       MessageDigest sha = MessageDigest.getInstance("SHA-256");
       sha.update(dockerfile(baseImage).getBytes(StandardCharsets.UTF_8));
-      sha.update(bridge());
+      for (String f : FILES) {
+        sha.update(f.getBytes(StandardCharsets.UTF_8));
+        sha.update(file(f));
+      }
       return REPOSITORY + ":" + HexFormat.of().formatHex(sha.digest()).substring(0, 10);
     } catch (NoSuchAlgorithmException e) {
       throw new IllegalStateException(e);
@@ -109,7 +137,7 @@ public final class CodeInterpreterImage {
   private static void build(DockerRuntime docker, String baseImage, String ref, Consumer<String> progress) {
     long started = System.nanoTime();
     say(progress, "building the code interpreter image " + ref + " once from " + baseImage
-        + "; this takes a few minutes (Debian packages: " + String.join(", ", PACKAGES) + ")");
+        + "; this takes a minute or two (Debian packages: " + String.join(", ", PACKAGES) + ")");
     byte[] context = context(baseImage);
     StringBuilder last = new StringBuilder();
     try {
@@ -162,7 +190,9 @@ public final class CodeInterpreterImage {
     ByteArrayOutputStream buf = new ByteArrayOutputStream();
     try (TarArchiveOutputStream tar = new TarArchiveOutputStream(buf)) {
       add(tar, "Dockerfile", dockerfile(baseImage).getBytes(StandardCharsets.UTF_8));
-      add(tar, "bridge.py", bridge());
+      for (String f : FILES) {
+        add(tar, f, file(f));
+      }
     } catch (IOException e) {
       throw new IllegalStateException(e);
     }

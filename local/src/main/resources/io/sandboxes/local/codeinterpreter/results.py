@@ -1,0 +1,240 @@
+"""Rich results for the local code interpreter's kernels: E2B's two display formats of its own.
+
+Part of the Sandboxes local runtime (the code-interpreter-v1 template); the bridge loads it into
+each kernel it starts and calls install(get_ipython()). Two IPython formatters:
+
+* e2b/data: a pandas DataFrame as {column: [values, ...]} (timestamps as ISO 8601 text),
+* e2b/chart: a matplotlib Figure as a typed chart: {type, title, elements, ...} where type is
+  line, scatter, bar, pie, superchart (one chart per axes in elements) or unknown; the 2D ones
+  carry x_label, y_label, x_unit, y_unit (the text in "(...)" or "[...]" of a label), line and
+  scatter also x_ticks, x_tick_labels, x_scale, y_ticks, y_tick_labels, y_scale.
+
+Neither imports pandas or matplotlib itself: an object of theirs exists only once the user's code
+imported them, so a run that uses neither pays nothing. A figure that cannot be read gives no
+chart (never an empty one). Non-finite numbers become null: JSON has no NaN.
+"""
+import datetime
+import math
+import re
+import sys
+
+UNIT = re.compile(r"\s\((.*?)\)|\[(.*?)\]")
+
+
+def install(shell):
+    """Registers both formatters on an IPython shell."""
+    from IPython.core.formatters import BaseFormatter
+    from traitlets import ObjectName, Unicode
+
+    class DataFormatter(BaseFormatter):
+        format_type = Unicode("e2b/data")
+        print_method = ObjectName("_repr_e2b_data_")
+        _return_type = (dict, str)
+
+        def __call__(self, obj):
+            pandas = sys.modules.get("pandas")
+            if pandas is not None and isinstance(obj, pandas.DataFrame):
+                return dataframe(obj, pandas)
+            return super().__call__(obj)
+
+    class ChartFormatter(BaseFormatter):
+        format_type = Unicode("e2b/chart")
+        print_method = ObjectName("_repr_e2b_chart_")
+        _return_type = (dict, str)
+
+        def __call__(self, obj):
+            figure_module = sys.modules.get("matplotlib.figure")
+            if figure_module is not None and isinstance(obj, figure_module.Figure):
+                try:
+                    return figure_chart(obj)
+                except Exception:  # noqa: BLE001 - a figure we cannot read has no chart, the PNG still goes
+                    return None
+            return super().__call__(obj)
+
+    formatters = shell.display_formatter.formatters
+    formatters["e2b/data"] = DataFormatter(parent=shell.display_formatter)
+    formatters["e2b/chart"] = ChartFormatter(parent=shell.display_formatter)
+
+
+def plain(value):
+    """A value JSON can carry: numpy scalars as Python numbers, dates as ISO text, NaN and infinities as None."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, (datetime.datetime, datetime.date, datetime.time)):
+        return value.isoformat()
+    numpy = sys.modules.get("numpy")
+    if numpy is not None:
+        if isinstance(value, numpy.datetime64):
+            return None if numpy.isnat(value) else str(value.astype("datetime64[s]"))
+        if isinstance(value, numpy.bool_):
+            return bool(value)
+        if isinstance(value, numpy.integer):
+            return int(value)
+        if isinstance(value, numpy.floating):
+            value = float(value)
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    pandas = sys.modules.get("pandas")
+    if pandas is not None and value is pandas.NaT:
+        return None
+    return str(value)
+
+
+def dataframe(frame, pandas):
+    return {str(column): [None if v is pandas.NaT else plain(v) for v in values]
+            for column, values in frame.to_dict(orient="list").items()}
+
+
+def figure_chart(figure):
+    axes = [ax for ax in figure.get_axes()]
+    if not axes or not any(ax.has_data() for ax in axes):
+        return None
+    if len(axes) == 1:
+        return axes_chart(axes[0])
+    suptitle = getattr(figure, "_suptitle", None)
+    title = suptitle.get_text() if suptitle is not None else ""
+    return {"type": "superchart", "title": title or None, "elements": [axes_chart(ax) for ax in axes]}
+
+
+def axes_chart(ax):
+    kind = chart_type(ax)
+    chart = {"type": kind, "title": ax.get_title() or None, "elements": []}
+    if kind == "pie":
+        chart["elements"] = [{"label": w.get_label(), "angle": rounded(abs(w.theta2 - w.theta1)), "radius": plain(w.r)}
+                             for w in ax.patches]
+        return chart
+    if kind == "unknown":
+        return chart
+    labels(ax, chart)
+    if kind == "bar":
+        bars(ax, chart)
+    else:
+        ticks(ax, chart)
+        if kind == "line":
+            chart["elements"] = [{"label": line_label(line), "points": points(line.get_xdata(), line.get_ydata())}
+                                 for line in ax.get_lines() if not is_grid_line(line)]
+        else:
+            chart["elements"] = [{"label": c.get_label(), "points": [[plain(x), plain(y)] for x, y in c.get_offsets()]}
+                                 for c in ax.collections]
+    return chart
+
+
+def chart_type(ax):
+    from matplotlib.collections import PathCollection
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Rectangle, Wedge
+    from matplotlib.text import Text
+
+    drawn = ax._children if hasattr(ax, "_children") else list(ax.lines) + list(ax.collections) + list(ax.patches)
+    children = [c for c in drawn if not isinstance(c, Text)]
+    if all(isinstance(c, Line2D) for c in children):
+        return "line"
+    children = [c for c in children if not (isinstance(c, Line2D) and is_grid_line(c))]
+    if all(isinstance(c, PathCollection) for c in children):
+        return "scatter"
+    if all(isinstance(c, Wedge) for c in children):
+        return "pie"
+    if all(isinstance(c, Rectangle) for c in children):
+        return "bar"
+    return "unknown"  # box plots among them: their boxes are read neither here nor reliably by E2B's rules
+
+
+def is_grid_line(line):
+    """A straight horizontal or vertical two-point line: a reference line drawn over a chart."""
+    x, y = line.get_xdata(), line.get_ydata()
+    return len(x) == 2 and len(y) == 2 and (x[0] == x[1] or y[0] == y[1])
+
+
+def labels(ax, chart):
+    for axis in ("x", "y"):
+        label = getattr(ax, "get_%slabel" % axis)() or None
+        match = UNIT.search(label) if label else None
+        chart["%s_label" % axis] = label
+        chart["%s_unit" % axis] = (match.group(1) or match.group(2)) if match else None
+
+
+def tick_labels(axis):
+    locations = axis.get_majorticklocs()
+    try:
+        return locations, [str(t) for t in axis.get_major_formatter().format_ticks(locations)]
+    except Exception:  # noqa: BLE001 - a formatter that cannot format alone: the drawn labels
+        return locations, [t.get_text() for t in axis.get_ticklabels()]
+
+
+def ticks(ax, chart):
+    for name, axis, scale in (("x", ax.xaxis, ax.get_xscale()), ("y", ax.yaxis, ax.get_yscale())):
+        locations, texts = tick_labels(axis)
+        dates = is_date_axis(axis)
+        if dates:
+            import matplotlib.dates
+            values = [matplotlib.dates.num2date(t).isoformat() for t in locations]
+        else:
+            values = [plain(float(t)) for t in locations]
+        chart["%s_ticks" % name] = values
+        chart["%s_tick_labels" % name] = texts
+        chart["%s_scale" % name] = "datetime" if dates else scale if scale != "linear" else (
+            "categorical" if is_categorical(axis) else "linear")
+
+
+def is_date_axis(axis):
+    import matplotlib.dates
+    converter = getattr(axis, "converter", None)
+    kinds = tuple(k for k in (getattr(matplotlib.dates, n, None) for n in
+                              ("DateConverter", "ConciseDateConverter", "_SwitchableDateConverter")) if k is not None)
+    return converter is not None and isinstance(converter, kinds)
+
+
+def is_categorical(axis):
+    import matplotlib.category
+    return isinstance(getattr(axis, "converter", None), matplotlib.category.StrCategoryConverter)
+
+
+def line_label(line):
+    label = line.get_label()
+    return "Line %s" % label[6:] if label.startswith("_child") and label[6:].isdigit() else label
+
+
+def points(xs, ys):
+    return [[plain(x), plain(y)] for x, y in zip(xs, ys)]
+
+
+def rounded(value):
+    """Eight significant digits: a pie's angles without the float noise of their sums."""
+    value = float(value)
+    return float("%.8g" % value) if math.isfinite(value) else None
+
+
+def bars(ax, chart):
+    from matplotlib.container import BarContainer
+
+    horizontal = False
+    for container in ax.containers:
+        if not isinstance(container, BarContainer):
+            continue
+        group = container.get_label() or ""
+        if group.startswith("_container") and group[10:].isdigit():
+            group = "Group %s" % group[10:]
+        rects = list(container)
+        orientation = getattr(container, "orientation", None)
+        if orientation is None:  # older matplotlib: equal heights mean horizontal bars
+            orientation = "horizontal" if len({r.get_height() for r in rects}) == 1 and len(rects) > 1 else "vertical"
+        horizontal = orientation == "horizontal"
+        axis = ax.yaxis if horizontal else ax.xaxis
+        locations, texts = tick_labels(axis)
+        by_location = {round(float(loc), 9): text for loc, text in zip(locations, texts)}
+        for rect in rects:
+            center = rect.get_y() + rect.get_height() / 2 if horizontal else rect.get_x() + rect.get_width() / 2
+            label = by_location.get(round(float(center), 9))
+            if label is None:
+                label = "%g" % center
+            value = rect.get_width() if horizontal else rect.get_height()
+            chart["elements"].append({"label": label, "group": group, "value": plain(float(value))})
+    if horizontal:  # E2B's x is the categories' axis, its y the values'
+        chart["x_label"], chart["y_label"] = chart["y_label"], chart["x_label"]
+        chart["x_unit"], chart["y_unit"] = chart["y_unit"], chart["x_unit"]
