@@ -53,20 +53,21 @@ public final class CodeInterpreterImage {
       "python3-ipykernel", "python3-jupyter-client", "python3-numpy", "python3-pandas", "python3-matplotlib");
   /**
    * Small alternatives installed with {@link #PACKAGES} so that apt takes them for an either-or
-   * dependency of python3-fonttools instead of the large first choice (python3-scipy, python3-defcon).
+   * dependency of python3-fonttools instead of the large first choice: python3-munkres instead of
+   * python3-scipy (which would bring python3-pythran and with it gcc, g++, boost and the BLAS and
+   * Python headers), python3-ufolib2 instead of python3-defcon.
    */
   static final List<String> ALTERNATIVES = List.of("python3-munkres", "python3-ufolib2");
   /**
    * What a local package of no files tells dpkg is installed, so apt does not bring it: each is a
    * hard dependency of one of {@link #PACKAGES} that no code the interpreter runs imports.
-   * python3-pythran (a compiler for scipy's build, and with it gcc, g++, boost and Python's
-   * headers), gdb (debugpy's attach), python3-debugpy (the kernel's debugger: the bridge serves no
-   * debug protocol, and ipykernel runs without it), python3-tk (GUI backends; the pinned version
+   * python3-debugpy (the kernel's debugger, and with it pydevd and gdb: the bridge serves no debug
+   * protocol, and ipykernel runs without it), python3-tk (GUI backends; the pinned version
    * satisfies python3-pil.imagetk's {@code >=}) and python3-sympy (fontTools' symfont module).
    * Code that wants one installs the real package with apt in the sandbox.
    */
   static final List<String> STUBBED = List.of(
-      "python3-pythran", "gdb", "python3-debugpy", "python3-tk (= 3.11.2-3)", "python3-sympy");
+      "python3-debugpy", "python3-tk (= 3.11.2-3)", "python3-sympy");
   private static final ReentrantLock BUILDING = new ReentrantLock();
 
   private CodeInterpreterImage() {}
