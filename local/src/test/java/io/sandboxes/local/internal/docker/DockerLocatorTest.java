@@ -232,11 +232,15 @@ class DockerLocatorTest {
   @Test
   @DisplayName("tcp: a closed port is refused, a silent listener gets no answer, an HTTP server that is not Docker is named as such")
   void tcpFailures() throws IOException {
-    int closed;
-    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-      closed = s.getLocalPort();
+    // a port bound but not listening refuses connections, and while it is held (no address
+    // reuse) no other process can start listening there: a port merely closed again was taken
+    // by another test's server once, which then reset the connection instead
+    try (java.net.Socket holder = new java.net.Socket()) {
+      holder.setReuseAddress(false);
+      holder.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+      int closed = holder.getLocalPort();
+      assertThat(fail("tcp://127.0.0.1:" + closed).message()).contains("DOCKER_HOST=tcp://127.0.0.1:" + closed + ": connection refused.");
     }
-    assertThat(fail("tcp://127.0.0.1:" + closed).message()).contains("DOCKER_HOST=tcp://127.0.0.1:" + closed + ": connection refused.");
 
     ServerSocket silent = new ServerSocket(0, 5, InetAddress.getLoopbackAddress());
     open.add(silent);
