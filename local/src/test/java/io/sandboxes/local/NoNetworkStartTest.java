@@ -61,6 +61,19 @@ class NoNetworkStartTest {
   }
 
   /** The Docker networks a container is on now. */
+  /** A server that keeps its sandboxes when closed, so that the next one with its id and state takes them back. */
+  private static LocalServer.Builder restartable(String serverId, Path state) {
+    return LocalServer.builder().serverId(serverId).stateDir(state).apiKey("e2b_" + UUID.randomUUID().toString().replace("-", ""))
+        .keepSandboxesOnClose(true).warmPool(0);
+  }
+
+  private static void removeContainersOf(String serverId) {
+    try (DockerRuntime docker = DockerRuntime.connect()) {
+      docker.listOurs().stream().filter(k -> serverId.equals(k.getLabels().get(DockerRuntime.LABEL_SERVER)))
+          .forEach(k -> docker.remove(k.getId()));
+    }
+  }
+
   private static Set<String> networks(DockerRuntime docker, String containerId) {
     return docker.client().inspectContainerCmd(containerId).exec().getNetworkSettings().getNetworks().keySet();
   }
@@ -187,8 +200,7 @@ class NoNetworkStartTest {
   void restartAdoptsNoneAndJoined() throws Exception {
     String serverId = "nonet-" + UUID.randomUUID().toString().substring(0, 8);
     Path state = Files.createTempDirectory("sandboxes-state-");
-    String key = "e2b_" + UUID.randomUUID().toString().replace("-", "");
-    LocalServer.Builder b = LocalServer.builder().serverId(serverId).stateDir(state).apiKey(key).keepSandboxesOnClose(true).warmPool(0);
+    LocalServer.Builder b = restartable(serverId, state);
     try (DockerRuntime docker = DockerRuntime.connect()) {
       String none;
       String atCreate;
@@ -229,10 +241,7 @@ class NoNetworkStartTest {
       }
       assertThat(docker.listOurs()).noneMatch(k -> serverId.equals(k.getLabels().get(DockerRuntime.LABEL_SERVER)));
     } finally {
-      try (DockerRuntime docker = DockerRuntime.connect()) {
-        docker.listOurs().stream().filter(k -> serverId.equals(k.getLabels().get(DockerRuntime.LABEL_SERVER)))
-            .forEach(k -> docker.remove(k.getId()));
-      }
+      removeContainersOf(serverId);
     }
   }
 
@@ -259,8 +268,7 @@ class NoNetworkStartTest {
   void gatewayPortAfterRestart() throws Exception {
     String serverId = "gwport-" + UUID.randomUUID().toString().substring(0, 8);
     Path state = Files.createTempDirectory("sandboxes-state-");
-    String key = "e2b_" + UUID.randomUUID().toString().replace("-", "");
-    LocalServer.Builder b = LocalServer.builder().serverId(serverId).stateDir(state).apiKey(key).keepSandboxesOnClose(true).warmPool(0);
+    LocalServer.Builder b = restartable(serverId, state);
     try (DockerRuntime docker = DockerRuntime.connect()) {
       String id;
       String host;
@@ -295,10 +303,7 @@ class NoNetworkStartTest {
       }
       assertThat(docker.listOurs()).noneMatch(k -> serverId.equals(k.getLabels().get(DockerRuntime.LABEL_SERVER)));
     } finally {
-      try (DockerRuntime docker = DockerRuntime.connect()) {
-        docker.listOurs().stream().filter(k -> serverId.equals(k.getLabels().get(DockerRuntime.LABEL_SERVER)))
-            .forEach(k -> docker.remove(k.getId()));
-      }
+      removeContainersOf(serverId);
     }
   }
 }
