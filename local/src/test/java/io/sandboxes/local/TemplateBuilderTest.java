@@ -156,6 +156,26 @@ class TemplateBuilderTest {
   }
 
   @Test
+  @DisplayName("fromImage of a Debian suite not in the local Docker is built here from the Debian mirror (no registry), once; an unknown suite is a build error saying so")
+  void fromDebianSuite(E2BApi e2b) {
+    String name = unique("jtpl-debian");
+    List<BuildLogEntry> log = new CopyOnWriteArrayList<>();
+    Template t = Template.fromImage("debian:bookworm-slim").runCmd("cat /etc/debian_version > /etc/built-on");
+    BuildInfo built = e2b.buildTemplate(t, name, BuildOptions.defaults().onLog(log::add).withTimeout(Duration.ofMinutes(10)));
+    try {
+      assertThat(messages(log)).anySatisfy(m -> assertThat(m).contains("FROM debian:bookworm-slim"));
+      try (LiveSandbox s = e2b.create(SandboxSpec.of(built.name()))) {
+        assertThat(s.exec("cat /etc/built-on; whoami; command -v python3 || echo no-python").stdout())
+            .matches("12\\.\\d+\nroot\nno-python\n");
+      }
+    } finally {
+      e2b.deleteTemplate(built.templateId());
+    }
+    assertThatThrownBy(() -> e2b.buildTemplate(Template.fromImage("debian:nosuchsuite").runCmd("true"), unique("jtpl-nosuite")))
+        .isInstanceOfSatisfying(TemplateBuildException.class, e -> assertThat(e.reason()).contains("not a Debian suite"));
+  }
+
+  @Test
   @DisplayName("a build that outlasts its timeout throws TemplateBuildException naming the timeout")
   void timeout(E2BApi e2b) {
     String name = unique("jtpl-slow");

@@ -502,6 +502,9 @@ public final class TemplateBuilds implements AutoCloseable {
     }
   }
 
+  /** {@code debian:<suite>} or {@code debian:<suite>-slim}: a plain Debian suite, built here when it is not in the local Docker. */
+  private static final java.util.regex.Pattern DEBIAN = java.util.regex.Pattern.compile("(?:docker\\.io/)?(?:library/)?debian:([a-z]+)(?:-slim)?");
+
   private State base(Build b, @Nullable String fromImage, @Nullable String fromTemplate) throws StepFailed {
     if (fromTemplate != null) {
       String image = templates.resolve(fromTemplate);
@@ -526,8 +529,24 @@ public final class TemplateBuilds implements AutoCloseable {
     try {
       img = docker.client().inspectImageCmd(ref).exec();
     } catch (NotFoundException e) {
-      throw new StepFailed("base", "image '" + ref + "' is not in the local Docker, and the local runtime pulls nothing: "
-          + "pull or build it first (docker pull " + ref + "), or start from a template");
+      java.util.regex.Matcher debian = DEBIAN.matcher(ref);
+      if (!debian.matches()) {
+        throw new StepFailed("base", "image '" + ref + "' is not in the local Docker, and the local runtime pulls nothing: "
+            + "pull or build it first (docker pull " + ref + "), or start from a template or a Debian suite (debian:<suite>)");
+      }
+      String built;
+      try {
+        b.log("info", "[base] FROM " + ref + ": not in the local Docker; Debian " + debian.group(1)
+            + " is built here from the Debian mirror with debootstrap (once per machine, about a minute)", "base");
+        built = io.sandboxes.local.internal.docker.BaseImage.ensureDebian(docker, debian.group(1), line -> b.log("info", "[base] " + line, "base"));
+      } catch (IllegalArgumentException | io.sandboxes.SandboxException failed) {
+        throw new StepFailed("base", "image '" + ref + "' is not in the local Docker and could not be built here: " + failed.getMessage());
+      }
+      try {
+        img = docker.client().inspectImageCmd(built).exec();
+      } catch (NotFoundException gone) {
+        throw new StepFailed("base", "the image built for '" + ref + "' (" + built + ") is gone");
+      }
     }
     b.log("info", "[base] FROM image " + ref, "base");
     var cfg = img.getConfig();

@@ -86,19 +86,65 @@ public final class BaseImage {
   }
 
   private static void build(DockerRuntime docker, Consumer<String> progress) {
-    String mirror = System.getenv().getOrDefault("SANDBOXES_DEBIAN_MIRROR", DEFAULT_MIRROR);
+    String mirror = mirror();
+    say(progress, firstProgressLine(mirror));
+    debootstrapImage(docker, SUITE, PACKAGES, SETUP, REPOSITORY, tag(), "the base image", mirror, progress);
+    removeOlderBuilds(docker, progress);
+  }
+
+  private static String mirror() {
+    return System.getenv().getOrDefault("SANDBOXES_DEBIAN_MIRROR", DEFAULT_MIRROR);
+  }
+
+  /** Where plain Debian suites built here for templates' {@code fromImage("debian:<suite>")} go. */
+  public static final String DEBIAN_REPOSITORY = "sandboxes-local/debian";
+
+  /**
+   * Makes sure a plain Debian suite (debootstrap's minimal variant, as {@code debian:<suite>} is
+   * on Docker Hub, with nothing added) exists as {@code sandboxes-local/debian:<suite>}, building
+   * it from the Debian mirror when it does not: what a template's {@code fromImage("debian:...")}
+   * stands for here, where no registry is reached.
+   *
+   * @param suite a suite debootstrap knows, e.g. {@code bookworm} or {@code trixie}
+   * @param progress receives one line per step while building
+   * @return the image reference
+   * @throws IllegalArgumentException when debootstrap does not know the suite
+   */
+  public static String ensureDebian(DockerRuntime docker, String suite, Consumer<String> progress) {
+    if (!suite.matches("[a-z]{2,20}") || !Files.isRegularFile(Path.of("/usr/share/debootstrap/scripts", suite))) {
+      throw new IllegalArgumentException("'" + suite + "' is not a Debian suite debootstrap knows here (e.g. bookworm, trixie)");
+    }
+    String ref = DEBIAN_REPOSITORY + ":" + suite;
+    if (docker.imageExists(ref)) {
+      return ref;
+    }
+    synchronized (BaseImage.class) { // two builds asking at once build it once
+      if (!docker.imageExists(ref)) {
+        debootstrapImage(docker, suite, List.of(), List.of("apt-get clean && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin"),
+            DEBIAN_REPOSITORY, suite, "Debian " + suite, mirror(), progress);
+      }
+    }
+    return ref;
+  }
+
+  /** Builds a root filesystem with debootstrap, runs the setup in it, and imports it into Docker. */
+  private static void debootstrapImage(DockerRuntime docker, String suite, List<String> include, List<String> setup, String repository,
+      String tag, String what, String mirror, Consumer<String> progress) {
     Path work;
     try {
       work = Files.createTempDirectory(Path.of(System.getProperty("java.io.tmpdir")), "sandboxes-rootfs-");
     } catch (IOException e) {
-      throw new SandboxException("cannot make a folder to build the base image in", e);
+      throw new SandboxException("cannot make a folder to build " + what + " in", e);
     }
     Path rootfs = work.resolve("rootfs");
+    String ref = repository + ":" + tag;
     long started = System.nanoTime();
     try {
-      say(progress, firstProgressLine(mirror));
-      List<String> debootstrap = new ArrayList<>(List.of(
-          "debootstrap", "--variant=minbase", "--include=" + String.join(",", PACKAGES), SUITE, rootfs.toString(), mirror));
+      List<String> debootstrap = new ArrayList<>(List.of("debootstrap", "--variant=minbase"));
+      if (!include.isEmpty()) {
+        debootstrap.add("--include=" + String.join(",", include));
+      }
+      debootstrap.addAll(List.of(suite, rootfs.toString(), mirror));
       int[] steps = {0};
       runLogged(debootstrap, line -> {
         steps[0]++;
@@ -110,25 +156,24 @@ public final class BaseImage {
           say(progress, "debootstrap: " + line.replaceFirst("^[IWE]: ", ""));
         }
       });
-      for (String step : SETUP) {
+      for (String step : setup) {
         say(progress, "setup: " + step);
         runLogged(List.of("chroot", rootfs.toString(), "/bin/sh", "-c", step), line -> say(progress, "setup: " + line));
       }
-      say(progress, "importing the root filesystem into Docker as " + reference());
+      say(progress, "importing the root filesystem into Docker as " + ref);
       Path tarFile = work.resolve("rootfs.tar");
       runLogged(List.of("tar", "--numeric-owner", "-C", rootfs.toString(), "-cf", tarFile.toString(), "."), line -> say(progress, "tar: " + line));
-      docker.importImage(tarFile, REPOSITORY, tag());
-      if (!docker.imageExists(reference())) {
-        throw new SandboxException("docker import reported success but " + reference() + " does not exist");
+      docker.importImage(tarFile, repository, tag);
+      if (!docker.imageExists(ref)) {
+        throw new SandboxException("docker import reported success but " + ref + " does not exist");
       }
-      removeOlderBuilds(docker, progress);
-      say(progress, "built " + reference() + " in " + (System.nanoTime() - started) / 1_000_000_000L + " s");
+      say(progress, "built " + ref + " in " + (System.nanoTime() - started) / 1_000_000_000L + " s");
     } catch (IOException e) {
-      throw new SandboxException("building the base image failed: " + e.getMessage()
+      throw new SandboxException("building " + what + " failed: " + e.getMessage()
           + " (it needs root, debootstrap and access to a Debian mirror; set SANDBOXES_DEBIAN_MIRROR to use another)", e);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      throw new SandboxException("building the base image was interrupted", e);
+      throw new SandboxException("building " + what + " was interrupted", e);
     } finally {
       deleteTree(work);
     }
