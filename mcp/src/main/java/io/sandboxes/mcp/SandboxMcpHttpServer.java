@@ -85,6 +85,7 @@ public final class SandboxMcpHttpServer implements AutoCloseable {
     if (token == null || token.strip().length() < MIN_TOKEN) {
       throw new IllegalArgumentException("the bearer token must have at least " + MIN_TOKEN + " characters");
     }
+    List<String> names = hostNames(bind.getAddress()); // refused before anything listens
     QueuedThreadPool threads = new QueuedThreadPool();
     threads.setName("sandboxes-mcp-http");
     threads.setVirtualThreadsExecutor(java.util.concurrent.Executors.newVirtualThreadPerTaskExecutor());
@@ -104,7 +105,7 @@ public final class SandboxMcpHttpServer implements AutoCloseable {
     int port = connector.getLocalPort();
     List<String> hosts = new ArrayList<>();
     List<String> origins = new ArrayList<>();
-    for (String host : hostNames(address)) {
+    for (String host : names) {
       hosts.add(host + ":" + port);
       origins.add("http://" + host + ":" + port);
     }
