@@ -117,6 +117,20 @@ public final class LocalServer implements AutoCloseable {
     }
   }
 
+  /**
+   * Template builds' steps run on their own network behind the host firewall when egress can be
+   * enforced; where it cannot (no root, no iptables, a remote engine) they stay on Docker's
+   * default bridge, as Docker would run them, and the server says so once.
+   */
+  private static String buildNetwork(java.util.Optional<SandboxNetwork> network) {
+    if (network.isPresent()) {
+      return SandboxNetwork.BUILD_NETWORK;
+    }
+    LOG.warn("template build steps run on Docker's default bridge: egress cannot be enforced here, so they are not kept "
+        + "from this host and its private networks");
+    return "bridge";
+  }
+
   private LocalServer start(DockerRuntime docker) {
     String baseImage = BaseImage.ensure(docker, config.progress);
     Path stateDir = config.stateDir != null ? config.stateDir : defaultStateRoot().resolve(config.serverId);
@@ -139,7 +153,7 @@ public final class LocalServer implements AutoCloseable {
     ApiHandler apiHandler = new ApiHandler(reg, volumes, config.apiKey, this::egressProbe, this::forward, config.internetByDefault);
     EnvdHandler envdHandler = new EnvdHandler(reg);
     io.sandboxes.local.internal.TemplateBuilds builds = new io.sandboxes.local.internal.TemplateBuilds(docker, reg.templates(),
-        stateDir.resolve("template-files"), config.serverId, baseImage);
+        stateDir.resolve("template-files"), config.serverId, baseImage, buildNetwork(network));
     reg.templates().alsoResolve(builds::resolve);
     reg.templates().alsoReserve(n -> builds.findTemplate(n).isPresent());
     builds.sweepAtStart();

@@ -246,12 +246,35 @@ public final class DockerRuntime implements AutoCloseable {
   }
 
   /**
+   * The capabilities a sandbox's root keeps; every other one is dropped. Docker's default set less
+   * {@code NET_RAW} (raw and packet sockets: hand-built packets past a firewall, address and ARP
+   * spoofing), {@code MKNOD} and {@code SETPCAP}. What stays is what root in a sandbox does every
+   * day: own and read any file, signal and become any user ({@code sudo}, the daemon starting a
+   * user's process), bind low ports, {@code chroot}, file capabilities a package sets (held to
+   * this set anyway), and the audit record {@code sudo} writes (without it, every sudo prints an
+   * error). {@code ping} still works: Docker opens ICMP datagram sockets to every group.
+   */
+  public static final List<com.github.dockerjava.api.model.Capability> SANDBOX_CAPABILITIES = List.of(
+      com.github.dockerjava.api.model.Capability.CHOWN, com.github.dockerjava.api.model.Capability.DAC_OVERRIDE,
+      com.github.dockerjava.api.model.Capability.FOWNER, com.github.dockerjava.api.model.Capability.FSETID,
+      com.github.dockerjava.api.model.Capability.KILL, com.github.dockerjava.api.model.Capability.SETGID,
+      com.github.dockerjava.api.model.Capability.SETUID, com.github.dockerjava.api.model.Capability.SETFCAP,
+      com.github.dockerjava.api.model.Capability.NET_BIND_SERVICE, com.github.dockerjava.api.model.Capability.SYS_CHROOT,
+      com.github.dockerjava.api.model.Capability.AUDIT_WRITE);
+
+  /** {@code host} with only {@link #SANDBOX_CAPABILITIES}: for sandboxes and template build steps alike. */
+  public static HostConfig confined(HostConfig host) {
+    return host.withCapDrop(com.github.dockerjava.api.model.Capability.ALL)
+        .withCapAdd(SANDBOX_CAPABILITIES.toArray(com.github.dockerjava.api.model.Capability[]::new));
+  }
+
+  /**
    * Creates and starts a container with limited CPU, memory and pids, on the spec's network or,
    * with none given, on network {@code none} (loopback only) with its hostname at
    * {@link #NO_NETWORK_HOST_ADDRESS}.
    */
   public String createAndStart(ContainerSpec spec) {
-    HostConfig host = HostConfig.newHostConfig()
+    HostConfig host = confined(HostConfig.newHostConfig())
         .withNetworkMode(spec.network() == null ? "none" : spec.network())
         .withNanoCPUs(spec.cpuCount() * 1_000_000_000L)
         .withMemory(spec.memoryBytes())
