@@ -296,4 +296,33 @@ class EgressBoundaryTest {
       TemplateBuildTest.call(server, "DELETE", "/templates/" + r.templateId(), null);
     }
   }
+
+  @Test
+  @DisplayName("a sandbox's host chain and dispatch entries exist while it is on the network and go with it")
+  void hostChainsGoWithTheSandbox(LocalServer server, E2BApi e2b) throws Exception {
+    EgressProbe p = server.egressProbe();
+    LiveSandbox s = e2b.create();
+    String chain;
+    try {
+      policy(server, s.id(), "{\"allowOut\":[\"" + p.allowedHost() + "\"]}");
+      String ip = server.registry().find(s.id()).orElseThrow().networkAddress();
+      long v = 0;
+      for (String part : ip.split("\\.")) {
+        v = (v << 8) | Integer.parseInt(part);
+      }
+      chain = String.format("SBX-%08X", v);
+      assertThat(hostRules()).contains("-N " + chain).anyMatch(l -> l.startsWith("-A SANDBOXES-IN -s " + ip + "/32") && l.endsWith(chain))
+          .anyMatch(l -> l.startsWith("-A SANDBOXES-FWD -s " + ip + "/32") && l.endsWith(chain));
+    } finally {
+      s.kill();
+    }
+    await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(hostRules()).noneMatch(l -> l.contains(chain)));
+  }
+
+  private static List<String> hostRules() throws Exception {
+    Process p = new ProcessBuilder("iptables", "-w", "10", "-S").redirectErrorStream(true).start();
+    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertThat(p.waitFor(30, TimeUnit.SECONDS)).isTrue();
+    return List.of(out.split("\n"));
+  }
 }

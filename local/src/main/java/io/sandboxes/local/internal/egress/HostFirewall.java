@@ -105,43 +105,24 @@ final class HostFirewall {
 
   /**
    * Puts the sandbox at {@code ip}, on bridge port {@code veth}, under {@code rules}: its chain is
-   * written anew, and it is dispatched to from both hooks (entries for the same address on
-   * another port, left by a sandbox that held the address before, go).
+   * written anew and, unless {@code dispatched} (this server dispatched to it already), both
+   * hooks dispatch to it. One batch, no listing: an entry for the same address on another port,
+   * left by a sandbox that held the address before, matches nothing (its port is gone) and is
+   * swept at the next start.
    */
-  void enforce(String ip, String veth, List<PolicyRules.Rule> rules) throws IOException {
+  void enforce(String ip, String veth, List<PolicyRules.Rule> rules, boolean dispatched) throws IOException {
     String chain = chainOf(ip);
-    for (int attempt = 1; ; attempt++) {
-      List<String> entries = entries();
-      StringBuilder batch = new StringBuilder("*filter\n:").append(chain).append(" - [0:0]\n");
-      batch.append(PolicyRules.render(rules, chain, "RETURN", "DROP"));
+    StringBuilder batch = new StringBuilder("*filter\n:").append(chain).append(" - [0:0]\n");
+    batch.append(PolicyRules.render(rules, chain, "RETURN", "DROP"));
+    if (!dispatched) {
       for (String dispatch : List.of(INPUT_DISPATCH, FORWARD_DISPATCH)) {
-        String wanted = entry(dispatch, ip, veth, chain);
-        boolean present = false;
-        for (String e : entries) {
-          Matcher m = ENTRY.matcher(e);
-          if (!m.matches() || !m.group(1).equals(dispatch) || !m.group(2).equals(ip)) {
-            continue;
-          }
-          if (e.equals(wanted)) {
-            present = true;
-          } else {
-            batch.append("-D").append(e.substring(2)).append('\n');
-          }
-        }
-        if (!present) {
-          batch.append("-I ").append(dispatch).append(" 1").append(wanted.substring(("-A " + dispatch).length())).append('\n');
-        }
+        batch.append("-I ").append(dispatch).append(" 1").append(entry(dispatch, ip, veth, chain).substring(("-A " + dispatch).length()))
+            .append('\n');
       }
-      batch.append("COMMIT\n");
-      HostCommand.Result r = HostCommand.run("iptables-restore", List.of("--noflush", "-w", "10"), batch.toString());
-      if (r.ok()) {
-        return;
-      }
-      if (attempt == 3) {
-        throw new IOException("the host firewall for sandbox address " + ip + " could not be written: " + r.output().strip());
-      }
-      // another server changed the dispatch chains between the listing and the batch: list again
     }
+    batch.append("COMMIT\n");
+    HostCommand.check("iptables-restore", List.of("--noflush", "-w", "10"), batch.toString(),
+        "writing the host firewall for sandbox address " + ip);
   }
 
   /**
@@ -193,18 +174,20 @@ final class HostFirewall {
 
   /**
    * Removes dispatch entries whose bridge port is gone (their sandboxes ended while no server
-   * watched), and sandbox chains nothing dispatches to.
+   * watched) and second copies of an entry (a server that took its sandboxes back after a
+   * restart dispatches to them again), and sandbox chains nothing dispatches to.
    */
   void sweep() {
     try {
       StringBuilder batch = new StringBuilder("*filter\n");
       Set<String> referenced = new HashSet<>();
+      Set<String> seen = new HashSet<>();
       for (String e : entries()) {
         Matcher m = ENTRY.matcher(e);
         if (!m.matches()) {
           continue;
         }
-        if (Files.exists(Path.of("/sys/class/net", m.group(3)))) {
+        if (Files.exists(Path.of("/sys/class/net", m.group(3))) && seen.add(e)) {
           referenced.add(m.group(4));
         } else {
           batch.append("-D").append(e.substring(2)).append('\n');

@@ -246,6 +246,12 @@ public final class SandboxNetwork implements AutoCloseable {
    * @return its address on the sandbox network, or null when it is not on it
    */
   public @Nullable String attachIfJoined(String containerId, Supplier<EgressPolicy> policy) throws IOException {
+    return attachIfJoined(containerId, policy, true);
+  }
+
+  /** @param writeNamespace whether the namespace's firewall is (re)written: not when a join just wrote it */
+  private @Nullable String attachIfJoined(String containerId, Supplier<EgressPolicy> policy, boolean writeNamespace)
+      throws IOException {
     InspectContainerResponse info = docker.client().inspectContainerCmd(containerId).exec();
     Map<String, ContainerNetwork> nets = info.getNetworkSettings().getNetworks();
     ContainerNetwork net = nets == null ? null : nets.get(NETWORK);
@@ -256,13 +262,15 @@ public final class SandboxNetwork implements AutoCloseable {
     long pid = pidOf(info, containerId);
     proxy.register(ip, host -> policy.get());
     EgressPolicy now = policy.get();
-    apply(pid, containerId, now);
+    if (writeNamespace) {
+      apply(pid, containerId, now);
+    }
     String port = bridgePort(pid, containerId);
     String before = portOf.put(ip, port);
     if (before != null && !before.equals(port)) {
       hostFirewall.forget(ip, before);
     }
-    hostFirewall.enforce(ip, port, hostRules(now));
+    hostFirewall.enforce(ip, port, hostRules(now), port.equals(before));
     return ip;
   }
 
@@ -318,7 +326,7 @@ public final class SandboxNetwork implements AutoCloseable {
       DockerRuntime.changingNetworks(() ->
           docker.client().connectToNetworkCmd().withContainerId(containerId).withNetworkId(NETWORK).exec());
       connected = true;
-      String ip = attachIfJoined(containerId, policy);
+      String ip = attachIfJoined(containerId, policy, false);
       if (ip == null) {
         throw new IOException("container " + containerId + " has no address on " + NETWORK + " after joining it");
       }
@@ -379,7 +387,7 @@ public final class SandboxNetwork implements AutoCloseable {
     String ip = net == null ? null : net.getIpAddress();
     String port = ip == null ? null : portOf.get(ip);
     if (port != null) {
-      hostFirewall.enforce(ip, port, hostRules(policy));
+      hostFirewall.enforce(ip, port, hostRules(policy), true);
     }
   }
 
