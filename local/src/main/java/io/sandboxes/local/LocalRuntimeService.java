@@ -36,9 +36,14 @@ public final class LocalRuntimeService implements LocalRuntime {
 
   @Override
   public Endpoint start() {
+    return start(System::getProperty);
+  }
+
+  /** {@link #start()} with the system properties read from {@code properties}. */
+  Endpoint start(java.util.function.Function<String, @org.jspecify.annotations.Nullable String> properties) {
     quietSlf4jWithoutProvider();
     LocalServer.Builder builder = LocalServer.builder().progress(line -> System.err.println("[sandboxes-local] " + line));
-    String runtime = System.getProperty(RUNTIME_PROPERTY);
+    String runtime = properties.apply(RUNTIME_PROPERTY);
     if (runtime != null && !runtime.isBlank()) {
       builder.runtime(runtime.strip());
     }
