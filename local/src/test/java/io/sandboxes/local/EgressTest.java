@@ -169,7 +169,7 @@ class EgressTest {
       assertThat(v.state()).as(v.detail()).isEqualTo(EgressVerdict.State.FILTERED);
     }
     for (var mode : List.of("open", "witness-down")) {
-      LocalServer.Builder b = LocalServer.builder();
+      LocalServer.Builder b = TestRuntime.builder();
       if (mode.equals("open")) {
         b.openEgressForTesting(true);
       } else {

@@ -84,6 +84,9 @@ final class DaemonFiles {
       case NO_SPACE -> new RpcError("resource_exhausted", what + " " + path + ": no space left on the sandbox's disk");
       case INVALID -> new RpcError("invalid_argument", what + " " + path + ": " + d.getMessage());
       case DISCONNECTED -> new RpcError("unavailable", what + " " + path + ": the sandbox's daemon went away");
+      // e.g. file metadata, kept in extended attributes, which gVisor (runsc 2022-12-19) does not store on a sandbox's own files
+      case UNSUPPORTED -> new RpcError("unimplemented", what + " " + path + ": " + d.getMessage()
+          + " (this sandbox's file system does not support it; file metadata needs extended attributes)");
       default -> new RpcError("internal", what + " " + path + " failed: " + d.getMessage());
     };
   }

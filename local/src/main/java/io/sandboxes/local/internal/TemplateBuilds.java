@@ -684,7 +684,8 @@ public final class TemplateBuilds implements AutoCloseable {
         .withNanoCPUs(b.request.cpuCount() * 1_000_000_000L)
         .withMemory(b.request.memoryMB() * 1024L * 1024L)
         .withPidsLimit(4096L)
-        .withInit(true);
+        .withInit(true)
+        .withRuntime(docker.runtime()); // a RUN step is as hostile as a sandbox: same runtime (gVisor when chosen)
     try (CreateContainerCmd c = docker.client().createContainerCmd(st.image)) {
       String id = c.withLabels(labels).withEnv(env).withUser(user).withWorkingDir(workdir).withCmd(cmd).withEntrypoint(List.of())
           .withHostConfig(host).exec().getId();

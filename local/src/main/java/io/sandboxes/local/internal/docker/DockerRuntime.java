@@ -39,11 +39,14 @@ public final class DockerRuntime implements AutoCloseable {
   private final DockerClient docker;
   private final com.github.dockerjava.transport.DockerHttpClient http;
   private final DockerLocator.Found engine;
+  /** The OCI runtime sandbox containers run on ({@code docker run --runtime}); null for the engine's default. */
+  private final @Nullable String runtime;
 
-  private DockerRuntime(com.github.dockerjava.transport.DockerHttpClient http, DockerLocator.Found engine) {
+  private DockerRuntime(com.github.dockerjava.transport.DockerHttpClient http, DockerLocator.Found engine, @Nullable String runtime) {
     this.http = http;
     this.docker = client(engine, http);
     this.engine = engine;
+    this.runtime = runtime;
   }
 
   /**
@@ -66,9 +69,31 @@ public final class DockerRuntime implements AutoCloseable {
    * @throws io.sandboxes.SandboxException when no engine answers
    */
   public static DockerRuntime connect(DockerLocator.Environment env) {
+    return connect(env, null);
+  }
+
+  /**
+   * Connects to the first Docker engine that answers where this process's environment says to
+   * look, for sandbox containers on the given OCI runtime. Whether the engine knows the runtime
+   * is {@link SandboxRuntime#check}'s to say.
+   *
+   * @param runtime the runtime's name in Docker (e.g. {@code runsc}), or null for the engine's default
+   * @return a connected runtime
+   * @throws io.sandboxes.SandboxException when no engine answers
+   */
+  public static DockerRuntime connect(@Nullable String runtime) {
+    return connect(DockerLocator.Environment.system(), runtime);
+  }
+
+  private static DockerRuntime connect(DockerLocator.Environment env, @Nullable String runtime) {
     DockerLocator.Found engine = DockerLocator.locate(env);
     return new DockerRuntime(new com.github.dockerjava.zerodep.ZerodepDockerHttpClient.Builder().dockerHost(engine.host()).build(),
-        engine);
+        engine, runtime);
+  }
+
+  /** @return the OCI runtime sandbox and build containers run on, or null for the engine's default */
+  public @Nullable String runtime() {
+    return runtime;
   }
 
   /**
@@ -281,6 +306,7 @@ public final class DockerRuntime implements AutoCloseable {
         .withMemorySwap(spec.memoryBytes())
         .withPidsLimit(spec.pidsLimit())
         .withInit(true)
+        .withRuntime(runtime)
         .withMounts(spec.volumes().entrySet().stream()
             .map(e -> new com.github.dockerjava.api.model.Mount()
                 .withType(com.github.dockerjava.api.model.MountType.VOLUME)
