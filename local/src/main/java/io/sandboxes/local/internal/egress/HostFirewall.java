@@ -121,8 +121,30 @@ final class HostFirewall {
       }
     }
     batch.append("COMMIT\n");
-    HostCommand.check("iptables-restore", List.of("--noflush", "-w", "10"), batch.toString(),
-        "writing the host firewall for sandbox address " + ip);
+    restore(batch.toString(), "writing the host firewall for sandbox address " + ip);
+  }
+
+  /**
+   * Applies a batch, atomically, trying it up to three times: another process changing the
+   * firewall at the same moment can make the kernel refuse a batch that is fine a moment later.
+   */
+  private static void restore(String batch, String what) throws IOException {
+    for (int attempt = 1; ; attempt++) {
+      HostCommand.Result r = HostCommand.run("iptables-restore", List.of("--noflush", "-w", "10"), batch);
+      if (r.ok()) {
+        return;
+      }
+      if (attempt == 3) {
+        throw new IOException(what + " failed: " + r.output().strip());
+      }
+      LOG.debug("{} failed (attempt {}), trying again: {}", what, attempt, r.output().strip());
+      try {
+        Thread.sleep(50L * attempt);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IOException("interrupted while " + what, e);
+      }
+    }
   }
 
   /**
@@ -139,7 +161,7 @@ final class HostFirewall {
       }
     }
     batch.append("COMMIT\n");
-    HostCommand.check("iptables-restore", List.of("--noflush", "-w", "10"), batch.toString(), "writing " + chain);
+    restore(batch.toString(), "writing " + chain);
   }
 
   /** Takes the sandbox at {@code ip} on {@code veth} out: its dispatch entries and its chain go. */
