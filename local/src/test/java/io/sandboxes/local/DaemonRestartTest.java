@@ -54,11 +54,14 @@ class DaemonRestartTest {
   }
 
   @Test
-  @DisplayName("sudo kill -9 -1 inside the sandbox kills every process but its init, the daemon's supervisor: the sandbox lives on, "
-      + "and within 15 s exec, a file read and a PTY work again")
+  @DisplayName("sudo kill -9 -1 inside the sandbox kills every process but its init, the daemon's supervisor (which ignores a TERM "
+      + "from inside too): the sandbox lives on, and within 15 s exec, a file read and a PTY work again")
   void killEverything(E2BApi e2b) throws Exception {
     try (LiveSandbox s = e2b.create()) {
       assertThat(s.exec("cat /proc/1/comm").stdout().strip()).as("the supervisor is the container's init").isEqualTo("envd-supervise");
+      // a stop request from inside is not docker stop: the init ignores it
+      assertThat(s.exec("sudo kill -TERM 1; sudo kill -INT 1; sleep 1; echo sent").stdout().strip()).isEqualTo("sent");
+      assertThat(s.exec("cat /proc/1/comm").stdout().strip()).isEqualTo("envd-supervise");
       s.writeBytes("/home/user/kept.txt", "still here".getBytes(StandardCharsets.UTF_8));
       String worker = s.exec("pgrep -x envd-worker").stdout().strip();
 

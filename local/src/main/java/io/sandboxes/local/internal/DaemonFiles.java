@@ -84,6 +84,8 @@ final class DaemonFiles {
       case NO_SPACE -> new RpcError("resource_exhausted", what + " " + path + ": no space left on the sandbox's disk");
       case INVALID -> new RpcError("invalid_argument", what + " " + path + ": " + d.getMessage());
       case DISCONNECTED -> new RpcError("unavailable", what + " " + path + ": the sandbox's daemon went away");
+      case TIMEOUT -> new RpcError("deadline_exceeded", what + " " + path + ": " + d.getMessage());
+      case LIMIT, TOO_LARGE -> new RpcError("resource_exhausted", what + " " + path + ": " + d.getMessage());
       default -> new RpcError("internal", what + " " + path + " failed: " + d.getMessage());
     };
   }

@@ -395,6 +395,8 @@ public final class LocalSandbox {
             : new RpcError("invalid_argument", e.getMessage());
         case NOT_FOUND, PERMISSION -> new RpcError("not_found", "the process could not be started: " + e.getMessage());
         case DISCONNECTED -> unavailable(e);
+        case TIMEOUT -> new RpcError("deadline_exceeded", "the process's start was not confirmed: " + e.getMessage());
+        case LIMIT -> new RpcError("resource_exhausted", "the process could not be started: " + e.getMessage());
         default -> new RpcError("internal", "the process could not be started: " + e.getMessage());
       };
     } catch (IOException e) {
