@@ -362,23 +362,31 @@ public final class DaemonConnection implements AutoCloseable {
     return new DaemonException(DaemonException.Kind.of(kind), errno, message);
   }
 
+  /** Reads one answer item; a malformed one is a protocol violation. */
+  interface Parser<T> {
+    T parse(Wire.In in) throws ProtocolException;
+  }
+
   /**
-   * A call answered by items and then OK, or by ERROR. Each item is charged to the connection's
+   * A call answered by items and then OK, or by ERROR. Each item is parsed as it arrives (on
+   * the reader thread, so a malformed one drops the connection) and charged to the connection's
    * {@link Budget} until the call is over; an answer with more items than the call allows, or
    * more than the budget has room for, fails the call with {@link DaemonException.Kind#TOO_LARGE}
    * (and is cancelled), or, when the call has exactly one answer item, is a protocol violation.
    */
-  private final class Call implements Sink {
-    final Set<Integer> itemTypes;
+  private final class Call<T> implements Sink {
+    final int itemType;
+    final @Nullable Parser<T> parser;
     final int maxItems;
     final boolean exact;
-    final List<Frame> items = new ArrayList<>();
-    final CompletableFuture<List<Frame>> done = new CompletableFuture<>();
+    final List<T> items = new ArrayList<>();
+    final CompletableFuture<List<T>> done = new CompletableFuture<>();
     long charged;
     int stream;
 
-    Call(Set<Integer> itemTypes, int maxItems, boolean exact) {
-      this.itemTypes = itemTypes;
+    Call(int itemType, @Nullable Parser<T> parser, int maxItems, boolean exact) {
+      this.itemType = itemType;
+      this.parser = parser;
       this.maxItems = maxItems;
       this.exact = exact;
     }
@@ -399,7 +407,7 @@ public final class DaemonConnection implements AutoCloseable {
         forget(stream);
         release();
         done.completeExceptionally(e);
-      } else if (itemTypes.contains(f.type())) {
+      } else if (f.type() == itemType && parser != null) {
         if (items.size() >= maxItems && exact) {
           throw new ProtocolException("more than " + maxItems + " answer items to a call that has " + maxItems);
         }
@@ -413,7 +421,10 @@ public final class DaemonConnection implements AutoCloseable {
           return;
         }
         charged += cost;
-        items.add(f);
+        Wire.In in = new Wire.In(f.payload());
+        T item = parser.parse(in);
+        in.end();
+        items.add(item);
       } else {
         throw new ProtocolException("frame type 0x" + Integer.toHexString(f.type()) + " in answer to a call");
       }
@@ -423,7 +434,6 @@ public final class DaemonConnection implements AutoCloseable {
     synchronized void release() {
       budget.releaseCall(charged);
       charged = 0;
-      items.clear();
     }
 
     @Override
@@ -434,7 +444,7 @@ public final class DaemonConnection implements AutoCloseable {
 
   /** Sends one request with no answer items and waits for its OK. */
   void call(int type, byte[] payload, Duration timeout) throws IOException {
-    call(type, payload, Set.of(), 0, true, timeout);
+    call(type, payload, -1, null, 0, true, timeout);
   }
 
   /**
@@ -443,13 +453,13 @@ public final class DaemonConnection implements AutoCloseable {
    * @param maxItems the most items the answer may have
    * @param exact whether it must have exactly {@code maxItems}
    */
-  List<Frame> call(int type, byte[] payload, Set<Integer> itemTypes, int maxItems, boolean exact, Duration timeout)
-      throws IOException {
-    Call c = new Call(itemTypes, maxItems, exact);
+  <T> List<T> call(int type, byte[] payload, int itemType, @Nullable Parser<T> parser, int maxItems, boolean exact,
+      Duration timeout) throws IOException {
+    Call<T> c = new Call<>(itemType, parser, maxItems, exact);
     c.stream = register(c);
     try {
       send(type, 0, c.stream, payload);
-      return List.copyOf(await(c.done, c.stream, timeout));
+      return await(c.done, c.stream, timeout);
     } finally {
       c.release();
     }
@@ -537,18 +547,15 @@ public final class DaemonConnection implements AutoCloseable {
   /** The daemon's running processes. */
   public List<ProcessInfo> processes() throws IOException {
     List<ProcessInfo> out = new ArrayList<>();
-    for (Frame f : call(Wire.PROC_LIST, new byte[0], Set.of(Wire.PROC_INFO), MAX_PROCESSES, false, ANSWER)) {
-      Wire.In p = new Wire.In(f.payload());
+    return call(Wire.PROC_LIST, new byte[0], Wire.PROC_INFO, p -> {
       long pid = p.u32();
       String tag = p.str(Wire.MAX_NAME);
       int flags = p.u8();
       List<String> argv = p.strs();
       List<String> env = p.strs();
       String cwd = p.str(Wire.MAX_NAME);
-      p.end();
-      out.add(new ProcessInfo(pid, tag.isEmpty() ? null : tag, (flags & 1) != 0, (flags & 2) != 0, argv, env, cwd));
-    }
-    return out;
+      return new ProcessInfo(pid, tag.isEmpty() ? null : tag, (flags & 1) != 0, (flags & 2) != 0, argv, env, cwd);
+    }, MAX_PROCESSES, false, ANSWER);
   }
 
   /** Writes to a process's stdin (or its PTY); returns once the bytes are in the pipe. */
@@ -592,13 +599,9 @@ public final class DaemonConnection implements AutoCloseable {
     return name;
   }
 
-  private static EntryInfo one(List<Frame> items) throws ProtocolException {
-    return EntryInfo.read(new Wire.In(items.get(0).payload()));
-  }
-
   /** A call answered by exactly one entry. */
   private EntryInfo entryCall(int type, byte[] payload, Duration timeout) throws IOException {
-    return one(call(type, payload, Set.of(Wire.ENTRY), 1, true, timeout));
+    return call(type, payload, Wire.ENTRY, EntryInfo::read, 1, true, timeout).get(0);
   }
 
   /** The entry at a path (not following a final symlink). */
@@ -613,9 +616,7 @@ public final class DaemonConnection implements AutoCloseable {
   public List<EntryInfo> list(String path, @Nullable String user, int depth) throws IOException {
     byte[] p = new Wire.Out().str(checked(path)).str(user == null ? "" : checked(user)).u32(depth).toBytes();
     List<EntryInfo> out = new ArrayList<>();
-    for (Frame f : call(Wire.FILE_LIST, p, Set.of(Wire.ENTRY), MAX_LIST_ITEMS, false, LONG_ANSWER)) {
-      out.add(EntryInfo.read(new Wire.In(f.payload())));
-    }
+    out.addAll(call(Wire.FILE_LIST, p, Wire.ENTRY, EntryInfo::read, MAX_LIST_ITEMS, false, LONG_ANSWER));
     return out;
   }
 
@@ -638,11 +639,7 @@ public final class DaemonConnection implements AutoCloseable {
   /** Extended attributes of a path whose names start with {@code prefix}, by full name. */
   public Map<String, byte[]> xattrs(String path, @Nullable String user, String prefix) throws IOException {
     byte[] p = new Wire.Out().str(checked(path)).str(user == null ? "" : checked(user)).str(prefix).toBytes();
-    List<Frame> items = call(Wire.XATTR_GET, p, Set.of(Wire.XATTRS), 1, true, ANSWER);
-    Wire.In in = new Wire.In(items.get(0).payload());
-    Map<String, byte[]> out = EntryInfo.readPairs(in);
-    in.end();
-    return out;
+    return call(Wire.XATTR_GET, p, Wire.XATTRS, EntryInfo::readPairs, 1, true, ANSWER).get(0);
   }
 
   /**
@@ -717,7 +714,7 @@ public final class DaemonConnection implements AutoCloseable {
       cancel(stream);
       throw e;
     }
-    return EntryInfo.read(new Wire.In(await(w.done, stream, LONG_ANSWER).payload()));
+    return await(w.done, stream, LONG_ANSWER);
   }
 
   /**

@@ -59,6 +59,14 @@ public record EntryInfo(
     };
   }
 
+  /** An entry that is a whole payload. */
+  static EntryInfo whole(byte[] payload) throws ProtocolException {
+    Wire.In in = new Wire.In(payload);
+    EntryInfo e = read(in);
+    in.end();
+    return e;
+  }
+
   static EntryInfo read(Wire.In in) throws ProtocolException {
     String name = in.str(Wire.MAX_NAME);
     String path = in.str(Wire.MAX_NAME);
@@ -82,7 +90,6 @@ public record EntryInfo(
     int targetMode = (int) in.u32();
     long targetSize = in.i64();
     Map<String, byte[]> raw = readPairs(in);
-    in.end();
     Map<String, String> meta = new java.util.TreeMap<>();
     raw.forEach((k, v) -> {
       if (k.startsWith(METADATA_PREFIX)) {

@@ -84,7 +84,7 @@ public final class FileRead extends InputStream implements DaemonConnection.Sink
         if (entry.isDone()) {
           throw new ProtocolException("a second entry on a read");
         }
-        entry.complete(EntryInfo.read(new Wire.In(f.payload())));
+        entry.complete(EntryInfo.whole(f.payload()));
       }
       case Wire.FILE_CHUNK -> {
         if (!entry.isDone()) {

@@ -12,8 +12,8 @@ import org.jspecify.annotations.Nullable;
  */
 final class FileWrite implements DaemonConnection.Sink {
   private final DaemonConnection conn;
-  final CompletableFuture<Frame> done = new CompletableFuture<>();
-  private @Nullable Frame entry;
+  final CompletableFuture<EntryInfo> done = new CompletableFuture<>();
+  private @Nullable EntryInfo entry;
   private long credit = Wire.WINDOW;
   int stream;
 
@@ -37,7 +37,7 @@ final class FileWrite implements DaemonConnection.Sink {
         if (entry != null) {
           throw new ProtocolException("a second entry in answer to a write");
         }
-        entry = f;
+        entry = EntryInfo.whole(f.payload());
       }
       case Wire.OK -> {
         conn.forget(stream);
