@@ -165,6 +165,27 @@ public final class LocalSandbox {
     return network;
   }
 
+  /**
+   * The token a request to one of the sandbox's ports must carry ({@code e2b-traffic-access-token}),
+   * or null when its port traffic is public: E2B's default, unless it was created with
+   * {@code network.allowPublicTraffic: false}. Derived from the envd token (an HMAC of a fixed
+   * label under it), so it survives a restart of the server with nothing more stored, and knowing
+   * it reveals nothing of the envd token.
+   */
+  public @Nullable String trafficAccessToken() {
+    com.fasterxml.jackson.databind.node.ObjectNode n = network;
+    if (n == null || !n.has("allowPublicTraffic") || n.get("allowPublicTraffic").asBoolean(true)) {
+      return null;
+    }
+    try {
+      javax.crypto.Mac mac = javax.crypto.Mac.getInstance("HmacSHA256");
+      mac.init(new javax.crypto.spec.SecretKeySpec(envdToken.getBytes(java.nio.charset.StandardCharsets.UTF_8), "HmacSHA256"));
+      return java.util.HexFormat.of().formatHex(mac.doFinal("e2b-traffic-access-token".getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+    } catch (java.security.GeneralSecurityException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
   public @Nullable Boolean allowInternetAccess() {
     return allowInternetAccess;
   }

@@ -54,6 +54,11 @@ public final class PortStream implements DaemonConnection.Sink, AutoCloseable {
   }
 
   /** Sends bytes to the port, waiting while the daemon holds a window of them unwritten. */
+  public void write(byte[] b) throws IOException {
+    write(b, 0, b.length);
+  }
+
+  /** Sends bytes to the port, waiting while the daemon holds a window of them unwritten. */
   public void write(byte[] b, int off, int len) throws IOException {
     java.util.Objects.checkFromIndexSize(off, len, b.length);
     while (len > 0) {
