@@ -221,6 +221,20 @@ class HostileDaemonTest {
   }
 
   @Test
+  @DisplayName("watch events named to make a backtracking pattern slow (250 of 4081 bytes, about 40 ms each to a backtracking pattern) cost the server little: the event after them arrives within 5 s")
+  void craftedWatchNames(LocalServer server, E2BApi e2b) throws Exception {
+    try (LiveSandbox s = e2b.create()) {
+      takeOver(server, s, "watch-crafted");
+      List<String> seen = new java.util.concurrent.CopyOnWriteArrayList<>();
+      long t0 = System.nanoTime();
+      try (io.sandboxes.Subscription watch = s.onFileChange("/tmp", c -> seen.add(c.path()))) {
+        await().atMost(Duration.ofSeconds(30)).until(() -> seen.stream().anyMatch(p -> p.endsWith("marker")));
+      }
+      assertThat(Duration.ofNanos(System.nanoTime() - t0)).as("250 crafted names, then the marker").isLessThan(Duration.ofSeconds(5));
+    }
+  }
+
+  @Test
   @DisplayName("while one sandbox's daemon floods the server, another sandbox's commands and the health endpoint keep answering (generous bounds here; the benchmark measures p99)")
   void othersServed(LocalServer server, E2BApi e2b) throws Exception {
     try (LiveSandbox hostile = e2b.create(); LiveSandbox other = e2b.create()) {

@@ -14,6 +14,8 @@ answers the host's requests the way MODE says:
   long-name     answers FILE_STAT with an entry named by 1 000 000 bytes
   big-answers   answers FILE_LIST with 3000 entries of 60 KiB each (valid ones), whatever the host says
   watch-flood   answers FILE_STAT with a folder and WATCH with valid 4000-byte events, as fast as its credit allows
+  watch-crafted answers FILE_STAT with a folder and WATCH with 250 events whose 4081-byte names
+                are made to make a backtracking pattern slow, then one named "marker"
   spoof         answers every request with an OK on a stream the host never opened
   reconnect     connects, says HELLO and hangs up, 200 times in a row; writes the seconds that took to /tmp/fake.done
 
@@ -153,6 +155,14 @@ def watch_flood(stream):
         send(frame(stream, WATCH_EVENT, payload))
 
 
+def watch_crafted(stream):
+    send(frame(stream, WATCH_EVENT, bytes([0]) + string(b"")))
+    for name in [b"/." * 2040 + b"x"] * 250 + [b"marker"]:
+        payload = bytes([1]) + string(name)
+        take_credit(stream, len(payload) + FRAME_COST)
+        send(frame(stream, WATCH_EVENT, payload))
+
+
 send(hello())
 if mode == "deaf":
     while True:
@@ -184,9 +194,11 @@ while True:
         send(frame(stream, ENTRY, entry(name=b"n" * 1000000)) + frame(stream, OK))
     elif typ == FILE_LIST and mode == "big-answers":
         threading.Thread(target=big_answers, args=(stream,), daemon=True).start()
-    elif typ == FILE_STAT and mode == "watch-flood":
+    elif typ == FILE_STAT and mode in ("watch-flood", "watch-crafted"):
         send(frame(stream, ENTRY, entry(name=b"tmp", path=b"/tmp", kind=2)) + frame(stream, OK))
     elif typ == WATCH and mode == "watch-flood":
         threading.Thread(target=watch_flood, args=(stream,), daemon=True).start()
+    elif typ == WATCH and mode == "watch-crafted":
+        threading.Thread(target=watch_crafted, args=(stream,), daemon=True).start()
     else:
         send(frame(stream, ERROR, struct.pack(">Hi", 10, 0) + string(b"the fake daemon does not do that")))

@@ -11,8 +11,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -25,8 +23,32 @@ public final class DirWatch implements AutoCloseable {
   /** One change, as envd reports it. */
   public record Change(String name, String type) {}
 
-  /** A daemon write's temporary file ({@code .NAME.envd-XXXXXX} beside its target). */
-  private static final Pattern TEMP = Pattern.compile("^(.*/)?\\.(.+)\\.envd-[A-Za-z0-9]{6}$");
+  /** The end of a daemon write's temporary file's name ({@code .NAME.envd-XXXXXX} beside its target). */
+  private static final String TEMP_SUFFIX = ".envd-";
+  private static final int TEMP_TAIL = TEMP_SUFFIX.length() + 6;
+
+  /**
+   * The target a daemon write's temporary file stands for ({@code dir/.NAME.envd-XXXXXX} for
+   * {@code dir/NAME}), or null when the name is not one. In one pass: names come from the sandbox,
+   * and a backtracking pattern over a crafted 4 kB name took 0.2 s.
+   */
+  static @Nullable String writeTarget(String name) {
+    int n = name.length();
+    if (n < 2 + TEMP_TAIL || !name.startsWith(TEMP_SUFFIX, n - TEMP_TAIL)) {
+      return null;
+    }
+    for (int i = n - 6; i < n; i++) {
+      char c = name.charAt(i);
+      if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))) {
+        return null;
+      }
+    }
+    int dot = name.lastIndexOf('/', n - TEMP_TAIL - 1) + 1;
+    if (name.charAt(dot) != '.' || dot + 1 >= n - TEMP_TAIL) {
+      return null;
+    }
+    return name.substring(0, dot) + name.substring(dot + 1, n - TEMP_TAIL);
+  }
 
   /** The most a watcher keeps for a client that does not ask for its events: beyond, new ones are dropped. */
   static final long MAX_KEPT = 1L << 20;
@@ -99,10 +121,10 @@ public final class DirWatch implements AutoCloseable {
    * temporary file.
    */
   private void emit(String name, String type) {
-    Matcher m = TEMP.matcher(name);
-    if (m.matches()) {
+    String target = writeTarget(name);
+    if (target != null) {
       if (writing.size() < MAX_WRITING) {
-        writing.add((m.group(1) == null ? "" : m.group(1)) + m.group(2));
+        writing.add(target);
       }
       return;
     }
