@@ -31,7 +31,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * server's {@code /health} is asked, and the heap (after a collection) is sampled. Prints, per
  * attack, the other sandbox's exec and the health answer at p50 and p99 in ms, the most the heap
  * grew in MiB, and, beside them, a raw {@code docker exec} of the same command measured in the
- * same run, with the ratio. The targets: p99 under 50 ms for the health answer and the other
+ * same run, with the ratio, and the CPU this JVM used meanwhile (the server, its clients and the
+ * sampling; 100 is one core). The targets: p99 under 50 ms for the health answer and the other
  * sandbox's exec, and under 64 MiB of heap for the misbehaving sandbox.
  *
  * <p>{@code scripts/run-examples.sh bench.HostileDaemonBench [samples] [seconds]} (from the
@@ -78,10 +79,15 @@ public final class HostileDaemonBench {
           health.run();
           rawEcho.run();
         }
-        System.out.printf("%-12s %9s %9s %9s %9s %9s %9s %9s%n", "attack", "exec p50", "exec p99", "raw p99", "ratio", "health50",
-            "health99", "heap MiB");
+        System.out.printf("%-12s %9s %9s %9s %9s %9s %9s %9s %9s%n", "attack", "exec p50", "exec p99", "raw p99", "ratio", "health50",
+            "health99", "heap MiB", "cpu %");
         long base = heapAfterGc();
-        row("(none)", sample(samples, exec), sample(samples, rawEcho), sample(samples, health), heapAfterGc() - base);
+        long cpu0 = cpuNanos();
+        long wall0 = System.nanoTime();
+        List<Double> e0 = sample(samples, exec);
+        List<Double> r0 = sample(samples, rawEcho);
+        List<Double> h0 = sample(samples, health);
+        row("(none)", e0, r0, h0, heapAfterGc() - base, 100.0 * (cpuNanos() - cpu0) / (System.nanoTime() - wall0));
         for (Attack a : attacks) {
           try (LiveSandbox hostile = api.create()) {
             base = heapAfterGc();
@@ -105,6 +111,8 @@ public final class HostileDaemonBench {
                 waitForFake();
               }
               provoke(a.mode(), hostile, server, held);
+              long cpuAt = cpuNanos();
+              long wallAt = System.nanoTime();
               long end = System.nanoTime() + Duration.ofSeconds(seconds).toNanos();
               List<Double> execMs = new ArrayList<>();
               List<Double> rawMs = new ArrayList<>();
@@ -119,7 +127,7 @@ public final class HostileDaemonBench {
               }
               stop.set(true);
               sampler.join();
-              row(a.mode(), execMs, rawMs, healthMs, heap.get());
+              row(a.mode(), execMs, rawMs, healthMs, heap.get(), 100.0 * (cpuNanos() - cpuAt) / (System.nanoTime() - wallAt));
             } finally {
               stop.set(true);
               for (AutoCloseable c : held) {
@@ -239,9 +247,14 @@ public final class HostileDaemonBench {
     return s.get(Math.min(s.size() - 1, (int) Math.ceil(p * s.size()) - 1));
   }
 
-  private static void row(String what, List<Double> exec, List<Double> raw, List<Double> health, long heapGrowth) {
-    System.out.printf("%-12s %9.1f %9.1f %9.1f %9.2f %9.1f %9.1f %9.1f%n", what, pct(exec, 0.5), pct(exec, 0.99), pct(raw, 0.99),
-        pct(exec, 0.99) / pct(raw, 0.99), pct(health, 0.5), pct(health, 0.99), Math.max(0, heapGrowth) / 1048576.0);
+  private static void row(String what, List<Double> exec, List<Double> raw, List<Double> health, long heapGrowth, double cpu) {
+    System.out.printf("%-12s %9.1f %9.1f %9.1f %9.2f %9.1f %9.1f %9.1f %9.0f%n", what, pct(exec, 0.5), pct(exec, 0.99), pct(raw, 0.99),
+        pct(exec, 0.99) / pct(raw, 0.99), pct(health, 0.5), pct(health, 0.99), Math.max(0, heapGrowth) / 1048576.0, cpu);
+  }
+
+  /** CPU time this JVM (the server, the clients and this program) has used. */
+  private static long cpuNanos() {
+    return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean()).getProcessCpuTime();
   }
 
   private static long heapAfterGc() {
