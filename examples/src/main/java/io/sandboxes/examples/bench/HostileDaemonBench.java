@@ -35,7 +35,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * sampling; 100 is one core). The targets: p99 under 50 ms for the health answer and the other
  * sandbox's exec, and under 64 MiB of heap for the misbehaving sandbox.
  *
- * <p>{@code scripts/run-examples.sh bench.HostileDaemonBench [samples] [seconds]} (from the
+ * <p>{@code scripts/run-examples.sh bench.HostileDaemonBench [samples] [seconds] [attack,...]} (from the
  * repository's root, which holds the fake daemon under local/src/test/resources)
  */
 public final class HostileDaemonBench {
@@ -49,6 +49,7 @@ public final class HostileDaemonBench {
   public static void main(String[] args) throws Exception {
     int samples = args.length > 0 ? Integer.parseInt(args[0]) : 200;
     int seconds = args.length > 1 ? Integer.parseInt(args[1]) : 20;
+    List<String> only = args.length > 2 ? List.of(args[2].split(",")) : List.of();
     if (!Files.isRegularFile(FAKE)) {
       throw new IllegalStateException("run from the repository's root: " + FAKE + " is not there");
     }
@@ -89,6 +90,9 @@ public final class HostileDaemonBench {
         List<Double> h0 = sample(samples, health);
         row("(none)", e0, r0, h0, heapAfterGc() - base, 100.0 * (cpuNanos() - cpu0) / (System.nanoTime() - wall0));
         for (Attack a : attacks) {
+          if (!only.isEmpty() && !only.contains(a.mode())) {
+            continue;
+          }
           try (LiveSandbox hostile = api.create()) {
             base = heapAfterGc();
             AtomicBoolean stop = new AtomicBoolean();

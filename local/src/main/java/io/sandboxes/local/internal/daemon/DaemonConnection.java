@@ -56,7 +56,7 @@ public final class DaemonConnection implements AutoCloseable {
    * The most frames the host reads from one daemon in a {@link #SLICE}: a daemon flooding the
    * connection is slowed to this rate, so one sandbox's reader takes a bounded share of the CPU.
    */
-  static final int FRAMES_PER_SLICE = 1_000;
+  static final int FRAMES_PER_SLICE = 250;
   static final Duration SLICE = Duration.ofMillis(10);
   /** The reader lets other threads run after this many frames in a row. */
   static final int FRAMES_PER_YIELD = 64;
