@@ -151,6 +151,14 @@ void group_name(gid_t gid, char *out, size_t n);
 void fs_as(const user_t *u);
 void fs_as_root(void);
 
+/* ---- kernels that are not Linux's own (gVisor): compat.c ---- */
+/* Whether setfsuid/setfsgid answer ENOSYS. */
+int kernel_lacks_fsuid(void);
+/* Whether a PTY master is never told that its slaves have all closed. */
+int kernel_lacks_pty_hangup(void);
+/* Opens a PTY master's peer (TIOCGPTPEER, else by its name), O_NOCTTY and close-on-exec; -1 on failure. */
+int pty_peer(int master);
+
 /* ---- utilities ---- */
 void die(const char *what);
 int64_t now_ms(void);

@@ -308,13 +308,26 @@ void group_name(gid_t gid, char *out, size_t n) { name_of("/etc/group", gid, out
 void fs_as(const user_t *u) {
   if (getuid() != 0) return;
   if (setgroups((size_t)u->ngroups, u->groups) != 0) die("setgroups");
+  if (kernel_lacks_fsuid()) {
+    /* The daemon has one thread: it takes the user's effective ids and keeps root as its real and
+     * saved ones to come back to. That user's processes still cannot signal or trace it (those
+     * checks look at real and saved ids, and the change makes it non-dumpable). The group goes
+     * first: once the effective uid is not 0, it can no longer change. */
+    if (setresgid((gid_t)-1, u->gid, (gid_t)-1) != 0 || setresuid((uid_t)-1, u->uid, (uid_t)-1) != 0) die("setresuid");
+    return;
+  }
   setfsgid(u->gid);
   setfsuid(u->uid);
 }
 
 void fs_as_root(void) {
   if (getuid() != 0) return;
-  setfsuid(0);
-  setfsgid(0);
+  if (kernel_lacks_fsuid()) {
+    /* the uid first: back at an effective 0, the group may change again */
+    if (setresuid((uid_t)-1, 0, (uid_t)-1) != 0 || setresgid((gid_t)-1, 0, (gid_t)-1) != 0) die("setresuid");
+  } else {
+    setfsuid(0);
+    setfsgid(0);
+  }
   if (setgroups(0, NULL) != 0) die("setgroups");
 }

@@ -206,6 +206,8 @@ static void proc_check(proc_t *p) {
   if (p->stream) send_exit(p);
 }
 
+static void proc_read(proc_t *p, int which);
+
 static void reap(void) {
   int st;
   pid_t pid;
@@ -216,6 +218,21 @@ static void reap(void) {
     p->status = st;
     proc_check(p);
   }
+}
+
+/*
+ * Where the kernel never hangs a PTY master up (gVisor), no poll says when an exited process's
+ * PTY has been read to its end: read what its master holds, as far as the stream's credit goes,
+ * and end it when it is empty. Returns whether one is still left to read.
+ */
+static int pty_drain(void) {
+  int left = 0;
+  for (proc_t *p = procs; p; p = p->next) {
+    if (!p->pty || !p->exited || p->out_fd < 0 || !kernel_lacks_pty_hangup()) continue;
+    if (!p->stream || (p->credit > 0 && !out_full())) proc_read(p, 1);
+    if (p->out_fd >= 0) left = 1;
+  }
+  return left;
 }
 
 static void set_nonblock(int fd) { fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK); }
@@ -246,7 +263,8 @@ static void proc_read(proc_t *p, int which) {
     while (n < 0 && errno == EINTR);
     if (n > 0) return;
   }
-  if (n < 0 && errno == EAGAIN) return;
+  /* where the kernel never hangs a master up (gVisor), an exited process's PTY ends once it is empty */
+  if (n < 0 && errno == EAGAIN && !(p->pty && p->exited && kernel_lacks_pty_hangup())) return;
   /* end of output (EIO is how a PTY master says every slave is closed) */
   if (p->pty) {
     p->in_fd = -1;
@@ -319,7 +337,7 @@ static void proc_start(uint32_t s, rd_t *r) {
   if (pty) {
     master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
     if (master < 0 || unlockpt(master) != 0) goto sysfail;
-    slave = ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
+    slave = pty_peer(master);
     if (slave < 0) goto sysfail;
     struct winsize ws = {.ws_row = rows ? rows : 24, .ws_col = cols ? cols : 80};
     ioctl(master, TIOCSWINSZ, &ws);
@@ -722,6 +740,7 @@ int worker_main(const char *socket_path, uint32_t generation) {
   in = malloc(HDR_LEN + MAX_PAYLOAD);
   if (!in) die("out of memory");
   int64_t next_try = 0, backoff = 20;
+  int drain_left = 0;
   static struct pollfd pfd[MAX_POLL];
   static proc_t *owner[MAX_POLL];
   static int which[MAX_POLL];
@@ -776,6 +795,7 @@ int worker_main(const char *socket_path, uint32_t generation) {
     int np = ports_pollfds(pfd + n, MAX_POLL - n, out_full());
     n += np;
     int timeout = files_work() || (in_ready() && !out_full()) ? 0 : 1000;
+    if (drain_left && timeout > 50) timeout = 50; /* a PTY read to its end without a hang-up (gVisor) */
     if (conn < 0) {
       int64_t wait = next_try - now_ms();
       if (wait < timeout) timeout = wait < 0 ? 0 : (int)wait;
@@ -802,6 +822,7 @@ int worker_main(const char *socket_path, uint32_t generation) {
       if (conn_at >= 0 && conn >= 0 && (pfd[conn_at].revents & (POLLIN | POLLHUP | POLLERR))) read_conn();
     }
     reap();
+    drain_left = pty_drain();
     int64_t t = now_ms();
     proc_t *next;
     for (proc_t *p = procs; p; p = next) {

@@ -213,7 +213,7 @@ public final class LiveSandbox implements Sandbox {
           () -> readEvents(stream, stdout, stderr, options, end, context, lastEvent));
       JsonNode report = await(end, SETTLE_PROBE);
       if (report == null) {
-        if (processGone(pid.get())) {
+        if (processGone(pid.get(), options.user())) {
           // the grace window counts from the last thing the stream delivered: a stream still
           // draining output is not held, only one that has gone quiet is
           while ((report = await(end, EXIT_REPORT_GRACE)) == null) {
@@ -422,12 +422,18 @@ public final class LiveSandbox implements Sandbox {
    * Whether the process is positively gone: {@code kill -0} in the sandbox says so. Any failure
    * to look counts as alive, so the caller keeps waiting rather than inventing an outcome.
    */
-  boolean processGone(int pid) {
+  /**
+   * Whether the process is gone, probed with {@code kill -0} as the user the process was started
+   * as: another user's {@code kill -0} fails with "not permitted" for a live process (a command
+   * run as root, probed as the default user, was taken for gone after 1.5 s).
+   */
+  boolean processGone(int pid, @Nullable String user) {
     if (pid <= 0) {
       return false;
     }
     String probe = "kill -0 " + pid + " 2>/dev/null && echo MOL_ALIVE || echo MOL_GONE";
-    try (ConnectStream s = envd.stream("process.Process/Start", startBody(probe, ExecOptions.defaults()), null, PROBE_TIMEOUT,
+    ExecOptions as = user == null ? ExecOptions.defaults() : ExecOptions.defaults().withUser(user);
+    try (ConnectStream s = envd.stream("process.Process/Start", startBody(probe, as), user, PROBE_TIMEOUT,
         "liveness probe in sandbox " + id, null);
          Watchdog ignored = Watchdog.arm(id, PROBE_TIMEOUT.plus(DEADLINE_GRACE), s::close)) {
       Utf8Accumulator out = new Utf8Accumulator();

@@ -139,7 +139,9 @@ public final class Sandboxes {
    * Starts the local E2B-compatible server in this process (on 127.0.0.1, ephemeral ports, a
    * fresh API key) and returns a provider pointed at it. Needs {@code io.sandboxes:sandboxes-local}
    * on the class path and a Docker engine. The first start on a machine builds the base image,
-   * which takes about a minute.
+   * which takes about a minute. The system property {@code sandboxes.local.runtime} chooses the
+   * Docker runtime its sandboxes run on: {@code -Dsandboxes.local.runtime=runsc} runs them under
+   * gVisor, once Docker knows it ({@code scripts/docker-up.sh --runsc}).
    *
    * @return a provider that stops the server (and kills its sandboxes) when closed
    * @throws SandboxException when the local runtime is not on the class path or cannot start

@@ -28,10 +28,26 @@ public final class LocalRuntimeService implements LocalRuntime {
     }
   }
 
+  /**
+   * The system property naming the OCI runtime of the sandboxes {@code Sandboxes.local()} starts,
+   * e.g. {@code -Dsandboxes.local.runtime=runsc} for gVisor (see {@link LocalServer.Builder#runtime(String)}).
+   */
+  public static final String RUNTIME_PROPERTY = "sandboxes.local.runtime";
+
   @Override
   public Endpoint start() {
+    return start(System::getProperty);
+  }
+
+  /** {@link #start()} with the system properties read from {@code properties}. */
+  Endpoint start(java.util.function.Function<String, @org.jspecify.annotations.Nullable String> properties) {
     quietSlf4jWithoutProvider();
-    LocalServer server = LocalServer.builder().progress(line -> System.err.println("[sandboxes-local] " + line)).build().start();
+    LocalServer.Builder builder = LocalServer.builder().progress(line -> System.err.println("[sandboxes-local] " + line));
+    String runtime = properties.apply(RUNTIME_PROPERTY);
+    if (runtime != null && !runtime.isBlank()) {
+      builder.runtime(runtime.strip());
+    }
+    LocalServer server = builder.build().start();
     return new Endpoint() {
       @Override
       public URI apiUrl() {

@@ -8,6 +8,7 @@ import io.sandboxes.local.internal.Volumes;
 import io.sandboxes.local.internal.egress.SandboxNetwork;
 import io.sandboxes.local.internal.docker.BaseImage;
 import io.sandboxes.local.internal.docker.DockerRuntime;
+import io.sandboxes.local.internal.docker.SandboxRuntime;
 import io.sandboxes.local.internal.http.ApiHandler;
 import io.sandboxes.local.internal.http.EnvdHandler;
 import java.net.URI;
@@ -82,6 +83,7 @@ public final class LocalServer implements AutoCloseable {
   private @Nullable URI sandboxUrl;
   private @Nullable SandboxNetwork network;
   private @Nullable DockerRuntime docker;
+  private @Nullable SandboxRuntime runtime;
 
   private LocalServer(Builder config) {
     this.config = config;
@@ -108,7 +110,7 @@ public final class LocalServer implements AutoCloseable {
       throw new IllegalStateException("already started");
     }
     // throws, within a few seconds, a SandboxException naming every place tried when no engine answers
-    DockerRuntime docker = DockerRuntime.connect();
+    DockerRuntime docker = DockerRuntime.connect(config.runtime);
     try {
       return start(docker);
     } catch (RuntimeException | Error e) {
@@ -117,7 +119,30 @@ public final class LocalServer implements AutoCloseable {
     }
   }
 
+  /**
+   * Template builds' steps run on their own network behind the host firewall when egress can be
+   * enforced; where it cannot (no root, no iptables, a remote engine) they stay on Docker's
+   * default bridge, as Docker would run them, and the server says so once.
+   */
+  private static String buildNetwork(java.util.Optional<SandboxNetwork> network) {
+    if (network.isPresent()) {
+      return SandboxNetwork.BUILD_NETWORK;
+    }
+    LOG.warn("template build steps run on Docker's default bridge: egress cannot be enforced here, so they are not kept "
+        + "from this host and its private networks");
+    return "bridge";
+  }
+
   private LocalServer start(DockerRuntime docker) {
+    // before anything is made: a runtime Docker does not know, or cannot run sandboxes on, is refused here
+    SandboxRuntime runtime = SandboxRuntime.check(docker);
+    this.runtime = runtime;
+    if (runtime.gvisor()) {
+      LOG.atInfo().addKeyValue("event", "server.runtime").addKeyValue("runtime", runtime.describe())
+          .log("sandboxes run under gVisor: raw sockets are refused; sudo cannot raise privileges (gVisor sets no_new_privs), so"
+              + " root comes from a command's user; coreutils' stat and ls -l, Ctrl-C in a PTY and file metadata do not work with"
+              + " runsc 2022-12-19 (README, \"Choosing gVisor\")");
+    }
     String baseImage = BaseImage.ensure(docker, config.progress);
     Path stateDir = config.stateDir != null ? config.stateDir : defaultStateRoot().resolve(config.serverId);
     java.util.Optional<SandboxNetwork> network = SandboxNetwork.start(docker, config.openEgress, config.allowedWitness);
@@ -139,7 +164,7 @@ public final class LocalServer implements AutoCloseable {
     ApiHandler apiHandler = new ApiHandler(reg, volumes, config.apiKey, this::egressProbe, this::forward, config.internetByDefault);
     EnvdHandler envdHandler = new EnvdHandler(reg);
     io.sandboxes.local.internal.TemplateBuilds builds = new io.sandboxes.local.internal.TemplateBuilds(docker, reg.templates(),
-        stateDir.resolve("template-files"), config.serverId, baseImage);
+        stateDir.resolve("template-files"), config.serverId, baseImage, buildNetwork(network));
     reg.templates().alsoResolve(builds::resolve);
     reg.templates().alsoReserve(n -> builds.findTemplate(n).isPresent());
     builds.sweepAtStart();
@@ -169,7 +194,7 @@ public final class LocalServer implements AutoCloseable {
     this.apiUrl = URI.create("http://" + config.host + ":" + api.getLocalPort());
     this.sandboxUrl = URI.create("http://" + config.host + ":" + envd.getLocalPort());
     LOG.atInfo().addKeyValue("event", "server.started").addKeyValue("server", config.serverId).addKeyValue("apiUrl", apiUrl)
-        .addKeyValue("sandboxUrl", sandboxUrl).log("sandboxes-local serving");
+        .addKeyValue("sandboxUrl", sandboxUrl).addKeyValue("runtime", runtime.describe()).log("sandboxes-local serving");
     return this;
   }
 
@@ -231,6 +256,27 @@ public final class LocalServer implements AutoCloseable {
    */
   public URI sandboxUrl() {
     return Objects.requireNonNull(sandboxUrl, "not started");
+  }
+
+  /**
+   * Names the OCI runtime this server's sandboxes run on; only after {@link #start()}.
+   *
+   * @return the Docker runtime's name, e.g. {@code runsc} for gVisor, or {@code runc} when the
+   *     builder named none and the engine's default is used
+   * @see Builder#runtime(String)
+   */
+  public String runtime() {
+    SandboxRuntime r = Objects.requireNonNull(runtime, "not started");
+    return r.name() == null ? "runc" : r.name();
+  }
+
+  /**
+   * Tells whether this server's sandboxes run under gVisor; only after {@link #start()}.
+   *
+   * @return true when their runtime is gVisor's {@code runsc}, whose own kernel serves their system calls
+   */
+  public boolean gvisor() {
+    return Objects.requireNonNull(runtime, "not started").gvisor();
   }
 
   /**
@@ -390,6 +436,7 @@ public final class LocalServer implements AutoCloseable {
     private Duration keepAliveTimeout = DEFAULT_KEEP_ALIVE_TIMEOUT;
     private Duration portForwardIdleTimeout = io.sandboxes.local.internal.PortForwards.DEFAULT_IDLE;
     private int diskSizeMB = Registry.DEFAULT_DISK_SIZE_MB;
+    private @Nullable String runtime;
     private final java.util.Map<String, Integer> warmPool = new java.util.LinkedHashMap<>(
         java.util.Map.of(Templates.BASE, DEFAULT_WARM_POOL));
 
@@ -569,6 +616,30 @@ public final class LocalServer implements AutoCloseable {
         throw new IllegalArgumentException("diskSizeMB must be at least 16, got " + mb);
       }
       this.diskSizeMB = mb;
+      return this;
+    }
+
+    /**
+     * Chooses the OCI runtime the server's sandboxes (and its template builds' steps) run on, by
+     * its name in Docker. By default they run on the engine's default runtime, runc, where a
+     * sandbox shares the host's kernel: a kernel exploit inside one reaches the host. With
+     * gVisor ({@code runsc}), a user-space kernel serves the sandbox's system calls, so the host
+     * kernel is far less exposed; sandboxes start somewhat slower and raw sockets are refused
+     * inside them. Docker must know the runtime ({@code scripts/docker-up.sh --runsc} registers
+     * gVisor as {@code runsc}); {@link LocalServer#start()} refuses, saying what to do, a runtime
+     * Docker does not list, one that is neither runc nor gVisor, and gVisor registered without
+     * the arguments the sandboxes need ({@code --host-uds=open}, {@code --network=host}).
+     *
+     * <p>{@code Sandboxes.local()} reads it from the system property {@code sandboxes.local.runtime}.
+     *
+     * @param runtime {@code runsc} for gVisor, {@code runc}, or any name Docker runs gVisor under
+     * @return this
+     */
+    public Builder runtime(String runtime) {
+      if (!Objects.requireNonNull(runtime, "runtime").matches("[A-Za-z0-9][A-Za-z0-9._-]{0,63}")) {
+        throw new IllegalArgumentException("a runtime is named by 1 to 64 letters, digits, '.', '-' or '_', got '" + runtime + "'");
+      }
+      this.runtime = runtime;
       return this;
     }
 

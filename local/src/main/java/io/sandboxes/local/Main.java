@@ -12,7 +12,7 @@ import java.util.concurrent.CountDownLatch;
  * The command line of {@code sandboxes-local}.
  *
  * <pre>
- * sandboxes-local serve [--port 3000] [--envd-port 49983] [--api-key KEY] [--keep-sandboxes] [--internet-by-default]
+ * sandboxes-local serve [--port 3000] [--envd-port 49983] [--api-key KEY] [--keep-sandboxes] [--internet-by-default] [--runtime runsc]
  * sandboxes-local image build [code-interpreter-v1]
  * </pre>
  *
@@ -64,6 +64,7 @@ public final class Main {
           sandboxes-local serve [--port N] [--envd-port N] [--api-key KEY] [--keep-sandboxes]
                                 [--id NAME] [--state-dir DIR] [--host ADDRESS] [--disk-mb N]
                                 [--internet-by-default] [--warm-pool N | --warm-pool TEMPLATE=N]...
+                                [--runtime NAME]
               serve E2B's API on 127.0.0.1:N (default 3000) and envd on 127.0.0.1:N (default 49983);
               --keep-sandboxes leaves them running at shutdown, and a server started again with
               the same --id (default "standalone") takes them back; --host binds another
@@ -72,7 +73,9 @@ public final class Main {
               --internet-by-default applies E2B's default egress to a create that does not say
               allow_internet_access (open, less denyOut) instead of this runtime's (nothing);
               --warm-pool keeps N pre-started sandboxes of base (default 2, 0 off) or of
-              TEMPLATE ready, so a create without volume mounts takes one in milliseconds
+              TEMPLATE ready, so a create without volume mounts takes one in milliseconds;
+              --runtime runsc runs sandboxes under gVisor, a user-space kernel between them and
+              the host's (register it with Docker first: scripts/docker-up.sh --runsc)
           sandboxes-local image build [code-interpreter-v1]
               build the base template image (and the code interpreter's) if missing, showing progress
           sandboxes-local image list
@@ -123,6 +126,7 @@ public final class Main {
         case "--host" -> b.host(arg(opts, o));
         case "--state-dir" -> b.stateDir(java.nio.file.Path.of(arg(opts, o)));
         case "--disk-mb" -> b.diskSizeMB(intArg(opts, o));
+        case "--runtime" -> b.runtime(arg(opts, o));
         case "--warm-pool" -> {
           String v = arg(opts, o);
           int eq = v.lastIndexOf('=');

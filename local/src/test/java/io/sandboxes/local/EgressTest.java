@@ -87,23 +87,29 @@ class EgressTest {
   }
 
   @Test
-  @DisplayName("a wildcard rule and a CIDR rule are honoured; denyOut is honoured where internet access is on")
+  @DisplayName("a wildcard rule and a CIDR rule are honoured; denyOut is honoured where internet access is on; the host's own address stays out of reach whatever the policy names")
   void wildcardCidrDeny(LocalServer server, E2BApi e2b) throws Exception {
     EgressProbe p = server.egressProbe();
     String suffix = p.allowedHost().substring(p.allowedHost().indexOf('.'));
-    try (LiveSandbox s = e2b.create()) {
+    try (ExternalHost external = new ExternalHost(); LiveSandbox s = e2b.create()) {
       policy(server, s.id(), "{\"allowOut\":[\"*" + suffix + "\"]}");
       assertThat(code(s, allowed(p), true)).isEqualTo("200");
       assertThat(code(s, denied(p), true)).isEqualTo("200");
-      assertThat(code(s, raw(p), true)).isEqualTo("000");
+      assertThat(code(s, external.url(), true)).isEqualTo("000");
+      assertThat(code(s, external.url(), false)).isEqualTo("000");
 
-      policy(server, s.id(), "{\"allowOut\":[\"" + gatewayIp(p) + "/32\"]}");
-      assertThat(code(s, raw(p), true)).isEqualTo("200");
-      assertThat(code(s, raw(p), false)).isEqualTo("200");
+      policy(server, s.id(), "{\"allowOut\":[\"" + external.address() + "/32\"]}");
+      assertThat(code(s, external.url(), true)).isEqualTo("200");
+      assertThat(code(s, external.url(), false)).isEqualTo("200");
       assertThat(code(s, allowed(p), true)).isEqualTo("000");
 
-      policy(server, s.id(), "{\"denyOut\":[\"" + gatewayIp(p) + "/32\"],\"allow_internet_access\":true}");
+      policy(server, s.id(), "{\"denyOut\":[\"" + external.address() + "/32\"],\"allow_internet_access\":true}");
       assertThat(code(s, allowed(p), true)).isEqualTo("200");
+      assertThat(code(s, external.url(), true)).isEqualTo("000");
+      assertThat(code(s, external.url(), false)).isEqualTo("000");
+
+      // the gateway's address is the host's: named outright, it opens nothing
+      policy(server, s.id(), "{\"allowOut\":[\"" + gatewayIp(p) + "/32\"]}");
       assertThat(code(s, raw(p), true)).isEqualTo("000");
       assertThat(code(s, raw(p), false)).isEqualTo("000");
     }
@@ -163,7 +169,7 @@ class EgressTest {
       assertThat(v.state()).as(v.detail()).isEqualTo(EgressVerdict.State.FILTERED);
     }
     for (var mode : List.of("open", "witness-down")) {
-      LocalServer.Builder b = LocalServer.builder();
+      LocalServer.Builder b = TestRuntime.builder();
       if (mode.equals("open")) {
         b.openEgressForTesting(true);
       } else {

@@ -80,4 +80,16 @@ class MainTest {
     assertThat(run("--help")).isZero();
     assertThat(out.toString(StandardCharsets.UTF_8)).contains("--internet-by-default");
   }
+
+  @Test
+  @DisplayName("serve --runtime names the Docker runtime: one Docker does not know fails the start (exit 1) saying so, a malformed name is bad usage")
+  void runtimeFlag() {
+    assertThat(run("serve", "--port", "0", "--envd-port", "0", "--runtime", "sandboxes-no-such-runtime")).isEqualTo(1);
+    assertThat(err.toString(StandardCharsets.UTF_8)).contains("Docker does not know the runtime 'sandboxes-no-such-runtime'");
+    err.reset();
+    assertThat(run("serve", "--runtime", "run sc")).isEqualTo(2);
+    assertThat(err.toString(StandardCharsets.UTF_8)).contains("a runtime is named by");
+    assertThat(run("--help")).isZero();
+    assertThat(out.toString(StandardCharsets.UTF_8)).contains("--runtime runsc");
+  }
 }

@@ -82,34 +82,6 @@ class NoNetworkStartTest {
     return s.exec("curl -s -o /dev/null -m 5 -w '%{http_code}' " + url).stdout().strip();
   }
 
-  /** A listener of this test's own that records who connected: what a sandbox reached, if anything. */
-  private static final class Witness implements AutoCloseable {
-    final ServerSocket socket;
-    final List<String> from = new CopyOnWriteArrayList<>();
-
-    Witness(InetAddress at) throws IOException {
-      socket = new ServerSocket(0, 50, at);
-      Thread.ofVirtual().start(() -> {
-        while (!socket.isClosed()) {
-          try (Socket c = socket.accept()) {
-            from.add(((InetSocketAddress) c.getRemoteSocketAddress()).getAddress().getHostAddress());
-          } catch (IOException e) {
-            return;
-          }
-        }
-      });
-    }
-
-    String hostPort() {
-      return socket.getInetAddress().getHostAddress() + "/" + socket.getLocalPort();
-    }
-
-    @Override
-    public void close() throws IOException {
-      socket.close();
-    }
-  }
-
   private static int lines(LiveSandbox s, String file) {
     String out = s.exec("cat " + file + " 2>/dev/null | wc -l").stdout().strip();
     return Integer.parseInt(out);
@@ -122,8 +94,7 @@ class NoNetworkStartTest {
          DockerRuntime docker = DockerRuntime.connect()) {
       Assumptions.assumeTrue(server.egressEnforced(), "egress needs root, nsenter and iptables");
       EgressProbe p = server.egressProbe();
-      String gateway = p.rawIp().substring(0, p.rawIp().indexOf(':'));
-      try (Witness witness = new Witness(InetAddress.getByName(gateway)); LiveSandbox s = c.api().create()) {
+      try (ExternalHost witness = new ExternalHost(); LiveSandbox s = c.api().create()) {
         LocalSandbox local = server.registry().find(s.id()).orElseThrow();
         assertThat(networks(docker, local.containerId())).containsExactly("none");
         assertThat(local.networkAddress()).isNull();
@@ -144,15 +115,15 @@ class NoNetworkStartTest {
         assertThat(curl(s, "http://" + p.allowedHost() + "/")).isEqualTo("200");
         int tried = lines(s, "/tmp/tries");
         await().atMost(Duration.ofSeconds(20)).until(() -> lines(s, "/tmp/tries") >= tried + 10);
-        assertThat(witness.from).as("nothing reached the listener: the firewall was in place before the join").isEmpty();
+        assertThat(witness.connections).as("nothing reached the listener: the firewall was in place before the join").isEmpty();
         assertThat(lines(s, "/tmp/hits")).isZero();
         // /etc/hosts as a sandbox's that started on the network: the hostname once, at its address
         assertThat(s.exec("grep \"$(hostname)\" /etc/hosts").stdout()).isEqualTo(ip + "\t" + s.id() + "\n");
         assertThat(s.exec("sudo -n true 2>&1; echo sudo=$?").stdout()).isEqualTo("sudo=0\n");
 
         // the loop would have seen it: once the listener's address is allowed, it gets through
-        policy(server, s.id(), "{\"allowOut\":[\"" + gateway + "/32\"]}");
-        await().atMost(Duration.ofSeconds(20)).until(() -> witness.from.contains(ip));
+        policy(server, s.id(), "{\"allowOut\":[\"" + witness.address() + "/32\"]}");
+        await().atMost(Duration.ofSeconds(20)).until(() -> !witness.connections.isEmpty());
         assertThat(local.networkAddress()).as("a second allow keeps the address").isEqualTo(ip);
 
         // deny-all again: still on the network, with nothing reachable
@@ -161,15 +132,15 @@ class NoNetworkStartTest {
         // machine has recorded two more after the policy answered): count once the count stays put
         int[] seen = {-1};
         await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(700)).until(() -> {
-          int now = witness.from.size();
+          int now = witness.connections.size();
           boolean still = now == seen[0];
           seen[0] = now;
           return still;
         });
-        int hits = witness.from.size();
+        int hits = witness.connections.size();
         int before = lines(s, "/tmp/tries");
         await().atMost(Duration.ofSeconds(20)).until(() -> lines(s, "/tmp/tries") >= before + 10);
-        assertThat(witness.from.size()).as("connections after deny-all").isEqualTo(hits);
+        assertThat(witness.connections.size()).as("connections after deny-all").isEqualTo(hits);
         assertThat(curl(s, "http://" + p.allowedHost() + "/")).isEqualTo("000");
       }
     }
@@ -201,16 +172,14 @@ class NoNetworkStartTest {
     String serverId = "nonet-" + UUID.randomUUID().toString().substring(0, 8);
     Path state = Files.createTempDirectory("sandboxes-state-");
     LocalServer.Builder b = restartable(serverId, state);
-    try (DockerRuntime docker = DockerRuntime.connect()) {
+    try (DockerRuntime docker = DockerRuntime.connect(); ExternalHost external = new ExternalHost()) {
       String none;
       String atCreate;
       String later;
       String unfinished;
-      String allowed;
+      String allowed = external.address() + "/32";
       try (LocalServer first = b.build().start(); E2BSandboxProvider c = client(first)) {
         Assumptions.assumeTrue(first.egressEnforced(), "egress needs root, nsenter and iptables");
-        String raw = first.egressProbe().rawIp();
-        allowed = raw.substring(0, raw.indexOf(':')) + "/32";
         none = create(first, "");
         atCreate = create(first, ",\"network\":{\"allowOut\":[\"" + allowed + "\"]}");
         later = create(first, "");
@@ -227,7 +196,7 @@ class NoNetworkStartTest {
         LocalSandbox n = again.registry().find(none).orElseThrow();
         assertThat(n.networkAddress()).isNull();
         assertThat(networks(docker, n.containerId())).containsExactly("none");
-        String raw = "--noproxy '*' http://" + again.egressProbe().rawIp() + "/";
+        String raw = "--noproxy '*' " + external.url();
         assertThat(curl(c.api().connect(none), raw)).isEqualTo("000");
         for (String id : List.of(atCreate, later, unfinished)) {
           LocalSandbox s = again.registry().find(id).orElseThrow();

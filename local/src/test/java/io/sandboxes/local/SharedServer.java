@@ -29,7 +29,7 @@ public final class SharedServer implements ParameterResolver {
   static Running running(ExtensionContext context) {
     return context.getRoot().getStore(NS).computeIfAbsent("server", key -> {
       String serverId = "shared-test-" + java.util.UUID.randomUUID().toString().substring(0, 8);
-      LocalServer server = LocalServer.builder().serverId(serverId).progress(line -> System.err.println("[base image] " + line)).build()
+      LocalServer server = TestRuntime.builder().serverId(serverId).progress(line -> System.err.println("[base image] " + line)).build()
           .start();
       E2BSandboxProvider provider = E2BSandboxProvider.builder()
           .apiUrl(server.apiUrl())

@@ -279,8 +279,10 @@ public final class Registry implements AutoCloseable {
       daemon.awaitConnected(SandboxDaemon.CONNECT);
       tConnected = System.nanoTime();
       for (LocalSandbox.VolumeMount m : mounts) {
-        // a fresh Docker volume's root belongs to root; the sandbox's user must be able to write it
-        docker.runAsRoot(containerId, "/bin/sh", "-c", "[ \"$(stat -c %u \"$1\")\" = 0 ] && [ -z \"$(ls -A \"$1\")\" ] && chown 1000:1000 \"$1\"; true",
+        // a fresh Docker volume's root belongs to root; the sandbox's user must be able to write it. find, where
+        // coreutils fail: under gVisor (runsc 2022-12-19) their statx with AT_NO_AUTOMOUNT is refused
+        docker.runAsRoot(containerId, "/bin/sh", "-c", "[ \"$(stat -c %u \"$1\" 2>/dev/null || find \"$1\" -maxdepth 0 -printf %U)\" = 0 ]"
+            + " && [ -z \"$(ls -A \"$1\" 2>/dev/null || find \"$1\" -mindepth 1 -maxdepth 1)\" ] && chown 1000:1000 \"$1\"; true",
             "sh", m.path());
       }
       startService(image, daemon, containerId, id);

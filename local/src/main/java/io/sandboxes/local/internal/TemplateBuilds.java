@@ -175,6 +175,7 @@ public final class TemplateBuilds implements AutoCloseable {
   private final Path files;
   private final String serverId;
   private final String baseImage;
+  private final String buildNetwork;
   private final Map<String, Requested> requested = new ConcurrentHashMap<>();
   private final Map<String, Build> builds = new ConcurrentHashMap<>();
   private final Map<String, UploadLink> links = new ConcurrentHashMap<>();
@@ -188,7 +189,13 @@ public final class TemplateBuilds implements AutoCloseable {
   /** Held while a template is registered or deleted; a lock, not a monitor, so virtual threads waiting on Docker under it stay unpinned. */
   private final java.util.concurrent.locks.ReentrantLock registration = new java.util.concurrent.locks.ReentrantLock();
 
-  public TemplateBuilds(DockerRuntime docker, Templates templates, Path files, String serverId, String baseImage) {
+  /**
+   * @param buildNetwork the Docker network build steps run on: the builds' own, behind the host
+   *     firewall, when egress is enforced; Docker's default bridge otherwise
+   */
+  public TemplateBuilds(DockerRuntime docker, Templates templates, Path files, String serverId, String baseImage,
+      String buildNetwork) {
+    this.buildNetwork = buildNetwork;
     this.docker = docker;
     this.templates = templates;
     this.files = files;
@@ -672,11 +679,13 @@ public final class TemplateBuilds implements AutoCloseable {
     labels.put(LABEL_BUILD_CONTAINER, serverId);
     List<String> env = new ArrayList<>();
     st.env.forEach((k, v) -> env.add(k + "=" + v));
-    HostConfig host = HostConfig.newHostConfig()
+    HostConfig host = DockerRuntime.confined(HostConfig.newHostConfig())
+        .withNetworkMode(buildNetwork)
         .withNanoCPUs(b.request.cpuCount() * 1_000_000_000L)
         .withMemory(b.request.memoryMB() * 1024L * 1024L)
         .withPidsLimit(4096L)
-        .withInit(true);
+        .withInit(true)
+        .withRuntime(docker.runtime()); // a RUN step is as hostile as a sandbox: same runtime (gVisor when chosen)
     try (CreateContainerCmd c = docker.client().createContainerCmd(st.image)) {
       String id = c.withLabels(labels).withEnv(env).withUser(user).withWorkingDir(workdir).withCmd(cmd).withEntrypoint(List.of())
           .withHostConfig(host).exec().getId();

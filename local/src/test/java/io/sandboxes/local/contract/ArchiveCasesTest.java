@@ -90,7 +90,7 @@ class ArchiveCasesTest extends OneSandboxCases {
     sandbox.importFiles("/home/user/imported", new ByteArrayInputStream(tar("app/run.sh", "echo hi\n", "app/data.txt", "42")));
     List<String> cmds = commandsSince(mark);
     assertThat(sandbox.readFile("/home/user/imported/app/data.txt")).isEqualTo("42");
-    assertThat(sandbox.exec("stat -c '%U %a' /home/user/imported/app/run.sh").stdout()).isEqualTo("user 755\n");
+    assertThat(sandbox.exec("find /home/user/imported/app/run.sh -printf '%u %m\\n'").stdout()).isEqualTo("user 755\n");
     assertThat(cmds.get(0)).matches("cat /tmp/mol-import-[0-9a-z]+-[0-9a-z]{6}\\.tar\\.piece > /tmp/mol-import-[0-9a-z]+-[0-9a-z]{6}\\.tar && rm -f .*");
     String tarPath = cmds.get(0).split(" ")[3];
     assertThat(cmds.get(1)).isEqualTo("mkdir -p '/home/user/imported' && tar xf " + tarPath

@@ -157,6 +157,22 @@ class ExecCasesTest extends OneSandboxCases {
   }
 
   @Test
+  @DisplayName("case 50: a long command run as another user (root) is probed as that user: another user's kill -0 is refused for a live process, which must not read as gone")
+  void probeAsTheCommandsUser() throws Exception {
+    long mark = System.nanoTime();
+    // silent for 5 s: a probe as the default user reads root's live process as gone, and the call
+    // would end at about 3.5 s with 137
+    ExecResult r = sandbox.exec("sleep 5; echo done", io.sandboxes.ExecOptions.defaults().withUser("root"));
+    assertThat(r.exitCode()).as(r.stderr()).isZero();
+    assertThat(r.stdout()).isEqualTo("done\n");
+    List<FaultServer.Recorded> starts = startsSince(mark);
+    assertThat(starts).hasSize(2);
+    assertThat(Wire.command(starts.get(1))).startsWith("kill -0");
+    assertThat(starts.get(1).headers().get("authorization"))
+        .isEqualTo("Basic " + java.util.Base64.getEncoder().encodeToString("root:".getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+  }
+
+  @Test
   @DisplayName("case 51: a probe that fails counts as alive: the command's real outcome is still awaited, past the settle and grace windows")
   void failedProbeMeansAlive() {
     h.envd.on(r -> r.path().equals("/process.Process/Start") && Wire.command(r).startsWith("kill -0"),

@@ -44,11 +44,14 @@ public final class DockerRuntime implements AutoCloseable {
   private final DockerClient docker;
   private final com.github.dockerjava.transport.DockerHttpClient http;
   private final DockerLocator.Found engine;
+  /** The OCI runtime sandbox containers run on ({@code docker run --runtime}); null for the engine's default. */
+  private final @Nullable String runtime;
 
-  private DockerRuntime(com.github.dockerjava.transport.DockerHttpClient http, DockerLocator.Found engine) {
+  private DockerRuntime(com.github.dockerjava.transport.DockerHttpClient http, DockerLocator.Found engine, @Nullable String runtime) {
     this.http = http;
     this.docker = client(engine, http);
     this.engine = engine;
+    this.runtime = runtime;
   }
 
   /**
@@ -71,9 +74,31 @@ public final class DockerRuntime implements AutoCloseable {
    * @throws io.sandboxes.SandboxException when no engine answers
    */
   public static DockerRuntime connect(DockerLocator.Environment env) {
+    return connect(env, null);
+  }
+
+  /**
+   * Connects to the first Docker engine that answers where this process's environment says to
+   * look, for sandbox containers on the given OCI runtime. Whether the engine knows the runtime
+   * is {@link SandboxRuntime#check}'s to say.
+   *
+   * @param runtime the runtime's name in Docker (e.g. {@code runsc}), or null for the engine's default
+   * @return a connected runtime
+   * @throws io.sandboxes.SandboxException when no engine answers
+   */
+  public static DockerRuntime connect(@Nullable String runtime) {
+    return connect(DockerLocator.Environment.system(), runtime);
+  }
+
+  private static DockerRuntime connect(DockerLocator.Environment env, @Nullable String runtime) {
     DockerLocator.Found engine = DockerLocator.locate(env);
     return new DockerRuntime(new com.github.dockerjava.zerodep.ZerodepDockerHttpClient.Builder().dockerHost(engine.host()).build(),
-        engine);
+        engine, runtime);
+  }
+
+  /** @return the OCI runtime sandbox and build containers run on, or null for the engine's default */
+  public @Nullable String runtime() {
+    return runtime;
   }
 
   /**
@@ -259,12 +284,35 @@ public final class DockerRuntime implements AutoCloseable {
   }
 
   /**
+   * The capabilities a sandbox's root keeps; every other one is dropped. Docker's default set less
+   * {@code NET_RAW} (raw and packet sockets: hand-built packets past a firewall, address and ARP
+   * spoofing), {@code MKNOD} and {@code SETPCAP}. What stays is what root in a sandbox does every
+   * day: own and read any file, signal and become any user ({@code sudo}, the daemon starting a
+   * user's process), bind low ports, {@code chroot}, file capabilities a package sets (held to
+   * this set anyway), and the audit record {@code sudo} writes (without it, every sudo prints an
+   * error). {@code ping} still works: Docker opens ICMP datagram sockets to every group.
+   */
+  public static final List<com.github.dockerjava.api.model.Capability> SANDBOX_CAPABILITIES = List.of(
+      com.github.dockerjava.api.model.Capability.CHOWN, com.github.dockerjava.api.model.Capability.DAC_OVERRIDE,
+      com.github.dockerjava.api.model.Capability.FOWNER, com.github.dockerjava.api.model.Capability.FSETID,
+      com.github.dockerjava.api.model.Capability.KILL, com.github.dockerjava.api.model.Capability.SETGID,
+      com.github.dockerjava.api.model.Capability.SETUID, com.github.dockerjava.api.model.Capability.SETFCAP,
+      com.github.dockerjava.api.model.Capability.NET_BIND_SERVICE, com.github.dockerjava.api.model.Capability.SYS_CHROOT,
+      com.github.dockerjava.api.model.Capability.AUDIT_WRITE);
+
+  /** {@code host} with only {@link #SANDBOX_CAPABILITIES}: for sandboxes and template build steps alike. */
+  public static HostConfig confined(HostConfig host) {
+    return host.withCapDrop(com.github.dockerjava.api.model.Capability.ALL)
+        .withCapAdd(SANDBOX_CAPABILITIES.toArray(com.github.dockerjava.api.model.Capability[]::new));
+  }
+
+  /**
    * Creates and starts a container with limited CPU, memory and pids, on the spec's network or,
    * with none given, on network {@code none} (loopback only) with its hostname at
    * {@link #NO_NETWORK_HOST_ADDRESS}.
    */
   public String createAndStart(ContainerSpec spec) {
-    HostConfig host = HostConfig.newHostConfig()
+    HostConfig host = confined(HostConfig.newHostConfig())
         .withNetworkMode(spec.network() == null ? "none" : spec.network())
         .withNanoCPUs(spec.cpuCount() * 1_000_000_000L)
         .withMemory(spec.memoryBytes())
@@ -273,6 +321,7 @@ public final class DockerRuntime implements AutoCloseable {
         // a command that is its own init (the daemon's supervisor) is PID 1 itself: nothing in the
         // container can then end it, since the kernel ignores SIGKILL from inside for a namespace's init
         .withInit(!"true".equals(spec.labels().get(LABEL_OWN_INIT)))
+        .withRuntime(runtime)
         .withMounts(spec.volumes().entrySet().stream()
             .map(e -> new com.github.dockerjava.api.model.Mount()
                 .withType(com.github.dockerjava.api.model.MountType.VOLUME)

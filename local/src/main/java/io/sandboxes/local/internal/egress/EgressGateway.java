@@ -10,10 +10,14 @@ import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.net.URI;
+import java.net.UnknownHostException;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -23,27 +27,38 @@ import org.slf4j.LoggerFactory;
  * The egress gateway: a forwarding HTTP proxy ({@code CONNECT} for TLS, absolute-URI requests for
  * plain HTTP) on the sandbox network's gateway address. It knows each sandbox by its address on
  * that network and lets a connection through only when that sandbox's policy allows the
- * destination by name or address. A refused connection is closed without an answer, so a client
- * sees a failed connection, never a reply it could mistake for the destination's.
+ * destination by name or address, and the address is none that no policy opens (the host, its
+ * loopback, other sandboxes, private ranges not named by IP: {@link Destinations}). A name is
+ * resolved once, here, and the connection made to the very address checked. A refused connection
+ * is closed without an answer, so a client sees a failed connection, never a reply it could
+ * mistake for the destination's. Connections from an address no sandbox holds are closed unread,
+ * and each sandbox holds at most {@value #MAX_CONNECTIONS_PER_SANDBOX} at once.
  */
 public final class EgressGateway implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(EgressGateway.class);
   private static final int MAX_HEADER = 64 * 1024;
+  private static final int HEAD_TIMEOUT_MILLIS = 15_000;
+  /** Gateway connections one sandbox may hold open at once (each costs the server two sockets). */
+  static final int MAX_CONNECTIONS_PER_SANDBOX = 256;
 
   private final InetAddress bind;
   private final ServerSocket server;
   /** Every port listened on: the first one's, then any an earlier server's sandboxes still name. */
   private final ConcurrentMap<Integer, ServerSocket> listeners = new ConcurrentHashMap<>();
   private final ConcurrentMap<String, Function<String, EgressPolicy>> bySourceIp = new ConcurrentHashMap<>();
+  private final ConcurrentMap<String, AtomicInteger> openBySource = new ConcurrentHashMap<>();
   private final Map<String, InetSocketAddress> overrides;
+  private final Destinations destinations;
   private volatile boolean closed;
 
   /**
    * @param bind the address to listen on (the sandbox network's gateway)
    * @param overrides names the gateway answers itself (witnesses), to where it connects them
+   * @param destinations what no policy opens
    */
-  public EgressGateway(InetAddress bind, Map<String, InetSocketAddress> overrides) throws IOException {
+  public EgressGateway(InetAddress bind, Map<String, InetSocketAddress> overrides, Destinations destinations) throws IOException {
     this.bind = bind;
+    this.destinations = destinations;
     this.server = new ServerSocket(0, 200, bind);
     this.overrides = Map.copyOf(overrides);
     listen(server);
@@ -101,6 +116,7 @@ public final class EgressGateway implements AutoCloseable {
 
   public void unregister(String ip) {
     bySourceIp.remove(ip);
+    openBySource.remove(ip);
   }
 
   private void accept(ServerSocket socket) {
@@ -117,8 +133,22 @@ public final class EgressGateway implements AutoCloseable {
   }
 
   private void serve(Socket client) {
+    String source = client.getInetAddress().getHostAddress();
+    Function<String, EgressPolicy> policy = bySourceIp.get(source);
+    if (policy == null) {
+      close(client); // not a sandbox this server knows: nothing is read from it
+      return;
+    }
+    AtomicInteger open = openBySource.computeIfAbsent(source, k -> new AtomicInteger());
+    if (open.incrementAndGet() > MAX_CONNECTIONS_PER_SANDBOX) {
+      open.decrementAndGet();
+      LOG.atDebug().addKeyValue("event", "egress.too_many").addKeyValue("source", source)
+          .log("egress refused: the sandbox has as many gateway connections open as it may");
+      close(client);
+      return;
+    }
     try (client) {
-      client.setSoTimeout(30_000);
+      client.setSoTimeout(HEAD_TIMEOUT_MILLIS);
       InputStream in = client.getInputStream();
       byte[] head = readHead(in);
       if (head == null) {
@@ -130,8 +160,6 @@ public final class EgressGateway implements AutoCloseable {
       if (parts.length != 3) {
         return;
       }
-      String source = client.getInetAddress().getHostAddress();
-      Function<String, EgressPolicy> policy = bySourceIp.get(source);
       boolean connect = parts[0].equalsIgnoreCase("CONNECT");
       String host;
       int port;
@@ -153,18 +181,21 @@ public final class EgressGateway implements AutoCloseable {
         }
         forwardedHead = parts[0] + " " + path + " " + parts[2] + text.substring(text.indexOf("\r\n"));
       }
-      if (policy == null || !policy.apply(host).allows(host)) {
-        LOG.atDebug().addKeyValue("event", "egress.refused").addKeyValue("source", source).addKeyValue("host", host)
-            .addKeyValue("port", port).log("egress refused");
+      if (host.startsWith("[") && host.endsWith("]")) {
+        host = host.substring(1, host.length() - 1);
+      }
+      if (port < 1 || port > 65535) {
         return;
       }
-      InetSocketAddress target = overrides.getOrDefault(host.toLowerCase(java.util.Locale.ROOT) + ":" + port,
-          overrides.get(host.toLowerCase(java.util.Locale.ROOT)));
-      if (target == null) {
-        target = new InetSocketAddress(host, port);
+      List<InetSocketAddress> targets = targets(policy.apply(host), host, port, source);
+      if (targets.isEmpty()) {
+        return;
       }
-      try (Socket upstream = new Socket()) {
-        upstream.connect(target, 8_000);
+      Socket upstream = connectFirst(targets);
+      if (upstream == null) {
+        return; // an allowed destination that does not answer: the client sees its connection closed
+      }
+      try (upstream) {
         upstream.setSoTimeout(0);
         client.setSoTimeout(0);
         OutputStream toClient = client.getOutputStream();
@@ -179,14 +210,95 @@ public final class EgressGateway implements AutoCloseable {
         Thread up = Thread.ofVirtual().start(() -> pipe(in, toUpstream, upstream));
         pipe(upstream.getInputStream(), toClient, client);
         up.join(5_000);
-      } catch (IOException unreachable) {
-        // an allowed destination that does not answer: the client sees its connection closed
       }
     } catch (IOException | RuntimeException | InterruptedException e) {
       if (e instanceof InterruptedException) {
         Thread.currentThread().interrupt();
       }
       LOG.debug("egress connection ended: {}", e.toString());
+    } finally {
+      open.decrementAndGet();
+    }
+  }
+
+  /**
+   * Where a request for {@code host:port} may go: the witness a name stands for, or the addresses
+   * the name resolves to (or the literal address) that the policy allows and that are none of
+   * what no policy opens. Resolved once, here: the connection goes to exactly these addresses,
+   * so a name cannot answer differently between the check and the connect. A name the policy
+   * does not allow is not looked up at all.
+   *
+   * @return the allowed addresses, in the resolver's order; empty when refused
+   */
+  List<InetSocketAddress> targets(EgressPolicy policy, String host, int port, String source) {
+    String name = host.toLowerCase(java.util.Locale.ROOT);
+    InetSocketAddress witness = overrides.getOrDefault(name + ":" + port, overrides.get(name));
+    if (witness != null) {
+      return policy.mayResolve(name) ? List.of(witness) : refused(source, host, port, "not allowed by the sandbox's network policy");
+    }
+    InetAddress literal = literal(host);
+    List<InetAddress> candidates;
+    if (literal != null) {
+      candidates = List.of(literal);
+    } else if (!policy.mayResolve(name)) {
+      return refused(source, host, port, "not allowed by the sandbox's network policy");
+    } else {
+      try {
+        candidates = List.of(InetAddress.getAllByName(name));
+      } catch (UnknownHostException e) {
+        return refused(source, host, port, "the name does not resolve");
+      }
+    }
+    boolean byName = literal == null && policy.allowsName(name);
+    List<InetSocketAddress> allowed = new ArrayList<>();
+    String why = null;
+    for (InetAddress a : candidates) {
+      String refusal = destinations.refusal(a, policy, byName);
+      if (refusal == null) {
+        allowed.add(new InetSocketAddress(a, port));
+      } else if (why == null) {
+        why = a.getHostAddress() + " is " + refusal;
+      }
+    }
+    return allowed.isEmpty() ? refused(source, host, port, why) : allowed;
+  }
+
+  /** An IP literal (dotted IPv4, or IPv6 with colons) as its address, never looked up; null for a name. */
+  private static @Nullable InetAddress literal(String host) {
+    if (host.indexOf(':') >= 0) {
+      try {
+        return InetAddress.getByName(host.startsWith("[") ? host : "[" + host + "]");
+      } catch (UnknownHostException e) {
+        return null;
+      }
+    }
+    return Destinations.v4(host);
+  }
+
+  private static List<InetSocketAddress> refused(String source, String host, int port, @Nullable String why) {
+    LOG.atDebug().addKeyValue("event", "egress.refused").addKeyValue("source", source).addKeyValue("host", host)
+        .addKeyValue("port", port).addKeyValue("reason", why).log("egress refused");
+    return List.of();
+  }
+
+  private static @Nullable Socket connectFirst(List<InetSocketAddress> targets) {
+    for (InetSocketAddress target : targets) {
+      Socket upstream = new Socket();
+      try {
+        upstream.connect(target, 8_000);
+        return upstream;
+      } catch (IOException e) {
+        close(upstream);
+      }
+    }
+    return null;
+  }
+
+  private static void close(Socket socket) {
+    try {
+      socket.close();
+    } catch (IOException ignored) {
+      // already closed
     }
   }
 

@@ -1,7 +1,6 @@
 package io.sandboxes.local.internal.egress;
 
 import java.net.InetAddress;
-import java.net.UnknownHostException;
 import java.util.List;
 import java.util.Locale;
 import java.util.regex.Pattern;
@@ -9,7 +8,8 @@ import java.util.regex.Pattern;
 /**
  * E2B's network policy for one sandbox: {@code allowOut} (domains, {@code *.} wildcards, IPs,
  * CIDRs), {@code denyOut} (IPs, CIDRs), and {@code allow_internet_access}. Allow beats deny; with
- * no allow-list and no internet access nothing is reachable.
+ * no allow-list and no internet access nothing is reachable. What no policy can open (the host,
+ * loopback, other sandboxes, and private ranges not named by IP or CIDR) is {@link Destinations}'.
  */
 public record EgressPolicy(List<String> allowOut, List<String> denyOut, boolean internetAccess) {
 
@@ -36,49 +36,48 @@ public record EgressPolicy(List<String> allowOut, List<String> denyOut, boolean 
     return allowOut.stream().filter(EgressPolicy::isIpOrCidr).toList();
   }
 
-  /** Whether a connection to {@code host} (a name or an IPv4 address) may be made. */
-  public boolean allows(String host) {
+  /** @return whether a name is on the allow-list (exactly, or under a {@code *.} wildcard); never true for an IP */
+  public boolean allowsName(String host) {
     String h = host.toLowerCase(Locale.ROOT);
+    if (h.endsWith(".")) {
+      h = h.substring(0, h.length() - 1);
+    }
     if (isIpOrCidr(h)) {
-      for (String a : allowOut) {
-        if (isIpOrCidr(a) && inCidr(h, a)) {
-          return true;
-        }
-      }
-      for (String d : denyOut) {
-        if (inCidr(h, d)) {
-          return false;
-        }
-      }
-      return internetAccess;
+      return false;
     }
     for (String a : allowOut) {
       String rule = a.toLowerCase(Locale.ROOT);
-      if (rule.startsWith("*.") ? h.endsWith(rule.substring(1)) : h.equals(rule)) {
+      if (!isIpOrCidr(rule) && (rule.startsWith("*.") ? h.endsWith(rule.substring(1)) : h.equals(rule))) {
         return true;
       }
     }
-    return internetAccess;
+    return false;
   }
 
-  static boolean inCidr(String ip, String cidr) {
-    try {
-      String[] parts = cidr.split("/");
-      int bits = parts.length > 1 ? Integer.parseInt(parts[1]) : 32;
-      long net = toLong(InetAddress.getByName(parts[0]).getAddress());
-      long addr = toLong(InetAddress.getByName(ip).getAddress());
-      long mask = bits == 0 ? 0 : (0xFFFFFFFFL << (32 - bits)) & 0xFFFFFFFFL;
-      return (net & mask) == (addr & mask);
-    } catch (UnknownHostException | NumberFormatException e) {
+  /**
+   * Whether the policy lets a name be looked up at all: it is on the allow-list, or internet
+   * access is on. Nothing else is resolved, so a sandbox cannot make the gateway look up names
+   * it may not reach (a way to leak data through DNS).
+   */
+  public boolean mayResolve(String host) {
+    return internetAccess || allowsName(host);
+  }
+
+  /** Whether the policy allows an address (an allow-list IP or CIDR, else internet access minus {@code denyOut}). */
+  public boolean allowsAddress(InetAddress address) {
+    for (String a : allowedCidrs()) {
+      if (Destinations.inCidr(address, a)) {
+        return true;
+      }
+    }
+    if (!internetAccess) {
       return false;
     }
-  }
-
-  private static long toLong(byte[] b) {
-    if (b.length != 4) {
-      return -1;
+    for (String d : denyOut) {
+      if (Destinations.inCidr(address, d)) {
+        return false;
+      }
     }
-    return ((b[0] & 0xFFL) << 24) | ((b[1] & 0xFFL) << 16) | ((b[2] & 0xFFL) << 8) | (b[3] & 0xFFL);
+    return true;
   }
-
 }

@@ -32,6 +32,8 @@ import org.slf4j.LoggerFactory;
 public final class SandboxNetwork implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(SandboxNetwork.class);
   public static final String NETWORK = "sandboxes-egress";
+  /** Where template builds' steps run: their own bridge, with the same refusals as sandboxes. */
+  public static final String BUILD_NETWORK = "sandboxes-builds";
   public static final String ALLOWED_WITNESS = "allowed.witness.sandboxes.test";
   public static final String DENIED_WITNESS = "denied.witness.sandboxes.test";
 
@@ -41,15 +43,21 @@ public final class SandboxNetwork implements AutoCloseable {
   private final List<Witnesses.Witness> witnesses;
   private final InetSocketAddress rawWitness;
   private final boolean open;
+  private final Destinations destinations;
+  private final HostFirewall hostFirewall;
+  /** The bridge port (host-side veth) of each sandbox address this server enforces on the host. */
+  private final java.util.concurrent.ConcurrentMap<String, String> portOf = new java.util.concurrent.ConcurrentHashMap<>();
 
   private SandboxNetwork(DockerRuntime docker, InetAddress gateway, EgressGateway proxy, List<Witnesses.Witness> witnesses,
-      InetSocketAddress rawWitness, boolean open) {
+      InetSocketAddress rawWitness, boolean open, Destinations destinations, HostFirewall hostFirewall) {
     this.docker = docker;
     this.gateway = gateway;
     this.proxy = proxy;
     this.witnesses = witnesses;
     this.rawWitness = rawWitness;
     this.open = open;
+    this.destinations = destinations;
+    this.hostFirewall = hostFirewall;
   }
 
   /**
@@ -66,7 +74,15 @@ public final class SandboxNetwork implements AutoCloseable {
       return Optional.empty();
     }
     try {
-      InetAddress gateway = ensureNetwork(docker);
+      Network net = ensureNetwork(docker, NETWORK);
+      Network builds = ensureNetwork(docker, BUILD_NETWORK);
+      InetAddress gateway = InetAddress.getByName(net.getIpam().getConfig().get(0).getGateway());
+      Destinations destinations = new Destinations(List.of(subnetOf(net), subnetOf(builds)));
+      HostFirewall hostFirewall = HostFirewall.start();
+      hostFirewall.guard(bridgeOf(net));
+      hostFirewall.guard(bridgeOf(builds));
+      hostFirewall.shared(bridgeOf(builds), "SANDBOXES-BUILDS", PolicyRules.of(new EgressPolicy(List.of(), List.of(), true), false,
+          gateway.getHostAddress(), List.of(), List.of("-m addrtype --dst-type LOCAL"), destinations.sandboxSubnets()));
       Witnesses.Witness allowed = Witnesses.start(InetAddress.getLoopbackAddress(), "allowed");
       Witnesses.Witness denied = Witnesses.start(InetAddress.getLoopbackAddress(), "denied");
       Witnesses.Witness raw = Witnesses.start(gateway, "raw-ip");
@@ -74,10 +90,12 @@ public final class SandboxNetwork implements AutoCloseable {
       if (!allowedWitnessUp) {
         allowed.close();
       }
-      EgressGateway proxy = new EgressGateway(gateway, Map.of(ALLOWED_WITNESS, allowedAt, DENIED_WITNESS, denied.address()));
+      EgressGateway proxy = new EgressGateway(gateway, Map.of(ALLOWED_WITNESS, allowedAt, DENIED_WITNESS, denied.address()),
+          destinations);
       LOG.atInfo().addKeyValue("event", "egress.ready").addKeyValue("gateway", proxy.address()).addKeyValue("open", open)
           .log("egress gateway ready");
-      return Optional.of(new SandboxNetwork(docker, gateway, proxy, List.of(allowed, denied, raw), raw.address(), open));
+      return Optional.of(new SandboxNetwork(docker, gateway, proxy, List.of(allowed, denied, raw), raw.address(), open,
+          destinations, hostFirewall));
     } catch (IOException | RuntimeException e) {
       LOG.warn("egress could not be set up ({}): every sandbox has no network at all", e.toString());
       return Optional.empty();
@@ -88,35 +106,42 @@ public final class SandboxNetwork implements AutoCloseable {
     if (!"root".equals(System.getProperty("user.name"))) {
       return "the server does not run as root";
     }
-    for (String tool : List.of("nsenter", "iptables-restore")) {
-      if (!onPath(tool)) {
+    for (String tool : List.of("nsenter", "iptables", "iptables-restore", "ip")) {
+      if (HostCommand.find(tool) == null) {
         return tool + " is not installed";
       }
     }
     return null;
   }
 
-  private static boolean onPath(String tool) {
-    for (String dir : System.getenv().getOrDefault("PATH", "/usr/sbin:/usr/bin:/sbin:/bin").split(":")) {
-      if (new java.io.File(dir, tool).canExecute()) {
-        return true;
+  private static Network ensureNetwork(DockerRuntime docker, String name) {
+    List<Network> existing = docker.client().listNetworksCmd().withNameFilter(name).exec();
+    Network net = existing.stream().filter(n -> name.equals(n.getName())).findFirst().orElse(null);
+    if (net == null) {
+      try {
+        docker.client().createNetworkCmd().withName(name).withDriver("bridge")
+            .withLabels(Map.of(DockerRuntime.LABEL_OURS, "true"))
+            .withOptions(Map.of("com.docker.network.bridge.enable_icc", "false"))
+            .exec();
+      } catch (com.github.dockerjava.api.exception.ConflictException raced) {
+        // another server made it meanwhile
       }
     }
-    return new java.io.File("/usr/sbin/" + tool).canExecute();
+    return docker.client().inspectNetworkCmd().withNetworkId(name).exec();
   }
 
-  private static InetAddress ensureNetwork(DockerRuntime docker) throws IOException {
-    List<Network> existing = docker.client().listNetworksCmd().withNameFilter(NETWORK).exec();
-    Network net = existing.stream().filter(n -> NETWORK.equals(n.getName())).findFirst().orElse(null);
-    if (net == null) {
-      docker.client().createNetworkCmd().withName(NETWORK).withDriver("bridge")
-          .withLabels(Map.of(DockerRuntime.LABEL_OURS, "true"))
-          .withOptions(Map.of("com.docker.network.bridge.enable_icc", "false"))
-          .exec();
-      net = docker.client().inspectNetworkCmd().withNetworkId(NETWORK).exec();
+  private static String subnetOf(Network net) throws IOException {
+    String subnet = net.getIpam().getConfig().get(0).getSubnet();
+    if (subnet == null || Destinations.parseV4(subnet.substring(0, Math.max(0, subnet.indexOf('/')))) < 0) {
+      throw new IOException("network " + net.getName() + " has no IPv4 subnet: " + subnet);
     }
-    String gw = net.getIpam().getConfig().get(0).getGateway();
-    return InetAddress.getByName(gw);
+    return subnet;
+  }
+
+  /** The host's bridge device for a Docker bridge network: named by its options, else {@code br-} and the id's first 12. */
+  private static String bridgeOf(Network net) {
+    String named = net.getOptions() == null ? null : net.getOptions().get("com.docker.network.bridge.name");
+    return named != null && !named.isEmpty() ? named : "br-" + net.getId().substring(0, 12);
   }
 
   public String networkName() {
@@ -221,6 +246,12 @@ public final class SandboxNetwork implements AutoCloseable {
    * @return its address on the sandbox network, or null when it is not on it
    */
   public @Nullable String attachIfJoined(String containerId, Supplier<EgressPolicy> policy) throws IOException {
+    return attachIfJoined(containerId, policy, true);
+  }
+
+  /** @param writeNamespace whether the namespace's firewall is (re)written: not when a join just wrote it */
+  private @Nullable String attachIfJoined(String containerId, Supplier<EgressPolicy> policy, boolean writeNamespace)
+      throws IOException {
     InspectContainerResponse info = docker.client().inspectContainerCmd(containerId).exec();
     Map<String, ContainerNetwork> nets = info.getNetworkSettings().getNetworks();
     ContainerNetwork net = nets == null ? null : nets.get(NETWORK);
@@ -228,9 +259,46 @@ public final class SandboxNetwork implements AutoCloseable {
       return null;
     }
     String ip = net.getIpAddress();
+    long pid = pidOf(info, containerId);
     proxy.register(ip, host -> policy.get());
-    apply(pidOf(info, containerId), containerId, policy.get());
+    EgressPolicy now = policy.get();
+    if (writeNamespace) {
+      apply(pid, containerId, now);
+    }
+    String port = bridgePort(pid, containerId);
+    String before = portOf.put(ip, port);
+    if (before != null && !before.equals(port)) {
+      hostFirewall.forget(ip, before);
+    }
+    hostFirewall.enforce(ip, port, hostRules(now), port.equals(before));
     return ip;
+  }
+
+  /**
+   * The host side of a container's one network interface (its veth on the bridge), found by the
+   * peer index the interface reports in the container's namespace, read with the host's own
+   * {@code ip} (nothing of the sandbox's is run) and matched to the host's interfaces.
+   */
+  private static String bridgePort(long pid, String containerId) throws IOException {
+    String links = HostCommand.check("nsenter", List.of("-t", Long.toString(pid), "-n", "ip", "-o", "link", "show"), null,
+        "listing the network interfaces of " + containerId);
+    java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?m)^\\d+: [^:@\\s]+@if(\\d+):").matcher(links);
+    List<Integer> peers = new java.util.ArrayList<>();
+    while (m.find()) {
+      peers.add(Integer.parseInt(m.group(1)));
+    }
+    if (peers.size() != 1) {
+      throw new IOException("container " + containerId + " has " + peers.size() + " network interfaces with a host side, not one");
+    }
+    try (java.util.stream.Stream<java.nio.file.Path> nets = java.nio.file.Files.list(java.nio.file.Path.of("/sys/class/net"))) {
+      for (java.nio.file.Path dev : nets.toList()) {
+        java.nio.file.Path index = dev.resolve("ifindex");
+        if (java.nio.file.Files.isReadable(index) && java.nio.file.Files.readString(index).strip().equals(peers.get(0).toString())) {
+          return dev.getFileName().toString();
+        }
+      }
+    }
+    throw new IOException("the host side of container " + containerId + "'s network interface (index " + peers.get(0) + ") is not on this host");
   }
 
   /**
@@ -258,7 +326,7 @@ public final class SandboxNetwork implements AutoCloseable {
       DockerRuntime.changingNetworks(() ->
           docker.client().connectToNetworkCmd().withContainerId(containerId).withNetworkId(NETWORK).exec());
       connected = true;
-      String ip = attachIfJoined(containerId, policy);
+      String ip = attachIfJoined(containerId, policy, false);
       if (ip == null) {
         throw new IOException("container " + containerId + " has no address on " + NETWORK + " after joining it");
       }
@@ -300,12 +368,33 @@ public final class SandboxNetwork implements AutoCloseable {
   public void detach(@Nullable String ip) {
     if (ip != null) {
       proxy.unregister(ip);
+      String port = portOf.remove(ip);
+      if (port != null) {
+        hostFirewall.forget(ip, port);
+      }
     }
   }
 
-  /** Rewrites the container's firewall for the policy (a whole-table replace, so it is atomic). */
+  /**
+   * Rewrites the container's firewall for the policy (a whole-table replace, so it is atomic), in
+   * its namespace and, when it is on the sandbox network, on the host.
+   */
   public void apply(String containerId, EgressPolicy policy) throws IOException {
-    apply(pidOf(docker.client().inspectContainerCmd(containerId).exec(), containerId), containerId, policy);
+    InspectContainerResponse info = docker.client().inspectContainerCmd(containerId).exec();
+    apply(pidOf(info, containerId), containerId, policy);
+    Map<String, ContainerNetwork> nets = info.getNetworkSettings().getNetworks();
+    ContainerNetwork net = nets == null ? null : nets.get(NETWORK);
+    String ip = net == null ? null : net.getIpAddress();
+    String port = ip == null ? null : portOf.get(ip);
+    if (port != null) {
+      hostFirewall.enforce(ip, port, hostRules(policy), true);
+    }
+  }
+
+  /** The policy as the host's chain for the sandbox holds it (the host's own addresses matched by type). */
+  private List<PolicyRules.Rule> hostRules(EgressPolicy policy) {
+    return PolicyRules.of(policy, open, gateway.getHostAddress(), proxy.ports(), List.of("-m addrtype --dst-type LOCAL"),
+        destinations.sandboxSubnets());
   }
 
   private static long pidOf(InspectContainerResponse info, String containerId) throws IOException {
@@ -317,22 +406,12 @@ public final class SandboxNetwork implements AutoCloseable {
   }
 
   private void apply(long pid, String containerId, EgressPolicy policy) throws IOException {
-    String rules = rules(policy);
-    Process p = new ProcessBuilder("nsenter", "-t", Long.toString(pid), "-n", "iptables-restore").redirectErrorStream(true).start();
-    p.getOutputStream().write(rules.getBytes(StandardCharsets.UTF_8));
-    p.getOutputStream().close();
-    String out;
-    try (InputStream in = p.getInputStream()) {
-      out = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+    String restore = HostCommand.find("iptables-restore");
+    if (restore == null) {
+      throw new IOException("iptables-restore is not installed");
     }
-    try {
-      if (!p.waitFor(30, TimeUnit.SECONDS) || p.exitValue() != 0) {
-        throw new IOException("applying the egress firewall to " + containerId + " failed: " + out.strip());
-      }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IOException("interrupted while applying the egress firewall", e);
-    }
+    HostCommand.check("nsenter", List.of("-t", Long.toString(pid), "-n", restore), rules(policy),
+        "applying the egress firewall to " + containerId);
   }
 
   String rules(EgressPolicy policy) {
@@ -349,21 +428,9 @@ public final class SandboxNetwork implements AutoCloseable {
       r.append("-A OUTPUT -o lo -d 127.0.0.11 -j DROP\n");
     }
     r.append("-A OUTPUT -o lo -j ACCEPT\n");
-    if (policy.allowsAnything()) {
-      for (int port : proxy.ports()) {
-        r.append("-A OUTPUT -d ").append(gateway.getHostAddress()).append(" -p tcp --dport ").append(port)
-            .append(" -j ACCEPT\n");
-      }
-    }
-    for (String cidr : policy.allowedCidrs()) {
-      r.append("-A OUTPUT -d ").append(cidr).append(" -j ACCEPT\n");
-    }
-    if (policy.internetAccess()) {
-      for (String deny : policy.denyOut()) {
-        r.append("-A OUTPUT -d ").append(deny).append(" -j DROP\n");
-      }
-      r.append("-A OUTPUT -j ACCEPT\n");
-    }
+    List<String> host = destinations.hostAddressesV4().stream().map(a -> "-d " + a + "/32").toList();
+    r.append(PolicyRules.render(PolicyRules.of(policy, false, gateway.getHostAddress(), proxy.ports(), host,
+        destinations.sandboxSubnets()), "OUTPUT", "ACCEPT", "DROP"));
     r.append("COMMIT\n");
     return r.toString();
   }

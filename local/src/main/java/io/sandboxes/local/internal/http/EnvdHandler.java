@@ -797,6 +797,7 @@ public final class EnvdHandler extends Handler.Abstract {
         case "permission_denied" -> 403;
         case "unavailable" -> 502;
         case "resource_exhausted" -> 507; // envd's "not enough space"
+        case "unimplemented" -> 501; // e.g. file metadata where the sandbox's file system has no extended attributes
         default -> 500;
       };
       if (!ex.completed()) {
