@@ -187,7 +187,7 @@ class PortTrafficTest {
   @Test
   @DisplayName("preview listeners: at most 16 per sandbox (the 17th is refused by name), and one unused for its idle time stops listening")
   void previewListenersBounded(E2BApi unused) throws Exception {
-    try (LocalServer server = LocalServer.builder().warmPool(0).portForwardIdleTimeout(Duration.ofSeconds(2)).build().start();
+    try (LocalServer server = TestRuntime.builder().warmPool(0).portForwardIdleTimeout(Duration.ofSeconds(2)).build().start();
         io.sandboxes.e2b.E2BSandboxProvider provider = io.sandboxes.e2b.E2BSandboxProvider.builder().apiUrl(server.apiUrl())
             .sandboxUrl(server.sandboxUrl()).apiKey(server.apiKey()).build();
         LiveSandbox s = provider.api().create()) {
