@@ -59,15 +59,20 @@ class DaemonRestartTest {
   void killEverything(E2BApi e2b) throws Exception {
     try (LiveSandbox s = e2b.create()) {
       assertThat(s.exec("cat /proc/1/comm").stdout().strip()).as("the supervisor is the container's init").isEqualTo("envd-supervise");
+      // root in the sandbox: through sudo, as on E2B; where sudo is refused (no-new-privileges, as
+      // on gVisor) the same commands run as root through the API
+      String sudo = TestRuntime.gvisor() ? "" : "sudo ";
+      io.sandboxes.ExecOptions as = TestRuntime.gvisor() ? io.sandboxes.ExecOptions.defaults().withUser("root")
+          : io.sandboxes.ExecOptions.defaults();
       // a stop request from inside is not docker stop: the init ignores it
-      assertThat(s.exec("sudo kill -TERM 1; sudo kill -INT 1; sleep 1; echo sent").stdout().strip()).isEqualTo("sent");
+      assertThat(s.exec(sudo + "kill -TERM 1; " + sudo + "kill -INT 1; sleep 1; echo sent", as).stdout().strip()).isEqualTo("sent");
       assertThat(s.exec("cat /proc/1/comm").stdout().strip()).isEqualTo("envd-supervise");
       s.writeBytes("/home/user/kept.txt", "still here".getBytes(StandardCharsets.UTF_8));
       String worker = s.exec("pgrep -x envd-worker").stdout().strip();
 
       // the kill runs under the worker it kills: its own call fails, honestly
       java.util.concurrent.atomic.AtomicReference<ExecResult> result = new java.util.concurrent.atomic.AtomicReference<>();
-      Throwable killer = catchThrowable(() -> result.set(s.exec("sudo kill -9 -1; sleep 5; echo survived")));
+      Throwable killer = catchThrowable(() -> result.set(s.exec(sudo + "kill -9 -1; sleep 5; echo survived", as)));
       if (killer == null) {
         // the client saw the process table's honest "unknown" (137 with a note), never a made-up exit
         assertThat(result.get().exitCode()).isNotZero();

@@ -31,7 +31,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.parallel.Isolated;
 
 /**
- * The server facing a hostile daemon: in a real sandbox, root stops the real daemon's worker and
+ * The server facing a hostile daemon: in a real sandbox, root (a command run as root, as E2B lets
+ * its user run one) stops the real daemon's worker and
  * runs {@code fake_daemon.py}, which connects to the mounted socket as anything in the sandbox
  * can, and answers the server's requests as badly as it likes. The server must keep its memory
  * for that sandbox bounded, answer every call within a deadline, and serve everyone else.
@@ -43,6 +44,8 @@ import org.junit.jupiter.api.parallel.Isolated;
 class HostileDaemonTest {
   /** The worker pid the fake daemon's HELLO names. */
   private static final long FAKE_PID = 424242;
+  /** Commands run as root in the sandbox, as hostile code there may. */
+  private static final io.sandboxes.ExecOptions ROOT = io.sandboxes.ExecOptions.defaults().withUser("root");
   /** What the issue allows one sandbox to cost the server's memory. */
   private static final long SANDBOX_MEMORY = 64L << 20;
 
@@ -53,7 +56,8 @@ class HostileDaemonTest {
       script = in.readAllBytes();
     }
     s.writeBytes("/tmp/fake_daemon.py", script);
-    s.exec("sudo setsid python3 /tmp/fake_daemon.py " + mode + " > /tmp/fake.log 2>&1 < /dev/null &");
+    // as root in the sandbox (here through the API: sudo is refused where no-new-privileges is set, as on gVisor)
+    s.exec("setsid python3 /tmp/fake_daemon.py " + mode + " > /tmp/fake.log 2>&1 < /dev/null &", ROOT);
     LocalSandbox local = server.registry().find(s.id()).orElseThrow();
     DaemonConnection[] fake = new DaemonConnection[1];
     await().atMost(Duration.ofSeconds(30)).ignoreExceptions().until(() -> {
@@ -275,7 +279,7 @@ class HostileDaemonTest {
         script = in.readAllBytes();
       }
       s.writeBytes("/tmp/fake_daemon.py", script);
-      s.exec("sudo setsid python3 /tmp/fake_daemon.py reconnect > /tmp/fake.log 2>&1 < /dev/null &");
+      s.exec("setsid python3 /tmp/fake_daemon.py reconnect > /tmp/fake.log 2>&1 < /dev/null &", ROOT);
       // the fake ends by letting the real worker go on; its connection comes back after the loop
       String took = await().atMost(Duration.ofSeconds(60)).ignoreExceptions()
           .until(() -> s.exec("cat /tmp/fake.done").stdout().strip(), t -> !t.isEmpty());
