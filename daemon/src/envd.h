@@ -13,11 +13,14 @@
 #include <sys/types.h>
 
 /* ---- protocol constants ---- */
-#define PROTO_VERSION 1
+#define PROTO_VERSION 2
 #define HDR_LEN 12
 #define MAX_PAYLOAD (1u << 20)
-#define WINDOW (1u << 20)        /* initial credit of every flow-controlled stream, both ways */
-#define CHUNK (256u * 1024u)     /* largest data chunk the daemon sends */
+#define WINDOW (1u << 20)          /* credit of a stream from the host (FILE_DATA, TCP_SEND) */
+#define INITIAL_CREDIT (8u * 1024u) /* credit a stream to the host starts with; the host grants more */
+#define FRAME_COST 128u            /* credit every data frame to the host costs beyond its bytes */
+#define MAX_NAME 4096u             /* longest name or path the host accepts in an answer */
+#define CHUNK (256u * 1024u)       /* largest data chunk the daemon sends */
 
 /* host -> daemon */
 #define T_PING 0x01

@@ -136,8 +136,15 @@ static int begin(uint32_t s, rd_t *r, char **path, user_t *u) {
     send_error(s, E_UNKNOWN_USER, 0, "no such user: %s", us);
   } else {
     *path = resolve_path(u, p);
-    fs_as(u);
-    rc = 0;
+    if (strlen(*path) > MAX_NAME) {
+      /* an answer could not name it: the host accepts no longer path */
+      send_error(s, E_INVALID, ENAMETOOLONG, "the path is longer than %u bytes", MAX_NAME);
+      free(*path);
+      *path = NULL;
+    } else {
+      fs_as(u);
+      rc = 0;
+    }
   }
   free(p);
   free(us);
@@ -267,7 +274,9 @@ void f_rename(uint32_t s, rd_t *r) {
     char *a = resolve_path(&u, src), *b = resolve_path(&u, dst);
     struct stat st;
     fs_as(&u);
-    if (rename(a, b) != 0) {
+    if (strlen(a) > MAX_NAME || strlen(b) > MAX_NAME) {
+      send_error(s, E_INVALID, ENAMETOOLONG, "the path is longer than %u bytes", MAX_NAME);
+    } else if (rename(a, b) != 0) {
       fail(s, "rename", a);
     } else if (lstat(b, &st) != 0) {
       fail(s, "stat", b);
@@ -403,7 +412,7 @@ static job_t *job_new(uint32_t s, int kind) {
   if (!j) die("out of memory");
   j->stream = s;
   j->kind = kind;
-  j->credit = WINDOW;
+  j->credit = INITIAL_CREDIT;
   j->fd = -1;
   j->top = -1;
   j->next = jobs;
@@ -491,9 +500,9 @@ void f_read(uint32_t s, rd_t *r) {
 
 /* one chunk of a read; returns 1 while the job goes on */
 static int read_step(job_t *j) {
-  if (j->credit <= 0) return 0;
+  if (j->credit <= (int64_t)FRAME_COST) return 0;
   if (j->polled && !j->ready) return 0;
-  size_t want = (size_t)j->credit < CHUNK ? (size_t)j->credit : CHUNK;
+  size_t want = (size_t)(j->credit - FRAME_COST) < CHUNK ? (size_t)(j->credit - FRAME_COST) : CHUNK;
   size_t m = out_begin(T_FILE_CHUNK, j->stream, 0);
   buf_t *b = out_buf();
   buf_reserve(b, want);
@@ -502,7 +511,7 @@ static int read_step(job_t *j) {
   while (n < 0 && errno == EINTR);
   if (n > 0) {
     b->len += (size_t)n;
-    j->credit -= n;
+    j->credit -= n + (int64_t)FRAME_COST;
     out_end(m);
     return 1;
   }
@@ -804,7 +813,9 @@ static int list_step(job_t *j) {
     const char *name = l->names[l->i++];
     char *abs = join(l->abs, name), *shown = join(l->shown, name);
     struct stat st;
-    if (lstat(abs, &st) != 0) { /* gone meanwhile */
+    /* an entry whose path is longer than an answer may name is left out (and not entered), as
+     * is one gone meanwhile */
+    if (strlen(shown) > MAX_NAME || lstat(abs, &st) != 0) {
       free(abs);
       free(shown);
       continue;
@@ -901,9 +912,10 @@ void f_watch(uint32_t s, rd_t *r) {
 
 static void queue_event(job_t *j, uint8_t kind, const char *rel, const char *name) {
   buf_t *b = &j->pending;
-  put_u8(b, kind);
   char full[8192];
-  snprintf(full, sizeof full, "%s%s%s", rel, *rel && *name ? "/" : "", name);
+  int n = snprintf(full, sizeof full, "%s%s%s", rel, *rel && *name ? "/" : "", name);
+  if (n < 0 || (size_t)n > MAX_NAME) return; /* deeper than an answer may name: not reported */
+  put_u8(b, kind);
   put_str(b, full);
 }
 
@@ -951,13 +963,13 @@ static int watch_flush(job_t *j) {
     size_t n = 0;
     get_bytes(&r, &n);
     size_t len = r.off - off;
-    if ((int64_t)len > j->credit) break;
+    if ((int64_t)(len + FRAME_COST) > j->credit) break;
     size_t m = out_begin(T_WATCH_EVENT, j->stream, 0);
     buf_reserve(out_buf(), len);
     memcpy(out_buf()->p + out_buf()->len, j->pending.p + off, len);
     out_buf()->len += len;
     out_end(m);
-    j->credit -= (int64_t)len;
+    j->credit -= (int64_t)(len + FRAME_COST);
     off += len;
   }
   memmove(j->pending.p, j->pending.p + off, j->pending.len - off);
@@ -968,7 +980,7 @@ static int watch_flush(job_t *j) {
 int files_pollfds(struct pollfd *p, int max) {
   int n = 0;
   for (job_t *j = jobs; j && n < max; j = j->next) {
-    if (j->kind == J_READ && j->polled && !j->ready && j->credit > 0) {
+    if (j->kind == J_READ && j->polled && !j->ready && j->credit > (int64_t)FRAME_COST) {
       p[n].fd = j->fd;
       p[n].events = POLLIN;
       p[n].revents = 0;

@@ -1,7 +1,9 @@
 /*
  * sandboxes-envd entry point.
  *
- *   envd supervise [SOCKET]   the container's command: (re)starts the worker whenever it dies
+ *   envd supervise [SOCKET]   the container's command and init (PID 1): (re)starts the worker
+ *                             whenever it dies and reaps every orphan; nothing inside the
+ *                             sandbox can end it (the kernel ignores SIGKILL from inside)
  *   envd worker [SOCKET]      serves the host over the unix socket at SOCKET
  *   envd probe [--exit N] [ARG...]   prints who and where it runs as, then exits with N
  *   envd version
@@ -24,15 +26,34 @@
 
 static volatile sig_atomic_t stopping;
 static volatile pid_t worker_pid;
+static int is_init;
 
-static void on_stop(int sig) {
+/* SIGTERM or SIGINT. As the container's init (PID 1) only a signal from outside the sandbox's
+ * PID namespace (si_pid 0: docker stop) ends it; one from inside, where root could send it, is
+ * ignored, as SIGKILL from inside is by the kernel. Otherwise the worker is stopped with it. */
+static void on_stop(int sig, siginfo_t *si, void *ctx) {
+  (void)ctx;
+  if (is_init && si && si->si_pid != 0) return;
   stopping = 1;
   if (worker_pid > 0) kill(worker_pid, sig);
 }
 
+/* Waits for the worker to end, reaping every other child meanwhile: as PID 1, every orphan of
+ * the sandbox is ours to reap. */
+static int wait_worker(pid_t pid) {
+  int st = 0;
+  for (;;) {
+    pid_t got = waitpid(-1, &st, 0);
+    if (got == pid) return st;
+    if (got < 0 && errno == ECHILD) return 0; /* cannot happen while the worker lives */
+    if (got < 0 && errno != EINTR) die("waitpid");
+  }
+}
+
 int supervise_main(const char *socket_path) {
+  is_init = getpid() == 1;
   prctl(PR_SET_NAME, "envd-supervise", 0, 0, 0);
-  struct sigaction sa = {.sa_handler = on_stop};
+  struct sigaction sa = {.sa_sigaction = on_stop, .sa_flags = SA_SIGINFO};
   sigemptyset(&sa.sa_mask);
   sigaction(SIGTERM, &sa, NULL);
   sigaction(SIGINT, &sa, NULL);
@@ -41,18 +62,25 @@ int supervise_main(const char *socket_path) {
   while (!stopping) {
     int64_t started = now_ms();
     pid_t pid = fork();
-    if (pid < 0) die("fork");
+    if (pid < 0) {
+      /* out of pids or memory for a moment: try again rather than end the sandbox */
+      dlog("fork: %s; trying again", strerror(errno));
+      struct timespec ts = {.tv_sec = 0, .tv_nsec = 200000000};
+      nanosleep(&ts, NULL);
+      while (waitpid(-1, NULL, WNOHANG) > 0) {
+      }
+      continue;
+    }
     if (pid == 0) {
-      signal(SIGTERM, SIG_DFL);
-      signal(SIGINT, SIG_DFL);
+      struct sigaction dfl = {.sa_handler = SIG_DFL};
+      sigemptyset(&dfl.sa_mask);
+      sigaction(SIGTERM, &dfl, NULL);
+      sigaction(SIGINT, &dfl, NULL);
       prctl(PR_SET_NAME, "envd-worker", 0, 0, 0);
       _exit(worker_main(socket_path, generation));
     }
     worker_pid = pid;
-    int st = 0;
-    while (waitpid(pid, &st, 0) < 0) {
-      if (errno != EINTR) die("waitpid");
-    }
+    int st = wait_worker(pid);
     worker_pid = 0;
     if (stopping) break;
     if (WIFSIGNALED(st)) dlog("worker %d killed by signal %d; starting another", pid, WTERMSIG(st));
@@ -60,8 +88,13 @@ int supervise_main(const char *socket_path) {
     generation++;
     /* a worker that dies at once is restarted ever more slowly, up to 2 s apart */
     delay = now_ms() - started > 10000 ? 0 : (delay == 0 ? 50 : (delay * 2 > 2000 ? 2000 : delay * 2));
-    struct timespec ts = {.tv_sec = delay / 1000, .tv_nsec = (delay % 1000) * 1000000};
-    while (!stopping && nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    int64_t until = now_ms() + delay;
+    while (!stopping && now_ms() < until) {
+      /* orphans keep dying meanwhile: reap them while waiting */
+      while (waitpid(-1, NULL, WNOHANG) > 0) {
+      }
+      struct timespec ts = {.tv_sec = 0, .tv_nsec = 10000000};
+      nanosleep(&ts, NULL);
     }
   }
   return 0;

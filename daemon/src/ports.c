@@ -109,7 +109,7 @@ void t_connect(uint32_t s, rd_t *r) {
   t->stream = s;
   t->port = port;
   t->fd = -1;
-  t->credit = WINDOW;
+  t->credit = INITIAL_CREDIT;
   t->in_credit = WINDOW;
   t->next = tcps;
   tcps = t;
@@ -212,7 +212,7 @@ int ports_pollfds(struct pollfd *p, int max, int output_full) {
     if (t->state == T_CONNECTING) {
       ev = POLLOUT;
     } else {
-      if (!t->rd_done && t->credit > 0 && !output_full) ev |= POLLIN;
+      if (!t->rd_done && t->credit > (int64_t)FRAME_COST && !output_full) ev |= POLLIN;
       if (!t->wr_done && t->q_off < t->q.len) ev |= POLLOUT;
     }
     if (!ev) continue;
@@ -243,8 +243,8 @@ static void tcp_connected(tcp_t *t) {
 
 /* one chunk from the port to the host; its end of stream as an empty FIN frame */
 static void tcp_read(tcp_t *t) {
-  size_t want = (size_t)t->credit < CHUNK ? (size_t)t->credit : CHUNK;
-  if (want == 0 || t->rd_done) return;
+  if (t->credit <= (int64_t)FRAME_COST || t->rd_done) return;
+  size_t want = (size_t)(t->credit - FRAME_COST) < CHUNK ? (size_t)(t->credit - FRAME_COST) : CHUNK;
   size_t m = out_begin(T_TCP_DATA, t->stream, 0);
   buf_t *b = out_buf();
   buf_reserve(b, want);
@@ -253,7 +253,7 @@ static void tcp_read(tcp_t *t) {
   while (n < 0 && errno == EINTR);
   if (n > 0) {
     b->len += (size_t)n;
-    t->credit -= n;
+    t->credit -= n + (int64_t)FRAME_COST;
     out_end(m);
     return;
   }

@@ -243,8 +243,8 @@ static void proc_read(proc_t *p, int which) {
   uint8_t label = p->pty ? 3 : (uint8_t)which;
   ssize_t n;
   if (p->stream) {
-    size_t want = (size_t)p->credit < CHUNK ? (size_t)p->credit : CHUNK;
-    if (want == 0) return;
+    if (p->credit <= (int64_t)FRAME_COST) return;
+    size_t want = (size_t)(p->credit - FRAME_COST) < CHUNK ? (size_t)(p->credit - FRAME_COST) : CHUNK;
     size_t m = out_begin(T_PROC_OUTPUT, p->stream, 0);
     put_u8(&out, label);
     buf_reserve(&out, want);
@@ -252,7 +252,7 @@ static void proc_read(proc_t *p, int which) {
     while (n < 0 && errno == EINTR);
     if (n > 0) {
       out.len += (size_t)n;
-      p->credit -= n;
+      p->credit -= n + (int64_t)FRAME_COST;
       out_end(m);
       return;
     }
@@ -421,7 +421,7 @@ static void proc_start(uint32_t s, rd_t *r) {
   set_nonblock(p->out_fd);
   if (p->err_fd >= 0) set_nonblock(p->err_fd);
   p->stream = s;
-  p->credit = WINDOW;
+  p->credit = INITIAL_CREDIT;
   p->argv = argv;
   p->env = given;
   p->cwd = dir;
@@ -473,7 +473,7 @@ static void proc_attach(uint32_t s, rd_t *r) {
     return;
   }
   p->stream = s;
-  p->credit = WINDOW;
+  p->credit = INITIAL_CREDIT;
   size_t m = out_begin(T_PROC_STARTED, s, 0);
   put_u32(&out, (uint32_t)p->pid);
   out_end(m);
@@ -604,6 +604,8 @@ static int try_connect(const char *path, uint32_t generation) {
   put_u32(&out, generation);
   put_u32(&out, MAX_PAYLOAD);
   put_u32(&out, WINDOW);
+  put_u32(&out, INITIAL_CREDIT);
+  put_u32(&out, FRAME_COST);
   out_end(m);
   dlog("connected to the host at %s (worker %d, generation %u)", path, getpid(), generation);
   return 0;
@@ -763,7 +765,7 @@ int worker_main(const char *socket_path, uint32_t generation) {
       owner[n++] = NULL;
     }
     for (proc_t *p = procs; p && n < MAX_POLL - 3; p = p->next) {
-      int can_out = !p->stream || (p->credit > 0 && !out_full());
+      int can_out = !p->stream || (p->credit > (int64_t)FRAME_COST && !out_full());
       if (p->out_fd >= 0) {
         short ev = (short)(can_out ? POLLIN : 0);
         if (p->pty && p->inq_off < p->inq.len) ev |= POLLOUT;

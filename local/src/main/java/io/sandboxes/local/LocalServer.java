@@ -334,8 +334,10 @@ public final class LocalServer implements AutoCloseable {
    * sandbox's own loopback (127.0.0.1, or ::1 when IPv4 is refused) by the sandbox's daemon, over
    * its connection to this server, so the sandbox needs no network and gains no route out, and
    * the template needs nothing for it (no python, no shell). Asking again for the same port gives
-   * the same URL.
-   * Listening stops when the sandbox is killed or this server stops. Nothing needs to listen on
+   * the same URL while its listener lives. A sandbox has at most 16 forwarded ports and this
+   * server process 256; a port nothing has connected to for the idle time
+   * ({@link Builder#portForwardIdleTimeout}, ten minutes by default) stops listening, and
+   * listening stops when the sandbox is killed or this server stops. Nothing needs to listen on
    * the port yet; a connection made while nothing does is closed at once.
    *
    * @param sandboxId a sandbox of this server
@@ -343,13 +345,16 @@ public final class LocalServer implements AutoCloseable {
    * @return {@code http://<address>:<port>} on this machine
    * @throws io.sandboxes.SandboxNotFoundException when this server has no such sandbox
    * @throws IllegalArgumentException for a port out of range
+   * @throws SandboxException when the sandbox or this server already forwards as many ports as it may
    */
   public URI forward(String sandboxId, int port) {
     Registry reg = Objects.requireNonNull(registry, "not started");
     LocalSandbox sandbox = reg.find(sandboxId)
         .orElseThrow(() -> new io.sandboxes.SandboxNotFoundException(sandboxId, "this server has no such sandbox"));
     try {
-      return sandbox.ports().forward(port, config.host);
+      return sandbox.ports().forward(port, config.host, config.portForwardIdleTimeout);
+    } catch (io.sandboxes.local.internal.PortForwards.LimitReached e) {
+      throw new SandboxException(e.getMessage(), e);
     } catch (java.io.IOException e) {
       throw new SandboxException("forwarding port " + port + " of sandbox " + sandboxId + " failed: " + e.getMessage(), e);
     }
@@ -429,6 +434,7 @@ public final class LocalServer implements AutoCloseable {
     private boolean allowedWitness = true;
     private Duration requestIdleTimeout = DEFAULT_REQUEST_IDLE_TIMEOUT;
     private Duration keepAliveTimeout = DEFAULT_KEEP_ALIVE_TIMEOUT;
+    private Duration portForwardIdleTimeout = io.sandboxes.local.internal.PortForwards.DEFAULT_IDLE;
     private int diskSizeMB = Registry.DEFAULT_DISK_SIZE_MB;
     private @Nullable String runtime;
     private final java.util.Map<String, Integer> warmPool = new java.util.LinkedHashMap<>(
@@ -500,6 +506,23 @@ public final class LocalServer implements AutoCloseable {
      */
     public Builder keepAliveTimeout(Duration timeout) {
       this.keepAliveTimeout = idleTimeout("keepAliveTimeout", timeout);
+      return this;
+    }
+
+    /**
+     * Sets how long a forwarded port ({@link LocalServer#forward}) keeps listening with no
+     * connection to it: an idle one stops listening, and asking for the port again gives a new
+     * address.
+     *
+     * @param timeout at least one millisecond; ten minutes by default
+     * @return this
+     */
+    public Builder portForwardIdleTimeout(Duration timeout) {
+      Objects.requireNonNull(timeout, "portForwardIdleTimeout");
+      if (timeout.toMillis() < 1) {
+        throw new IllegalArgumentException("portForwardIdleTimeout must be at least 1 ms, got " + timeout);
+      }
+      this.portForwardIdleTimeout = timeout;
       return this;
     }
 

@@ -84,6 +84,8 @@ final class DaemonFiles {
       case NO_SPACE -> new RpcError("resource_exhausted", what + " " + path + ": no space left on the sandbox's disk");
       case INVALID -> new RpcError("invalid_argument", what + " " + path + ": " + d.getMessage());
       case DISCONNECTED -> new RpcError("unavailable", what + " " + path + ": the sandbox's daemon went away");
+      case TIMEOUT -> new RpcError("deadline_exceeded", what + " " + path + ": " + d.getMessage());
+      case LIMIT, TOO_LARGE -> new RpcError("resource_exhausted", what + " " + path + ": " + d.getMessage());
       // e.g. file metadata, kept in extended attributes, which gVisor (runsc 2022-12-19) does not store on a sandbox's own files
       case UNSUPPORTED -> new RpcError("unimplemented", what + " " + path + ": " + d.getMessage()
           + " (this sandbox's file system does not support it; file metadata needs extended attributes)");

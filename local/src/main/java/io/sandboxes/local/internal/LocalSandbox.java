@@ -165,6 +165,27 @@ public final class LocalSandbox {
     return network;
   }
 
+  /**
+   * The token a request to one of the sandbox's ports must carry ({@code e2b-traffic-access-token}),
+   * or null when its port traffic is public: E2B's default, unless it was created with
+   * {@code network.allowPublicTraffic: false}. Derived from the envd token (an HMAC of a fixed
+   * label under it), so it survives a restart of the server with nothing more stored, and knowing
+   * it reveals nothing of the envd token.
+   */
+  public @Nullable String trafficAccessToken() {
+    com.fasterxml.jackson.databind.node.ObjectNode n = network;
+    if (n == null || !n.has("allowPublicTraffic") || n.get("allowPublicTraffic").asBoolean(true)) {
+      return null;
+    }
+    try {
+      javax.crypto.Mac mac = javax.crypto.Mac.getInstance("HmacSHA256");
+      mac.init(new javax.crypto.spec.SecretKeySpec(envdToken.getBytes(java.nio.charset.StandardCharsets.UTF_8), "HmacSHA256"));
+      return java.util.HexFormat.of().formatHex(mac.doFinal("e2b-traffic-access-token".getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+    } catch (java.security.GeneralSecurityException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
   public @Nullable Boolean allowInternetAccess() {
     return allowInternetAccess;
   }
@@ -395,6 +416,8 @@ public final class LocalSandbox {
             : new RpcError("invalid_argument", e.getMessage());
         case NOT_FOUND, PERMISSION -> new RpcError("not_found", "the process could not be started: " + e.getMessage());
         case DISCONNECTED -> unavailable(e);
+        case TIMEOUT -> new RpcError("deadline_exceeded", "the process's start was not confirmed: " + e.getMessage());
+        case LIMIT -> new RpcError("resource_exhausted", "the process could not be started: " + e.getMessage());
         default -> new RpcError("internal", "the process could not be started: " + e.getMessage());
       };
     } catch (IOException e) {

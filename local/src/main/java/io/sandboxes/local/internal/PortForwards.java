@@ -10,82 +10,178 @@ import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.URI;
+import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentMap;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A sandbox's ports, reached from this machine: for each port asked for, a listener on the
- * server's own address, and for each connection to it, a TCP connection that the sandbox's daemon
- * makes to that port on the sandbox's loopback, relayed over the daemon's connection (credit-
- * controlled both ways, each way half-closed on its own). Like {@code kubectl port-forward}: the
- * sandbox needs no network and gains no route out, and the template needs nothing for it (no
- * python, no shell). Listeners end with the sandbox or the server.
+ * A sandbox's ports, reached from this machine (preview URLs, {@code LocalServer.forward}): for
+ * each port asked for, a listener on the server's own address, and for each connection to it, a
+ * TCP connection that the sandbox's daemon makes to that port on the sandbox's loopback, relayed
+ * over the daemon's connection (credit-controlled both ways, each way half-closed on its own).
+ * Like {@code kubectl port-forward}: the sandbox needs no network and gains no route out, and the
+ * template needs nothing for it (no python, no shell).
+ *
+ * <p>Listeners cost the host a port and a thread each, so they are made only when an authorised
+ * caller asks (the API key holder: requests routed by {@code E2b-Sandbox-Port} are relayed with
+ * no listener at all), at most {@link #MAX_PER_SANDBOX} per sandbox and {@link #MAX_PER_SERVER}
+ * in this server process, and each closes once nothing has used it for its idle time. They end
+ * with the sandbox or the server.
  */
 public final class PortForwards implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(PortForwards.class);
   private static final int BUFFER = 64 * 1024;
+  /** The most ports one sandbox has forwarded at once. */
+  public static final int MAX_PER_SANDBOX = 16;
+  /** The most forwarded ports in this server process, every sandbox's together. */
+  public static final int MAX_PER_SERVER = 256;
+  /** How long a forwarded port stays without a connection before its listener closes, unless the server says otherwise. */
+  public static final Duration DEFAULT_IDLE = Duration.ofMinutes(10);
+  private static final AtomicInteger SERVER_WIDE = new AtomicInteger();
+
+  /** A forward refused because a bound is reached. */
+  public static final class LimitReached extends IOException {
+    LimitReached(String message) {
+      super(message);
+    }
+  }
+
+  /** One forwarded port: its listener, and when it was last in use. */
+  private static final class Forward {
+    final ServerSocket listener;
+    final AtomicInteger active = new AtomicInteger();
+    volatile long lastUsed = System.nanoTime();
+
+    Forward(ServerSocket listener) {
+      this.listener = listener;
+    }
+  }
 
   private final LocalSandbox sandbox;
-  private final ConcurrentMap<Integer, ServerSocket> listeners = new ConcurrentHashMap<>();
+  private final Map<Integer, Forward> listeners = new HashMap<>(); // guarded by this
   private volatile boolean closed;
 
   PortForwards(LocalSandbox sandbox) {
     this.sandbox = sandbox;
   }
 
+  /** How many ports are forwarded now. */
+  public synchronized int count() {
+    return listeners.size();
+  }
+
   /**
    * The address at which {@code port} inside the sandbox is reached, listening from now on; the
-   * same address for every call with the same port.
+   * same address for every call with the same port while its listener lives.
    *
    * @param bindHost the address to listen on (the server's own)
+   * @param idle how long the listener stays without a connection before it closes
+   * @throws LimitReached when this sandbox or this server has as many forwarded ports as allowed
    */
-  public URI forward(int port, String bindHost) throws IOException {
+  public URI forward(int port, String bindHost, Duration idle) throws IOException {
     if (port < 1 || port > 65535) {
       throw new IllegalArgumentException("port must be between 1 and 65535, got " + port);
     }
-    ServerSocket listener;
-    try {
-      listener = listeners.computeIfAbsent(port, p -> open(p, bindHost));
-    } catch (java.io.UncheckedIOException e) {
-      throw e.getCause();
+    Forward f;
+    synchronized (this) {
+      if (closed) {
+        throw new IOException("sandbox " + sandbox.id() + " is gone");
+      }
+      f = listeners.get(port);
+      if (f == null || f.listener.isClosed()) {
+        if (f == null && listeners.size() >= MAX_PER_SANDBOX) {
+          throw new LimitReached("sandbox " + sandbox.id() + " already has " + MAX_PER_SANDBOX
+              + " forwarded ports, the most it may have; a port unused for " + idle.toMinutes() + " min stops being forwarded");
+        }
+        if (f == null && SERVER_WIDE.incrementAndGet() > MAX_PER_SERVER) {
+          SERVER_WIDE.decrementAndGet();
+          throw new LimitReached("this server already forwards " + MAX_PER_SERVER + " ports, the most it may");
+        }
+        try {
+          f = open(port, bindHost, idle);
+        } catch (IOException | RuntimeException e) {
+          if (!listeners.containsKey(port)) {
+            SERVER_WIDE.decrementAndGet();
+          }
+          throw e;
+        }
+        listeners.put(port, f);
+      }
+      f.lastUsed = System.nanoTime();
     }
-    if (closed) {
-      close();
-      throw new IOException("sandbox " + sandbox.id() + " is gone");
-    }
-    InetAddress bound = listener.getInetAddress();
+    InetAddress bound = f.listener.getInetAddress();
     // a server bound to every address is still reached on loopback from this machine
     String host = bound.isAnyLocalAddress() ? "127.0.0.1" : bound.getHostAddress();
-    return URI.create("http://" + (host.contains(":") ? "[" + host + "]" : host) + ":" + listener.getLocalPort());
+    return URI.create("http://" + (host.contains(":") ? "[" + host + "]" : host) + ":" + f.listener.getLocalPort());
   }
 
-  private ServerSocket open(int port, String bindHost) {
+  private Forward open(int port, String bindHost, Duration idle) throws IOException {
+    ServerSocket listener = new ServerSocket();
     try {
-      ServerSocket listener = new ServerSocket();
       listener.bind(new InetSocketAddress(InetAddress.getByName(bindHost), 0));
-      Thread.ofVirtual().name("sandboxes-forward-" + sandbox.id() + "-" + port).start(() -> accept(listener, port));
-      LOG.atInfo().addKeyValue("event", "port.forwarded").addKeyValue("sandbox", sandbox.id()).addKeyValue("port", port)
-          .addKeyValue("listen", listener.getLocalPort()).log("sandbox port forwarded");
-      return listener;
-    } catch (IOException e) {
-      throw new java.io.UncheckedIOException(e);
+      // the accept loop wakes this often to see whether the port has been idle long enough
+      listener.setSoTimeout((int) Math.max(50, Math.min(idle.toMillis() / 4, 30_000)));
+    } catch (IOException | RuntimeException e) {
+      listener.close();
+      throw e;
     }
+    Forward f = new Forward(listener);
+    Thread.ofVirtual().name("sandboxes-forward-" + sandbox.id() + "-" + port).start(() -> accept(f, port, idle));
+    LOG.atInfo().addKeyValue("event", "port.forwarded").addKeyValue("sandbox", sandbox.id()).addKeyValue("port", port)
+        .addKeyValue("listen", listener.getLocalPort()).log("sandbox port forwarded");
+    return f;
   }
 
-  private void accept(ServerSocket listener, int port) {
+  /** Stops forwarding a port whose listener has been idle: closes it and forgets it. */
+  private synchronized boolean expire(Forward f, int port, Duration idle) {
+    if (f.active.get() > 0 || System.nanoTime() - f.lastUsed < idle.toNanos()) {
+      return false;
+    }
+    if (listeners.get(port) == f) {
+      listeners.remove(port);
+      SERVER_WIDE.decrementAndGet();
+    }
+    try {
+      f.listener.close();
+    } catch (IOException ignored) {
+      // closing anyway
+    }
+    LOG.atInfo().addKeyValue("event", "port.unforwarded").addKeyValue("sandbox", sandbox.id()).addKeyValue("port", port)
+        .log("a forwarded port was idle and stopped listening");
+    return true;
+  }
+
+  private void accept(Forward f, int port, Duration idle) {
+    ServerSocket listener = f.listener;
     while (!listener.isClosed()) {
       Socket client;
       try {
         client = listener.accept();
+      } catch (java.net.SocketTimeoutException e) {
+        if (expire(f, port, idle)) {
+          return;
+        }
+        continue;
       } catch (IOException e) {
         return; // closed with the sandbox or the server
       }
-      Thread.ofVirtual().name("sandboxes-relay-" + sandbox.id() + "-" + port).start(() -> relay(client, port));
+      f.active.incrementAndGet();
+      f.lastUsed = System.nanoTime();
+      Thread.ofVirtual().name("sandboxes-relay-" + sandbox.id() + "-" + port).start(() -> {
+        try {
+          relay(client, port);
+        } finally {
+          f.lastUsed = System.nanoTime();
+          f.active.decrementAndGet();
+        }
+      });
     }
   }
+
 
   private void relay(Socket client, int port) {
     try (client) {
@@ -139,14 +235,15 @@ public final class PortForwards implements AutoCloseable {
 
   /** Stops listening on every port; connections already relayed end with their sandbox. */
   @Override
-  public void close() {
+  public synchronized void close() {
     closed = true;
-    for (ServerSocket listener : List.copyOf(listeners.values())) {
+    for (Forward f : List.copyOf(listeners.values())) {
       try {
-        listener.close();
+        f.listener.close();
       } catch (IOException ignored) {
         // closing anyway
       }
+      SERVER_WIDE.decrementAndGet();
     }
     listeners.clear();
   }

@@ -8,6 +8,7 @@ import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import io.sandboxes.local.internal.daemon.Budget;
 import io.sandboxes.local.internal.daemon.DaemonProcess;
 import org.jspecify.annotations.Nullable;
 
@@ -44,25 +45,62 @@ public final class SandboxProcess {
    */
   public record Severed(String why) implements Event {}
 
-  /** A client attached to the process's output. */
+  /**
+   * A client attached to the process's output. What waits for it is charged to the daemon
+   * connection's {@link Budget} (its hold pool), so however many clients are attached and
+   * however slowly they read, the output kept for them is bounded per sandbox.
+   */
   public static final class Subscriber {
+    private static final java.time.Duration STALL = java.time.Duration.ofSeconds(30);
     private final BlockingQueue<Event> queue = new ArrayBlockingQueue<>(1024);
+    private final Budget budget;
+
+    Subscriber(Budget budget) {
+      this.budget = budget;
+    }
 
     public @Nullable Event poll(long timeout, TimeUnit unit) throws InterruptedException {
-      return queue.poll(timeout, unit);
+      Event e = queue.poll(timeout, unit);
+      if (e != null) {
+        budget.release(cost(e));
+      }
+      return e;
+    }
+
+    private static long cost(Event e) {
+      return e instanceof Data d ? Budget.holdCost(d.len()) : 0;
     }
 
     /** Drops what waits unread and puts {@code e} next: the stream is cut where it is. */
     void cut(Event e) {
-      queue.clear();
+      drop();
       while (!queue.offer(e)) {
-        queue.poll();
+        Event old = queue.poll();
+        if (old != null) {
+          budget.release(cost(old));
+        }
+      }
+    }
+
+    /** Drops what waits unread. */
+    void drop() {
+      Event old;
+      while ((old = queue.poll()) != null) {
+        budget.release(cost(old));
       }
     }
 
     boolean offer(Event e) {
+      long cost = cost(e);
       try {
-        return queue.offer(e, 30, TimeUnit.SECONDS);
+        if (!budget.hold(cost, STALL)) {
+          return false;
+        }
+        if (!queue.offer(e, STALL.toSeconds(), TimeUnit.SECONDS)) {
+          budget.release(cost);
+          return false;
+        }
+        return true;
       } catch (InterruptedException ie) {
         Thread.currentThread().interrupt();
         return false;
@@ -149,7 +187,7 @@ public final class SandboxProcess {
 
   /** Attaches a subscriber; a finished process gives it its end event at once. */
   public Subscriber subscribe() {
-    Subscriber s = new Subscriber();
+    Subscriber s = new Subscriber(daemon.budget());
     subscribers.add(s);
     Severed cut = severed;
     if (cut != null) {
@@ -179,6 +217,7 @@ public final class SandboxProcess {
 
   public void unsubscribe(Subscriber s) {
     subscribers.remove(s);
+    s.drop();
   }
 
   void deliver(Event event) {

@@ -13,7 +13,11 @@ public final class DaemonException extends IOException {
     /** The connection to the daemon ended before the call did; the call's outcome is unknown. */
     DISCONNECTED(-1),
     /** An answer larger than the host accepts for one call. */
-    TOO_LARGE(-2);
+    TOO_LARGE(-2),
+    /** The daemon did not answer within the call's deadline; the call's outcome is unknown. */
+    TIMEOUT(-3),
+    /** The host's bound on what one sandbox's daemon may have open (streams) is reached. */
+    LIMIT(-4);
 
     final int code;
 

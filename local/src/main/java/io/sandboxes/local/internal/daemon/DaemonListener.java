@@ -37,6 +37,8 @@ public final class DaemonListener implements AutoCloseable {
   public static final String SOCKET_NAME = "envd.sock";
   static final Duration HANDSHAKE_TIMEOUT = Duration.ofSeconds(5);
   static final int MAX_HANDSHAKES = 4;
+  /** The most connections accepted per second: a sandbox reconnecting in a loop waits, unanswered, beyond. */
+  static final int ACCEPTS_PER_SECOND = 20;
 
   private final Path folder;
   private final Path socket;
@@ -138,7 +140,19 @@ public final class DaemonListener implements AutoCloseable {
   }
 
   private void acceptLoop() {
+    long second = System.nanoTime();
+    int accepted = 0;
     while (!closed) {
+      if (accepted >= ACCEPTS_PER_SECOND) {
+        long left = second + 1_000_000_000L - System.nanoTime();
+        if (left > 0) {
+          java.util.concurrent.locks.LockSupport.parkNanos(left); // the rest wait in the kernel's backlog
+        }
+      }
+      if (System.nanoTime() - second >= 1_000_000_000L) {
+        second = System.nanoTime();
+        accepted = 0;
+      }
       SocketChannel ch;
       try {
         ch = server.accept();
@@ -148,6 +162,7 @@ public final class DaemonListener implements AutoCloseable {
         }
         return;
       }
+      accepted++;
       if (!handshakes.tryAcquire()) {
         close(ch);
         continue;

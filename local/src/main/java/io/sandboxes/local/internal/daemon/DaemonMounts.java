@@ -7,7 +7,10 @@ import java.util.List;
 
 /**
  * How a container gets its daemon: the socket folder and the binary, both bind-mounted
- * read-only, and the daemon's supervisor as the container's command (Docker's init stays PID 1).
+ * read-only, and the daemon's supervisor as the container's command and its init (PID 1, in
+ * place of Docker's {@code --init}): it reaps orphans and restarts the worker, and as the PID
+ * namespace's init it cannot be killed from inside ({@code kill -9 -1} spares it), so nothing in
+ * the sandbox can end the sandbox by killing its daemon.
  */
 public final class DaemonMounts {
   /** Where the sandbox sees its socket folder. */
@@ -19,11 +22,12 @@ public final class DaemonMounts {
 
   private DaemonMounts() {}
 
-  /** The spec with the daemon's two read-only mounts added and its supervisor as the command. */
+  /** The spec with the daemon's two read-only mounts added and its supervisor as the command and init. */
   public static DockerRuntime.ContainerSpec withDaemon(DockerRuntime.ContainerSpec spec, Path socketFolder, Path binary) {
     List<DockerRuntime.BindMount> binds = new ArrayList<>(spec.binds());
     binds.add(new DockerRuntime.BindMount(socketFolder.toAbsolutePath(), SOCKET_DIR, true));
     binds.add(new DockerRuntime.BindMount(binary.toAbsolutePath(), BINARY, true));
-    return spec.withBinds(binds).withCommand(List.of(BINARY, "supervise", SOCKET));
+    return spec.withBinds(binds).withCommand(List.of(BINARY, "supervise", SOCKET))
+        .withLabel(DockerRuntime.LABEL_OWN_INIT, "true");
   }
 }

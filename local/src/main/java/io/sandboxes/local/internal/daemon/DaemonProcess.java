@@ -30,6 +30,16 @@ public final class DaemonProcess implements DaemonConnection.Sink, AutoCloseable
     this.events = new Flow<>(conn);
   }
 
+  /** The request is sent: the stream's window may grow. */
+  void opened() {
+    events.open();
+  }
+
+  /** What the connection this process is seen through lets the host hold. */
+  public Budget budget() {
+    return conn.budget();
+  }
+
   /** The process's pid inside the sandbox; also its process group and session id. */
   public long pid() {
     return started.join();
@@ -101,8 +111,8 @@ public final class DaemonProcess implements DaemonConnection.Sink, AutoCloseable
   public void close() {
     if (!events.ended()) {
       conn.cancel(stream);
-      events.fail(new DaemonException(DaemonException.Kind.DISCONNECTED, "detached"));
     }
+    events.close();
   }
 
   @Override
@@ -142,7 +152,7 @@ public final class DaemonProcess implements DaemonConnection.Sink, AutoCloseable
         }
         ExitStatus status = new ExitStatus(exited, code, signal, core);
         conn.forget(stream);
-        events.deliver(new ProcessEvent.Exit(status), 0);
+        events.deliverFree(new ProcessEvent.Exit(status));
         events.end();
         exit.complete(status);
       }

@@ -27,6 +27,16 @@ public final class DaemonWatch implements DaemonConnection.Sink, AutoCloseable {
     this.events = new Flow<>(conn);
   }
 
+  /** The request is sent: the stream's window may grow. */
+  void opened() {
+    events.open();
+  }
+
+  /** What the connection this watch is seen through lets the host hold. */
+  public Budget budget() {
+    return conn.budget();
+  }
+
   /** The next event within a time, or null. */
   public @Nullable WatchEvent next(Duration timeout) throws IOException {
     return events.next(timeout);
@@ -41,8 +51,8 @@ public final class DaemonWatch implements DaemonConnection.Sink, AutoCloseable {
   public void close() {
     if (!events.ended()) {
       conn.cancel(stream);
-      events.fail(new DaemonException(DaemonException.Kind.DISCONNECTED, "closed"));
     }
+    events.close();
   }
 
   @Override
@@ -51,7 +61,7 @@ public final class DaemonWatch implements DaemonConnection.Sink, AutoCloseable {
       case Wire.WATCH_EVENT -> {
         Wire.In p = new Wire.In(f.payload());
         int kind = p.u8();
-        String name = p.str();
+        String name = p.str(Wire.MAX_NAME);
         p.end();
         if (kind == 0) {
           if (!ready.complete(null)) {

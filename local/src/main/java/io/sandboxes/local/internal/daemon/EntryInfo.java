@@ -59,9 +59,17 @@ public record EntryInfo(
     };
   }
 
+  /** An entry that is a whole payload. */
+  static EntryInfo whole(byte[] payload) throws ProtocolException {
+    Wire.In in = new Wire.In(payload);
+    EntryInfo e = read(in);
+    in.end();
+    return e;
+  }
+
   static EntryInfo read(Wire.In in) throws ProtocolException {
-    String name = in.str();
-    String path = in.str();
+    String name = in.str(Wire.MAX_NAME);
+    String path = in.str(Wire.MAX_NAME);
     Type type = type(in.u8());
     if (type == null) {
       throw new ProtocolException("an entry without a type");
@@ -70,19 +78,18 @@ public record EntryInfo(
     long size = in.i64();
     int uid = (int) in.u32();
     int gid = (int) in.u32();
-    String owner = in.str();
-    String group = in.str();
+    String owner = in.str(Wire.MAX_NAME);
+    String group = in.str(Wire.MAX_NAME);
     long sec = in.i64();
     long nsec = in.u32();
     if (nsec >= 1_000_000_000L) {
       throw new ProtocolException("bad nanoseconds " + nsec);
     }
-    String target = in.str();
+    String target = in.str(Wire.MAX_NAME);
     Type targetType = type(in.u8());
     int targetMode = (int) in.u32();
     long targetSize = in.i64();
     Map<String, byte[]> raw = readPairs(in);
-    in.end();
     Map<String, String> meta = new java.util.TreeMap<>();
     raw.forEach((k, v) -> {
       if (k.startsWith(METADATA_PREFIX)) {
@@ -93,11 +100,23 @@ public record EntryInfo(
         type == Type.SYMLINK ? target : null, targetType, targetMode, targetSize, Map.copyOf(meta));
   }
 
+  /** The most extended attributes one answer may carry. */
+  static final int MAX_ATTRIBUTES = 4096;
+  /** The longest attribute name (XATTR_NAME_MAX) and value (XATTR_SIZE_MAX) Linux has. */
+  static final int MAX_ATTRIBUTE_NAME = 255;
+  static final int MAX_ATTRIBUTE_VALUE = 65536;
+
   static Map<String, byte[]> readPairs(Wire.In in) throws ProtocolException {
     long n = in.u32();
+    if (n > MAX_ATTRIBUTES) {
+      throw new ProtocolException(n + " attributes, over the limit of " + MAX_ATTRIBUTES);
+    }
     Map<String, byte[]> out = new java.util.LinkedHashMap<>();
     for (long i = 0; i < n; i++) {
-      out.put(in.str(), in.bytes());
+      String name = in.str(MAX_ATTRIBUTE_NAME);
+      if (out.put(name, in.bytes(MAX_ATTRIBUTE_VALUE)) != null) {
+        throw new ProtocolException("attribute " + name + " twice");
+      }
     }
     return out;
   }

@@ -28,6 +28,11 @@ public final class FileRead extends InputStream implements DaemonConnection.Sink
     this.chunks = new Flow<>(conn);
   }
 
+  /** The request is sent: the stream's window may grow. */
+  void opened() {
+    chunks.open();
+  }
+
   /** The file as opened, before the first byte. */
   public EntryInfo entry() {
     return entry.join();
@@ -49,7 +54,7 @@ public final class FileRead extends InputStream implements DaemonConnection.Sink
       if (eof) {
         return -1;
       }
-      byte[] next = chunks.next(null);
+      byte[] next = chunks.nextWithin(DaemonConnection.CHUNK_WAIT, "reading a file");
       if (next == null) {
         eof = true;
         return -1;
@@ -67,8 +72,8 @@ public final class FileRead extends InputStream implements DaemonConnection.Sink
   public void close() {
     if (!chunks.ended()) {
       conn.cancel(stream);
-      chunks.fail(new DaemonException(DaemonException.Kind.DISCONNECTED, "closed"));
     }
+    chunks.close();
     eof = true;
   }
 
@@ -79,7 +84,7 @@ public final class FileRead extends InputStream implements DaemonConnection.Sink
         if (entry.isDone()) {
           throw new ProtocolException("a second entry on a read");
         }
-        entry.complete(EntryInfo.read(new Wire.In(f.payload())));
+        entry.complete(EntryInfo.whole(f.payload()));
       }
       case Wire.FILE_CHUNK -> {
         if (!entry.isDone()) {

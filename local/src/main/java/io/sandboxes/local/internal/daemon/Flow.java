@@ -9,43 +9,88 @@ import org.jspecify.annotations.Nullable;
 /**
  * The receiving half of a credit-controlled stream: what the reader thread delivers waits here
  * for the consumer, and credit goes back to the daemon only as the consumer takes it. The daemon
- * may never have more than {@link Wire#WINDOW} bytes unconsumed, so this queue is bounded by the
- * protocol itself; a daemon that oversteps is a protocol violation.
+ * may never have more than the stream's window unconsumed, each frame costing its bytes plus
+ * {@link Wire#FRAME_COST}, so this queue is bounded by the protocol itself; a daemon that
+ * oversteps is a protocol violation.
+ *
+ * <p>The window starts at {@link Wire#INITIAL_CREDIT} and grows towards {@link Wire#WINDOW} with
+ * what the connection's {@link Budget} grants; the growth goes back to the budget when the
+ * stream is over for its consumer (its end taken, or {@link #close()}).
  */
 final class Flow<T> {
   private final DaemonConnection conn;
   private final ArrayDeque<Object> queue = new ArrayDeque<>();
-  private long outstanding; // bytes the daemon has sent that the consumer has not taken
-  private long granted = Wire.WINDOW; // bytes the daemon may have outstanding
-  private int unreturned; // bytes taken but not yet credited back
+  private long outstanding; // credit the daemon has used that the consumer has not taken back
+  private long window = Wire.INITIAL_CREDIT; // credit the daemon may have outstanding
+  private long grown; // the part of the window granted by the budget
+  private long unreturned; // credit taken but not yet given back
   private boolean ended;
+  private boolean released;
   int stream;
 
   private record Failure(DaemonException e) {}
 
   private record End() {}
 
+  private record Sized(Object item, long cost) {}
+
   Flow(DaemonConnection conn) {
     this.conn = conn;
   }
 
-  /** Called on the reader thread. */
-  synchronized void deliver(T item, int bytes) throws ProtocolException {
-    outstanding += bytes;
-    if (outstanding > granted) {
-      throw new ProtocolException("a daemon sent " + outstanding + " bytes on a stream with credit for " + granted);
+  /** Once the request is sent: asks the budget for a full window and gives the daemon what it got. */
+  void open() {
+    int more;
+    synchronized (this) {
+      more = grow();
     }
-    queue.add(new Sized(item, bytes));
+    if (more > 0) {
+      conn.credit(stream, more);
+    }
+  }
+
+  /** Called with the lock held: more window from the budget, up to {@link Wire#WINDOW}. */
+  private int grow() {
+    if (ended || released || window >= Wire.WINDOW) {
+      return 0;
+    }
+    int more = (int) conn.budget().grantWindow(Wire.WINDOW - window);
+    window += more;
+    grown += more;
+    return more;
+  }
+
+  /** Called on the reader thread; {@code bytes} is the frame's data, which costs {@link Wire#FRAME_COST} more. */
+  synchronized void deliver(T item, int bytes) throws ProtocolException {
+    long cost = (long) bytes + Wire.FRAME_COST;
+    outstanding += cost;
+    if (outstanding + unreturned > window) {
+      throw new ProtocolException("a daemon sent " + (outstanding + unreturned) + " bytes of credit on a stream with "
+          + window);
+    }
+    if (released) {
+      outstanding -= cost; // the consumer has gone: nothing is kept
+      return;
+    }
+    queue.add(new Sized(item, cost));
     notifyAll();
   }
 
-  private record Sized(Object item, int bytes) {}
+  /** Queues a closing item the daemon pays no credit for (a process's exit); at most once per stream. */
+  synchronized void deliverFree(T item) {
+    if (!released) {
+      queue.add(new Sized(item, 0));
+      notifyAll();
+    }
+  }
 
   /** The stream ended normally after what was delivered. */
   synchronized void end() {
-    ended = true;
-    queue.add(new End());
-    notifyAll();
+    if (!ended) {
+      ended = true;
+      queue.add(new End());
+      notifyAll();
+    }
   }
 
   synchronized void fail(DaemonException e) {
@@ -61,10 +106,28 @@ final class Flow<T> {
   }
 
   /**
+   * The consumer is done: what waits is dropped and the window's growth goes back to the
+   * budget. Later frames are counted against the credit and dropped.
+   */
+  synchronized void close() {
+    ended = true;
+    releaseNow();
+    queue.clear();
+    queue.add(new Failure(new DaemonException(DaemonException.Kind.DISCONNECTED, "closed")));
+    notifyAll();
+  }
+
+  private void releaseNow() {
+    if (!released) {
+      released = true;
+      conn.budget().releaseWindow(grown);
+    }
+  }
+
+  /**
    * The next item, null at the end of the stream (or when the wait ran out: see
    * {@link #finished()}).
    */
-  @SuppressWarnings("unchecked")
   @Nullable T next(@Nullable Duration timeout) throws DaemonException, InterruptedIOException {
     int credit = 0;
     Object o;
@@ -88,28 +151,45 @@ final class Flow<T> {
       }
       o = queue.peek();
       if (o instanceof End) {
+        releaseNow();
         return null; // stays queued: the end is reported again
       }
       if (o instanceof Failure f) {
+        releaseNow();
         DaemonException mine = new DaemonException(f.e().kind(), f.e().errno(), f.e().getMessage());
         mine.initCause(f.e());
         throw mine;
       }
       queue.poll();
       Sized s = (Sized) o;
-      outstanding -= s.bytes();
-      unreturned += s.bytes();
-      if (!ended && unreturned >= Wire.WINDOW / 4) {
-        credit = unreturned;
-        granted += credit;
+      outstanding -= s.cost();
+      unreturned += s.cost();
+      if (!ended && unreturned >= Math.max(window / 4, Wire.FRAME_COST)) {
+        credit = (int) unreturned;
         unreturned = 0;
+        credit += grow();
       }
       o = s.item();
     }
     if (credit > 0) {
       conn.credit(stream, credit);
     }
-    return (T) o;
+    @SuppressWarnings("unchecked")
+    T item = (T) o;
+    return item;
+  }
+
+  /**
+   * The next item, failing with {@link DaemonException.Kind#TIMEOUT} when none comes within
+   * {@code timeout}: for a consumer that expects the daemon to keep the data coming.
+   */
+  @Nullable T nextWithin(Duration timeout, String what) throws DaemonException, InterruptedIOException {
+    T item = next(timeout);
+    if (item == null && !finished()) {
+      throw new DaemonException(DaemonException.Kind.TIMEOUT,
+          "the sandbox daemon sent nothing for " + timeout.toSeconds() + " s while " + what);
+    }
+    return item;
   }
 
   /** Whether the stream's end (or failure) is the next thing to be taken. */

@@ -33,6 +33,11 @@ public final class PortStream implements DaemonConnection.Sink, AutoCloseable {
     incoming.stream = id;
   }
 
+  /** The request is sent: the stream's window may grow. */
+  void opened() {
+    incoming.open();
+  }
+
   /** Which loopback address the daemon reached the port on: 4 for 127.0.0.1, 6 for ::1. */
   public int family() {
     return connected.join();
@@ -49,6 +54,11 @@ public final class PortStream implements DaemonConnection.Sink, AutoCloseable {
   }
 
   /** Sends bytes to the port, waiting while the daemon holds a window of them unwritten. */
+  public void write(byte[] b) throws IOException {
+    write(b, 0, b.length);
+  }
+
+  /** Sends bytes to the port, waiting while the daemon holds a window of them unwritten. */
   public void write(byte[] b, int off, int len) throws IOException {
     java.util.Objects.checkFromIndexSize(off, len, b.length);
     while (len > 0) {
@@ -57,9 +67,15 @@ public final class PortStream implements DaemonConnection.Sink, AutoCloseable {
         if (finSent) {
           throw new IOException("the sending side is closed");
         }
+        long deadline = System.nanoTime() + DaemonConnection.LONG_ANSWER.toNanos();
         while (credit == 0 && !done.isDone()) {
+          long left = deadline - System.nanoTime();
+          if (left <= 0) {
+            throw new DaemonException(DaemonException.Kind.TIMEOUT, "the port inside the sandbox took nothing for "
+                + DaemonConnection.LONG_ANSWER.toSeconds() + " s");
+          }
           try {
-            wait();
+            java.util.concurrent.TimeUnit.NANOSECONDS.timedWait(this, left);
           } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new InterruptedIOException("interrupted while sending to the sandbox");
@@ -94,7 +110,7 @@ public final class PortStream implements DaemonConnection.Sink, AutoCloseable {
    * @throws DaemonException when the connection failed instead
    */
   public void awaitEnd() throws IOException {
-    conn.await(done, stream);
+    conn.await(done, stream, DaemonConnection.LONG_ANSWER);
   }
 
   private IOException ended() {
@@ -112,12 +128,13 @@ public final class PortStream implements DaemonConnection.Sink, AutoCloseable {
     if (!done.isDone()) {
       conn.cancel(stream);
       DaemonException closed = new DaemonException(DaemonException.Kind.DISCONNECTED, "closed");
-      incoming.fail(closed);
+      connected.completeExceptionally(closed);
       done.completeExceptionally(closed);
       synchronized (this) {
         notifyAll();
       }
     }
+    incoming.close();
   }
 
   @Override

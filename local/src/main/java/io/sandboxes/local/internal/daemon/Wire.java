@@ -16,11 +16,27 @@ import java.util.List;
 final class Wire {
   private Wire() {}
 
-  static final int VERSION = 1;
+  static final int VERSION = 2;
   static final int HEADER = 12;
   static final int MAX_PAYLOAD = 1 << 20;
-  /** Initial credit of every flow-controlled stream, both ways. */
+  /**
+   * The credit a stream from the host (FILE_DATA, TCP_SEND) has, which the daemon returns as it
+   * writes; also the most credit the host lets one stream to it have.
+   */
   static final int WINDOW = 1 << 20;
+  /**
+   * The credit a stream to the host (PROC_OUTPUT, FILE_CHUNK, TCP_DATA, WATCH_EVENT) starts
+   * with; the host grants more from the connection's {@link Budget}.
+   */
+  static final int INITIAL_CREDIT = 8 * 1024;
+  /**
+   * What each data frame to the host costs in credit beyond its data bytes, empty ones included:
+   * about what the host holds per queued frame besides the bytes, so that credit bounds memory
+   * however small the frames are.
+   */
+  static final int FRAME_COST = 128;
+  /** The longest name or path (and owner, group, link target, watch path) an answer may carry. */
+  static final int MAX_NAME = 4096;
 
   // host -> daemon
   static final int PING = 0x01;
@@ -174,6 +190,23 @@ final class Wire {
 
     String str() throws ProtocolException {
       return new String(bytes(), StandardCharsets.UTF_8);
+    }
+
+    /** A string of at most {@code max} bytes; a longer one is refused before it is copied. */
+    String str(int max) throws ProtocolException {
+      return new String(bytes(max), StandardCharsets.UTF_8);
+    }
+
+    /** A byte string of at most {@code max} bytes; a longer one is refused before it is copied. */
+    byte[] bytes(int max) throws ProtocolException {
+      int at = off;
+      long n = u32();
+      if (n > max) {
+        off = at;
+        throw new ProtocolException("a field of " + n + " bytes, over its limit of " + max);
+      }
+      off = at;
+      return bytes();
     }
 
     List<String> strs() throws ProtocolException {

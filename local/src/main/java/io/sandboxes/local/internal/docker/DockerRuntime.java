@@ -28,6 +28,11 @@ import org.testcontainers.shaded.com.github.dockerjava.core.DockerClientImpl;
 public final class DockerRuntime implements AutoCloseable {
   /** Marks a container as made by the local runtime; cleanup touches nothing without it. */
   public static final String LABEL_OURS = "io.sandboxes.local";
+  /**
+   * Marks a container whose command is its own init (PID 1, reaping orphans): Docker's
+   * {@code --init} is then left out.
+   */
+  public static final String LABEL_OWN_INIT = "io.sandboxes.own-init";
   public static final String LABEL_SANDBOX_ID = "io.sandboxes.sandbox-id";
   public static final String LABEL_TEMPLATE = "io.sandboxes.template";
   public static final String LABEL_METADATA = "io.sandboxes.metadata";
@@ -214,6 +219,14 @@ public final class DockerRuntime implements AutoCloseable {
           binds, tmpfs, List.copyOf(command), diskQuotaMB);
     }
 
+    /** This spec with one more label. */
+    public ContainerSpec withLabel(String key, String value) {
+      Map<String, String> more = new java.util.HashMap<>(labels);
+      more.put(key, value);
+      return new ContainerSpec(image, name, Map.copyOf(more), env, hostname, cpuCount, memoryBytes, pidsLimit, volumes,
+          network, binds, tmpfs, command, diskQuotaMB);
+    }
+
     /** This spec with its writable layer held to {@code mb} by the storage driver ({@code --storage-opt size=}). */
     public ContainerSpec withDiskQuotaMB(long mb) {
       return new ContainerSpec(image, name, labels, env, hostname, cpuCount, memoryBytes, pidsLimit, volumes, network,
@@ -305,7 +318,9 @@ public final class DockerRuntime implements AutoCloseable {
         .withMemory(spec.memoryBytes())
         .withMemorySwap(spec.memoryBytes())
         .withPidsLimit(spec.pidsLimit())
-        .withInit(true)
+        // a command that is its own init (the daemon's supervisor) is PID 1 itself: nothing in the
+        // container can then end it, since the kernel ignores SIGKILL from inside for a namespace's init
+        .withInit(!"true".equals(spec.labels().get(LABEL_OWN_INIT)))
         .withRuntime(runtime)
         .withMounts(spec.volumes().entrySet().stream()
             .map(e -> new com.github.dockerjava.api.model.Mount()

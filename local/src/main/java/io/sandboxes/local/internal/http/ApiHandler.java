@@ -148,6 +148,11 @@ public final class ApiHandler extends Handler.Abstract {
         throw new RpcError("not_found", "sandbox \"" + port.group(1) + "\" doesn't exist or you don't have access to it");
       } catch (IllegalArgumentException e) {
         throw new RpcError("invalid_argument", e.getMessage());
+      } catch (io.sandboxes.SandboxException e) {
+        if (e.getCause() instanceof io.sandboxes.local.internal.PortForwards.LimitReached) {
+          throw new RpcError("resource_exhausted", e.getMessage());
+        }
+        throw e;
       }
       return;
     }
@@ -505,6 +510,12 @@ public final class ApiHandler extends Handler.Abstract {
   private void updateNetwork(Exchange ex, LocalSandbox s) throws RpcError, IOException {
     JsonNode body = readJson(ex);
     ObjectNode network = parseNetwork(body);
+    // whether port traffic needs the traffic token is fixed at create, as on E2B: an update keeps it
+    network.remove(ALLOW_PUBLIC_TRAFFIC);
+    ObjectNode before = s.network();
+    if (before != null && before.has(ALLOW_PUBLIC_TRAFFIC)) {
+      network.set(ALLOW_PUBLIC_TRAFFIC, before.get(ALLOW_PUBLIC_TRAFFIC));
+    }
     if (s.paused()) {
       throw new RpcError("already_exists", "sandbox " + s.id() + " is paused; resume it to change its network");
     }
@@ -531,8 +542,18 @@ public final class ApiHandler extends Handler.Abstract {
     }
   }
 
+  /** The network field that makes a sandbox's ports need its traffic token when false. */
+  static final String ALLOW_PUBLIC_TRAFFIC = "allowPublicTraffic";
+
   private static ObjectNode parseNetwork(JsonNode body) throws RpcError {
     ObjectNode network = Json.object();
+    JsonNode pub = body.get(ALLOW_PUBLIC_TRAFFIC);
+    if (pub != null && !pub.isNull()) {
+      if (!pub.isBoolean()) {
+        throw new RpcError("invalid_argument", "'" + ALLOW_PUBLIC_TRAFFIC + "' must be true or false");
+      }
+      network.put(ALLOW_PUBLIC_TRAFFIC, pub.asBoolean());
+    }
     for (String field : List.of("allowOut", "denyOut")) {
       JsonNode list = body.get(field);
       if (list == null || list.isNull()) {
@@ -747,7 +768,12 @@ public final class ApiHandler extends Handler.Abstract {
         .put("alias", s.templateId())
         .put("envdVersion", Registry.ENVD_VERSION)
         .put("envdAccessToken", s.envdToken());
-    n.putNull("trafficAccessToken");
+    String traffic = s.trafficAccessToken();
+    if (traffic == null) {
+      n.putNull("trafficAccessToken");
+    } else {
+      n.put("trafficAccessToken", traffic);
+    }
     n.putNull("domain");
     return n;
   }

@@ -44,7 +44,9 @@ import org.slf4j.LoggerFactory;
  * need that sandbox's access token. Serves {@code /health}, {@code /files} and the Connect RPCs of
  * {@code process.Process} and {@code filesystem.Filesystem}. A request whose {@code E2b-Sandbox-Port}
  * names another port is relayed to that port in the sandbox (the code interpreter's 49999), as
- * E2B's proxy does; like E2B's public port traffic, it needs no access token.
+ * E2B's proxy does: with no access token when the sandbox's port traffic is public (E2B's
+ * default), and with its {@code e2b-traffic-access-token} when it was created with
+ * {@code network.allowPublicTraffic: false} (403 without it, or with another).
  */
 public final class EnvdHandler extends Handler.Abstract {
   private static final Logger LOG = LoggerFactory.getLogger(EnvdHandler.class);
@@ -114,7 +116,17 @@ public final class EnvdHandler extends Handler.Abstract {
     LocalSandbox sandbox = id == null ? null : registry.find(id).orElse(null);
     int port = sandboxPort(ex);
     if (port != ENVD_PORT) {
-      if (sandbox == null || !awake(sandbox)) {
+      if (sandbox == null) {
+        sandboxMissing(ex, id);
+        return;
+      }
+      // checked before anything else is done for the request: an unauthorised one resumes nothing
+      String refused = trafficRefusal(ex, sandbox);
+      if (refused != null) {
+        ex.json(403, Json.object().put("sandboxId", sandbox.id()).put("message", refused).put("code", 403));
+        return;
+      }
+      if (!awake(sandbox)) {
         sandboxMissing(ex, id);
         return;
       }
@@ -251,6 +263,23 @@ public final class EnvdHandler extends Handler.Abstract {
 
   private static void reply(Exchange ex, JsonNode body) {
     ex.bytes(200, Connect.UNARY_CONTENT_TYPE, Json.bytes(body));
+  }
+
+  /** Why a request to a sandbox's port is refused for its traffic token, or null when it may pass. */
+  private static @Nullable String trafficRefusal(Exchange ex, LocalSandbox sandbox) {
+    String expected = sandbox.trafficAccessToken();
+    if (expected == null) {
+      return null; // public port traffic
+    }
+    String given = ex.header(SandboxPortProxy.TRAFFIC_TOKEN_HEADER);
+    if (given == null || given.isEmpty()) {
+      return "the sandbox's port traffic needs its traffic access token, and the " + SandboxPortProxy.TRAFFIC_TOKEN_HEADER
+          + " header is missing";
+    }
+    if (!MessageDigest.isEqual(given.getBytes(StandardCharsets.UTF_8), expected.getBytes(StandardCharsets.UTF_8))) {
+      return "the " + SandboxPortProxy.TRAFFIC_TOKEN_HEADER + " header does not hold the sandbox's traffic access token";
+    }
+    return null;
   }
 
   private static boolean tokenMatches(Exchange ex, LocalSandbox sandbox) {

@@ -168,11 +168,17 @@ final class Exchange {
     response.write(true, java.nio.ByteBuffer.allocate(0), callback);
   }
 
-  /** Starts a streamed answer; the caller writes, flushes and finally calls {@link #finish}. */
-  OutputStream stream(int status, String contentType) {
+  /**
+   * Starts a streamed answer; the caller writes, flushes and finally calls {@link #finish}.
+   *
+   * @param contentType the answer's type, or null for none
+   */
+  OutputStream stream(int status, @Nullable String contentType) {
     closeIfBodyUnread();
     response.setStatus(status);
-    response.getHeaders().put(HttpHeader.CONTENT_TYPE, contentType);
+    if (contentType != null) {
+      response.getHeaders().put(HttpHeader.CONTENT_TYPE, contentType);
+    }
     completed = true;
     return Content.Sink.asOutputStream(response);
   }

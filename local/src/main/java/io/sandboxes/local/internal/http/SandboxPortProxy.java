@@ -2,132 +2,281 @@ package io.sandboxes.local.internal.http;
 
 import io.sandboxes.e2b.internal.Json;
 import io.sandboxes.local.internal.LocalSandbox;
+import io.sandboxes.local.internal.RpcError;
+import io.sandboxes.local.internal.daemon.DaemonException;
+import io.sandboxes.local.internal.daemon.PortStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.time.Duration;
-import java.util.List;
-import java.util.Locale;
-import java.util.Map;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.util.Set;
 import org.eclipse.jetty.http.HttpField;
+import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.http.HttpParser;
+import org.eclipse.jetty.http.HttpVersion;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * Relays one HTTP request to a port inside a sandbox, as E2B's proxy does for a request whose
- * {@code E2b-Sandbox-Port} is not envd's: through the sandbox's port forward (its daemon makes the
- * TCP connection on the sandbox's loopback), the answer streamed back as it comes, so the code
- * interpreter's line-per-event stream arrives line by line. A client that goes away closes the
- * connection into the sandbox, which is how the code interpreter learns to interrupt its kernel.
+ * {@code E2b-Sandbox-Port} is not envd's: over a TCP stream the sandbox's daemon opens to that
+ * port on the sandbox's loopback, with no listener on the host at all. The request goes as
+ * HTTP/1.1 with {@code Connection: close}, its body streamed as it arrives; the answer is parsed
+ * (Jetty's parser) and streamed back as it comes, so the code interpreter's line-per-event stream
+ * arrives line by line. A client that goes away closes the stream into the sandbox, which is how
+ * the code interpreter learns to interrupt its kernel.
  *
- * <p>What the sandbox sends is bounded where it is held: headers (count and size), never the
- * body, which is passed on in chunks. The request body is held whole, up to {@link #MAX_BODY}.
+ * <p>Nothing is buffered whole: the request body and the answer pass in chunks, each direction
+ * held to the stream's credit. What the sandbox sends is bounded where it is held: its status
+ * line and headers ({@link #MAX_HEAD} bytes, {@link #MAX_HEADERS} of them passed on).
  */
 final class SandboxPortProxy {
   private static final Logger LOG = LoggerFactory.getLogger(SandboxPortProxy.class);
-  /** The largest request body relayed (code to run, files posted to a service). */
-  static final int MAX_BODY = 16 << 20;
   /** The most response headers passed back, and the largest one. */
   static final int MAX_HEADERS = 64;
   static final int MAX_HEADER_BYTES = 8 * 1024;
+  /** The largest status line and header block the sandbox's answer may have. */
+  static final int MAX_HEAD = 64 * 1024;
   private static final int CHUNK = 64 * 1024;
-  /** Hop-by-hop headers, headers Java's client sets itself, and the routing and credentials meant for this server. */
+  /** The header naming the sandbox's traffic token. */
+  static final String TRAFFIC_TOKEN_HEADER = "e2b-traffic-access-token";
+  /**
+   * Hop-by-hop headers, the body's framing (set here), and the routing and credentials meant for
+   * this server: never passed on, either way.
+   */
   private static final Set<String> NOT_RELAYED = Set.of("connection", "keep-alive", "transfer-encoding", "te", "trailer",
-      "upgrade", "proxy-authorization", "proxy-authenticate", "host", "content-length", "expect", "http2-settings",
-      "e2b-sandbox-id", "e2b-sandbox-port", "x-access-token", "e2b-traffic-access-token", "x-api-key");
-  private static final HttpClient CLIENT = HttpClient.newBuilder()
-      .version(HttpClient.Version.HTTP_1_1)
-      .connectTimeout(Duration.ofSeconds(10))
-      .followRedirects(HttpClient.Redirect.NEVER)
-      .build();
+      "upgrade", "proxy-authorization", "proxy-authenticate", "proxy-connection", "content-length", "expect", "http2-settings",
+      "e2b-sandbox-id", "e2b-sandbox-port", "x-access-token", TRAFFIC_TOKEN_HEADER, "x-api-key");
 
   private SandboxPortProxy() {}
 
-  static void relay(Exchange ex, LocalSandbox sandbox, int port) throws IOException {
-    if (ex.request.getLength() > MAX_BODY) {
-      ex.json(413, Json.object().put("code", 413).put("message", "the request body is larger than " + MAX_BODY + " bytes"));
+  static void relay(Exchange ex, LocalSandbox sandbox, int port) throws IOException, RpcError {
+    PortStream remote;
+    try {
+      remote = sandbox.daemon().connectPort(port);
+    } catch (DaemonException e) {
+      notOpen(ex, sandbox, port, e.getMessage());
       return;
     }
-    byte[] body;
-    try (InputStream in = ex.body()) {
-      body = in.readNBytes(MAX_BODY + 1);
-    }
-    if (body.length > MAX_BODY) {
-      ex.json(413, Json.object().put("code", 413).put("message", "the request body is larger than " + MAX_BODY + " bytes"));
-      return;
-    }
-    URI base = sandbox.ports().forward(port, "127.0.0.1");
-    String pathQuery = ex.request.getHttpURI().getPathQuery();
-    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base + (pathQuery == null || pathQuery.isEmpty() ? "/" : pathQuery)))
-        .method(ex.method(), body.length == 0 && !ex.method().equals("POST") && !ex.method().equals("PUT")
-            ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofByteArray(body));
-    for (HttpField f : ex.request.getHeaders()) {
-      if (!NOT_RELAYED.contains(f.getLowerCaseName())) {
-        try {
-          b.header(f.getName(), f.getValue());
-        } catch (IllegalArgumentException restricted) {
-          // a header Java's client will not send; the service does without it
+    try (remote) {
+      ex.request.addFailureListener(failure -> remote.close()); // the client went away: so does the stream inside
+      boolean chunked = ex.request.getLength() < 0 && ex.request.getHeaders().contains(HttpHeader.TRANSFER_ENCODING);
+      remote.write(head(ex, chunked, port));
+      Thread upload = null;
+      if (Exchange.hasBody(ex.request)) {
+        InputStream body = ex.body();
+        upload = Thread.ofVirtual().name("sandboxes-port-upload-" + sandbox.id()).start(() -> upload(body, remote, chunked));
+      }
+      try {
+        answer(ex, sandbox, port, remote);
+      } finally {
+        if (upload != null) {
+          upload.interrupt();
         }
       }
     }
-    HttpResponse<InputStream> answer;
-    try {
-      answer = CLIENT.send(b.build(), HttpResponse.BodyHandlers.ofInputStream());
-    } catch (IOException e) {
-      ex.json(502, Json.object().put("sandboxId", sandbox.id()).put("port", port).put("code", 502)
-          .put("message", "The sandbox is running but port " + port + " is not open or closed the connection: " + e.getMessage()));
-      return;
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IOException("interrupted", e);
+  }
+
+  private static void notOpen(Exchange ex, LocalSandbox sandbox, int port, String why) {
+    ex.json(502, Json.object().put("sandboxId", sandbox.id()).put("port", port).put("code", 502)
+        .put("message", "The sandbox is running but port " + port + " is not open or closed the connection: " + why));
+  }
+
+  /** The request line and headers, as the service inside is to see them. */
+  private static byte[] head(Exchange ex, boolean chunked, int port) {
+    String pathQuery = ex.request.getHttpURI().getPathQuery();
+    StringBuilder h = new StringBuilder(512).append(ex.method()).append(' ')
+        .append(pathQuery == null || pathQuery.isEmpty() ? "/" : pathQuery).append(" HTTP/1.1\r\n");
+    boolean host = false;
+    for (HttpField f : ex.request.getHeaders()) {
+      String name = f.getLowerCaseName();
+      if (NOT_RELAYED.contains(name)) {
+        continue;
+      }
+      host |= name.equals("host");
+      h.append(f.getName()).append(": ").append(f.getValue()).append("\r\n"); // Jetty parsed them: no CR or LF inside
     }
-    InputStream in = answer.body();
-    try (in) {
-      int kept = 0;
-      for (Map.Entry<String, List<String>> h : answer.headers().map().entrySet()) {
-        String name = h.getKey().toLowerCase(Locale.ROOT);
-        if (NOT_RELAYED.contains(name) || name.equals("content-type") || name.startsWith(":")) {
-          continue;
+    if (!host) {
+      h.append("Host: 127.0.0.1:").append(port).append("\r\n");
+    }
+    if (chunked) {
+      h.append("Transfer-Encoding: chunked\r\n");
+    } else if (Exchange.hasBody(ex.request)) {
+      h.append("Content-Length: ").append(ex.request.getLength()).append("\r\n");
+    }
+    return h.append("Connection: close\r\n\r\n").toString().getBytes(StandardCharsets.ISO_8859_1);
+  }
+
+  /** Streams the request's body into the sandbox, chunked again when it came chunked. */
+  private static void upload(InputStream body, PortStream remote, boolean chunked) {
+    byte[] buf = new byte[CHUNK];
+    try (body) {
+      int n;
+      while ((n = body.read(buf)) > 0) {
+        if (chunked) {
+          remote.write((Integer.toHexString(n) + "\r\n").getBytes(StandardCharsets.US_ASCII));
         }
-        for (String v : h.getValue()) {
-          if (kept < MAX_HEADERS && name.length() + v.length() <= MAX_HEADER_BYTES) {
-            ex.response.getHeaders().add(h.getKey(), v);
-            kept++;
+        remote.write(buf, 0, n);
+        if (chunked) {
+          remote.write("\r\n".getBytes(StandardCharsets.US_ASCII));
+        }
+      }
+      if (chunked) {
+        remote.write("0\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+      }
+    } catch (IOException e) {
+      // the client's body broke off, or the service stopped taking it: the answer says what happened
+      LOG.debug("a request body for a sandbox port broke off: {}", e.toString());
+      remote.close();
+    }
+  }
+
+  /** Reads the service's answer and streams it to the client. */
+  private static void answer(Exchange ex, LocalSandbox sandbox, int port, PortStream remote) throws IOException {
+    Answer a = new Answer(ex);
+    HttpParser parser = new HttpParser(a, MAX_HEAD);
+    parser.setHeadResponse(ex.method().equals("HEAD"));
+    try {
+      while (!a.complete) {
+        byte[] chunk = remote.read();
+        if (chunk == null) {
+          parser.atEOF();
+          parser.parseNext(ByteBuffer.allocate(0));
+          break;
+        }
+        ByteBuffer b = ByteBuffer.wrap(chunk);
+        while (b.hasRemaining() && !a.complete) {
+          parser.parseNext(b);
+          if (a.informational) { // a 1xx answer: the real one follows
+            a.informational = false;
+            parser.reset();
+          }
+          if (a.bad != null) {
+            throw new IOException(a.bad);
           }
         }
       }
-      String type = answer.headers().firstValue("content-type").orElse("application/octet-stream");
-      OutputStream out = ex.stream(answer.statusCode(), type.length() <= MAX_HEADER_BYTES ? type : "application/octet-stream");
-      byte[] buf = new byte[CHUNK];
-      int n;
-      while (true) {
+    } catch (UncheckedIOException e) {
+      // the client went away: closing the stream closes the connection into the sandbox
+      LOG.debug("the client of port {} of sandbox {} left: {}", port, sandbox.id(), e.getCause().toString());
+      remote.close();
+      ex.abort(e.getCause());
+      return;
+    } catch (IOException e) {
+      if (a.out == null) {
+        notOpen(ex, sandbox, port, e.getMessage());
+      } else {
+        // the sandbox reset the connection, or went away: the client sees a cut answer, not a whole one
+        LOG.debug("port {} of sandbox {} failed mid-answer: {}", port, sandbox.id(), e.toString());
+        ex.abort(e);
+      }
+      return;
+    }
+    if (a.out == null) {
+      notOpen(ex, sandbox, port, a.bad != null ? a.bad : "the connection closed before an answer");
+    } else if (a.complete) {
+      ex.finish(a.out);
+    } else {
+      ex.abort(new IOException("port " + port + " of sandbox " + sandbox.id() + " closed the connection mid-answer"));
+    }
+  }
+
+  /** Jetty's parser's callbacks: the answer's head, then its content written through as it comes. */
+  private static final class Answer implements HttpParser.ResponseHandler {
+    private final Exchange ex;
+    private int status;
+    private int kept;
+    private @Nullable String contentType;
+    private long length = -1;
+    @Nullable OutputStream out;
+    boolean complete;
+    boolean informational;
+    @Nullable String bad;
+
+    Answer(Exchange ex) {
+      this.ex = ex;
+    }
+
+    @Override
+    public void startResponse(HttpVersion version, int status, String reason) {
+      this.status = status;
+    }
+
+    @Override
+    public void parsedHeader(HttpField field) {
+      if (status < 200) {
+        return;
+      }
+      String name = field.getLowerCaseName();
+      String value = field.getValue();
+      if (name.equals("content-type")) {
+        contentType = value.length() <= MAX_HEADER_BYTES ? value : "application/octet-stream";
+      } else if (name.equals("content-length")) {
         try {
-          n = in.read(buf);
-        } catch (IOException e) {
-          // the sandbox reset the connection, or went away: the client sees a cut answer, not a whole one
-          LOG.debug("port {} of sandbox {} failed mid-answer: {}", port, sandbox.id(), e.toString());
-          ex.abort(e);
-          return;
+          length = Long.parseLong(value.strip());
+        } catch (NumberFormatException e) {
+          length = -1;
         }
-        if (n < 0) {
-          break;
-        }
+      } else if (!NOT_RELAYED.contains(name) && kept < MAX_HEADERS && name.length() + value.length() <= MAX_HEADER_BYTES) {
+        ex.response.getHeaders().add(field.getName(), value);
+        kept++;
+      }
+    }
+
+    @Override
+    public boolean headerComplete() {
+      if (status < 200) {
+        return false;
+      }
+      if (length >= 0 && !ex.method().equals("HEAD") && status != 204 && status != 304) {
+        ex.response.getHeaders().put(HttpHeader.CONTENT_LENGTH, length);
+      }
+      out = ex.stream(status, contentType);
+      return false;
+    }
+
+    @Override
+    public boolean content(ByteBuffer item) {
+      OutputStream o = out;
+      if (o != null && item.hasRemaining()) {
+        byte[] b = new byte[item.remaining()];
+        item.get(b);
         try {
-          out.write(buf, 0, n);
-          out.flush();
+          o.write(b);
+          o.flush();
         } catch (IOException e) {
-          // the client left: closing the answer closes the connection into the sandbox
-          LOG.debug("the client of port {} of sandbox {} left: {}", port, sandbox.id(), e.toString());
-          ex.abort(e);
-          return;
+          throw new UncheckedIOException(e);
         }
       }
-      ex.finish(out);
+      return false;
+    }
+
+    @Override
+    public boolean contentComplete() {
+      return false;
+    }
+
+    @Override
+    public boolean messageComplete() {
+      if (status < 200) {
+        informational = true;
+      } else {
+        complete = true;
+      }
+      return true;
+    }
+
+    @Override
+    public void earlyEOF() {
+      bad = "the connection closed mid-answer";
+    }
+
+    @Override
+    public void badMessage(org.eclipse.jetty.http.HttpException failure) {
+      bad = "the answer was not valid HTTP: " + failure.getReason();
     }
   }
 }

@@ -56,7 +56,8 @@ class DaemonFrameLimitsTest {
     }
 
     void hello() throws IOException {
-      byte[] p = new Wire.Out().u16(Wire.VERSION).u32(42).u32(0).u32(Wire.MAX_PAYLOAD).u32(Wire.WINDOW).toBytes();
+      byte[] p = new Wire.Out().u16(Wire.VERSION).u32(42).u32(0).u32(Wire.MAX_PAYLOAD).u32(Wire.WINDOW)
+          .u32(Wire.INITIAL_CREDIT).u32(Wire.FRAME_COST).toBytes();
       frame(p.length, 0, Wire.HELLO, p);
     }
 
@@ -166,13 +167,14 @@ class DaemonFrameLimitsTest {
       assertThat(req[2]).isEqualTo(Wire.PROC_START);
       f.frame(4, req[1], Wire.PROC_STARTED, new byte[] {0, 0, 0, 9});
       DaemonProcess p = started.get();
-      byte[] chunk = new byte[256 * 1024 + 1];
+      // the host grows the window to 1 MiB at once (its budget is untouched); each frame costs its
+      // data and FRAME_COST: four frames of a quarter window fit, a fifth does not
+      byte[] chunk = new byte[1 + 256 * 1024 - Wire.FRAME_COST];
       chunk[0] = 1;
-      // the window is 1 MiB of data: four full chunks fit, a fifth does not
       for (int i = 0; i < 4; i++) {
-        f.frame(chunk.length - 1, req[1], Wire.PROC_OUTPUT, java.util.Arrays.copyOf(chunk, chunk.length - 1));
+        f.frame(chunk.length, req[1], Wire.PROC_OUTPUT, chunk);
       }
-      f.frame(chunk.length - 1, req[1], Wire.PROC_OUTPUT, java.util.Arrays.copyOf(chunk, chunk.length - 1));
+      f.frame(chunk.length, req[1], Wire.PROC_OUTPUT, chunk);
       await().atMost(Duration.ofSeconds(10)).until(() -> !c.isOpen());
       assertThat(c.closeReason()).contains("credit");
       assertThatThrownBy(p::collect).isInstanceOfSatisfying(DaemonException.class,
