@@ -24,7 +24,8 @@ import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
  * several builds at once each read a COPY archive that expands to many MiB (decompressed, and on
  * a server that checks uploads against their hashes, hashed). It speaks only the HTTP API, so the
  * same program measures any version of the server; the figure to compare is the ratio of the
- * loaded latency to the idle one. Not a test.
+ * loaded latency to the idle one (and how many requests got through meanwhile: a request held up
+ * behind the builds shows in every figure of the loop). Not a test.
  *
  * <p>{@code bench.BuildLoadBench [builds=4] [mib=2048]}
  */
@@ -56,6 +57,7 @@ public final class BuildLoadBench {
         send(api, key, "POST", "/v2/templates/" + s[0] + "/builds/" + s[1], s[2].getBytes(StandardCharsets.UTF_8));
       }
       List<Double> loaded = new ArrayList<>();
+      List<Double> statusMs = new ArrayList<>();
       long lastCheck = 0;
       int done = 0;
       while (done < builds) {
@@ -65,7 +67,9 @@ public final class BuildLoadBench {
           lastCheck = System.nanoTime();
           done = 0;
           for (String[] s : started) {
+            long q = System.nanoTime();
             String status = send(api, key, "GET", "/templates/" + s[0] + "/builds/" + s[1] + "/status?limit=0", null);
+            statusMs.add((System.nanoTime() - q) / 1e6);
             if (status.contains("\"status\":\"ready\"") || status.contains("\"status\":\"error\"")) {
               done++;
             }
@@ -77,6 +81,8 @@ public final class BuildLoadBench {
       System.out.printf("%-28s %8s %8s %8s %8s%n", "GET /health (ms)", "n", "p50", "p99", "max");
       print("idle", idle);
       print("while the builds run", loaded);
+      System.out.printf("%-28s %8s %8s %8s %8s%n", "GET .../status (ms)", "n", "p50", "p99", "max");
+      print("while the builds run", statusMs);
       System.out.printf("p99 ratio loaded/idle: %.1f; max ratio: %.1f%n", pct(loaded, 0.99) / pct(idle, 0.99),
           Collections.max(loaded) / Collections.max(idle));
       for (String[] s : started) {
