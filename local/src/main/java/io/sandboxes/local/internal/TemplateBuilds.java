@@ -887,8 +887,8 @@ public final class TemplateBuilds implements AutoCloseable {
           + " (the upload is removed)");
     } catch (SafeTar.TooLarge e) {
       throw new StepFailed(name, "COPY " + SafeTar.abbreviate(src) + ": the build's COPY steps expand their uploaded files to more"
-          + " than its budget of " + b.budget.describe() + "; the server's limit per build is its disk size per sandbox"
-          + " (LocalServer.builder().templateBuildBudgetMB, or --template-build-budget-mb, changes it)");
+          + " than its budget of " + b.budget.describe() + "; a build's budget is the server's disk size per sandbox"
+          + " (--disk-mb), unless LocalServer.builder().templateBuildBudgetMB sets it apart");
     } catch (java.util.zip.ZipException | java.io.EOFException e) {
       uploads.refuse(hash, "unreadable: " + e.getMessage());
       throw new StepFailed(name, "COPY " + SafeTar.abbreviate(src) + ": the uploaded files are not a readable tar or tar.gz ("
