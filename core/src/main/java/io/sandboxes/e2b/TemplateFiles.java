@@ -194,8 +194,16 @@ final class TemplateFiles {
   }
 
   /**
+   * The PAX record in which a folder's entry declares its {@code st_size}, which the files hash
+   * includes but no tar header carries: a server can then check the upload against its hash
+   * exactly (the local server does; others ignore the record).
+   */
+  static final String DECLARED_SIZE = "SANDBOXES.size";
+
+  /**
    * Packs the entries as a gzipped tar in a temporary file (an upload needs its exact length):
-   * owner 0, permission bits kept, links as links.
+   * owner 0, permission bits kept, links as links, each folder's size declared
+   * ({@link #DECLARED_SIZE}).
    *
    * @return the file; the caller deletes it
    */
@@ -206,12 +214,13 @@ final class TemplateFiles {
       out.setLongFileMode(TarArchiveOutputStream.LONGFILE_POSIX);
       out.setBigNumberMode(TarArchiveOutputStream.BIGNUMBER_POSIX);
       for (Entry e : entries) {
-        if (e.relative().isEmpty()) {
-          continue; // the context itself: its contents are what is copied
-        }
         TarArchiveEntry t;
         switch (e.kind()) {
-          case DIRECTORY -> t = new TarArchiveEntry(e.relative() + "/");
+          case DIRECTORY -> {
+            // the context itself is "./", as E2B's SDK names it; a folder's size is in the hash, and no tar header carries it
+            t = new TarArchiveEntry(e.relative().isEmpty() ? "./" : e.relative() + "/");
+            t.addPaxHeader(DECLARED_SIZE, Long.toString(e.size()));
+          }
           case LINK -> {
             t = new TarArchiveEntry(e.relative(), TarArchiveEntry.LF_SYMLINK);
             t.setLinkName(java.util.Objects.requireNonNull(e.linkTarget()));

@@ -164,7 +164,8 @@ public final class LocalServer implements AutoCloseable {
     ApiHandler apiHandler = new ApiHandler(reg, volumes, config.apiKey, this::egressProbe, this::forward, config.internetByDefault);
     EnvdHandler envdHandler = new EnvdHandler(reg);
     io.sandboxes.local.internal.TemplateBuilds builds = new io.sandboxes.local.internal.TemplateBuilds(docker, reg.templates(),
-        stateDir.resolve("template-files"), config.serverId, baseImage, buildNetwork(network));
+        stateDir.resolve("template-files"), config.serverId, baseImage, buildNetwork(network),
+        config.templateBuildBudgetMB > 0 ? config.templateBuildBudgetMB : config.diskSizeMB);
     reg.templates().alsoResolve(builds::resolve);
     reg.templates().alsoReserve(n -> builds.findTemplate(n).isPresent());
     builds.sweepAtStart();
@@ -328,6 +329,11 @@ public final class LocalServer implements AutoCloseable {
     return Objects.requireNonNull(registry, "not started");
   }
 
+  /** The template builds, for this module's tests; only after {@link #start()}. */
+  io.sandboxes.local.internal.TemplateBuilds templateBuilds() {
+    return Objects.requireNonNull(templateBuilds, "not started");
+  }
+
   /**
    * Makes a port inside a sandbox reachable from this machine, as a preview URL is on E2B: a
    * listener on this server's address whose every connection is relayed to that port on the
@@ -437,6 +443,7 @@ public final class LocalServer implements AutoCloseable {
     private Duration portForwardIdleTimeout = io.sandboxes.local.internal.PortForwards.DEFAULT_IDLE;
     private int diskSizeMB = Registry.DEFAULT_DISK_SIZE_MB;
     private @Nullable String runtime;
+    private int templateBuildBudgetMB;
     private final java.util.Map<String, Integer> warmPool = new java.util.LinkedHashMap<>(
         java.util.Map.of(Templates.BASE, DEFAULT_WARM_POOL));
 
@@ -640,6 +647,25 @@ public final class LocalServer implements AutoCloseable {
         throw new IllegalArgumentException("a runtime is named by 1 to 64 letters, digits, '.', '-' or '_', got '" + runtime + "'");
       }
       this.runtime = runtime;
+      return this;
+    }
+
+    /**
+     * Sets what one template build's COPY steps may expand their uploaded files to: every byte
+     * their archives expand to counts (and each file, folder or link written, one per 16 KiB of
+     * the budget), and a build past it fails with an error naming the budget. All uploaded build
+     * files kept together may hold as much. A gzip bomb in an upload costs the server's CPU and
+     * disk at most this much.
+     *
+     * @param mb the budget in MiB, at least 1; by default the disk limit of each sandbox
+     *     ({@link #diskSizeMB(int)}, 10240 unless set)
+     * @return this
+     */
+    public Builder templateBuildBudgetMB(int mb) {
+      if (mb < 1) {
+        throw new IllegalArgumentException("templateBuildBudgetMB must be at least 1, got " + mb);
+      }
+      this.templateBuildBudgetMB = mb;
       return this;
     }
 

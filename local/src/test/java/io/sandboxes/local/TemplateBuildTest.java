@@ -85,6 +85,23 @@ class TemplateBuildTest {
     return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(b));
   }
 
+  /**
+   * The files hash E2B's SDK gives a COPY of {@code src} to {@code dest} whose upload holds these
+   * files (as {@link #gzippedTar} packs them: mode 0644, no folder entries), in this order.
+   */
+  static String filesHash(String src, String dest, String... namesAndContents) throws Exception {
+    MessageDigest sha = MessageDigest.getInstance("SHA-256");
+    sha.update(("COPY " + src + " " + dest).getBytes(StandardCharsets.UTF_8));
+    for (int i = 0; i < namesAndContents.length; i += 2) {
+      byte[] data = namesAndContents[i + 1].getBytes(StandardCharsets.UTF_8);
+      sha.update(namesAndContents[i].getBytes(StandardCharsets.UTF_8));
+      sha.update(Integer.toString(0100644).getBytes(StandardCharsets.UTF_8));
+      sha.update(Integer.toString(data.length).getBytes(StandardCharsets.UTF_8));
+      sha.update(data);
+    }
+    return HexFormat.of().formatHex(sha.digest());
+  }
+
   record Requested(String templateId, String buildId) {}
 
   static Requested request(LocalServer server, String name) throws Exception {
@@ -126,6 +143,11 @@ class TemplateBuildTest {
   static JsonNode build(LocalServer server, Requested r, ObjectNode body, List<JsonNode> log) throws Exception {
     Answer started = call(server, "POST", "/v2/templates/" + r.templateId() + "/builds/" + r.buildId(), body);
     assertThat(started.status()).as("%s", started.body()).isEqualTo(202);
+    return poll(server, r, log);
+  }
+
+  /** Polls a started build's status the way the SDK does until it ends, collecting every log entry once. */
+  static JsonNode poll(LocalServer server, Requested r, List<JsonNode> log) throws Exception {
     AtomicReference<JsonNode> last = new AtomicReference<>();
     await().atMost(Duration.ofMinutes(3)).pollInterval(Duration.ofMillis(200)).until(() -> {
       Answer s = call(server, "GET", "/templates/" + r.templateId() + "/builds/" + r.buildId() + "/status?logsOffset=" + log.size(), null);
@@ -149,8 +171,9 @@ class TemplateBuildTest {
       + " listed, not deletable while in use")
   void buildUseRebuildDelete(LocalServer server, E2BApi e2b) throws Exception {
     String name = unique("tpl");
-    byte[] tar = gzippedTar("conf/app.txt", "copied from the context\n", "conf/sub/deep.txt", "deep\n", "other.txt", "not copied");
-    String hash = sha256(tar);
+    String[] files = {"conf/app.txt", "copied from the context\n", "conf/sub/deep.txt", "deep\n", "other.txt", "not copied"};
+    byte[] tar = gzippedTar(files);
+    String hash = filesHash("conf", "/opt/app/conf", files);
     Requested r = request(server, name);
     assertThat(upload(server, r, hash, tar)).isTrue();
     ObjectNode body = Json.object().put("fromTemplate", "base").put("force", false);
@@ -302,15 +325,19 @@ class TemplateBuildTest {
     String name = unique("tpl-glob");
     String mark = UUID.randomUUID().toString();
     // what the SDK uploads for src/*.txt and for *.md: the matched files, by their paths in the context
-    byte[] txt = gzippedTar("src/a.txt", "a " + mark, "src/b.txt", "b");
-    byte[] md = gzippedTar("README.md", "readme " + mark);
+    String[] txtFiles = {"src/a.txt", "a " + mark, "src/b.txt", "b"};
+    String[] mdFiles = {"README.md", "readme " + mark};
+    byte[] txt = gzippedTar(txtFiles);
+    byte[] md = gzippedTar(mdFiles);
+    String txtHash = filesHash("src/*.txt", "/opt/g/", txtFiles);
+    String mdHash = filesHash("*.md", "/opt/m", mdFiles);
     Requested r = request(server, name);
-    upload(server, r, sha256(txt), txt);
-    upload(server, r, sha256(md), md);
+    upload(server, r, txtHash, txt);
+    upload(server, r, mdHash, md);
     ObjectNode body = Json.object().put("fromTemplate", "base");
-    body.putArray("steps").add(step("COPY", "src/*.txt", "/opt/g/", "", "").put("filesHash", sha256(txt)))
-        .add(step("COPY", "*.md", "/opt/m", "", "").put("filesHash", sha256(md)))
-        .add(step("COPY", "src/**/../../*", "/opt/x", "", "").put("filesHash", sha256(md)));
+    body.putArray("steps").add(step("COPY", "src/*.txt", "/opt/g/", "", "").put("filesHash", txtHash))
+        .add(step("COPY", "*.md", "/opt/m", "", "").put("filesHash", mdHash))
+        .add(step("COPY", "src/**/../../*", "/opt/x", "", "").put("filesHash", mdHash));
     JsonNode refused = build(server, r, body, new ArrayList<>());
     assertThat(refused.path("status").asText()).isEqualTo("error");
     assertThat(refused.path("reason").path("step").asText()).isEqualTo("3");

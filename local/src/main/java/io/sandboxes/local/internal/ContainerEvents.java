@@ -18,14 +18,17 @@ import org.slf4j.LoggerFactory;
 /**
  * Follows Docker's event stream for the containers of one server (those labelled as the local
  * runtime's and as this server's; other servers on the same engine are never looked at) and
- * reports every container that died or was removed. The stream is opened again whenever it drops,
+ * reports every container that died or was removed, and every one paused or unpaused. The stream is opened again whenever it drops,
  * and every (re)opening is followed by a re-sync, so what happened while it was down is still
  * seen. An event only says "look again": the receiver decides from what Docker shows now.
  */
 final class ContainerEvents implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(ContainerEvents.class);
   /** Container actions after which a container may have stopped running or be gone. */
-  private static final String[] ACTIONS = {"die", "destroy"};
+  private static final java.util.Set<String> ENDS = java.util.Set.of("die", "destroy");
+  /** Container actions after which a container may have been frozen or thawed. */
+  private static final java.util.Set<String> FREEZES = java.util.Set.of("pause", "unpause");
+  private static final String[] ACTIONS = {"die", "destroy", "pause", "unpause"};
   private static final Duration FIRST_RETRY = Duration.ofMillis(200);
   private static final Duration LAST_RETRY = Duration.ofSeconds(5);
   /** How long an opening waits for Docker's answer before re-syncing anyway. */
@@ -34,6 +37,7 @@ final class ContainerEvents implements AutoCloseable {
   private final DockerRuntime docker;
   private final String serverId;
   private final Consumer<String> containerChanged;
+  private final Consumer<String> freezeChanged;
   private final Runnable resync;
   private final Thread follower;
   private volatile boolean closed;
@@ -45,12 +49,15 @@ final class ContainerEvents implements AutoCloseable {
    * Starts following.
    *
    * @param containerChanged gets the id of a container that died or was removed
+   * @param freezeChanged gets the id of a container that was paused or unpaused (by anyone)
    * @param resync runs after every (re)opening of the stream: look at every container again
    */
-  ContainerEvents(DockerRuntime docker, String serverId, Consumer<String> containerChanged, Runnable resync) {
+  ContainerEvents(DockerRuntime docker, String serverId, Consumer<String> containerChanged, Consumer<String> freezeChanged,
+      Runnable resync) {
     this.docker = docker;
     this.serverId = serverId;
     this.containerChanged = containerChanged;
+    this.freezeChanged = freezeChanged;
     this.resync = resync;
     this.follower = Thread.ofVirtual().name("sandboxes-docker-events").start(this::follow);
   }
@@ -154,8 +161,13 @@ final class ContainerEvents implements AutoCloseable {
         return;
       }
       LOG.debug("Docker event {} for container {}", event.getAction(), id);
+      String action = String.valueOf(event.getAction());
       try {
-        containerChanged.accept(id);
+        if (FREEZES.contains(action)) {
+          freezeChanged.accept(id);
+        } else if (ENDS.contains(action)) {
+          containerChanged.accept(id);
+        }
       } catch (RuntimeException e) {
         LOG.warn("handling Docker's {} event for container {} failed: {}", event.getAction(), id, e.toString());
       }

@@ -75,7 +75,7 @@ public final class DirWatch implements AutoCloseable {
   static DirWatch start(LocalSandbox sandbox, String user, String absolutePath, boolean recursive) throws RpcError {
     DaemonWatch dw;
     try {
-      dw = sandbox.daemon().watch(absolutePath, user, recursive);
+      dw = sandbox.viaDaemon(d -> d.watch(absolutePath, user, recursive), DaemonWatch::close);
     } catch (IOException e) {
       throw DaemonFiles.error(e, absolutePath, "watch", user);
     }

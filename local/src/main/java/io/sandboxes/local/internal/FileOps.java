@@ -40,7 +40,7 @@ public final class FileOps {
   public void read(String user, String path, ReadTarget target) throws RpcError, IOException {
     FileRead in;
     try {
-      in = sandbox.daemon().readFile(path, user);
+      in = sandbox.viaDaemon(d -> d.readFile(path, user), FileRead::close);
     } catch (IOException e) {
       throw DaemonFiles.error(e, path, "read", user);
     }
@@ -57,12 +57,16 @@ public final class FileOps {
    * @return the written file's entry, as envd's {@code EntryInfo}
    */
   public ObjectNode write(String user, String path, InputStream content, java.util.Map<String, String> metadata) throws RpcError {
-    return DaemonFiles.entry(DaemonFiles.write(sandbox.daemon(), user, path, content, metadata));
+    try {
+      return DaemonFiles.entry(sandbox.viaDaemon(d -> DaemonFiles.write(d, user, path, content, metadata), null));
+    } catch (IOException e) {
+      throw DaemonFiles.error(e, path, "write", user);
+    }
   }
 
   public ObjectNode stat(String user, String path) throws RpcError {
     try {
-      return DaemonFiles.entry(sandbox.daemon().stat(path, user));
+      return DaemonFiles.entry(sandbox.viaDaemon(d -> d.stat(path, user), null));
     } catch (IOException e) {
       throw DaemonFiles.error(e, path, "stat", user);
     }
@@ -71,7 +75,7 @@ public final class FileOps {
   public ArrayNode list(String user, String path, int depth) throws RpcError {
     try {
       ArrayNode out = Json.array();
-      for (EntryInfo e : sandbox.daemon().list(path, user, depth)) {
+      for (EntryInfo e : sandbox.viaDaemon(d -> d.list(path, user, depth), null)) {
         out.add(DaemonFiles.entry(e));
       }
       return out;
@@ -82,20 +86,27 @@ public final class FileOps {
 
   public ObjectNode makeDir(String user, String path) throws RpcError {
     try {
-      return DaemonFiles.entry(sandbox.daemon().makeDirs(path, user));
+      return DaemonFiles.entry(sandbox.viaDaemon(d -> d.makeDirs(path, user), null));
     } catch (IOException e) {
       throw DaemonFiles.error(e, path, "make directory", user);
     }
   }
 
   public ObjectNode move(String user, String source, String destination) throws RpcError {
-    return DaemonFiles.move(sandbox.daemon(), user, source, destination);
+    try {
+      return sandbox.viaDaemon(d -> DaemonFiles.move(d, user, source, destination), null);
+    } catch (IOException e) {
+      throw DaemonFiles.error(e, source, "move", user);
+    }
   }
 
   /** Removes a file or a whole tree; removing what is not there succeeds, as envd's does. */
   public void remove(String user, String path) throws RpcError {
     try {
-      sandbox.daemon().remove(path, user);
+      sandbox.viaDaemon(d -> {
+        d.remove(path, user);
+        return Boolean.TRUE;
+      }, null);
     } catch (DaemonException e) {
       if (e.kind() != DaemonException.Kind.NOT_FOUND) {
         throw DaemonFiles.error(e, path, "remove", user);

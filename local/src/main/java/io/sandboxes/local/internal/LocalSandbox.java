@@ -47,6 +47,7 @@ public final class LocalSandbox {
   private final ConcurrentMap<Integer, SandboxProcess> processes = new ConcurrentHashMap<>();
   private final FileOps files;
   private final @Nullable SandboxDaemon daemon;
+  private final OutsideFreeze freeze;
 
   /**
    * What happens at the deadline and on traffic to a paused sandbox.
@@ -80,6 +81,7 @@ public final class LocalSandbox {
     this.diskSizeMB = diskSizeMB;
     this.docker = docker;
     this.files = new FileOps(this);
+    this.freeze = new OutsideFreeze(id);
   }
 
   public String id() {
@@ -269,12 +271,43 @@ public final class LocalSandbox {
     return diskSizeMB;
   }
 
+  /** Whether this sandbox's container is frozen from outside this server, and calls into it with it. */
+  OutsideFreeze freeze() {
+    return freeze;
+  }
+
+  /** @return whether the container is frozen from outside this server ({@code docker pause} by someone else), as last seen */
+  public boolean frozenFromOutside() {
+    return freeze.frozen();
+  }
+
+  /**
+   * Refuses a call into a sandbox frozen from outside this server.
+   *
+   * @throws RpcError unavailable, saying it is frozen from outside, when it is
+   */
+  public void checkNotFrozen() throws RpcError {
+    freeze.check();
+  }
+
+  /**
+   * A call into the daemon that fails with a clear error, instead of waiting on, when the
+   * container is (or turns out to be) frozen from outside (see {@link OutsideFreeze}).
+   *
+   * @param orphan gets what the call yields if it finishes after it was given up, to close it
+   */
+  <T> T viaDaemon(OutsideFreeze.DaemonCall<T> call, java.util.function.@Nullable Consumer<T> orphan) throws RpcError, IOException {
+    return freeze.call(daemon(), call, orphan);
+  }
+
   /**
    * The sandbox's daemon connection, waiting a while for it to come (back).
    *
-   * @throws RpcError unavailable when the sandbox has no daemon or it did not connect in time
+   * @throws RpcError unavailable when the sandbox has no daemon or it did not connect in time, or
+   *     is frozen from outside this server
    */
   public io.sandboxes.local.internal.daemon.DaemonConnection daemon() throws RpcError {
+    freeze.check();
     if (daemon == null) {
       throw new RpcError("unavailable", "sandbox " + id + " was made without the in-sandbox daemon");
     }
@@ -407,7 +440,8 @@ public final class LocalSandbox {
         spec.pty() ? new io.sandboxes.local.internal.daemon.ProcessSpec.PtySize(spec.cols(), spec.rows()) : null);
     io.sandboxes.local.internal.daemon.DaemonProcess dp;
     try {
-      dp = conn.start(ps);
+      // a start the caller was told failed (the sandbox froze) must not run on once it thaws
+      dp = freeze.call(conn, c -> c.start(ps), LocalSandbox::killOrphan);
     } catch (io.sandboxes.local.internal.daemon.DaemonException e) {
       throw switch (e.kind()) {
         case UNKNOWN_USER -> new RpcError("unauthenticated", "invalid user: '" + spec.user() + "'");
@@ -430,6 +464,17 @@ public final class LocalSandbox {
     Thread.ofVirtual().name("sandboxes-proc-" + id + "-" + pid).start(() -> process.pumpDaemon(lost));
     armDeadline(process, spec.timeout());
     return process;
+  }
+
+  /** A process started by a call given up (its sandbox froze from outside meanwhile): killed, and let go. */
+  private static void killOrphan(io.sandboxes.local.internal.daemon.DaemonProcess p) {
+    try {
+      p.signal(9, true);
+    } catch (IOException e) {
+      LOG.debug("a process started by a call given up could not be killed: {}", e.toString());
+    } finally {
+      p.close();
+    }
   }
 
   /**
@@ -529,7 +574,8 @@ public final class LocalSandbox {
       io.sandboxes.local.internal.daemon.DaemonConnection conn = daemon();
       java.util.Set<String> inherited = new java.util.HashSet<>(containerEnv());
       try {
-        for (io.sandboxes.local.internal.daemon.ProcessInfo info : conn.processes()) {
+        for (io.sandboxes.local.internal.daemon.ProcessInfo info : freeze.call(conn,
+            io.sandboxes.local.internal.daemon.DaemonConnection::processes, null)) {
           int pid = (int) info.pid();
           if (processes.containsKey(pid) || info.argv().isEmpty()) {
             continue;
@@ -545,7 +591,7 @@ public final class LocalSandbox {
           }
           io.sandboxes.local.internal.daemon.DaemonProcess dp;
           try {
-            dp = conn.attach(info.pid());
+            dp = freeze.call(conn, c -> c.attach(info.pid()), io.sandboxes.local.internal.daemon.DaemonProcess::close);
           } catch (io.sandboxes.local.internal.daemon.DaemonException e) {
             LOG.debug("process {} of sandbox {} could not be taken back: {}", pid, id, e.toString());
             continue; // it ended meanwhile

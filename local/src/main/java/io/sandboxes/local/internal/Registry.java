@@ -140,7 +140,7 @@ public final class Registry implements AutoCloseable {
     });
     this.reaper = Thread.ofVirtual().name("sandboxes-reaper").start(this::reap);
     this.sampler = Thread.ofVirtual().name("sandboxes-metrics").start(this::sample);
-    this.events = new ContainerEvents(docker, serverId, this::containerChanged, this::resync);
+    this.events = new ContainerEvents(docker, serverId, this::containerChanged, this::freezeChanged, this::resync);
   }
 
   /** @return how sandboxes' disk limits are held on this engine */
@@ -320,6 +320,7 @@ public final class Registry implements AutoCloseable {
       throw new RpcError("internal", "the sandbox's state could not be recorded in " + stateDir + ": " + e.getMessage());
     }
     sandbox.onDaemonLost(() -> daemonLost(sandbox));
+    sandbox.freeze().lookWith(() -> lookForFreeze(sandbox));
     if (!forkImage.isEmpty()) {
       forkImages.put(id, forkImage);
     }
@@ -384,6 +385,7 @@ public final class Registry implements AutoCloseable {
       return null;
     }
     sandbox.onDaemonLost(() -> daemonLost(sandbox));
+    sandbox.freeze().lookWith(() -> lookForFreeze(sandbox));
     sandboxes.put(m.id(), sandbox);
     // the name tells `status` and `docker ps` it is claimed; nothing depends on it, so it is not waited for
     Thread.ofVirtual().name("sandboxes-rename-" + m.id()).start(() -> {
@@ -493,6 +495,76 @@ public final class Registry implements AutoCloseable {
   }
 
   /**
+   * Docker says a container of this server was paused or unpaused: whether its sandbox is frozen
+   * from outside is looked at again, once this server's own transition of it (its own pause,
+   * resume, snapshot or fork, which pause the container themselves) is over.
+   */
+  private void freezeChanged(String containerId) {
+    for (LocalSandbox s : sandboxes.values()) {
+      if (s.containerId().equals(containerId)) {
+        Thread.ofVirtual().name("sandboxes-freeze-" + s.id()).start(() -> {
+          s.transitions.lock();
+          try {
+            lookForFreezeLocked(s);
+          } finally {
+            s.transitions.unlock();
+          }
+        });
+        return;
+      }
+    }
+  }
+
+  /**
+   * A call into a sandbox has waited long: whether its container is frozen from outside this
+   * server, looked at now unless this server is in a transition of it (then it is not).
+   */
+  private boolean lookForFreeze(LocalSandbox s) {
+    try {
+      if (!s.transitions.tryLock(1, java.util.concurrent.TimeUnit.SECONDS)) {
+        return false;
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    }
+    try {
+      return lookForFreezeLocked(s);
+    } finally {
+      s.transitions.unlock();
+    }
+  }
+
+  /** @return whether the container is frozen while this server holds it running; recorded on the sandbox */
+  private boolean lookForFreezeLocked(LocalSandbox s) {
+    if (sandboxes.get(s.id()) != s) {
+      return false;
+    }
+    try {
+      var state = docker.client().inspectContainerCmd(s.containerId()).exec().getState();
+      return frozenFromOutside(s, Boolean.TRUE.equals(state.getRunning()) && Boolean.TRUE.equals(state.getPaused()));
+    } catch (RuntimeException e) {
+      LOG.debug("could not look whether the container of sandbox {} is frozen: {}", s.id(), e.toString());
+      return s.frozenFromOutside(); // could not look: what was last seen stands
+    }
+  }
+
+  /** Records what Docker shows of a sandbox's container; a freeze this server made itself is its pause, not one from outside. */
+  private boolean frozenFromOutside(LocalSandbox s, boolean containerFrozen) {
+    boolean outside = containerFrozen && !s.paused();
+    if (s.freeze().set(outside)) {
+      if (outside) {
+        s.log("warn", "frozen from outside this server (docker pause): calls into it fail until it is unpaused");
+      } else {
+        s.log("info", "no longer frozen from outside this server");
+      }
+      LOG.atWarn().addKeyValue("event", outside ? "sandbox.frozen-outside" : "sandbox.thawed-outside").addKeyValue("sandbox", s.id())
+          .log(outside ? "sandbox frozen from outside this server (docker pause)" : "sandbox no longer frozen from outside this server");
+    }
+    return outside;
+  }
+
+  /**
    * For tests: closes Docker's event stream, as Docker dropping it would, and keeps it closed
    * until the returned handle is closed; then it is opened again and every sandbox looked at.
    *
@@ -537,6 +609,7 @@ public final class Registry implements AutoCloseable {
       com.github.dockerjava.api.command.InspectContainerResponse.ContainerState state =
           docker.client().inspectContainerCmd(s.containerId()).exec().getState();
       if (Boolean.TRUE.equals(state.getRunning())) {
+        frozenFromOutside(s, Boolean.TRUE.equals(state.getPaused()));
         return Verdict.FINE; // running, or frozen (Docker reports a frozen container as running too)
       }
       if (s.paused() && !s.memoryKept()) {
@@ -830,6 +903,10 @@ public final class Registry implements AutoCloseable {
       }
       if (s.paused()) {
         return false;
+      }
+      if (s.frozenFromOutside()) {
+        throw new RpcError("failed_precondition", "sandbox " + s.id() + " is frozen from outside this server (its container was paused with"
+            + " docker pause): it cannot be paused until it is unpaused (docker unpause)");
       }
       try {
         if (memory) {
@@ -1461,6 +1538,7 @@ public final class Registry implements AutoCloseable {
       s.networkAddress(network.get().attachIfJoined(c.getId(), s::egressPolicy));
     }
     s.onDaemonLost(() -> daemonLost(s));
+    s.freeze().lookWith(() -> lookForFreeze(s));
     String forkImage = labels.get(LABEL_FORK_IMAGE);
     if (forkImage != null && !forkImage.isEmpty()) {
       forkImages.put(id, forkImage);

@@ -13,21 +13,16 @@ import com.github.dockerjava.api.model.HostConfig;
 import com.github.dockerjava.api.model.Image;
 import io.sandboxes.e2b.internal.Json;
 import io.sandboxes.local.internal.docker.DockerRuntime;
-import java.io.BufferedInputStream;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
-import java.security.SecureRandom;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Base64;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HexFormat;
@@ -42,10 +37,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
-import java.util.zip.GZIPInputStream;
-import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
-import org.apache.commons.compress.archivers.tar.TarArchiveInputStream;
-import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -96,18 +87,14 @@ public final class TemplateBuilds implements AutoCloseable {
   static final String LABEL_BUILD_CONTAINER = "io.sandboxes.template-build-of";
   private static final Pattern NAME = Pattern.compile("^[a-z0-9][a-z0-9_.-]{0,62}$");
   private static final Pattern HASH = Pattern.compile("^[a-f0-9]{64}$");
-  private static final Pattern GLOB = Pattern.compile("[*?\\[{]");
   private static final Pattern ENV_KEY = Pattern.compile("^[A-Za-z_][A-Za-z0-9_]*$");
   private static final Pattern USER = Pattern.compile("^[a-z_][a-z0-9_-]{0,31}$|^[0-9]{1,9}$");
   /** The most an uploaded COPY context may hold. */
-  public static final long MAX_UPLOAD = 1L << 30;
-  /** The most log entries one build keeps; past it, one entry says lines were dropped. */
-  static final int MAX_LOG_ENTRIES = 20_000;
-  /** The longest a log entry's message is; a longer line is cut. */
-  static final int MAX_LINE = 4096;
+  public static final long MAX_UPLOAD = BuildUploads.MAX_UPLOAD;
+  /** How many finished builds keep their logs; an older one's status says its log was let go. */
+  static final int LOGS_KEPT = 100;
   /** The longest one build may run before it fails. */
   static final Duration BUILD_LIMIT = Duration.ofHours(1);
-  static final Duration UPLOAD_LINK_LIFE = Duration.ofMinutes(30);
 
   /** One registered build of a template, with the tags that point at it. */
   public record Built(String templateId, String name, String buildId, Instant createdAt, String imageId, Defaults defaults,
@@ -127,12 +114,11 @@ public final class TemplateBuilds implements AutoCloseable {
   public record Requested(String templateId, String buildId, String name, List<String> tags, int cpuCount, int memoryMB,
       Instant requestedAt) {}
 
-  private record UploadLink(String templateId, String hash, Instant until) {}
-
   private final class Build {
     final Requested request;
     volatile String state = "waiting";
-    final List<LogEntry> log = new ArrayList<>();
+    final BuildLog log = new BuildLog();
+    final BuildBudget budget;
     volatile @Nullable String reason;
     volatile @Nullable String reasonStep;
     volatile @Nullable Instant finishedAt;
@@ -143,24 +129,24 @@ public final class TemplateBuilds implements AutoCloseable {
     final Set<String> uses = ConcurrentHashMap.newKeySet();
     volatile boolean cancelled;
 
-    Build(Requested request) {
+    Build(Requested request, BuildBudget budget) {
       this.request = request;
+      this.budget = budget;
     }
 
+    /** A line of the server's own (a step's heading, an outcome). */
     void log(String level, String message, @Nullable String step) {
-      synchronized (log) {
-        if (log.size() < MAX_LOG_ENTRIES) {
-          String m = message.length() > MAX_LINE ? message.substring(0, MAX_LINE) + "…" : message;
-          log.add(new LogEntry(Instant.now(), level, m, step));
-        } else if (log.size() == MAX_LOG_ENTRIES) {
-          log.add(new LogEntry(Instant.now(), "warn", "more than " + MAX_LOG_ENTRIES + " log lines; the rest are dropped", step));
-        }
-      }
+      log.server(level, message, step);
+    }
+
+    /** A line a step's container printed. */
+    void output(String level, String message, @Nullable String step) {
+      log.output(level, message, step);
     }
   }
 
   /** A step failed: the build stops with this message, naming the step. */
-  private static final class StepFailed extends Exception {
+  static final class StepFailed extends Exception {
     private static final long serialVersionUID = 1L;
     final String step;
 
@@ -178,10 +164,16 @@ public final class TemplateBuilds implements AutoCloseable {
   private final String buildNetwork;
   private final Map<String, Requested> requested = new ConcurrentHashMap<>();
   private final Map<String, Build> builds = new ConcurrentHashMap<>();
-  private final Map<String, UploadLink> links = new ConcurrentHashMap<>();
   private final Map<String, Optional<Defaults>> defaultsCache = new ConcurrentHashMap<>();
   private final ExecutorService runner = Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("template-build-", 0).factory());
-  private final SecureRandom random = new SecureRandom();
+  /**
+   * Where the builds' CPU-heavy work runs (decompressing, hashing and re-packing COPY archives): a
+   * few platform threads, so a build busy with it never holds the carriers of the virtual threads
+   * that serve requests, and several builds at once queue here rather than take every core.
+   */
+  private final ExecutorService cpu;
+  private final BuildUploads uploads;
+  private final long budgetMB;
   /** Held while a step's image is looked up in the cache, and while a failed build picks the images it removes. */
   private final java.util.concurrent.locks.ReentrantLock cacheLock = new java.util.concurrent.locks.ReentrantLock();
   /** Step images a failed build is removing: the cache does not offer them. */
@@ -189,19 +181,43 @@ public final class TemplateBuilds implements AutoCloseable {
   /** Held while a template is registered or deleted; a lock, not a monitor, so virtual threads waiting on Docker under it stay unpinned. */
   private final java.util.concurrent.locks.ReentrantLock registration = new java.util.concurrent.locks.ReentrantLock();
 
+  /** How many threads run the builds' CPU-heavy work: half the cores, at least one. */
+  static final int CPU_THREADS = Math.max(1, Runtime.getRuntime().availableProcessors() / 2);
+
   /**
+   * @param files where uploads are kept (what a previous run left there is removed)
    * @param buildNetwork the Docker network build steps run on: the builds' own, behind the host
    *     firewall, when egress is enforced; Docker's default bridge otherwise
+   * @param budgetMB what one build's COPY archives may expand to, in MiB; all uploads together
+   *     may hold as much
    */
   public TemplateBuilds(DockerRuntime docker, Templates templates, Path files, String serverId, String baseImage,
-      String buildNetwork) {
+      String buildNetwork, long budgetMB) {
     this.buildNetwork = buildNetwork;
     this.docker = docker;
     this.templates = templates;
     this.files = files;
     this.serverId = serverId;
     this.baseImage = baseImage;
+    this.budgetMB = budgetMB;
+    this.uploads = new BuildUploads(files, budgetMB << 20);
+    this.cpu = Executors.newFixedThreadPool(CPU_THREADS, Thread.ofPlatform().name("template-build-cpu-", 0).daemon(true).factory());
     removeLeftovers();
+  }
+
+  /** The uploads of COPY contexts (for tests: their sweep). */
+  BuildUploads uploads() {
+    return uploads;
+  }
+
+  /**
+   * For tests: removes the uploads nothing holds that nobody uploaded or used since {@code now}
+   * less their retention, as the periodic sweep does.
+   *
+   * @return how many files went
+   */
+  public int sweepUploadsForTesting(Instant now) {
+    return uploads.sweep(now);
   }
 
   /**
@@ -321,53 +337,24 @@ public final class TemplateBuilds implements AutoCloseable {
    * @return null when present, else the upload token
    */
   public @Nullable String fileLink(String templateId, String hash) throws RpcError {
-    if (!HASH.matcher(hash).matches()) {
-      throw new RpcError("invalid_argument", "files hash must be 64 lowercase hex digits, got '" + hash + "'");
-    }
+    BuildUploads.checkHash(hash);
     if (!knownTemplate(templateId)) {
       throw new RpcError("not_found", "template '" + templateId + "' not found");
     }
-    if (Files.isRegularFile(files.resolve(hash + ".tar"), java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
-      return null;
-    }
-    byte[] raw = new byte[24];
-    random.nextBytes(raw);
-    String token = Base64.getUrlEncoder().withoutPadding().encodeToString(raw);
-    Instant now = Instant.now();
-    links.values().removeIf(l -> l.until().isBefore(now));
-    links.put(token, new UploadLink(templateId, hash, now.plus(UPLOAD_LINK_LIFE)));
-    return token;
+    return uploads.present(hash) ? null : uploads.link(templateId, hash);
   }
 
   /**
    * Stores an upload made with a token from {@link #fileLink}; at most {@link #MAX_UPLOAD} bytes.
+   * What it holds is checked against its hash by the COPY step that uses it.
    *
-   * @throws RpcError unauthenticated for an unknown or expired token, invalid_argument for a body too large
+   * @param length the body's declared length, or -1
+   * @throws RpcError unauthenticated for an unknown or expired token, invalid_argument for a body
+   *     too large, resource_exhausted when the store of uploads is full
    */
-  public void upload(String templateId, String hash, @Nullable String token, InputStream body) throws RpcError, IOException {
-    UploadLink link = token == null ? null : links.remove(token);
-    if (link == null || !link.templateId().equals(templateId) || !link.hash().equals(hash) || link.until().isBefore(Instant.now())) {
-      throw new RpcError("unauthenticated", "the upload link is unknown, used or expired");
-    }
-    Files.createDirectories(files);
-    Path part = Files.createTempFile(files, hash, ".part");
-    try {
-      try (OutputStream out = Files.newOutputStream(part)) {
-        byte[] buf = new byte[64 * 1024];
-        long total = 0;
-        int n;
-        while ((n = body.read(buf)) >= 0) {
-          total += n;
-          if (total > MAX_UPLOAD) {
-            throw new RpcError("invalid_argument", "the upload is larger than " + MAX_UPLOAD + " bytes");
-          }
-          out.write(buf, 0, n);
-        }
-      }
-      Files.move(part, files.resolve(hash + ".tar"), StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
-    } finally {
-      Files.deleteIfExists(part);
-    }
+  public void upload(String templateId, String hash, @Nullable String token, InputStream body, long length)
+      throws RpcError, IOException {
+    uploads.upload(templateId, hash, token, body, length);
   }
 
   // ---- builds ----
@@ -401,10 +388,11 @@ public final class TemplateBuilds implements AutoCloseable {
     if ((fromImage == null) == (fromTemplate == null)) {
       throw new RpcError("invalid_argument", "exactly one of 'fromImage' and 'fromTemplate' is required");
     }
-    Build b = new Build(r);
+    Build b = new Build(r, new BuildBudget(budgetMB));
     if (builds.putIfAbsent(buildId, b) != null) {
       throw new RpcError("already_exists", "build '" + buildId + "' was started already");
     }
+    dropOldLogs();
     boolean force = body.path("force").asBoolean(false);
     String startCmd = Json.text(body, "startCmd");
     String readyCmd = Json.text(body, "readyCmd");
@@ -419,18 +407,18 @@ public final class TemplateBuilds implements AutoCloseable {
       return new Status(templateId, buildId, "waiting", List.of(), null, null, List.of());
     }
     String state = b.state;
-    List<LogEntry> page;
-    List<LogEntry> ofStep = new ArrayList<>();
-    synchronized (b.log) {
-      int from = Math.min(Math.max(offset, 0), b.log.size());
-      page = List.copyOf(b.log.subList(from, Math.min(b.log.size(), from + limit)));
-      String step = b.reasonStep;
-      if (step != null) {
-        b.log.stream().filter(e -> step.equals(e.step())).forEach(ofStep::add);
-      }
+    String step = b.reasonStep;
+    return new Status(templateId, buildId, state, b.log.page(offset, limit), b.reason, step,
+        step == null ? List.of() : b.log.lastOf(step, 50));
+  }
+
+  /** Lets go of the logs of finished builds beyond the {@link #LOGS_KEPT} newest. */
+  private void dropOldLogs() {
+    List<Build> finished = new ArrayList<>(builds.values().stream().filter(x -> x.finishedAt != null).toList());
+    finished.sort(Comparator.comparing((Build x) -> java.util.Objects.requireNonNull(x.finishedAt)).reversed());
+    for (Build old : finished.subList(Math.min(LOGS_KEPT, finished.size()), finished.size())) {
+      old.log.drop("the log of this build was let go: the server keeps the logs of the " + LOGS_KEPT + " newest finished builds");
     }
-    return new Status(templateId, buildId, state, page, b.reason, b.reasonStep,
-        List.copyOf(ofStep.subList(Math.max(0, ofStep.size() - 50), ofStep.size())));
   }
 
   /** The state a build carries from step to step. */
@@ -454,6 +442,15 @@ public final class TemplateBuilds implements AutoCloseable {
   private void run(Build b, @Nullable String fromImage, @Nullable String fromTemplate, List<JsonNode> steps, boolean force,
       @Nullable String startCmd, @Nullable String readyCmd) {
     b.state = "building";
+    // the build refers to its COPY steps' uploads from its start: none is swept before its step comes
+    List<String> refers = new ArrayList<>();
+    for (JsonNode step : steps) {
+      String h = Json.text(step, "filesHash");
+      if ("COPY".equals(Json.text(step, "type")) && h != null && HASH.matcher(h).matches()) {
+        uploads.hold(h);
+        refers.add(h);
+      }
+    }
     Instant began = Instant.now();
     Instant deadline = began.plus(BUILD_LIMIT);
     // the outcome is published after the cleanup: a retry polled into starting must not find this build's images about to go
@@ -504,6 +501,7 @@ public final class TemplateBuilds implements AutoCloseable {
           gone.forEach(doomed::remove);
         }
       }
+      refers.forEach(uploads::release);
       b.finishedAt = Instant.now();
       b.state = outcome;
     }
@@ -598,7 +596,10 @@ public final class TemplateBuilds implements AutoCloseable {
         if (args.size() != 1 || args.get(0).isEmpty()) {
           throw new StepFailed(name, "WORKDIR needs one path");
         }
-        String dir = args.get(0).startsWith("/") ? args.get(0) : st.workdir.replaceAll("/+$", "") + "/" + args.get(0);
+        if (SafeTar.utf8Length(args.get(0)) > SafeTar.MAX_NAME || args.get(0).contains("\0")) {
+          throw new StepFailed(name, "WORKDIR needs a path of at most " + SafeTar.MAX_NAME + " bytes");
+        }
+        String dir = args.get(0).startsWith("/") ? args.get(0) : CopyArchive.stripTrailingSlashes(st.workdir) + "/" + args.get(0);
         st.workdir = java.nio.file.Path.of(dir).normalize().toString();
         // Docker makes the directory when a container starts in it; make it now, as E2B does
         runContainer(b, st, name, List.of("/bin/sh", "-c", "mkdir -p \"$0\"", st.workdir), "root", "/", null, deadline,
@@ -685,7 +686,9 @@ public final class TemplateBuilds implements AutoCloseable {
         .withMemory(b.request.memoryMB() * 1024L * 1024L)
         .withPidsLimit(4096L)
         .withInit(true)
-        .withRuntime(docker.runtime()); // a RUN step is as hostile as a sandbox: same runtime (gVisor when chosen)
+        .withRuntime(docker.runtime()) // a RUN step is as hostile as a sandbox: same runtime (gVisor when chosen)
+        // what a step prints is read through an attach (see runContainer), never from a log on the host's disk
+        .withLogConfig(new com.github.dockerjava.api.model.LogConfig(com.github.dockerjava.api.model.LogConfig.LoggingType.NONE));
     try (CreateContainerCmd c = docker.client().createContainerCmd(st.image)) {
       String id = c.withLabels(labels).withEnv(env).withUser(user).withWorkingDir(workdir).withCmd(cmd).withEntrypoint(List.of())
           .withHostConfig(host).exec().getId();
@@ -720,35 +723,10 @@ public final class TemplateBuilds implements AutoCloseable {
     }
     ResultCallback.Adapter<Frame> logs = null;
     try {
+      // attached before the start, so every byte it prints comes here (the container logs nothing on the host); a step
+      // printing faster than its log takes it is held back by the attach, never buffered without bound
+      logs = attachOutput(b, name, id);
       DockerRuntime.startingOrRemoving(() -> docker.client().startContainerCmd(id).exec());
-      logs = docker.client().logContainerCmd(id).withFollowStream(true).withStdOut(true).withStdErr(true)
-          .exec(new ResultCallback.Adapter<Frame>() {
-            private final StringBuilder partial = new StringBuilder();
-
-            @Override
-            public void onNext(Frame f) {
-              String text = new String(f.getPayload(), StandardCharsets.UTF_8);
-              String level = f.getStreamType() == com.github.dockerjava.api.model.StreamType.STDERR ? "warn" : "info";
-              partial.append(text);
-              int nl;
-              while ((nl = partial.indexOf("\n")) >= 0) {
-                b.log(level, partial.substring(0, nl), name);
-                partial.delete(0, nl + 1);
-              }
-              if (partial.length() > MAX_LINE) {
-                b.log(level, partial.toString(), name);
-                partial.setLength(0);
-              }
-            }
-
-            @Override
-            public void onComplete() {
-              if (!partial.isEmpty()) {
-                b.log("info", partial.toString(), name);
-              }
-              super.onComplete();
-            }
-          });
       long left = Math.max(1, Duration.between(Instant.now(), deadline).toSeconds());
       Integer code = docker.client().waitContainerCmd(id).exec(new com.github.dockerjava.api.command.WaitContainerResultCallback())
           .awaitStatusCode(left, TimeUnit.SECONDS);
@@ -783,10 +761,78 @@ public final class TemplateBuilds implements AutoCloseable {
     }
   }
 
+  /** How long an attach to a step's container may take to be answered. */
+  private static final Duration ATTACHED = Duration.ofSeconds(30);
+
+  /**
+   * Attaches to a created step container's stdout and stderr, each line going to the build's log
+   * (which keeps a bounded part of them), and returns once Docker has answered the attach.
+   */
+  private ResultCallback.Adapter<Frame> attachOutput(Build b, String name, String id) throws StepFailed, InterruptedException {
+    java.util.concurrent.CountDownLatch attached = new java.util.concurrent.CountDownLatch(1);
+    ResultCallback.Adapter<Frame> out = docker.client().attachContainerCmd(id).withFollowStream(true).withStdOut(true).withStdErr(true)
+        .exec(new ResultCallback.Adapter<Frame>() {
+          private final StringBuilder partial = new StringBuilder();
+          private String partialLevel = "info";
+
+          @Override
+          public void onStart(java.io.Closeable stream) {
+            super.onStart(stream);
+            attached.countDown();
+          }
+
+          @Override
+          public void onNext(Frame f) {
+            String text = new String(f.getPayload(), StandardCharsets.UTF_8);
+            String level = f.getStreamType() == com.github.dockerjava.api.model.StreamType.STDERR ? "warn" : "info";
+            if (!level.equals(partialLevel) && !partial.isEmpty()) {
+              b.output(partialLevel, partial.toString(), name);
+              partial.setLength(0);
+            }
+            partialLevel = level;
+            int from = 0;
+            int nl;
+            while ((nl = text.indexOf('\n', from)) >= 0) {
+              partial.append(text, from, nl);
+              b.output(level, partial.toString(), name);
+              partial.setLength(0);
+              from = nl + 1;
+            }
+            partial.append(text, from, text.length());
+            if (partial.length() > BuildLog.MAX_LINE) {
+              b.output(level, partial.toString(), name);
+              partial.setLength(0);
+            }
+          }
+
+          @Override
+          public void onError(Throwable t) {
+            attached.countDown();
+            super.onError(t);
+          }
+
+          @Override
+          public void onComplete() {
+            attached.countDown();
+            if (!partial.isEmpty()) {
+              b.output(partialLevel, partial.toString(), name);
+            }
+            super.onComplete();
+          }
+        });
+    if (!attached.await(ATTACHED.toSeconds(), TimeUnit.SECONDS)) {
+      throw new StepFailed(name, "step " + name + ": Docker did not answer the attach to its container within " + ATTACHED.toSeconds()
+          + " s");
+    }
+    return out;
+  }
+
   /**
    * COPY {@code src dest [user] [mode]}: the files of {@code src} from the uploaded context,
    * re-packed under {@code dest} (a {@code dest} ending in {@code /}, or a directory {@code src},
-   * receives the contents), owned by the user. A path outside the context is refused.
+   * receives the contents), owned by the user. A path outside the context is refused; so is an
+   * upload that is not what its hash says (it is removed), and one that expands past the build's
+   * budget. The CPU-heavy part runs on {@link #cpu}.
    */
   private void copy(Build b, State st, String name, List<String> args, @Nullable String hash, boolean force, Instant deadline)
       throws StepFailed, IOException, InterruptedException {
@@ -797,12 +843,13 @@ public final class TemplateBuilds implements AutoCloseable {
     String dest = args.get(1);
     String user = args.size() > 2 && !args.get(2).isEmpty() ? args.get(2) : st.user;
     String mode = args.size() > 3 ? args.get(3) : "";
-    String rel = normalizeSource(name, src);
-    if (!dest.startsWith("/")) {
-      dest = st.workdir.replaceAll("/+$", "") + "/" + dest;
+    String rel = CopyArchive.normalizeSource(name, src);
+    if (SafeTar.utf8Length(dest) > SafeTar.MAX_NAME) {
+      throw new StepFailed(name, "COPY destination '" + SafeTar.abbreviate(dest) + "' is longer than " + SafeTar.MAX_NAME + " bytes");
     }
-    if (dest.contains("\0") || Path.of(dest).normalize().toString().contains("..")) {
-      throw new StepFailed(name, "COPY destination '" + args.get(1) + "' is not a plain path");
+    String destPath = dest.startsWith("/") ? dest : CopyArchive.stripTrailingSlashes(st.workdir) + "/" + dest;
+    if (destPath.contains("\0") || Path.of(destPath).normalize().toString().contains("..")) {
+      throw new StepFailed(name, "COPY destination '" + SafeTar.abbreviate(dest) + "' is not a plain path");
     }
     if (!USER.matcher(user).matches() || !mode.matches("^[0-7]{0,4}$")) {
       throw new StepFailed(name, "COPY user or mode is malformed");
@@ -810,30 +857,88 @@ public final class TemplateBuilds implements AutoCloseable {
     if (hash == null || !HASH.matcher(hash).matches()) {
       throw new StepFailed(name, "COPY needs the filesHash of its uploaded files");
     }
-    Path tar = files.resolve(hash + ".tar");
-    if (!Files.isRegularFile(tar, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
-      throw new StepFailed(name, "the files of COPY " + src + " were not uploaded (hash " + hash + ")");
-    }
-    Path repacked = Files.createTempFile(files, "copy-", ".tar");
+    Path tar;
     try {
-      List<String> targets = repack(name, tar, repacked, rel, dest);
+      tar = uploads.acquire(hash);
+    } catch (java.nio.file.NoSuchFileException e) {
+      throw new StepFailed(name, "the files of COPY " + SafeTar.abbreviate(src) + " were not uploaded (hash " + hash + ")");
+    }
+    Path repacked = null;
+    try {
+      repacked = uploads.temp("copy-");
+      Path out = repacked;
+      CopyArchive.Step what = new CopyArchive.Step(name, src, dest, rel, destPath, hash);
+      boolean verify = !uploads.verified(hash, src, dest);
+      List<String> targets = onCpu(name, () -> CopyArchive.repack(what, tar, out, b.budget, verify));
+      if (verify) {
+        uploads.markVerified(hash, src, dest);
+      }
       if (targets.isEmpty()) {
-        throw new StepFailed(name, "COPY " + src + ": no files of that path were uploaded");
+        throw new StepFailed(name, "COPY " + SafeTar.abbreviate(src) + ": no files of that path were uploaded");
       }
       List<String> cmd = new ArrayList<>(List.of("/bin/sh", "-c", COPY_SCRIPT, user, mode));
       cmd.addAll(targets);
-      String finalDest = dest;
       runContainer(b, st, name, cmd, "root", "/", id -> {
-        try (InputStream in = Files.newInputStream(repacked)) {
+        try (InputStream in = Files.newInputStream(out)) {
           docker.client().copyArchiveToContainerCmd(id).withRemotePath("/").withTarInputStream(in).exec();
         } catch (IOException e) {
           throw new java.io.UncheckedIOException(e);
         }
-      }, deadline, cacheKey(st, "COPY", List.of(rel, finalDest, user, mode), hash), force);
+      }, deadline, cacheKey(st, "COPY", List.of(rel, destPath, user, mode), hash), force);
+    } catch (CopyArchive.Mismatch e) {
+      uploads.refuse(hash, "not what its hash says");
+      throw new StepFailed(name, "COPY " + SafeTar.abbreviate(src) + ": " + e.getMessage());
+    } catch (SafeTar.Refused e) {
+      uploads.refuse(hash, "refused: " + e.getMessage());
+      throw new StepFailed(name, "COPY " + SafeTar.abbreviate(src) + ": the uploaded files are refused: " + e.getMessage()
+          + " (the upload is removed)");
+    } catch (SafeTar.TooLarge e) {
+      throw new StepFailed(name, "COPY " + SafeTar.abbreviate(src) + ": the build's COPY steps expand their uploaded files to more"
+          + " than its budget of " + b.budget.describe() + "; a build's budget is the server's disk size per sandbox"
+          + " (--disk-mb), unless LocalServer.builder().templateBuildBudgetMB sets it apart");
+    } catch (java.util.zip.ZipException | java.io.EOFException e) {
+      uploads.refuse(hash, "unreadable: " + e.getMessage());
+      throw new StepFailed(name, "COPY " + SafeTar.abbreviate(src) + ": the uploaded files are not a readable tar or tar.gz ("
+          + e.getMessage() + "); the upload is removed");
     } catch (java.io.UncheckedIOException e) {
-      throw new StepFailed(name, "COPY " + src + " could not be put into the image: " + e.getCause().getMessage());
+      throw new StepFailed(name, "COPY " + SafeTar.abbreviate(src) + " could not be put into the image: " + e.getCause().getMessage());
     } finally {
-      Files.deleteIfExists(repacked);
+      uploads.release(hash);
+      if (repacked != null) {
+        uploads.deleteTemp(repacked);
+      }
+    }
+  }
+
+  /** Work that takes CPU rather than waits. */
+  @FunctionalInterface
+  private interface CpuWork<T> {
+    T run() throws StepFailed, IOException;
+  }
+
+  /** Runs CPU-heavy work on {@link #cpu} and waits for it (a virtual thread waiting holds no carrier). */
+  private <T> T onCpu(String name, CpuWork<T> work) throws StepFailed, IOException, InterruptedException {
+    java.util.concurrent.Future<T> f = cpu.submit(work::run);
+    try {
+      return f.get();
+    } catch (InterruptedException e) {
+      f.cancel(true);
+      throw e;
+    } catch (java.util.concurrent.ExecutionException e) {
+      Throwable c = e.getCause();
+      if (c instanceof StepFailed sf) {
+        throw sf;
+      }
+      if (c instanceof IOException io) {
+        throw io;
+      }
+      if (c instanceof RuntimeException r) {
+        throw r;
+      }
+      if (c instanceof Error err) {
+        throw err;
+      }
+      throw new StepFailed(name, "step " + name + " failed: " + c);
     }
   }
 
@@ -855,113 +960,6 @@ public final class TemplateBuilds implements AutoCloseable {
       "  else cp -a \"$s\" \"$t\" || exit 1; fi",
       "done",
       "rm -rf " + STAGE);
-
-  /**
-   * A COPY source as a plain relative path inside the context, or the step fails. A glob (the SDK
-   * matched it and uploaded the matches only) stands, as on E2B, for its folder before the first
-   * segment with a pattern: that folder's uploaded contents are merged into the destination.
-   */
-  static String normalizeSource(String name, String src) throws StepFailed {
-    if (src.isEmpty() || src.startsWith("/") || src.contains("\\") || src.contains("\0")) {
-      throw new StepFailed(name, "COPY source '" + src + "' is outside the build context: it must be a relative path inside it");
-    }
-    List<String> parts = new ArrayList<>();
-    boolean pattern = false;
-    for (String p : src.split("/+")) {
-      if (p.equals("..")) {
-        throw new StepFailed(name, "COPY source '" + src + "' is outside the build context: '..' is refused");
-      }
-      pattern |= GLOB.matcher(p).find();
-      if (!pattern && !p.isEmpty() && !p.equals(".")) {
-        parts.add(p);
-      }
-    }
-    return String.join("/", parts);
-  }
-
-  /**
-   * Writes the entries of {@code tar} under {@code rel} to {@code out}, placed under {@code dest}.
-   * Only files, directories and symbolic links pass (a link is kept as a link, inside the image);
-   * an entry whose path leaves the context is refused.
-   *
-   * @return the top-level paths written, to own and chmod
-   */
-  private static List<String> repack(String name, Path tar, Path out, String rel, String dest) throws StepFailed, IOException {
-    Set<String> targets = new LinkedHashSet<>();
-    boolean destIsDir = dest.endsWith("/");
-    String destBase = dest.replaceAll("/+$", "");
-    try (InputStream raw = new BufferedInputStream(Files.newInputStream(tar));
-        TarArchiveInputStream in = new TarArchiveInputStream(gunzipIfNeeded(raw));
-        TarArchiveOutputStream o = new TarArchiveOutputStream(Files.newOutputStream(out))) {
-      o.setLongFileMode(TarArchiveOutputStream.LONGFILE_POSIX);
-      o.setBigNumberMode(TarArchiveOutputStream.BIGNUMBER_POSIX);
-      TarArchiveEntry e;
-      while ((e = in.getNextEntry()) != null) {
-        String path = e.getName().replaceAll("^(\\./)+", "").replaceAll("/+$", "");
-        if (path.isEmpty()) {
-          continue;
-        }
-        for (String p : path.split("/")) {
-          if (p.equals("..")) {
-            throw new StepFailed(name, "the uploaded files hold a path outside the context: " + e.getName());
-          }
-        }
-        if (path.startsWith("/")) {
-          throw new StepFailed(name, "the uploaded files hold an absolute path: " + e.getName());
-        }
-        String target;
-        if (rel.isEmpty()) {
-          target = destBase + "/" + path;
-        } else if (path.equals(rel)) {
-          target = e.isDirectory() || !destIsDir ? destBase : destBase + "/" + rel.substring(rel.lastIndexOf('/') + 1);
-        } else if (path.startsWith(rel + "/")) {
-          target = destBase + "/" + path.substring(rel.length() + 1);
-        } else {
-          continue;
-        }
-        if (target.isEmpty()) {
-          target = "/";
-        }
-        if (!(e.isFile() || e.isDirectory() || e.isSymbolicLink())) {
-          continue;
-        }
-        TarArchiveEntry copy;
-        if (e.isSymbolicLink()) {
-          copy = new TarArchiveEntry(STAGE.substring(1) + target, TarArchiveEntry.LF_SYMLINK);
-          copy.setLinkName(e.getLinkName());
-        } else {
-          copy = new TarArchiveEntry(STAGE.substring(1) + target + (e.isDirectory() ? "/" : ""));
-          copy.setSize(e.isFile() ? e.getSize() : 0);
-        }
-        copy.setMode(e.getMode());
-        copy.setModTime(e.getModTime());
-        o.putArchiveEntry(copy);
-        if (e.isFile()) {
-          in.transferTo(o);
-        }
-        o.closeArchiveEntry();
-        targets.add(topLevel(target, destBase));
-      }
-    }
-    return new ArrayList<>(targets);
-  }
-
-  private static String topLevel(String target, String destBase) {
-    if (target.equals(destBase) || destBase.isEmpty()) {
-      return target.equals("") ? "/" : target;
-    }
-    String rest = target.substring(destBase.length() + 1);
-    int slash = rest.indexOf('/');
-    return destBase + "/" + (slash < 0 ? rest : rest.substring(0, slash));
-  }
-
-  private static InputStream gunzipIfNeeded(InputStream in) throws IOException {
-    in.mark(2);
-    int a = in.read();
-    int b = in.read();
-    in.reset();
-    return a == 0x1f && b == 0x8b ? new GZIPInputStream(in, 64 * 1024) : in;
-  }
 
   /**
    * The last commit: labels the image with the template and points the build's tags at it; an
@@ -1452,6 +1450,8 @@ public final class TemplateBuilds implements AutoCloseable {
   public void close() {
     builds.values().forEach(b -> b.cancelled = true);
     runner.shutdownNow();
+    cpu.shutdownNow();
+    uploads.close();
     try {
       runner.awaitTermination(5, TimeUnit.SECONDS);
     } catch (InterruptedException e) {

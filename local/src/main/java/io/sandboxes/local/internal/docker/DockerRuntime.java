@@ -307,7 +307,21 @@ public final class DockerRuntime implements AutoCloseable {
   }
 
   /**
-   * Creates and starts a container with limited CPU, memory and pids, on the spec's network or,
+   * The host-side log of a sandbox's own stdout and stderr (its PID 1's, which root in the sandbox
+   * can write to through {@code /proc/1/fd/1}): Docker's json-file log, held to
+   * {@link #SANDBOX_LOG_FILES} files of {@link #SANDBOX_LOG_FILE_SIZE} each, so what the sandbox
+   * writes there costs the host's disk at most that much. Nothing in the server reads it; it keeps
+   * the daemon's own diagnostics for {@code docker logs}.
+   */
+  public static final String SANDBOX_LOG_FILE_SIZE = "1m";
+  /** How many json-file log files a sandbox's container keeps (the current one and one rotated). */
+  public static final String SANDBOX_LOG_FILES = "2";
+  private static final com.github.dockerjava.api.model.LogConfig SANDBOX_LOG = new com.github.dockerjava.api.model.LogConfig(
+      com.github.dockerjava.api.model.LogConfig.LoggingType.JSON_FILE, Map.of("max-size", SANDBOX_LOG_FILE_SIZE, "max-file", SANDBOX_LOG_FILES));
+
+  /**
+   * Creates and starts a container with limited CPU, memory and pids, its log capped (see
+   * {@link #SANDBOX_LOG_FILE_SIZE}), on the spec's network or,
    * with none given, on network {@code none} (loopback only) with its hostname at
    * {@link #NO_NETWORK_HOST_ADDRESS}.
    */
@@ -322,6 +336,7 @@ public final class DockerRuntime implements AutoCloseable {
         // container can then end it, since the kernel ignores SIGKILL from inside for a namespace's init
         .withInit(!"true".equals(spec.labels().get(LABEL_OWN_INIT)))
         .withRuntime(runtime)
+        .withLogConfig(SANDBOX_LOG)
         .withMounts(spec.volumes().entrySet().stream()
             .map(e -> new com.github.dockerjava.api.model.Mount()
                 .withType(com.github.dockerjava.api.model.MountType.VOLUME)

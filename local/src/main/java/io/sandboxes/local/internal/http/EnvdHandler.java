@@ -153,6 +153,7 @@ public final class EnvdHandler extends Handler.Abstract {
       restError(ex, 405, "method " + ex.method() + " is not allowed on " + path);
       return;
     }
+    sandbox.checkNotFrozen(); // its daemon cannot answer: every call says so at once rather than waiting
     switch (path) {
       case "/process.Process/Start" -> start(ex, sandbox);
       case "/process.Process/Connect" -> connect(ex, sandbox);

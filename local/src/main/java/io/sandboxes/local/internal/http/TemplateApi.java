@@ -49,7 +49,7 @@ final class TemplateApi {
     if (ex.request.getLength() > TemplateBuilds.MAX_UPLOAD) {
       throw new RpcError("invalid_argument", "the upload is larger than " + TemplateBuilds.MAX_UPLOAD + " bytes");
     }
-    builds.upload(decode(m.group(1)), decode(m.group(2)), ex.query("token"), ex.body());
+    builds.upload(decode(m.group(1)), decode(m.group(2)), ex.query("token"), ex.body(), ex.request.getLength());
     ex.empty(200);
     return true;
   }
