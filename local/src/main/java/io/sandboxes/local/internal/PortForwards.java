@@ -67,7 +67,7 @@ public final class PortForwards implements AutoCloseable {
       ServerSocket listener = new ServerSocket();
       listener.bind(new InetSocketAddress(InetAddress.getByName(bindHost), 0));
       Thread.ofVirtual().name("sandboxes-forward-" + sandbox.id() + "-" + port).start(() -> accept(listener, port));
-      LOG.atInfo().addKeyValue("event", "port.forwarded").addKeyValue("sandbox", sandbox.id()).addKeyValue("port", port)
+      StructuredLog.atInfo(LOG).addKeyValue("event", "port.forwarded").addKeyValue("sandbox", sandbox.id()).addKeyValue("port", port)
           .addKeyValue("listen", listener.getLocalPort()).log("sandbox port forwarded");
       return listener;
     } catch (IOException e) {
@@ -97,7 +97,7 @@ public final class PortForwards implements AutoCloseable {
         remote = sandbox.daemon().connectPort(port);
       } catch (DaemonException e) {
         // nothing listening there (or no daemon): worth saying where someone will look
-        LOG.atInfo().addKeyValue("event", "port.unreachable").addKeyValue("sandbox", sandbox.id()).addKeyValue("port", port)
+        StructuredLog.atInfo(LOG).addKeyValue("event", "port.unreachable").addKeyValue("sandbox", sandbox.id()).addKeyValue("port", port)
             .addKeyValue("reason", e.getMessage()).log("a forwarded connection could not reach the sandbox's port");
         return;
       }
