@@ -1154,12 +1154,12 @@ public final class Registry implements AutoCloseable {
         }
         try {
           if (s.lifecycle().pauseOnTimeout()) {
-            StructuredLog.atInfo(LOG).addKeyValue("event", "sandbox.deadline").addKeyValue("sandbox", s.id()).addKeyValue("action", "pause")
-                .log("sandbox reached its deadline");
+            StructuredLog.atInfo(LOG).addKeyValue("event", "sandbox.deadline").addKeyValue("sandbox", s.id())
+                .addKeyValue("action", "pause").log("sandbox reached its deadline");
             pause(s, s.lifecycle().autoPauseMemory());
           } else {
-            StructuredLog.atInfo(LOG).addKeyValue("event", "sandbox.deadline").addKeyValue("sandbox", s.id()).addKeyValue("action", "kill")
-                .log("sandbox reached its deadline");
+            StructuredLog.atInfo(LOG).addKeyValue("event", "sandbox.deadline").addKeyValue("sandbox", s.id())
+                .addKeyValue("action", "kill").log("sandbox reached its deadline");
             kill(s.id());
           }
         } catch (RpcError | RuntimeException e) {
