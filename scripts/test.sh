@@ -5,7 +5,9 @@
 # Then the gVisor pass: the contract and security tests again with every sandbox on runsc, which
 # docker-up.sh installs and registers with the local dockerd (SANDBOXES_GVISOR=0 skips both, e.g.
 # where the engine is not a dockerd on this machine).
-# Last, it builds it/consumer, a user's project outside the reactor, once per supported JUnit line.
+# Last, it builds it/consumer, a user's project outside the reactor, once per supported JUnit line,
+# and each project of it/coexist: a user's project that already has Testcontainers 1.x, a Spring
+# Boot 3.5 or 4 parent, or LangChain4j, and adds Sandboxes with nothing else.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 user_path=$PATH # the caller's own, before env.sh puts the JDK it picked in front
@@ -49,13 +51,17 @@ oldest_junit=5.10.3 # the oldest JUnit Jupiter sandboxes-junit supports (README,
 [ -n "$project_version" ] && [ -n "$newest_junit" ] || { echo "error: cannot read the project's version or junit.version from pom.xml" >&2; exit 1; }
 consumer_failed=0
 summaries=()
-for junit in "$oldest_junit" "$newest_junit"; do
-  echo "==> consumer project (it/consumer) on JUnit Jupiter $junit, in a clean environment"
+# consumer_build LABEL POM [MAVEN ARGS...]: one user's project, built in a clean environment
+consumer_build() {
+  local label=$1 pom=$2
+  shift 2
+  echo "==> $label, in a clean environment"
+  local log started status summary
   log=$(mktemp)
   started=$SECONDS
   status=0
   env -i PATH="$user_path" HOME="$HOME" JAVA_HOME="$JAVA_HOME" \
-    ./mvnw -B -ntp -f it/consumer/pom.xml verify -Djunit.version="$junit" -Dsandboxes.version="$project_version" \
+    ./mvnw -B -ntp -f "$pom" verify -Dsandboxes.version="$project_version" "$@" \
     2>&1 | tee "$log" || status=$?
   summary=$(grep -E '^\[[A-Z]+\] Tests run: [0-9]+, Failures: [0-9]+, Errors: [0-9]+, Skipped: [0-9]+$' "$log" | tail -n 1 | sed 's/^\[[A-Z]*\] //' || true)
   rm -f "$log"
@@ -63,9 +69,15 @@ for junit in "$oldest_junit" "$newest_junit"; do
     status=1 # a build that ran no test proves nothing
   fi
   [ "$status" -eq 0 ] || consumer_failed=1
-  summaries+=("JUnit $junit: ${summary:-no tests ran} ($((SECONDS - started)) s)$([ "$status" -eq 0 ] || echo ", FAILED")")
+  summaries+=("$label: ${summary:-no tests ran} ($((SECONDS - started)) s)$([ "$status" -eq 0 ] || echo ", FAILED")")
+}
+for junit in "$oldest_junit" "$newest_junit"; do
+  consumer_build "it/consumer on JUnit Jupiter $junit" it/consumer/pom.xml -Djunit.version="$junit"
 done
-echo "==> consumer project"
+for pom in it/coexist/*/pom.xml; do
+  consumer_build "$(dirname "$pom")" "$pom"
+done
+echo "==> consumer projects"
 printf '    %s\n' "${summaries[@]}"
 [ "$gvisor_failed" = 0 ] || echo "the gVisor pass FAILED (see above)" >&2
 [ "$consumer_failed" = 0 ] && [ "$gvisor_failed" = 0 ]

@@ -101,9 +101,18 @@ public final class LocalRuntimeService implements LocalRuntime {
       return;
     }
     ClassLoader loader = org.slf4j.LoggerFactory.class.getClassLoader();
+    if (loader.getResource("org/slf4j/impl/StaticLoggerBinder.class") != null) {
+      return;
+    }
+    Class<?> provider;
     try {
-      if (java.util.ServiceLoader.load(org.slf4j.spi.SLF4JServiceProvider.class, loader).stream().findAny().isPresent()
-          || loader.getResource("org/slf4j/impl/StaticLoggerBinder.class") != null) {
+      // by name: a project may resolve SLF4J 1.7 (Testcontainers 1.x brings it), which has no such type
+      provider = Class.forName("org.slf4j.spi.SLF4JServiceProvider", false, loader);
+    } catch (ClassNotFoundException slf4j1) {
+      return; // SLF4J 1.7 (no verbosity setting to raise): it warns as it does for the rest of the project
+    }
+    try {
+      if (java.util.ServiceLoader.load(provider, loader).stream().findAny().isPresent()) {
         return;
       }
     } catch (java.util.ServiceConfigurationError e) {

@@ -3,6 +3,7 @@ package io.sandboxes.local;
 import io.sandboxes.SandboxException;
 import io.sandboxes.local.internal.LocalSandbox;
 import io.sandboxes.local.internal.Registry;
+import io.sandboxes.local.internal.StructuredLog;
 import io.sandboxes.local.internal.Templates;
 import io.sandboxes.local.internal.Volumes;
 import io.sandboxes.local.internal.egress.SandboxNetwork;
@@ -138,7 +139,7 @@ public final class LocalServer implements AutoCloseable {
     SandboxRuntime runtime = SandboxRuntime.check(docker);
     this.runtime = runtime;
     if (runtime.gvisor()) {
-      LOG.atInfo().addKeyValue("event", "server.runtime").addKeyValue("runtime", runtime.describe())
+      StructuredLog.atInfo(LOG).addKeyValue("event", "server.runtime").addKeyValue("runtime", runtime.describe())
           .log("sandboxes run under gVisor: raw sockets are refused; sudo cannot raise privileges (gVisor sets no_new_privs), so"
               + " root comes from a command's user; coreutils' stat and ls -l, Ctrl-C in a PTY and file metadata do not work with"
               + " runsc 2022-12-19 (README, \"Choosing gVisor\")");
@@ -194,7 +195,7 @@ public final class LocalServer implements AutoCloseable {
     this.registry = reg;
     this.apiUrl = URI.create("http://" + config.host + ":" + api.getLocalPort());
     this.sandboxUrl = URI.create("http://" + config.host + ":" + envd.getLocalPort());
-    LOG.atInfo().addKeyValue("event", "server.started").addKeyValue("server", config.serverId).addKeyValue("apiUrl", apiUrl)
+    StructuredLog.atInfo(LOG).addKeyValue("event", "server.started").addKeyValue("server", config.serverId).addKeyValue("apiUrl", apiUrl)
         .addKeyValue("sandboxUrl", sandboxUrl).addKeyValue("runtime", runtime.describe()).log("sandboxes-local serving");
     return this;
   }
@@ -215,7 +216,7 @@ public final class LocalServer implements AutoCloseable {
         }
       }
       Files.deleteIfExists(folder);
-      LOG.atInfo().addKeyValue("event", "server.spool-removed").addKeyValue("folder", folder)
+      StructuredLog.atInfo(LOG).addKeyValue("event", "server.spool-removed").addKeyValue("folder", folder)
           .log("removed the upload spool a previous server left");
     } catch (java.io.IOException | RuntimeException e) {
       LOG.warn("the upload spool {} a previous server left could not be removed: {}", folder, e.toString());
@@ -421,7 +422,7 @@ public final class LocalServer implements AutoCloseable {
     if (d != null) {
       d.close();
     }
-    LOG.atInfo().addKeyValue("event", "server.stopped").addKeyValue("server", config.serverId)
+    StructuredLog.atInfo(LOG).addKeyValue("event", "server.stopped").addKeyValue("server", config.serverId)
         .addKeyValue("sandboxesKept", config.keepSandboxesOnClose).log("sandboxes-local stopped");
   }
 

@@ -139,7 +139,7 @@ public final class LocalBench {
           snapshot.add(ms(System.nanoTime() - t0));
         }
         sandboxes.deleteTemplate("bench-snapshot:default");
-        pty.addAll(PtyRoundTrip.measure(provider, server.apiKey(), s, 20));
+        pty.addAll(PtyRoundTrip.measure(s, 20));
       }
       Creates warm = warmCreates(creates);
       Burst coldBurst = burst(sandboxes, BURST);

@@ -291,7 +291,7 @@ final class BuildUploads implements AutoCloseable {
   private void remove(String hash, String why) {
     try {
       Files.deleteIfExists(file(hash));
-      LOG.atInfo().addKeyValue("event", "template.upload-removed").addKeyValue("hash", hash).log("template upload removed: " + why);
+      StructuredLog.atInfo(LOG).addKeyValue("event", "template.upload-removed").addKeyValue("hash", hash).log("template upload removed: " + why);
     } catch (IOException e) {
       LOG.warn("the template upload {} could not be removed: {}", hash, e.toString());
     }
@@ -360,7 +360,7 @@ final class BuildUploads implements AutoCloseable {
       LOG.warn("could not remove the template uploads a previous run left in {}: {}", dir, e.toString());
     }
     if (removed > 0) {
-      LOG.atInfo().addKeyValue("event", "template.uploads-removed").addKeyValue("count", removed)
+      StructuredLog.atInfo(LOG).addKeyValue("event", "template.uploads-removed").addKeyValue("count", removed)
           .log("removed the template uploads a previous run left");
     }
   }

@@ -96,7 +96,7 @@ public final class DiskGuard implements AutoCloseable {
   static DiskGuard start(DockerRuntime docker, String image, String serverId, Supplier<List<LocalSandbox>> running,
       Stopper stopper) {
     Mechanism m = detect(docker, image, serverId);
-    LOG.atInfo().addKeyValue("event", "disk.limit").addKeyValue("mechanism", m.name())
+    StructuredLog.atInfo(LOG).addKeyValue("event", "disk.limit").addKeyValue("mechanism", m.name())
         .log("sandbox disk limits are " + m.description());
     return new DiskGuard(docker, m, running, stopper);
   }
@@ -274,7 +274,7 @@ public final class DiskGuard implements AutoCloseable {
         Usage u = measure(s);
         String reason = u == null ? null : overLimit(u, s.diskSizeMB());
         if (reason != null) {
-          LOG.atWarn().addKeyValue("event", "sandbox.disk-limit").addKeyValue("sandbox", s.id())
+          StructuredLog.atWarn(LOG).addKeyValue("event", "sandbox.disk-limit").addKeyValue("sandbox", s.id())
               .addKeyValue("bytes", u.bytes()).addKeyValue("entries", u.entries()).addKeyValue("limitMB", s.diskSizeMB())
               .log("sandbox {} {}", s.id(), reason);
           stopper.stop(s, reason);

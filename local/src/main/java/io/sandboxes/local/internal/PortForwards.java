@@ -131,7 +131,7 @@ public final class PortForwards implements AutoCloseable {
     }
     Forward f = new Forward(listener);
     Thread.ofVirtual().name("sandboxes-forward-" + sandbox.id() + "-" + port).start(() -> accept(f, port, idle));
-    LOG.atInfo().addKeyValue("event", "port.forwarded").addKeyValue("sandbox", sandbox.id()).addKeyValue("port", port)
+    StructuredLog.atInfo(LOG).addKeyValue("event", "port.forwarded").addKeyValue("sandbox", sandbox.id()).addKeyValue("port", port)
         .addKeyValue("listen", listener.getLocalPort()).log("sandbox port forwarded");
     return f;
   }
@@ -150,7 +150,7 @@ public final class PortForwards implements AutoCloseable {
     } catch (IOException ignored) {
       // closing anyway
     }
-    LOG.atInfo().addKeyValue("event", "port.unforwarded").addKeyValue("sandbox", sandbox.id()).addKeyValue("port", port)
+    StructuredLog.atInfo(LOG).addKeyValue("event", "port.unforwarded").addKeyValue("sandbox", sandbox.id()).addKeyValue("port", port)
         .log("a forwarded port was idle and stopped listening");
     return true;
   }
@@ -193,7 +193,7 @@ public final class PortForwards implements AutoCloseable {
         remote = sandbox.daemon().connectPort(port);
       } catch (DaemonException e) {
         // nothing listening there (or no daemon): worth saying where someone will look
-        LOG.atInfo().addKeyValue("event", "port.unreachable").addKeyValue("sandbox", sandbox.id()).addKeyValue("port", port)
+        StructuredLog.atInfo(LOG).addKeyValue("event", "port.unreachable").addKeyValue("sandbox", sandbox.id()).addKeyValue("port", port)
             .addKeyValue("reason", e.getMessage()).log("a forwarded connection could not reach the sandbox's port");
         return;
       }

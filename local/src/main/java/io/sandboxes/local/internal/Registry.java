@@ -328,7 +328,7 @@ public final class Registry implements AutoCloseable {
     sandbox.log("info", "sandbox created from template " + templateId + ", ends at " + end);
     long tDone = System.nanoTime();
     // where a cold create's time goes: Docker's create and start, the daemon's first connection, the rest
-    LOG.atInfo().addKeyValue("event", "sandbox.created").addKeyValue("sandbox", id).addKeyValue("template", templateId)
+    StructuredLog.atInfo(LOG).addKeyValue("event", "sandbox.created").addKeyValue("sandbox", id).addKeyValue("template", templateId)
         .addKeyValue("container", containerId.substring(0, 12)).addKeyValue("endAt", end)
         .addKeyValue("dockerMs", (tStarted - t0) / 1_000_000).addKeyValue("daemonMs", (tConnected - tStarted) / 1_000_000)
         .addKeyValue("totalMs", (tDone - t0) / 1_000_000).log("sandbox created");
@@ -396,7 +396,7 @@ public final class Registry implements AutoCloseable {
       }
     });
     sandbox.log("info", "sandbox created from template " + templateId + " (warm pool), ends at " + sandbox.endAt());
-    LOG.atInfo().addKeyValue("event", "sandbox.created").addKeyValue("sandbox", m.id()).addKeyValue("template", templateId)
+    StructuredLog.atInfo(LOG).addKeyValue("event", "sandbox.created").addKeyValue("sandbox", m.id()).addKeyValue("template", templateId)
         .addKeyValue("container", m.containerId().substring(0, 12)).addKeyValue("endAt", sandbox.endAt())
         .addKeyValue("warm", true).log("sandbox created");
     return sandbox;
@@ -558,7 +558,7 @@ public final class Registry implements AutoCloseable {
       } else {
         s.log("info", "no longer frozen from outside this server");
       }
-      LOG.atWarn().addKeyValue("event", outside ? "sandbox.frozen-outside" : "sandbox.thawed-outside").addKeyValue("sandbox", s.id())
+      StructuredLog.atWarn(LOG).addKeyValue("event", outside ? "sandbox.frozen-outside" : "sandbox.thawed-outside").addKeyValue("sandbox", s.id())
           .log(outside ? "sandbox frozen from outside this server (docker pause)" : "sandbox no longer frozen from outside this server");
     }
     return outside;
@@ -660,7 +660,7 @@ public final class Registry implements AutoCloseable {
     network.ifPresent(n -> n.detach(s.networkAddress()));
     forget(id);
     s.log("warn", "ended: " + reason);
-    LOG.atWarn().addKeyValue("event", "sandbox.lost").addKeyValue("sandbox", id)
+    StructuredLog.atWarn(LOG).addKeyValue("event", "sandbox.lost").addKeyValue("sandbox", id)
         .addKeyValue("container", s.containerId().substring(0, Math.min(12, s.containerId().length())))
         .addKeyValue("reason", reason).log("sandbox ended from outside: " + reason);
   }
@@ -769,7 +769,7 @@ public final class Registry implements AutoCloseable {
     }
     parent.log("info", "forked (filesystem only): " + started.size() + " of " + count + " started"
         + (started.isEmpty() ? "" : ": " + String.join(", ", started)));
-    LOG.atInfo().addKeyValue("event", "sandbox.forked").addKeyValue("sandbox", parent.id()).addKeyValue("requested", count)
+    StructuredLog.atInfo(LOG).addKeyValue("event", "sandbox.forked").addKeyValue("sandbox", parent.id()).addKeyValue("requested", count)
         .addKeyValue("started", started.size()).log("sandbox forked");
     return List.of(outcomes);
   }
@@ -882,7 +882,7 @@ public final class Registry implements AutoCloseable {
       s.closeDaemon(true);
       network.ifPresent(n -> n.detach(s.networkAddress()));
       forget(id);
-      LOG.atInfo().addKeyValue("event", "sandbox.killed").addKeyValue("sandbox", id).log("sandbox killed");
+      StructuredLog.atInfo(LOG).addKeyValue("event", "sandbox.killed").addKeyValue("sandbox", id).log("sandbox killed");
       return true;
     } finally {
       s.transitions.unlock();
@@ -920,7 +920,7 @@ public final class Registry implements AutoCloseable {
       s.markPaused(memory);
       persist(s);
       s.log("info", memory ? "paused with its memory" : "paused, filesystem only");
-      LOG.atInfo().addKeyValue("event", "sandbox.paused").addKeyValue("sandbox", s.id()).addKeyValue("memory", memory)
+      StructuredLog.atInfo(LOG).addKeyValue("event", "sandbox.paused").addKeyValue("sandbox", s.id()).addKeyValue("memory", memory)
           .log("sandbox paused");
       return true;
     } finally {
@@ -991,7 +991,7 @@ public final class Registry implements AutoCloseable {
       s.endAt(Instant.now().plus(timeout));
       persist(s);
       s.log("info", "resumed, ends at " + s.endAt());
-      LOG.atInfo().addKeyValue("event", "sandbox.resumed").addKeyValue("sandbox", s.id()).addKeyValue("endAt", s.endAt())
+      StructuredLog.atInfo(LOG).addKeyValue("event", "sandbox.resumed").addKeyValue("sandbox", s.id()).addKeyValue("endAt", s.endAt())
           .log("sandbox resumed");
       return true;
     } finally {
@@ -1231,12 +1231,12 @@ public final class Registry implements AutoCloseable {
         }
         try {
           if (s.lifecycle().pauseOnTimeout()) {
-            LOG.atInfo().addKeyValue("event", "sandbox.deadline").addKeyValue("sandbox", s.id()).addKeyValue("action", "pause")
-                .log("sandbox reached its deadline");
+            StructuredLog.atInfo(LOG).addKeyValue("event", "sandbox.deadline").addKeyValue("sandbox", s.id())
+                .addKeyValue("action", "pause").log("sandbox reached its deadline");
             pause(s, s.lifecycle().autoPauseMemory());
           } else {
-            LOG.atInfo().addKeyValue("event", "sandbox.deadline").addKeyValue("sandbox", s.id()).addKeyValue("action", "kill")
-                .log("sandbox reached its deadline");
+            StructuredLog.atInfo(LOG).addKeyValue("event", "sandbox.deadline").addKeyValue("sandbox", s.id())
+                .addKeyValue("action", "kill").log("sandbox reached its deadline");
             kill(s.id());
           }
         } catch (RpcError | RuntimeException e) {
@@ -1546,7 +1546,7 @@ public final class Registry implements AutoCloseable {
     sandboxes.put(id, s);
     persist(s);
     s.log("info", "taken back by a restarted server (" + (pausedNow ? "paused" : "running") + ")");
-    LOG.atInfo().addKeyValue("event", "sandbox.recovered").addKeyValue("sandbox", id)
+    StructuredLog.atInfo(LOG).addKeyValue("event", "sandbox.recovered").addKeyValue("sandbox", id)
         .addKeyValue("state", pausedNow ? "paused" : "running").log("sandbox taken back after a restart");
   }
 

@@ -96,7 +96,7 @@ final class StartCommand {
       long deadline = started + READY.toNanos();
       while (true) {
         try (PortStream ps = conn.connectPort(port)) {
-          LOG.atInfo().addKeyValue("event", "start-command.ready").addKeyValue("sandbox", sandboxId).addKeyValue("port", port)
+          StructuredLog.atInfo(LOG).addKeyValue("event", "start-command.ready").addKeyValue("sandbox", sandboxId).addKeyValue("port", port)
               .addKeyValue("ms", (System.nanoTime() - started) / 1_000_000).log("the template's start command serves its port");
           return;
         } catch (DaemonException e) {

@@ -468,7 +468,7 @@ public final class TemplateBuilds implements AutoCloseable {
       register(b, st.image, d);
       b.log("info", "build finished in " + Duration.between(began, Instant.now()).toMillis() + " ms", "finalize");
       outcome = "ready";
-      LOG.atInfo().addKeyValue("event", "template.built").addKeyValue("template", b.request.templateId())
+      StructuredLog.atInfo(LOG).addKeyValue("event", "template.built").addKeyValue("template", b.request.templateId())
           .addKeyValue("name", b.request.name()).addKeyValue("ms", Duration.between(began, Instant.now()).toMillis()).log("template built");
     } catch (StepFailed e) {
       b.log("error", e.getMessage(), e.step);

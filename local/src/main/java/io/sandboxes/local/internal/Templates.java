@@ -166,8 +166,8 @@ public final class Templates {
         sandbox.transitions.unlock();
       }
       previous.ifPresent(p -> removeImage(p.imageId()));
-      LOG.atInfo().addKeyValue("event", "snapshot.created").addKeyValue("snapshot", snapshotId).addKeyValue("sandbox", sandbox.id())
-          .addKeyValue("image", imageId).log("snapshot taken");
+      StructuredLog.atInfo(LOG).addKeyValue("event", "snapshot.created").addKeyValue("snapshot", snapshotId)
+          .addKeyValue("sandbox", sandbox.id()).addKeyValue("image", imageId).log("snapshot taken");
       return new Snapshot(snapshotId, n, sandbox.id(), Instant.parse(labels.get(LABEL_SNAPSHOT_CREATED)), imageId);
     } finally {
       lock.unlock();

@@ -1,5 +1,6 @@
 package io.sandboxes.local.internal.egress;
 
+import io.sandboxes.local.internal.StructuredLog;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -99,11 +100,11 @@ public final class EgressGateway implements AutoCloseable {
     }
     try {
       listen(new ServerSocket(port, 200, bind));
-      LOG.atInfo().addKeyValue("event", "egress.port_kept").addKeyValue("port", port)
+      StructuredLog.atInfo(LOG).addKeyValue("event", "egress.port_kept").addKeyValue("port", port)
           .log("egress gateway also listens where an earlier server's sandboxes were told it is");
       return true;
     } catch (IOException e) {
-      LOG.atInfo().addKeyValue("event", "egress.port_lost").addKeyValue("port", port).addKeyValue("error", e.toString())
+      StructuredLog.atInfo(LOG).addKeyValue("event", "egress.port_lost").addKeyValue("port", port).addKeyValue("error", e.toString())
           .log("an earlier server's gateway port is taken: processes started before the restart lose their proxy");
       return false;
     }
@@ -142,7 +143,7 @@ public final class EgressGateway implements AutoCloseable {
     AtomicInteger open = openBySource.computeIfAbsent(source, k -> new AtomicInteger());
     if (open.incrementAndGet() > MAX_CONNECTIONS_PER_SANDBOX) {
       open.decrementAndGet();
-      LOG.atDebug().addKeyValue("event", "egress.too_many").addKeyValue("source", source)
+      StructuredLog.atDebug(LOG).addKeyValue("event", "egress.too_many").addKeyValue("source", source)
           .log("egress refused: the sandbox has as many gateway connections open as it may");
       close(client);
       return;
@@ -276,7 +277,7 @@ public final class EgressGateway implements AutoCloseable {
   }
 
   private static List<InetSocketAddress> refused(String source, String host, int port, @Nullable String why) {
-    LOG.atDebug().addKeyValue("event", "egress.refused").addKeyValue("source", source).addKeyValue("host", host)
+    StructuredLog.atDebug(LOG).addKeyValue("event", "egress.refused").addKeyValue("source", source).addKeyValue("host", host)
         .addKeyValue("port", port).addKeyValue("reason", why).log("egress refused");
     return List.of();
   }

@@ -4,6 +4,7 @@ import com.github.dockerjava.api.command.InspectContainerResponse;
 import com.github.dockerjava.api.model.ContainerNetwork;
 import com.github.dockerjava.api.model.Network;
 import io.sandboxes.EgressProbe;
+import io.sandboxes.local.internal.StructuredLog;
 import io.sandboxes.local.internal.docker.DockerRuntime;
 import java.io.IOException;
 import java.io.InputStream;
@@ -92,7 +93,7 @@ public final class SandboxNetwork implements AutoCloseable {
       }
       EgressGateway proxy = new EgressGateway(gateway, Map.of(ALLOWED_WITNESS, allowedAt, DENIED_WITNESS, denied.address()),
           destinations);
-      LOG.atInfo().addKeyValue("event", "egress.ready").addKeyValue("gateway", proxy.address()).addKeyValue("open", open)
+      StructuredLog.atInfo(LOG).addKeyValue("event", "egress.ready").addKeyValue("gateway", proxy.address()).addKeyValue("open", open)
           .log("egress gateway ready");
       return Optional.of(new SandboxNetwork(docker, gateway, proxy, List.of(allowed, denied, raw), raw.address(), open,
           destinations, hostFirewall));

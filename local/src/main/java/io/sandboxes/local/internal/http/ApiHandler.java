@@ -8,6 +8,7 @@ import io.sandboxes.e2b.internal.Json;
 import io.sandboxes.local.internal.LocalSandbox;
 import io.sandboxes.local.internal.Registry;
 import io.sandboxes.local.internal.RpcError;
+import io.sandboxes.local.internal.StructuredLog;
 import io.sandboxes.local.internal.Templates;
 import io.sandboxes.local.internal.Volumes;
 import java.io.IOException;
@@ -391,7 +392,7 @@ public final class ApiHandler extends Handler.Abstract {
     }
     String egress = egressNote(network, internet, applied);
     s.log("info", "egress: " + egress);
-    LOG.atInfo().addKeyValue("event", "sandbox.egress").addKeyValue("sandbox", s.id()).addKeyValue("egress", egress)
+    StructuredLog.atInfo(LOG).addKeyValue("event", "sandbox.egress").addKeyValue("sandbox", s.id()).addKeyValue("egress", egress)
         .log("sandbox egress");
     ex.json(201, sandboxJson(s));
   }
