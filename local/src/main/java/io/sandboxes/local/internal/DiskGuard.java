@@ -173,9 +173,9 @@ public final class DiskGuard implements AutoCloseable {
    * @return the total, or null when du could not say
    */
   static @Nullable Long du(Path folder, boolean inodes) throws IOException {
-    List<String> cmd = inodes ? List.of("du", "-s", "-x", "--inodes", "--", folder.toString())
-        : List.of("du", "-s", "-x", "-B1", "--", folder.toString());
-    Process p = new ProcessBuilder(cmd).redirectErrorStream(false).redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
+    List<String> args = inodes ? List.of("-s", "-x", "--inodes", "--", folder.toString())
+        : List.of("-s", "-x", "-B1", "--", folder.toString());
+    Process p = io.sandboxes.local.internal.host.HostTools.command("du", args).redirectErrorStream(false).redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
         .redirectError(ProcessBuilder.Redirect.DISCARD).start();
     try (InputStream out = p.getInputStream()) {
       // its one line (the total and the folder's name, which is Docker's) fits the pipe: read once du is done

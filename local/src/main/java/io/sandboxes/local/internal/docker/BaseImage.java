@@ -213,7 +213,8 @@ public final class BaseImage {
   }
 
   private static void runLogged(List<String> command, Consumer<String> lines) throws IOException, InterruptedException {
-    Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+    Process p = io.sandboxes.local.internal.host.HostTools.command(command.get(0), command.subList(1, command.size()))
+        .redirectErrorStream(true).start();
     List<String> tail = new ArrayList<>();
     try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
       String line;
@@ -234,7 +235,8 @@ public final class BaseImage {
   private static void deleteTree(Path dir) {
     try {
       // rootfs holds device nodes and root-owned files: rm handles them where Files.walk would not
-      new ProcessBuilder("rm", "-rf", "--one-file-system", dir.toString()).inheritIO().start().waitFor();
+      io.sandboxes.local.internal.host.HostTools.command("rm", List.of("-rf", "--one-file-system", dir.toString())).inheritIO().start()
+          .waitFor();
     } catch (IOException e) {
       LOG.warn("could not remove {}: {}", dir, e.toString());
     } catch (InterruptedException e) {

@@ -1,5 +1,6 @@
 package io.sandboxes.local.internal.egress;
 
+import io.sandboxes.local.internal.host.HostTools;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -7,9 +8,12 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -39,6 +43,16 @@ final class HostFirewall {
   private static final Pattern SBX_CHAIN = Pattern.compile("^-N (SBX-[0-9A-F]{8})$");
 
   private final String forwardHook;
+  /** What this server put in the host's firewall, to write again should it be flushed from outside. */
+  private final Set<String> guarded = ConcurrentHashMap.newKeySet();
+  private final Map<String, Shared> shared = new ConcurrentHashMap<>();
+  private final Map<String, Own> own = new ConcurrentHashMap<>();
+
+  /** A sandbox this server enforces: its bridge port and its rules. */
+  private record Own(String veth, List<PolicyRules.Rule> rules) {}
+
+  /** A bridge whose containers share one chain. */
+  private record Shared(String chain, List<PolicyRules.Rule> rules) {}
 
   private HostFirewall(String forwardHook) {
     this.forwardHook = forwardHook;
@@ -52,6 +66,14 @@ final class HostFirewall {
   static HostFirewall start() throws IOException {
     bridgedPacketsFiltered();
     String forwardHook = iptables(List.of("-S", "DOCKER-USER")).ok() ? "DOCKER-USER" : "FORWARD";
+    dispatchChains();
+    HostFirewall firewall = new HostFirewall(forwardHook);
+    firewall.sweep();
+    return firewall;
+  }
+
+  /** Makes the dispatch chains, each ending in a drop, where they are missing. */
+  private static void dispatchChains() throws IOException {
     for (String chain : List.of(INPUT_DISPATCH, FORWARD_DISPATCH)) {
       if (!iptables(List.of("-S", chain)).ok()) {
         iptables(List.of("-N", chain)); // another server may have made it meanwhile: then this fails, harmlessly
@@ -60,9 +82,12 @@ final class HostFirewall {
         check(List.of("-A", chain, "-j", "DROP"), "ending " + chain + " with a drop");
       }
     }
-    HostFirewall firewall = new HostFirewall(forwardHook);
-    firewall.sweep();
-    return firewall;
+  }
+
+  /** @return the bridge port of the sandbox at {@code ip} this server enforces, or null */
+  @Nullable String portOf(String ip) {
+    Own o = own.get(ip);
+    return o == null ? null : o.veth();
   }
 
   /**
@@ -70,13 +95,14 @@ final class HostFirewall {
    * and drops its IPv6 packets outright where ip6tables exists (sandboxes have IPv6 disabled).
    */
   void guard(String bridge) throws IOException {
+    guarded.add(bridge);
     hook("INPUT", bridge, INPUT_DISPATCH);
     hook(forwardHook, bridge, FORWARD_DISPATCH);
-    if (HostCommand.find("ip6tables") != null) {
+    if (HostTools.find("ip6tables") != null) {
       for (String chain : List.of("INPUT", "FORWARD")) {
         List<String> rule = List.of(chain, "-i", bridge, "-j", "DROP");
         if (!run("ip6tables", concat("-C", rule)).ok()) {
-          HostCommand.Result r = run("ip6tables", concat("-I", rule));
+          HostTools.Result r = run("ip6tables", concat("-I", rule));
           if (!r.ok()) {
             LOG.debug("ip6tables refused a drop for {}: {}", bridge, r.output().strip());
           }
@@ -105,12 +131,24 @@ final class HostFirewall {
 
   /**
    * Puts the sandbox at {@code ip}, on bridge port {@code veth}, under {@code rules}: its chain is
-   * written anew and, unless {@code dispatched} (this server dispatched to it already), both
-   * hooks dispatch to it. One batch, no listing: an entry for the same address on another port,
-   * left by a sandbox that held the address before, matches nothing (its port is gone) and is
-   * swept at the next start.
+   * written anew and, unless this server dispatches to it on that port already, both hooks
+   * dispatch to it (an entry of this server's for the address on another port goes). One batch,
+   * no listing: an entry another server left for the address matches nothing (its port is gone)
+   * and is swept at the next start.
    */
-  void enforce(String ip, String veth, List<PolicyRules.Rule> rules, boolean dispatched) throws IOException {
+  void enforce(String ip, String veth, List<PolicyRules.Rule> rules) throws IOException {
+    Own before = own.put(ip, new Own(veth, List.copyOf(rules)));
+    if (before != null && !before.veth().equals(veth)) {
+      forgetEntries(ip, before.veth());
+    }
+    boolean dispatched = before != null && before.veth().equals(veth);
+    if (!tryRestore(sandboxBatch(ip, veth, rules, dispatched))) {
+      repair();
+      restore(sandboxBatch(ip, veth, rules, dispatched), "writing the host firewall for sandbox address " + ip);
+    }
+  }
+
+  private static String sandboxBatch(String ip, String veth, List<PolicyRules.Rule> rules, boolean dispatched) {
     String chain = chainOf(ip);
     StringBuilder batch = new StringBuilder("*filter\n:").append(chain).append(" - [0:0]\n");
     batch.append(PolicyRules.render(rules, chain, "RETURN", "DROP"));
@@ -120,30 +158,69 @@ final class HostFirewall {
             .append('\n');
       }
     }
-    batch.append("COMMIT\n");
-    restore(batch.toString(), "writing the host firewall for sandbox address " + ip);
+    return batch.append("COMMIT\n").toString();
   }
 
   /**
-   * Applies a batch, atomically, trying it up to three times: another process changing the
-   * firewall at the same moment can make the kernel refuse a batch that is fine a moment later.
+   * Writes again what this server keeps in the host's firewall, after something outside it (a
+   * firewall reload, an {@code iptables -F}) took it away: the dispatch chains, the hooks, the
+   * shared chains and this server's sandboxes' chains and entries. Until then their packets meet
+   * no dispatch (they go nowhere, or, with the hooks gone too, only the namespace's firewall holds).
    */
+  private synchronized void repair() throws IOException {
+    LOG.warn("the host firewall's sandbox chains were changed from outside; writing them again");
+    dispatchChains();
+    for (String bridge : guarded) {
+      guard(bridge);
+    }
+    for (Map.Entry<String, Shared> e : shared.entrySet()) {
+      shared(e.getKey(), e.getValue().chain(), e.getValue().rules());
+    }
+    for (Map.Entry<String, Own> e : own.entrySet()) {
+      String ip = e.getKey();
+      String veth = e.getValue().veth();
+      boolean present = iptables(List.of("-C", INPUT_DISPATCH, "-s", ip + "/32", "-m", "physdev", "--physdev-in", veth,
+          "-g", chainOf(ip))).ok();
+      tryRestore(sandboxBatch(ip, veth, e.getValue().rules(), present));
+    }
+  }
+
+  /** Applies a batch, atomically, failing with {@code what} when it cannot (see {@link #tryRestore}). */
   private static void restore(String batch, String what) throws IOException {
     for (int attempt = 1; ; attempt++) {
-      HostCommand.Result r = HostCommand.run("iptables-restore", List.of("--noflush", "-w", "10"), batch);
+      HostTools.Result r = HostTools.run("iptables-restore", List.of("--noflush", "-w", "10"), batch);
       if (r.ok()) {
         return;
       }
       if (attempt == 3) {
         throw new IOException(what + " failed: " + r.output().strip());
       }
-      LOG.debug("{} failed (attempt {}), trying again: {}", what, attempt, r.output().strip());
-      try {
-        Thread.sleep(50L * attempt);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new IOException("interrupted while " + what, e);
-      }
+      pause(attempt);
+    }
+  }
+
+  /**
+   * Applies a batch, atomically, trying it up to three times: another process changing the
+   * firewall at the same moment can make the kernel refuse a batch that is fine a moment later.
+   *
+   * @return whether it was applied
+   */
+  private static boolean tryRestore(String batch) throws IOException {
+    try {
+      restore(batch, "a host firewall batch");
+      return true;
+    } catch (IOException e) {
+      LOG.debug("{}", e.getMessage());
+      return false;
+    }
+  }
+
+  private static void pause(int attempt) throws IOException {
+    try {
+      Thread.sleep(50L * attempt);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IOException("interrupted while writing the host firewall", e);
     }
   }
 
@@ -153,6 +230,7 @@ final class HostFirewall {
    * address needs telling apart.
    */
   void shared(String bridge, String chain, List<PolicyRules.Rule> rules) throws IOException {
+    shared.put(bridge, new Shared(chain, List.copyOf(rules)));
     StringBuilder batch = new StringBuilder("*filter\n:").append(chain).append(" - [0:0]\n");
     batch.append(PolicyRules.render(rules, chain, "RETURN", "DROP"));
     for (String dispatch : List.of(INPUT_DISPATCH, FORWARD_DISPATCH)) {
@@ -164,8 +242,15 @@ final class HostFirewall {
     restore(batch.toString(), "writing " + chain);
   }
 
-  /** Takes the sandbox at {@code ip} on {@code veth} out: its dispatch entries and its chain go. */
-  void forget(String ip, String veth) {
+  /** Takes the sandbox at {@code ip} out, when this server enforces it: its dispatch entries and its chain go. */
+  void forget(String ip) {
+    Own o = own.remove(ip);
+    if (o != null) {
+      forgetEntries(ip, o.veth());
+    }
+  }
+
+  private void forgetEntries(String ip, String veth) {
     String chain = chainOf(ip);
     StringBuilder batch = new StringBuilder("*filter\n");
     try {
@@ -185,7 +270,7 @@ final class HostFirewall {
         batch.append("-F ").append(chain).append('\n').append("-X ").append(chain).append('\n');
       }
       batch.append("COMMIT\n");
-      HostCommand.Result r = HostCommand.run("iptables-restore", List.of("--noflush", "-w", "10"), batch.toString());
+      HostTools.Result r = HostTools.run("iptables-restore", List.of("--noflush", "-w", "10"), batch.toString());
       if (!r.ok()) {
         LOG.debug("removing the host firewall of {} failed (swept at the next start): {}", ip, r.output().strip());
       }
@@ -222,7 +307,7 @@ final class HostFirewall {
         }
       }
       batch.append("COMMIT\n");
-      HostCommand.Result r = HostCommand.run("iptables-restore", List.of("--noflush", "-w", "10"), batch.toString());
+      HostTools.Result r = HostTools.run("iptables-restore", List.of("--noflush", "-w", "10"), batch.toString());
       if (!r.ok()) {
         LOG.debug("sweeping the host firewall failed: {}", r.output().strip());
       }
@@ -257,7 +342,7 @@ final class HostFirewall {
   private static void bridgedPacketsFiltered() throws IOException {
     Path knob = Path.of("/proc/sys/net/bridge/bridge-nf-call-iptables");
     if (!Files.exists(knob)) {
-      HostCommand.run("modprobe", List.of("br_netfilter"), null);
+      HostTools.run("modprobe", List.of("br_netfilter"), null);
     }
     if (!Files.exists(knob)) {
       throw new IOException("the kernel's br_netfilter is not loaded (modprobe br_netfilter), so bridged packets cannot be filtered");
@@ -267,18 +352,18 @@ final class HostFirewall {
     }
   }
 
-  private static HostCommand.Result iptables(List<String> args) throws IOException {
+  private static HostTools.Result iptables(List<String> args) throws IOException {
     return run("iptables", args);
   }
 
-  private static HostCommand.Result run(String tool, List<String> args) throws IOException {
+  private static HostTools.Result run(String tool, List<String> args) throws IOException {
     List<String> all = new ArrayList<>(List.of("-w", "10"));
     all.addAll(args);
-    return HostCommand.run(tool, all, null);
+    return HostTools.run(tool, all, null);
   }
 
   private static String check(List<String> args, String what) throws IOException {
-    HostCommand.Result r = iptables(args);
+    HostTools.Result r = iptables(args);
     if (!r.ok()) {
       throw new IOException(what + " failed: " + r.output().strip());
     }

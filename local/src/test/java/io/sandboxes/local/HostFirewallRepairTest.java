@@ -1,0 +1,71 @@
+package io.sandboxes.local;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.sandboxes.EgressProbe;
+import io.sandboxes.ExecOptions;
+import io.sandboxes.e2b.E2BApi;
+import io.sandboxes.e2b.LiveSandbox;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.parallel.Isolated;
+
+/**
+ * The host's sandbox chains taken away from outside (a firewall reload, an {@code iptables -F}):
+ * the next policy the server writes finds them gone, writes them all again, its own sandboxes'
+ * included, and goes on. Isolated: it takes the chains away from every server in this JVM.
+ */
+@Isolated
+@ExtendWith(SharedServer.class)
+class HostFirewallRepairTest {
+
+  private static String sh(String command) throws Exception {
+    Process p = new ProcessBuilder("sh", "-c", command).redirectErrorStream(true).start();
+    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+    return out;
+  }
+
+  /** What a firewall reload does to chains it does not know: hooks, dispatch chains and sandbox chains, gone. */
+  private static void wipe() throws Exception {
+    sh("for c in INPUT DOCKER-USER FORWARD; do iptables -w 10 -S $c | grep -E 'SANDBOXES-(IN|FWD)' | sed 's/^-A/-D/'"
+        + " | while read -r r; do iptables -w 10 $r; done; done;"
+        + " for ch in $(iptables -w 10 -S | awk '/^-N (SANDBOXES-|SBX-)/ {print $2}'); do iptables -w 10 -F $ch; done;"
+        + " for ch in $(iptables -w 10 -S | awk '/^-N (SANDBOXES-|SBX-)/ {print $2}'); do iptables -w 10 -X $ch; done");
+    assertThat(sh("iptables -w 10 -S")).doesNotContain("SANDBOXES-IN");
+  }
+
+  private static String code(LiveSandbox s, String url) {
+    return s.exec("curl -s -o /dev/null -m 4 -w '%{http_code}' --noproxy '*' " + url, ExecOptions.defaults().withUser("root"))
+        .stdout().strip();
+  }
+
+  @Test
+  @DisplayName("after the host's chains are wiped, the next policy written puts back the hooks and every sandbox's chain and entries")
+  void repairsAfterAWipe(LocalServer server, E2BApi e2b) throws Exception {
+    Assumptions.assumeTrue(server.egressEnforced(), "egress needs root, nsenter and iptables");
+    EgressProbe p = server.egressProbe();
+    try (ExternalHost external = new ExternalHost(); LiveSandbox before = e2b.create(); LiveSandbox after = e2b.create()) {
+      EgressBoundaryTest.policy(server, before.id(), "{\"allowOut\":[\"" + external.address() + "/32\"]}");
+      assertThat(code(before, external.url())).isEqualTo("200");
+      String beforeIp = server.registry().find(before.id()).orElseThrow().networkAddress();
+
+      wipe();
+      EgressBoundaryTest.policy(server, after.id(), "{\"allowOut\":[\"" + p.allowedHost() + "\"]}");
+      String rules = sh("iptables -w 10 -S");
+      assertThat(rules).contains("-j SANDBOXES-IN").contains("-j SANDBOXES-FWD").contains("-A SANDBOXES-IN -j DROP");
+      assertThat(List.of(rules.split("\n"))).anyMatch(l -> l.startsWith("-A SANDBOXES-FWD -s " + beforeIp + "/32 -m physdev"));
+      // the earlier sandbox is judged by the host again: its namespace's rules lifted, only its allow-list gets through
+      long pid = EgressBoundaryTest.pidOf(server, before.id());
+      sh("nsenter -t " + pid + " -n sh -c 'iptables -P OUTPUT ACCEPT && iptables -P INPUT ACCEPT && iptables -F'");
+      assertThat(code(before, external.url())).isEqualTo("200");
+      assertThat(code(after, "http://" + p.allowedHost() + "/")).as("the proxy variables are not used here").isEqualTo("000");
+      assertThat(after.exec("curl -s -o /dev/null -m 4 -w '%{http_code}' http://" + p.allowedHost() + "/").stdout()).isEqualTo("200");
+    }
+  }
+}
