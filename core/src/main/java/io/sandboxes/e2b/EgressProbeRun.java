@@ -18,8 +18,14 @@ final class EgressProbeRun {
 
   private EgressProbeRun() {}
 
+  /**
+   * The probe's curl. Over plain HTTP it tunnels through the sandbox's proxy (when it has one):
+   * a gateway that refuses a destination with an answer of its own (the local runtime's 403) then
+   * leaves the status 000, as a refused HTTPS tunnel does, never a code read as "answered".
+   */
   static String curl(EgressProbe probe, String host) {
-    return "curl -s -o /dev/null -m 8 -w '%{http_code}' " + probe.scheme() + "://" + host + "/";
+    return "curl -s -o /dev/null -m 8 -w '%{http_code}' " + (probe.scheme().equals("http") ? "-p " : "") + probe.scheme() + "://"
+        + host + "/";
   }
 
   static EgressVerdict classify(EgressProbe probe, String allowed, String deniedHost, String deniedIp) {

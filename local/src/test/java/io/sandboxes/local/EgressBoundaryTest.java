@@ -121,7 +121,7 @@ class EgressBoundaryTest {
     return found;
   }
 
-  private static long pidOf(LocalServer server, String sandboxId) {
+  static long pidOf(LocalServer server, String sandboxId) {
     String container = server.registry().find(sandboxId).orElseThrow().containerId();
     try (DockerRuntime docker = DockerRuntime.connect()) {
       return docker.client().inspectContainerCmd(container).exec().getState().getPidLong();
@@ -151,14 +151,14 @@ class EgressBoundaryTest {
       viaGateway.addAll(hostAddresses());
       for (String host : viaGateway) {
         String url = "http://" + host + ":" + port + "/";
-        assertThat(code(s, url, true)).as("through the gateway: " + url).isEqualTo("000");
+        assertThat(code(s, url, true)).as("through the gateway: " + url).isEqualTo("403");
         assertThat(code(s, url, true, "-p")).as("CONNECT through the gateway: " + url).isEqualTo("000");
       }
       for (String host : hostAddresses()) {
         assertThat(code(s, "http://" + host + ":" + port + "/", false)).as("directly: " + host).isEqualTo("000");
       }
-      assertThat(code(s, "http://localhost:" + server.apiUrl().getPort() + "/health", true)).as("the server's API").isEqualTo("000");
-      assertThat(code(s, "http://localhost:" + server.sandboxUrl().getPort() + "/health", true)).as("the envd front").isEqualTo("000");
+      assertThat(code(s, "http://localhost:" + server.apiUrl().getPort() + "/health", true)).as("the server's API").isEqualTo("403");
+      assertThat(code(s, "http://localhost:" + server.sandboxUrl().getPort() + "/health", true)).as("the envd front").isEqualTo("403");
       assertThat(service.reached.get()).as("connections that reached the host's service").isZero();
     }
   }
@@ -176,7 +176,7 @@ class EgressBoundaryTest {
 
       policy(server, s.id(), "{\"allow_internet_access\":true}");
       assertThat(code(s, external.url(), false)).isEqualTo("200");
-      assertThat(code(s, "http://" + targetIp + ":8000/", true)).as("through the gateway").isEqualTo("000");
+      assertThat(code(s, "http://" + targetIp + ":8000/", true)).as("through the gateway").isEqualTo("403");
       assertThat(code(s, "http://" + targetIp + ":8000/", true, "-p")).as("CONNECT through the gateway").isEqualTo("000");
       assertThat(code(s, "http://" + targetIp + ":8000/", false)).as("directly").isEqualTo("000");
 
@@ -186,7 +186,7 @@ class EgressBoundaryTest {
             .as("this host reaches the forward").isEqualTo(200);
       }
       for (String host : List.of("127.0.0.1", "localhost")) {
-        assertThat(code(s, "http://" + host + ":" + forwarded.getPort() + "/", true)).as("the forward, as " + host).isEqualTo("000");
+        assertThat(code(s, "http://" + host + ":" + forwarded.getPort() + "/", true)).as("the forward, as " + host).isEqualTo("403");
       }
     }
   }
@@ -263,21 +263,22 @@ class EgressBoundaryTest {
           host, port = os.environ["HTTP_PROXY"][len("http://"):].split(":")
           socks = [socket.create_connection((host, int(port)), timeout=5) for _ in range(400)]
           time.sleep(2)
-          alive = 0
+          alive = told = 0
           for c in socks:
               c.setblocking(False)
               try:
-                  alive += 1 if c.recv(1) != b"" else 0
+                  told += 1 if c.recv(64).startswith(b"HTTP/1.1 429") else 0
               except BlockingIOError:
                   alive += 1
               except OSError:
                   pass
-          print(alive)
+          print(alive, told)
           """;
       ExecResult r = s.exec("python3 -c '" + flood.replace("'", "'\\''") + "'");
       assertThat(r.exitCode()).as(r.stderr()).isZero();
-      int alive = Integer.parseInt(r.stdout().strip());
-      assertThat(alive).as("connections the gateway kept open").isBetween(1, 256);
+      String[] counts = r.stdout().strip().split(" ");
+      assertThat(Integer.parseInt(counts[0])).as("connections the gateway kept open").isBetween(1, 256);
+      assertThat(Integer.parseInt(counts[1])).as("connections told 429 Too many").isGreaterThanOrEqualTo(400 - 256);
       assertThat(code(s, "http://" + p.allowedHost() + "/", true)).isEqualTo("200");
     }
   }

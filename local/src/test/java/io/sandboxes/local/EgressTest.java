@@ -78,8 +78,9 @@ class EgressTest {
       assertThat(s.exec("curl -s -m 5 " + allowed(p)).stdout()).isEqualTo("witness allowed\n");
       assertThat(s.exec("python3 -c \"import urllib.request; print(urllib.request.urlopen('" + allowed(p) + "', timeout=5).status)\"")
           .stdout()).isEqualTo("200\n");
-      assertThat(code(s, denied(p), true)).isEqualTo("000");
-      assertThat(code(s, raw(p), true)).isEqualTo("000");
+      // the gateway answers a refusal itself (403, saying why); past it, a refused address fails at once
+      assertThat(code(s, denied(p), true)).isEqualTo("403");
+      assertThat(code(s, raw(p), true)).isEqualTo("403");
       assertThat(code(s, raw(p), false)).isEqualTo("000");
       assertThat(s.exec("curl -s -o /dev/null -m 5 -w '%{http_code}' https://" + p.deniedHost() + "/").stdout().strip()).isEqualTo("000");
       assertThat(s.exec("getent hosts " + p.deniedHost()).exitCode()).isNotZero();
@@ -95,23 +96,53 @@ class EgressTest {
       policy(server, s.id(), "{\"allowOut\":[\"*" + suffix + "\"]}");
       assertThat(code(s, allowed(p), true)).isEqualTo("200");
       assertThat(code(s, denied(p), true)).isEqualTo("200");
-      assertThat(code(s, external.url(), true)).isEqualTo("000");
+      assertThat(code(s, external.url(), true)).isEqualTo("403");
       assertThat(code(s, external.url(), false)).isEqualTo("000");
 
       policy(server, s.id(), "{\"allowOut\":[\"" + external.address() + "/32\"]}");
       assertThat(code(s, external.url(), true)).isEqualTo("200");
       assertThat(code(s, external.url(), false)).isEqualTo("200");
-      assertThat(code(s, allowed(p), true)).isEqualTo("000");
+      assertThat(code(s, allowed(p), true)).isEqualTo("403");
 
       policy(server, s.id(), "{\"denyOut\":[\"" + external.address() + "/32\"],\"allow_internet_access\":true}");
       assertThat(code(s, allowed(p), true)).isEqualTo("200");
-      assertThat(code(s, external.url(), true)).isEqualTo("000");
+      assertThat(code(s, external.url(), true)).isEqualTo("403");
       assertThat(code(s, external.url(), false)).isEqualTo("000");
 
       // the gateway's address is the host's: named outright, it opens nothing
       policy(server, s.id(), "{\"allowOut\":[\"" + gatewayIp(p) + "/32\"]}");
-      assertThat(code(s, raw(p), true)).isEqualTo("000");
+      assertThat(code(s, raw(p), true)).isEqualTo("403");
       assertThat(code(s, raw(p), false)).isEqualTo("000");
+    }
+  }
+
+  @Test
+  @DisplayName("denials explain themselves: the gateway answers a refused name with 403 saying which host the policy refused and what it allows, a refused tunnel fails with that 403, and a refused address or name lookup fails at once instead of timing out")
+  void denialsExplainThemselves(LocalServer server, E2BApi e2b) throws Exception {
+    EgressProbe p = server.egressProbe();
+    try (LiveSandbox s = e2b.create()) {
+      policy(server, s.id(), "{\"allowOut\":[\"" + p.allowedHost() + "\"]}");
+      ExecResult plain = s.exec("curl -s -i -m 5 " + denied(p));
+      assertThat(plain.stdout()).startsWith("HTTP/1.1 403 Egress to " + p.deniedHost() + ":80 refused by the sandbox network policy")
+          .contains("Proxy-Status: sandboxes-egress; error=destination_ip_prohibited")
+          .contains("refused " + p.deniedHost() + ":80: not on its allow-list")
+          .contains("It allows only " + p.allowedHost())
+          .contains("not a network fault");
+      ExecResult tunnel = s.exec("curl -sS -o /dev/null -m 5 https://" + p.deniedHost() + "/");
+      assertThat(tunnel.stderr()).contains("403");
+      ExecResult python = s.exec("python3 -c \"import urllib.request\ntry:\n urllib.request.urlopen('" + denied(p)
+          + "', timeout=5)\nexcept Exception as e:\n print(e.code, e.reason)\"");
+      assertThat(python.stdout()).startsWith("403 Egress to " + p.deniedHost() + ":80 refused by the sandbox network policy");
+
+      // past the gateway: refused at once (a dropped packet would hold curl to its 10 s limit)
+      ExecResult direct = s.exec("s=$(date +%s%N); curl -s -o /dev/null -m 10 --noproxy '*' " + raw(p) + "; echo $? $(( ($(date +%s%N) - s) / 1000000 ))");
+      String[] exitAndMillis = direct.stdout().strip().split(" ");
+      assertThat(exitAndMillis[0]).as("curl's exit: could not connect").isEqualTo("7");
+      assertThat(Long.parseLong(exitAndMillis[1])).as("ms until refused").isLessThan(3_000);
+      ExecResult lookup = s.exec("s=$(date +%s%N); getent hosts " + p.deniedHost() + "; echo $? $(( ($(date +%s%N) - s) / 1000000 ))");
+      String[] lookedUp = lookup.stdout().strip().split(" ");
+      assertThat(lookedUp[0]).isNotEqualTo("0");
+      assertThat(Long.parseLong(lookedUp[1])).as("ms until the lookup failed").isLessThan(3_000);
     }
   }
 
@@ -124,7 +155,7 @@ class EgressTest {
       policy(server, s.id(), "{\"allowOut\":[\"" + p.allowedHost() + "\"]}");
       assertThat(code(s, allowed(p), true)).isEqualTo("200");
       policy(server, s.id(), "{}");
-      assertThat(code(s, allowed(p), true)).isEqualTo("000");
+      assertThat(code(s, allowed(p), true)).as("deny-all closes the way to the gateway too").isEqualTo("000");
     }
   }
 

@@ -70,9 +70,9 @@ class EgressCasesTest {
       assertThat(puts.get(0).atNanos()).isLessThan(firstCurl);
       assertThat(h.envd.requests("POST", "/process.Process/Start").stream().map(Wire::command)
           .filter(c -> c.startsWith("curl")).toList()).containsExactly(
-          "curl -s -o /dev/null -m 8 -w '%{http_code}' http://witness-allowed.sandboxes.test/",
-          "curl -s -o /dev/null -m 8 -w '%{http_code}' http://witness-denied.sandboxes.test/",
-          "curl -s -o /dev/null -m 8 -w '%{http_code}' http://127.0.0.9/");
+          "curl -s -o /dev/null -m 8 -w '%{http_code}' -p http://witness-allowed.sandboxes.test/",
+          "curl -s -o /dev/null -m 8 -w '%{http_code}' -p http://witness-denied.sandboxes.test/",
+          "curl -s -o /dev/null -m 8 -w '%{http_code}' -p http://127.0.0.9/");
       assertThat(h.api.requests("DELETE", "/sandboxes/" + id)).hasSize(1);
       assertThat(h.provider.describe(id)).isEmpty();
       try (Sandbox normal = h.provider.create(SandboxConfig.forProject("proj-1"))) {

@@ -145,7 +145,9 @@ public final class EgressGateway implements AutoCloseable {
       open.decrementAndGet();
       StructuredLog.atDebug(LOG).addKeyValue("event", "egress.too_many").addKeyValue("source", source)
           .log("egress refused: the sandbox has as many gateway connections open as it may");
-      close(client);
+      answer(client, 429, "Too many gateway connections from this sandbox",
+          "This sandbox holds " + MAX_CONNECTIONS_PER_SANDBOX + " connections through the egress gateway, as many as it may: "
+              + "close some before opening more.");
       return;
     }
     try (client) {
@@ -188,10 +190,13 @@ public final class EgressGateway implements AutoCloseable {
       if (port < 1 || port > 65535) {
         return;
       }
-      List<InetSocketAddress> targets = targets(policy.apply(host), host, port, source);
-      if (targets.isEmpty()) {
+      EgressPolicy rules = policy.apply(host);
+      Decision decision = decide(rules, host, port, source);
+      if (decision.targets().isEmpty()) {
+        refuse(client, host, port, decision.reason(), rules);
         return;
       }
+      List<InetSocketAddress> targets = decision.targets();
       Socket upstream = connectFirst(targets);
       if (upstream == null) {
         return; // an allowed destination that does not answer: the client sees its connection closed
@@ -222,6 +227,14 @@ public final class EgressGateway implements AutoCloseable {
     }
   }
 
+  /** Where a request may go, or why it may not. */
+  record Decision(List<InetSocketAddress> targets, String reason) {}
+
+  /** @return the allowed addresses for {@code host:port}, as {@link #decide} finds them; empty when refused */
+  List<InetSocketAddress> targets(EgressPolicy policy, String host, int port, String source) {
+    return decide(policy, host, port, source).targets();
+  }
+
   /**
    * Where a request for {@code host:port} may go: the witness a name stands for, or the addresses
    * the name resolves to (or the literal address) that the policy allows and that are none of
@@ -229,20 +242,20 @@ public final class EgressGateway implements AutoCloseable {
    * so a name cannot answer differently between the check and the connect. A name the policy
    * does not allow is not looked up at all.
    *
-   * @return the allowed addresses, in the resolver's order; empty when refused
+   * @return the allowed addresses, in the resolver's order (empty when refused), and else why not
    */
-  List<InetSocketAddress> targets(EgressPolicy policy, String host, int port, String source) {
+  Decision decide(EgressPolicy policy, String host, int port, String source) {
     String name = host.toLowerCase(java.util.Locale.ROOT);
     InetSocketAddress witness = overrides.getOrDefault(name + ":" + port, overrides.get(name));
     if (witness != null) {
-      return policy.mayResolve(name) ? List.of(witness) : refused(source, host, port, "not allowed by the sandbox's network policy");
+      return policy.mayResolve(name) ? new Decision(List.of(witness), "") : refused(source, host, port, "not on its allow-list");
     }
     InetAddress literal = literal(host);
     List<InetAddress> candidates;
     if (literal != null) {
       candidates = List.of(literal);
     } else if (!policy.mayResolve(name)) {
-      return refused(source, host, port, "not allowed by the sandbox's network policy");
+      return refused(source, host, port, "not on its allow-list");
     } else {
       try {
         candidates = List.of(InetAddress.getAllByName(name));
@@ -258,10 +271,10 @@ public final class EgressGateway implements AutoCloseable {
       if (refusal == null) {
         allowed.add(new InetSocketAddress(a, port));
       } else if (why == null) {
-        why = a.getHostAddress() + " is " + refusal;
+        why = (literal == null ? "it resolves to " + a.getHostAddress() + ", " : "it is ") + refusal;
       }
     }
-    return allowed.isEmpty() ? refused(source, host, port, why) : allowed;
+    return allowed.isEmpty() ? refused(source, host, port, why == null ? "no address" : why) : new Decision(allowed, "");
   }
 
   /** An IP literal (dotted IPv4, or IPv6 with colons) as its address, never looked up; null for a name. */
@@ -276,10 +289,44 @@ public final class EgressGateway implements AutoCloseable {
     return Destinations.v4(host);
   }
 
-  private static List<InetSocketAddress> refused(String source, String host, int port, @Nullable String why) {
+  private static Decision refused(String source, String host, int port, String why) {
     StructuredLog.atDebug(LOG).addKeyValue("event", "egress.refused").addKeyValue("source", source).addKeyValue("host", host)
         .addKeyValue("port", port).addKeyValue("reason", why).log("egress refused");
-    return List.of();
+    return new Decision(List.of(), why);
+  }
+
+  /**
+   * Tells the sandbox, in words a person and a model both read, that its policy refused the
+   * destination: 403, with the refusal in the status line (what most clients print, {@code pip}'s
+   * "Tunnel connection failed" among them), in a {@code Proxy-Status} header (RFC 9209) that
+   * marks the answer as the gateway's, never the destination's, and in the body with what the
+   * policy does allow.
+   */
+  private static void refuse(Socket client, String host, int port, String why, EgressPolicy policy) {
+    String allows = policy.internetAccess()
+        ? "internet access, less " + (policy.denyOut().isEmpty() ? "nothing" : String.join(", ", policy.denyOut())) + " (the host, "
+            + "its private networks and other sandboxes are never reachable)"
+        : policy.allowOut().isEmpty() ? "nothing: its network is closed" : "only " + String.join(", ", policy.allowOut());
+    answer(client, 403, "Egress to " + host + ":" + port + " refused by the sandbox network policy",
+        "The sandbox's network policy refused " + host + ":" + port + ": " + why + ".\n"
+            + "It allows " + allows + ".\n"
+            + "This is a policy decision, not a network fault: retrying will not help. The sandbox's owner can change the "
+            + "policy (allowOut, allow_internet_access) at create or with PUT /sandboxes/{id}/network.");
+  }
+
+  private static void answer(Socket client, int status, String reason, String body) {
+    try (client) {
+      byte[] text = (body + "\n").getBytes(StandardCharsets.UTF_8);
+      String head = "HTTP/1.1 " + status + " " + reason.replaceAll("[\\r\\n]", " ") + "\r\n"
+          + "Proxy-Status: sandboxes-egress; error=" + (status == 403 ? "destination_ip_prohibited" : "connection_limit_reached")
+          + "\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: " + text.length + "\r\nConnection: close\r\n\r\n";
+      OutputStream out = client.getOutputStream();
+      out.write(head.getBytes(StandardCharsets.ISO_8859_1));
+      out.write(text);
+      out.flush();
+    } catch (IOException e) {
+      LOG.debug("the refusal could not be sent: {}", e.toString());
+    }
   }
 
   private static @Nullable Socket connectFirst(List<InetSocketAddress> targets) {

@@ -1,5 +1,6 @@
 package io.sandboxes.local.internal.egress;
 
+import io.sandboxes.local.internal.host.HostTools;
 import com.github.dockerjava.api.command.InspectContainerResponse;
 import com.github.dockerjava.api.model.ContainerNetwork;
 import com.github.dockerjava.api.model.Network;
@@ -46,8 +47,6 @@ public final class SandboxNetwork implements AutoCloseable {
   private final boolean open;
   private final Destinations destinations;
   private final HostFirewall hostFirewall;
-  /** The bridge port (host-side veth) of each sandbox address this server enforces on the host. */
-  private final java.util.concurrent.ConcurrentMap<String, String> portOf = new java.util.concurrent.ConcurrentHashMap<>();
 
   private SandboxNetwork(DockerRuntime docker, InetAddress gateway, EgressGateway proxy, List<Witnesses.Witness> witnesses,
       InetSocketAddress rawWitness, boolean open, Destinations destinations, HostFirewall hostFirewall) {
@@ -108,7 +107,7 @@ public final class SandboxNetwork implements AutoCloseable {
       return "the server does not run as root";
     }
     for (String tool : List.of("nsenter", "iptables", "iptables-restore", "ip")) {
-      if (HostCommand.find(tool) == null) {
+      if (HostTools.find(tool) == null) {
         return tool + " is not installed";
       }
     }
@@ -267,11 +266,7 @@ public final class SandboxNetwork implements AutoCloseable {
       apply(pid, containerId, now);
     }
     String port = bridgePort(pid, containerId);
-    String before = portOf.put(ip, port);
-    if (before != null && !before.equals(port)) {
-      hostFirewall.forget(ip, before);
-    }
-    hostFirewall.enforce(ip, port, hostRules(now), port.equals(before));
+    hostFirewall.enforce(ip, port, hostRules(now));
     return ip;
   }
 
@@ -281,7 +276,7 @@ public final class SandboxNetwork implements AutoCloseable {
    * {@code ip} (nothing of the sandbox's is run) and matched to the host's interfaces.
    */
   private static String bridgePort(long pid, String containerId) throws IOException {
-    String links = HostCommand.check("nsenter", List.of("-t", Long.toString(pid), "-n", "ip", "-o", "link", "show"), null,
+    String links = HostTools.check("nsenter", List.of("-t", Long.toString(pid), "-n", HostTools.require("ip"), "-o", "link", "show"), null,
         "listing the network interfaces of " + containerId);
     java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?m)^\\d+: [^:@\\s]+@if(\\d+):").matcher(links);
     List<Integer> peers = new java.util.ArrayList<>();
@@ -369,10 +364,7 @@ public final class SandboxNetwork implements AutoCloseable {
   public void detach(@Nullable String ip) {
     if (ip != null) {
       proxy.unregister(ip);
-      String port = portOf.remove(ip);
-      if (port != null) {
-        hostFirewall.forget(ip, port);
-      }
+      hostFirewall.forget(ip);
     }
   }
 
@@ -386,9 +378,9 @@ public final class SandboxNetwork implements AutoCloseable {
     Map<String, ContainerNetwork> nets = info.getNetworkSettings().getNetworks();
     ContainerNetwork net = nets == null ? null : nets.get(NETWORK);
     String ip = net == null ? null : net.getIpAddress();
-    String port = ip == null ? null : portOf.get(ip);
+    String port = ip == null ? null : hostFirewall.portOf(ip);
     if (port != null) {
-      hostFirewall.enforce(ip, port, hostRules(policy), true);
+      hostFirewall.enforce(ip, port, hostRules(policy));
     }
   }
 
@@ -407,13 +399,17 @@ public final class SandboxNetwork implements AutoCloseable {
   }
 
   private void apply(long pid, String containerId, EgressPolicy policy) throws IOException {
-    String restore = HostCommand.find("iptables-restore");
-    if (restore == null) {
-      throw new IOException("iptables-restore is not installed");
-    }
-    HostCommand.check("nsenter", List.of("-t", Long.toString(pid), "-n", restore), rules(policy),
+    String restore = HostTools.require("iptables-restore");
+    HostTools.check("nsenter", List.of("-t", Long.toString(pid), "-n", restore), rules(policy),
         "applying the egress firewall to " + containerId);
   }
+
+  /**
+   * How the namespace's firewall refuses a packet: rejected, so the process's connect fails at
+   * once ("no route to host", the kernel's word for a filtered destination) instead of hanging
+   * until it times out, which a person or a model reads as a flaky network.
+   */
+  private static final String REFUSE = "REJECT --reject-with icmp-admin-prohibited";
 
   String rules(EgressPolicy policy) {
     StringBuilder r = new StringBuilder("*filter\n");
@@ -426,12 +422,12 @@ public final class SandboxNetwork implements AutoCloseable {
     r.append("-A INPUT -m conntrack --ctstate ESTABLISHED,RELATED -j ACCEPT\n");
     if (!policy.internetAccess()) {
       // Docker's resolver lives on loopback and would forward any name: no query leaves
-      r.append("-A OUTPUT -o lo -d 127.0.0.11 -j DROP\n");
+      r.append("-A OUTPUT -o lo -d 127.0.0.11 -j REJECT\n");
     }
     r.append("-A OUTPUT -o lo -j ACCEPT\n");
     List<String> host = destinations.hostAddressesV4().stream().map(a -> "-d " + a + "/32").toList();
     r.append(PolicyRules.render(PolicyRules.of(policy, false, gateway.getHostAddress(), proxy.ports(), host,
-        destinations.sandboxSubnets()), "OUTPUT", "ACCEPT", "DROP"));
+        destinations.sandboxSubnets()), "OUTPUT", "ACCEPT", REFUSE));
     r.append("COMMIT\n");
     return r.toString();
   }
