@@ -286,8 +286,12 @@ public final class SandboxToolkit implements AutoCloseable {
       if (!allowOut.isEmpty()) {
         r = r.allowOut(allowOut.toArray(String[]::new));
       }
+      // counted from before the create: the server's deadline starts when the request reaches it,
+      // so the estimate is never later than the server's (a slow create made it later, and a call
+      // the timeout should have been set anew for left it alone)
+      long asked = System.nanoTime();
       LiveSandbox made = r.create();
-      endsAt.put(made.id(), System.nanoTime() + sandboxTimeout.toNanos());
+      endsAt.put(made.id(), asked + sandboxTimeout.toNanos());
       return made;
     });
     if (closed.get()) { // closed while this one was made: it must not outlive close()
@@ -297,8 +301,9 @@ public final class SandboxToolkit implements AutoCloseable {
     Long end = endsAt.get(s.id());
     if (end == null || end - System.nanoTime() < sandboxTimeout.toNanos() / 2) {
       // the timeout counts from the conversation's last call, not from its first
+      long asked = System.nanoTime();
       s.setTimeout(sandboxTimeout);
-      endsAt.put(s.id(), System.nanoTime() + sandboxTimeout.toNanos());
+      endsAt.put(s.id(), asked + sandboxTimeout.toNanos());
     }
     return s;
   }
