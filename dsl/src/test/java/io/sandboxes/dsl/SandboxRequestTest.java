@@ -114,7 +114,8 @@ class SandboxRequestTest {
     String denied = io.sandboxes.local.internal.egress.SandboxNetwork.DENIED_WITNESS;
     sandboxes.sandbox().allowOut(allowed).run(s -> {
       assertThat(s.exec("curl -s -o /dev/null -m 5 -w '%{http_code}' http://" + allowed + "/").stdout()).isEqualTo("200");
-      assertThat(s.exec("curl -s -o /dev/null -m 5 -w '%{http_code}' http://" + denied + "/").stdout()).isEqualTo("000");
+      assertThat(s.exec("curl -s -o /dev/null -m 5 -w '%{http_code}' http://" + denied + "/").stdout())
+          .as("the gateway refuses it, saying so").isEqualTo("403");
     });
     assertThat(sandboxes.verifyEgress().state()).isEqualTo(io.sandboxes.EgressVerdict.State.FILTERED);
   }
