@@ -54,6 +54,20 @@ class PausedStateTest {
   }
 
   @Test
+  @DisplayName("code runs on a paused code-interpreter sandbox throw SandboxPausedException too (its port answers for it); after a resume the kernel still has its state")
+  void runCodeOnAPausedSandbox(E2BApi e2b) {
+    try (LiveSandbox s = e2b.create(SandboxSpec.of(SandboxSpec.CODE_INTERPRETER_TEMPLATE))) {
+      s.runCode("kept = 'yes'").orThrow();
+      s.pause();
+      assertThatThrownBy(() -> s.runCode("kept")).isInstanceOfSatisfying(SandboxPausedException.class,
+          e -> assertThat(e.getMessage()).contains(s.id()).contains("run code"));
+      assertThatThrownBy(s::listCodeContexts).isInstanceOf(SandboxPausedException.class);
+      s.resume();
+      assertThat(s.runCode("kept").text()).isEqualTo("yes");
+    }
+  }
+
+  @Test
   @DisplayName("on the wire, the daemon address of a paused sandbox answers 502 as E2B's proxy does, with a message that says paused")
   void wireSaysPaused(E2BApi e2b, LocalServer server) throws Exception {
     try (LiveSandbox s = e2b.create(); HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build()) {
