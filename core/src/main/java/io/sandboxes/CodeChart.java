@@ -22,7 +22,7 @@ import org.jspecify.annotations.Nullable;
  * @param yUnit the unit in the y label's {@code (...)} or {@code [...]}, or {@code null}
  * @param elements the chart's elements, in the figure's order
  * @param json the chart as the interpreter sent it, as JSON text
- * @since 0.2
+ * @since 0.1
  */
 public record CodeChart(Type type, @Nullable String title, @Nullable String xLabel, @Nullable String yLabel,
     @Nullable String xUnit, @Nullable String yUnit, List<Element> elements, String json) {

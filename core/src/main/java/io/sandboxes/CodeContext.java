@@ -10,7 +10,7 @@ import java.util.Objects;
  * @param id the context's id
  * @param language the kernel's language, such as {@code python}
  * @param cwd the kernel's working directory
- * @since 0.2
+ * @since 0.1
  */
 public record CodeContext(String id, String language, String cwd) {
   /** Validates the components. */

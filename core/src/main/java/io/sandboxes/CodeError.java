@@ -10,7 +10,7 @@ import java.util.Objects;
  *     the kernel itself died (restart the context to go on)
  * @param value the error's message
  * @param traceback the kernel's traceback, lines joined with {@code \n} (it may hold ANSI colours)
- * @since 0.2
+ * @since 0.1
  */
 public record CodeError(String name, String value, String traceback) {
   /** Validates the components. */

@@ -15,7 +15,7 @@ import org.jspecify.annotations.Nullable;
  * @param stderr each piece of standard error, in order
  * @param error the error the code raised, or {@code null} when it ran to its end
  * @param executionCount the context's execution counter for this run, or 0 when not reported
- * @since 0.2
+ * @since 0.1
  */
 public record CodeExecution(List<CodeResult> results, List<String> stdout, List<String> stderr, @Nullable CodeError error,
     int executionCount) {

@@ -3,7 +3,7 @@ package io.sandboxes;
 /**
  * Thrown by {@link CodeExecution#orThrow()} when the code raised an error.
  *
- * @since 0.2
+ * @since 0.1
  */
 public class CodeExecutionException extends SandboxException {
   private static final long serialVersionUID = 1L;

@@ -28,7 +28,7 @@ import org.jspecify.annotations.Nullable;
  *     when the result is not such data
  * @param chart the chart read from a displayed figure (E2B's {@code chart}), or {@code null}
  * @param extra any other representation, by MIME type, as JSON text
- * @since 0.2
+ * @since 0.1
  */
 public record CodeResult(
     boolean mainResult,

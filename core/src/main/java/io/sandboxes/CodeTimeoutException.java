@@ -7,7 +7,7 @@ import java.time.Duration;
  * closed the stream, which makes the code interpreter interrupt the kernel; the context keeps
  * its state and takes the next execution once the interrupt lands.
  *
- * @since 0.2
+ * @since 0.1
  */
 public class CodeTimeoutException extends SandboxException {
   private static final long serialVersionUID = 1L;

@@ -27,7 +27,7 @@ import org.jspecify.annotations.Nullable;
  * @param onStderr the same for standard error, or {@code null}
  * @param onResult called with each result as it arrives, or {@code null}
  * @param onError called with the error the code raised, or {@code null}
- * @since 0.2
+ * @since 0.1
  */
 public record RunCodeOptions(
     @Nullable String context,

@@ -232,9 +232,12 @@ public interface Sandbox extends AutoCloseable {
   }
 
   /**
-   * Returns the sandbox's state as this handle last saw it.
+   * Returns the sandbox's state as its provider knows it now, whichever handle (or other program)
+   * paused, resumed or killed it; a sandbox the provider no longer has is
+   * {@link SandboxState#KILLED}. Asking may be a remote call.
    *
-   * @return the last state seen
+   * @return the sandbox's state now
+   * @throws SandboxException when the provider cannot be asked (never a guess in its place)
    */
   SandboxState status();
 
@@ -258,7 +261,9 @@ public interface Sandbox extends AutoCloseable {
 
   /**
    * Pauses the sandbox, keeping its processes. A sandbox that is already paused is success, and
-   * the outcome says so.
+   * the outcome says so. Until it is resumed, every call into it (commands, files, code) throws
+   * {@link SandboxPausedException}, unless it was created to resume by itself when called
+   * ({@link SandboxSpec#autoResume()}), in which case the call resumes it.
    *
    * @return what the pause did
    * @throws SandboxException when the pause fails; the status is then unchanged

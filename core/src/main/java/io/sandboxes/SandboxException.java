@@ -5,7 +5,8 @@ package io.sandboxes;
  * failures a caller handles where it makes sense, not at every call site.
  *
  * <p>Subtypes say what kind of failure it was: {@link SandboxNotFoundException} for a sandbox that
- * positively does not exist, {@link SandboxFileNotFoundException} for a missing path inside one,
+ * positively does not exist, {@link SandboxPausedException} for one that exists but is paused,
+ * {@link SandboxFileNotFoundException} for a missing path inside one,
  * {@link SandboxApiException} for an HTTP-level refusal, {@link SandboxRpcException} for an
  * error reported by the in-sandbox daemon.
  *

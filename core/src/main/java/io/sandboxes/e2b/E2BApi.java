@@ -97,8 +97,10 @@ public final class E2BApi {
   }
 
   /**
-   * Connects to an existing sandbox, resuming it if it is paused, and extends its timeout to at
-   * least {@code timeout} from now.
+   * Connects to an existing sandbox at {@code POST /v2/sandboxes/{id}/connect}, as E2B's SDKs do.
+   * A paused sandbox is resumed and ends {@code timeout} from now. A running sandbox's deadline
+   * only moves later: to {@code timeout} from now when that is later, otherwise it stays (E2B's
+   * control plane never shortens a deadline on connect; {@link #setTimeout} does).
    *
    * @param sandboxId the sandbox's id
    * @param timeout how long it should live from now at least, positive
@@ -557,8 +559,34 @@ public final class E2BApi {
     String token = Json.text(sandbox, "envdAccessToken");
     String sandboxDomain = Json.text(sandbox, "domain");
     String effectiveDomain = sandboxDomain == null || sandboxDomain.isBlank() ? domain : sandboxDomain;
-    Envd envd = new Envd(http, envdUrl(sandboxUrl, id, effectiveDomain), id, token);
+    Envd envd = new Envd(http, envdUrl(sandboxUrl, id, effectiveDomain), id, token, (what, message) -> unreachable(id, what, message));
     return new LiveSandbox(this, id, Json.text(sandbox, "templateID"), Json.text(sandbox, "envdVersion"), envd, effectiveDomain);
+  }
+
+  /**
+   * Explains a sandbox whose address answered 502: E2B's proxy says {@code "The sandbox was not
+   * found"} for a killed sandbox and for a paused one alike (the local server says which), so the
+   * control plane is asked. Paused is {@link io.sandboxes.SandboxPausedException}; gone is
+   * {@link SandboxNotFoundException}; running (a proxy that lost its route for a moment) is a
+   * plain {@link SandboxException}. When the control plane cannot be asked, the proxy's word
+   * stands, with the failed look attached.
+   */
+  RuntimeException unreachable(String sandboxId, String what, String message) {
+    SandboxInfo now;
+    try {
+      now = toInfo(controlPlane.info(sandboxId));
+    } catch (SandboxNotFoundException gone) {
+      return new SandboxNotFoundException(sandboxId, message + "; the control plane has no such sandbox either");
+    } catch (RuntimeException couldNotLook) {
+      SandboxNotFoundException e = new SandboxNotFoundException(sandboxId, message);
+      e.addSuppressed(couldNotLook);
+      return e;
+    }
+    if (now.state() == io.sandboxes.SandboxState.PAUSED) {
+      return new io.sandboxes.SandboxPausedException(sandboxId, what);
+    }
+    return new SandboxException(what + ": the sandbox's address answered HTTP 502 (" + message
+        + ") while the control plane says it is " + now.state().name().toLowerCase(java.util.Locale.ROOT) + "; try again");
   }
 
   /**

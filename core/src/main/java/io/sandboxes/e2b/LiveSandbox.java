@@ -57,7 +57,8 @@ public final class LiveSandbox implements Sandbox {
   private final @Nullable String envdVersion;
   private final String previewDomain;
   private volatile Envd envd;
-  private volatile SandboxState status = SandboxState.RUNNING;
+  /** Set once this handle has killed its sandbox: a killed sandbox never comes back, so nothing need be asked. */
+  private volatile boolean killed;
   private final AtomicBoolean closed = new AtomicBoolean();
 
   LiveSandbox(E2BApi api, String id, @Nullable String templateId, @Nullable String envdVersion, Envd envd, String previewDomain) {
@@ -126,9 +127,26 @@ public final class LiveSandbox implements Sandbox {
     envd.codeInterpreter().remove(Objects.requireNonNull(contextId, "contextId"));
   }
 
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Asks the control plane ({@code GET /sandboxes/{id}}, which wakes nothing), so the answer is
+   * the sandbox's state now, whoever paused, resumed or killed it: a sandbox the server no longer
+   * has is {@link SandboxState#KILLED}. Once this handle has killed its sandbox it answers
+   * {@code KILLED} without asking.
+   *
+   * @throws SandboxException when the control plane cannot be asked; never a guess
+   */
   @Override
   public SandboxState status() {
-    return status;
+    if (killed) {
+      return SandboxState.KILLED;
+    }
+    try {
+      return api.info(id).state();
+    } catch (io.sandboxes.SandboxNotFoundException gone) {
+      return SandboxState.KILLED;
+    }
   }
 
   @Override
@@ -260,7 +278,6 @@ public final class LiveSandbox implements Sandbox {
     try {
       now = api.info(id);
     } catch (io.sandboxes.SandboxNotFoundException gone) {
-      status = SandboxState.KILLED;
       io.sandboxes.SandboxNotFoundException e = new io.sandboxes.SandboxNotFoundException(id,
           "it was killed or reached its end of life while " + what + " was running (" + cut.getMessage()
               + "); the control plane says: " + gone.getMessage());
@@ -271,8 +288,8 @@ public final class LiveSandbox implements Sandbox {
       return cut;
     }
     if (now.state() == SandboxState.PAUSED) {
-      status = SandboxState.PAUSED;
-      return new SandboxException("sandbox " + id + " was paused while " + what + " was running (" + cut.getMessage() + ")", cut);
+      return new io.sandboxes.SandboxPausedException(id, "sandbox " + id + " was paused while " + what + " was running ("
+          + cut.getMessage() + ")", cut);
     }
     return cut;
   }
@@ -695,7 +712,6 @@ public final class LiveSandbox implements Sandbox {
   @Override
   public HibernationOutcome hibernate() {
     boolean pausedNow = api.pause(id, true);
-    status = SandboxState.PAUSED;
     return new HibernationOutcome(true, "pause", pausedNow ? null : "the sandbox was already paused");
   }
 
@@ -703,7 +719,6 @@ public final class LiveSandbox implements Sandbox {
   public HibernationOutcome resume() {
     LiveSandbox fresh = api.connect(id, api.provider().defaultTimeout());
     this.envd = fresh.envd;
-    status = SandboxState.RUNNING;
     return new HibernationOutcome(true, "resume", null);
   }
 
@@ -901,9 +916,7 @@ public final class LiveSandbox implements Sandbox {
    * @return true when it is paused now, false when it already was
    */
   public boolean pause() {
-    boolean now = api.pause(id, true);
-    status = SandboxState.PAUSED;
-    return now;
+    return api.pause(id, true);
   }
 
   /**
@@ -913,9 +926,9 @@ public final class LiveSandbox implements Sandbox {
    */
   public boolean kill() {
     closed.set(true);
-    boolean killed = api.kill(id);
-    status = SandboxState.KILLED;
-    return killed;
+    boolean wasThere = api.kill(id);
+    killed = true;
+    return wasThere;
   }
 
   /** Kills the sandbox; a sandbox already gone is not an error. Idempotent. */
@@ -923,7 +936,7 @@ public final class LiveSandbox implements Sandbox {
   public void close() {
     if (closed.compareAndSet(false, true)) {
       api.kill(id);
-      status = SandboxState.KILLED;
+      killed = true;
     }
   }
 

@@ -7,6 +7,7 @@ import io.sandboxes.SandboxInfo;
 import io.sandboxes.e2b.E2BSandboxProvider;
 import io.sandboxes.e2b.LiveSandbox;
 import io.sandboxes.e2b.SandboxQuery;
+import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 
@@ -60,17 +61,39 @@ public final class SandboxClient implements AutoCloseable {
 
   /**
    * Connects to an existing sandbox, resuming it when it is paused, as E2B's
-   * {@code Sandbox.connect(id)}. The handle does not own the sandbox more than any other:
-   * closing it kills the sandbox.
+   * {@code Sandbox.connect(id)}, with E2B's default timeout of 5 minutes: see
+   * {@link #connect(String, Duration)} for what that does to its deadline.
    *
    * @param sandboxId the sandbox's id
    * @return a live handle
-   * @throws io.sandboxes.SandboxNotFoundException when the server says it does not exist
+   * @throws io.sandboxes.SandboxNotFoundException when the server says it does not exist (killed,
+   *     or past its deadline)
    * @throws io.sandboxes.SandboxException when the server could not be asked
    */
   public LiveSandbox connect(String sandboxId) {
     Objects.requireNonNull(sandboxId, "sandboxId");
     return provider.api().connect(sandboxId);
+  }
+
+  /**
+   * Connects to an existing sandbox, as E2B's {@code Sandbox.connect(id, {timeoutMs})}. The
+   * timeout is sent to the server, which does what E2B's does with it: a paused sandbox is
+   * resumed and then ends {@code timeout} from now; a running sandbox's deadline only ever moves
+   * later, to {@code timeout} from now when that is later than its deadline, and stays where it is
+   * otherwise (connecting never shortens a sandbox's life; {@link LiveSandbox#setTimeout(Duration)}
+   * does). The handle does not own the sandbox more than any other: closing it kills the sandbox.
+   *
+   * @param sandboxId the sandbox's id
+   * @param timeout how long the sandbox should live from now at least, positive
+   * @return a live handle
+   * @throws io.sandboxes.SandboxNotFoundException when the server says it does not exist (killed,
+   *     or past its deadline)
+   * @throws io.sandboxes.SandboxException when the server could not be asked
+   */
+  public LiveSandbox connect(String sandboxId, Duration timeout) {
+    Objects.requireNonNull(sandboxId, "sandboxId");
+    Objects.requireNonNull(timeout, "timeout");
+    return provider.api().connect(sandboxId, timeout);
   }
 
   /**

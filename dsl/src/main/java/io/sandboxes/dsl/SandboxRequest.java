@@ -213,6 +213,20 @@ public final class SandboxRequest {
   }
 
   /**
+   * Makes the sandbox resume by itself when it is called while paused (E2B's {@code autoResume}):
+   * a command, a file call or code run then wakes it instead of throwing
+   * {@link io.sandboxes.SandboxPausedException}. Set {@link #onTimeout(OnTimeout)} to
+   * {@link OnTimeout#PAUSE} first: only a sandbox whose pause keeps its memory can resume on a call.
+   *
+   * @param autoResume whether a call wakes the paused sandbox
+   * @return a copy with it
+   * @throws IllegalArgumentException when the sandbox is not set to pause at its timeout
+   */
+  public SandboxRequest autoResume(boolean autoResume) {
+    return with(spec.withAutoResume(autoResume));
+  }
+
+  /**
    * The sandbox this request describes.
    *
    * @return what will be created

@@ -44,9 +44,12 @@ import org.jspecify.annotations.Nullable;
  * <p>Every operation answers text: a command's exit code and its output, each stream cut in the
  * middle to the output limit with a marker giving its full length; a failure (a file that is not
  * there, a command over its time, a sandbox that could not be made) as a line starting {@code
- * error:}, so a model can act on it and its conversation goes on. Egress is whatever the client's
- * sandboxes get: nothing at all on the local runtime unless {@link Builder#allowOut} says
- * otherwise.
+ * error:}, so a model can act on it and its conversation goes on; a command or program that ran
+ * past its time answers what it printed before it was stopped. Outputs are plain text: terminal
+ * colour codes are removed, and a code interpreter's traceback is cut to each frame's location and
+ * line. Egress is whatever the client's sandboxes get: nothing at all on the local runtime unless
+ * {@link Builder#allowOut} says otherwise; {@link #networkPolicy()} says which, for the tools'
+ * descriptions.
  */
 public final class SandboxToolkit implements AutoCloseable {
   /** The memory id of calls made without one. */
@@ -80,6 +83,40 @@ public final class SandboxToolkit implements AutoCloseable {
    */
   public static Builder builder(SandboxClient client) {
     return new Builder(Objects.requireNonNull(client, "client"));
+  }
+
+  /**
+   * The sandboxes' network policy in a sentence for a model, as the tools' descriptions carry it:
+   * which hosts they can reach, and that a denied one is a policy's answer (a refused connection,
+   * or an HTTP 403 from the sandbox's egress gateway), not a flaky network to retry. With an
+   * allow-list, only those destinations; without one, on a local runtime (a server on this
+   * machine's loopback) nothing at all; elsewhere, the provider's default (E2B's is the open
+   * internet).
+   *
+   * @return the sentence
+   */
+  public String networkPolicy() {
+    if (!allowOut.isEmpty()) {
+      return "Network: the sandbox can reach only " + String.join(", ", allowOut) + ". A connection to any other host is"
+          + " refused by the sandbox's network policy (an HTTP 403 from its egress gateway, or a refused connection): that"
+          + " is the policy, not a flaky network, so do not retry it.";
+    }
+    if (localRuntime()) {
+      return "Network: the sandbox has no network access (closed by default): it can reach no host outside itself, so"
+          + " downloads and package installs from the internet fail. A failed connection is the policy, not a flaky"
+          + " network: do not retry it.";
+    }
+    return "Network: the sandbox reaches the internet as its provider allows by default.";
+  }
+
+  /** A server on this machine's loopback: the local runtime, whose sandboxes have no network unless allowed. */
+  private boolean localRuntime() {
+    String host = client.provider().apiUrl().getHost();
+    if (host == null) {
+      return false;
+    }
+    host = host.startsWith("[") ? host.substring(1, host.length() - 1) : host;
+    return host.equals("localhost") || host.startsWith("127.") || host.equals("::1") || host.equals("0:0:0:0:0:0:0:1");
   }
 
   /**

@@ -87,12 +87,11 @@ public final class Sandboxes {
   }
 
   static SandboxClient auto(java.util.function.Function<String, String> environment) {
-    System.Logger log = System.getLogger(Sandboxes.class.getName());
     if (hasKey(environment)) {
-      log.log(System.Logger.Level.INFO, "Sandboxes: using E2B's cloud (E2B_API_KEY is set)");
+      Log.info(Sandboxes.class, "Sandboxes: using E2B's cloud (E2B_API_KEY is set)");
       return e2b();
     }
-    log.log(System.Logger.Level.INFO, "Sandboxes: using the local runtime (no E2B_API_KEY)");
+    Log.info(Sandboxes.class, "Sandboxes: using the local runtime (no E2B_API_KEY)");
     return local();
   }
 

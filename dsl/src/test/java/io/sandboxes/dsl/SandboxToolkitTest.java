@@ -94,4 +94,70 @@ class SandboxToolkitTest {
       assertThat(toolkit.runCommand("k", "echo fresh")).isEqualTo("exit code: 0\nstdout:\nfresh\n");
     }
   }
+
+  @Test
+  @DisplayName("tool text is plain: colour codes go, a progress bar redrawn with carriage returns keeps what it showed last")
+  void plainText() {
+    assertThat(ToolText.plain("\u001B[0;31mKeyError\u001B[0m: 'b' \u001B]8;;http://x\u0007link\u001B]8;;\u0007")).isEqualTo("KeyError: 'b' link");
+    assertThat(ToolText.plain(" 10%|#    |\r 50%|###  |\r100%|#####|\r\ndone\r\n")).isEqualTo("100%|#####|\ndone\n");
+    assertThat(ToolText.result(new io.sandboxes.ExecResult(1, "\u001B[1;32mok\u001B[0m\n", "\u001B[31mfail\u001B[0m\n",
+        java.time.Duration.ZERO), 100)).isEqualTo("exit code: 1\nstdout:\nok\n\nstderr:\nfail\n");
+  }
+
+  @Test
+  @DisplayName("an IPython traceback (a KeyError inside pandas: 43 coloured lines) comes back plain and short: each frame's place and marked line, and the exception")
+  void shortTraceback() throws Exception {
+    String raw;
+    try (var in = SandboxToolkitTest.class.getResourceAsStream("ipython-keyerror-traceback.txt")) {
+      raw = new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+    }
+    assertThat(raw.lines().count()).isEqualTo(43);
+    String tb = ToolText.traceback(raw);
+    assertThat(tb).doesNotContain("\u001B").doesNotContain("-----");
+    assertThat(tb.lines().count()).isLessThanOrEqualTo(20);
+    assertThat(tb.lines().toList()).startsWith("Traceback (most recent call last):")
+        .contains("Cell In [2], line 3", "  line 3: df['b']", "The above exception was the direct cause of the following exception:",
+            "  line 3804: raise KeyError(key) from err")
+        .doesNotContain("  line 3801: try:") // a line of context around a frame, not the frame's own
+        .endsWith("KeyError: 'b'");
+    // a traceback of Python's own shape loses nothing
+    String python = "Traceback (most recent call last):\n  File \"/tmp/x.py\", line 1, in <module>\n    1 / 0\n"
+        + "ZeroDivisionError: division by zero";
+    assertThat(ToolText.traceback(python)).isEqualTo(python);
+  }
+
+  @Test
+  @DisplayName("a command or code run past its time is an error that keeps what it printed before it was stopped, colour codes removed")
+  void timeoutKeepsOutput() {
+    try (SandboxClient sandboxes = Sandboxes.local();
+         SandboxToolkit toolkit = SandboxToolkit.builder(sandboxes).commandTimeout(java.time.Duration.ofSeconds(2)).build();
+         SandboxToolkit kernel = SandboxToolkit.builder(sandboxes).template(io.sandboxes.SandboxSpec.CODE_INTERPRETER_TEMPLATE)
+             .commandTimeout(java.time.Duration.ofSeconds(2)).build()) {
+      assertThat(toolkit.runCommand("t", "printf '\\033[32mbuilding\\033[0m\\n'; echo half >&2; sleep 30"))
+          .startsWith("error: command timed out")
+          .contains("\nstdout before it was stopped:\nbuilding\n", "\nstderr before it was stopped:\nhalf\n")
+          .doesNotContain("\u001B");
+      assertThat(kernel.runPython("t", "import time\nprint('loaded', flush=True)\ntime.sleep(30)"))
+          .startsWith("error: ").contains("\nstdout before it was stopped:\nloaded\n");
+      String keyError = kernel.runPython("t", "d = {'a': 1}\nd['b']");
+      assertThat(keyError).startsWith("exception: KeyError: 'b'\n").doesNotContain("\u001B").contains("  line 2: d['b']");
+      assertThat(keyError.lines().count()).isLessThanOrEqualTo(6);
+    }
+  }
+
+  @Test
+  @DisplayName("the network policy for the tools' descriptions: closed on the local runtime, or the allowed hosts, and denials are not to be retried")
+  void networkPolicy() {
+    try (SandboxClient sandboxes = Sandboxes.local();
+         SandboxToolkit closed = SandboxToolkit.builder(sandboxes).build();
+         SandboxToolkit open = SandboxToolkit.builder(sandboxes).allowOut("pypi.org", "*.pythonhosted.org").build()) {
+      assertThat(closed.networkPolicy()).contains("no network access (closed by default)").contains("do not retry");
+      assertThat(open.networkPolicy()).contains("can reach only pypi.org, *.pythonhosted.org").contains("HTTP 403")
+          .contains("do not retry");
+    }
+    try (SandboxClient cloud = Sandboxes.at(java.net.URI.create("https://api.e2b.app"), java.net.URI.create("https://sandbox.e2b.app"),
+        "e2b_x"); SandboxToolkit toolkit = SandboxToolkit.builder(cloud).build()) {
+      assertThat(toolkit.networkPolicy()).doesNotContain("closed").contains("internet");
+    }
+  }
 }

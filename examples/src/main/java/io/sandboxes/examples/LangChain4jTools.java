@@ -1,7 +1,6 @@
 package io.sandboxes.examples;
 
 import dev.langchain4j.agent.tool.ToolSpecification;
-import dev.langchain4j.agent.tool.ToolSpecifications;
 import io.sandboxes.dsl.SandboxClient;
 import io.sandboxes.dsl.Sandboxes;
 import io.sandboxes.langchain4j.SandboxCodeExecutionEngine;
@@ -12,7 +11,7 @@ import java.io.PrintStream;
  * LangChain4j: the sandbox tools as a model sees them (the specifications LangChain4j derives and
  * sends it), then called the way an AI service calls them on a model's behalf, for two
  * conversations that each get a sandbox of their own, and the code execution engine. No language
- * model runs here: in an application, {@code AiServices.builder(...).tools(tools)} hands these
+ * model runs here: in an application, {@code AiServices.builder(...).toolProvider(tools)} hands these
  * tools to one.
  *
  * <p>Run it with {@code scripts/run-examples.sh LangChain4jTools}.
@@ -28,7 +27,7 @@ public final class LangChain4jTools {
 
   static void run(SandboxClient sandboxes, PrintStream out) {
     try (SandboxTools tools = SandboxTools.builder(sandboxes).outputLimit(400).build()) {
-      for (ToolSpecification spec : ToolSpecifications.toolSpecificationsFrom(tools)) {
+      for (ToolSpecification spec : tools.toolSpecifications()) {
         out.println("tool " + spec.name() + " " + spec.parameters().properties().keySet() + ": " + spec.description());
       }
       out.println(tools.writeFile("alice", "/home/user/plan.txt", "step 1: count primes\n"));

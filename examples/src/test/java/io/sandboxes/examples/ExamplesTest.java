@@ -102,7 +102,9 @@ class ExamplesTest {
         .anyMatch(l -> l.startsWith("verdict: FILTERED (observed in "))
         .anyMatch(l -> l.startsWith("detail: deny-by-default verified: "))
         .contains("== LangChain4j tools", "tool run_python [code]: Runs a Python 3 program in your own Linux sandbox and returns its exit code, "
-            + "stdout and stderr. Print what you want to see.", "wrote 21 bytes to /home/user/plan.txt", "1229")
+            + "stdout and stderr. Print what you want to see. Network: the sandbox has no network access (closed by default): it can"
+            + " reach no host outside itself, so downloads and package installs from the internet fail. A failed connection is the"
+            + " policy, not a flaky network: do not retry it.", "wrote 21 bytes to /home/user/plan.txt", "1229")
         .anyMatch(l -> l.startsWith("error: ") && l.contains("/home/user/plan.txt"))
         .anyMatch(l -> l.matches("\\[\\.\\.\\. \\d+ characters cut; 588895 in all \\.\\.\\.\\]"))
         .anyMatch(l -> l.matches("engine: 3\\.\\d+\\.\\d+"))

@@ -147,7 +147,7 @@ class ReadmeSnippetsTest {
          SandboxCodeExecutionEngine engine = new SandboxCodeExecutionEngine(sandboxes);
          SandboxTools tools = SandboxTools.builder(sandboxes).outputLimit(2_000).build()) {
       out.println(engine.execute("print(sum(range(101)))"));
-      // what a model's tool call runs; AiServices.builder(...).tools(tools) offers them to a model
+      // what a model's tool call runs; AiServices.builder(...).toolProvider(tools) offers them to a model
       out.println(tools.runCommand("alice", "echo hi from alice"));
     }
     // end
@@ -160,7 +160,7 @@ class ReadmeSnippetsTest {
     // snippet:spring-ai
     try (SandboxClient sandboxes = Sandboxes.local();
          SandboxToolkit toolkit = SandboxToolkit.builder(sandboxes).build()) {
-      SandboxSpringTools tools = new SandboxSpringTools(toolkit); // ChatClient.builder(model).defaultTools(tools)
+      SandboxSpringTools tools = new SandboxSpringTools(toolkit); // ChatClient.builder(model).defaultToolCallbacks(tools.toolCallbacks())
       ToolContext alice = new ToolContext(Map.of(ChatMemory.CONVERSATION_ID, "alice"));
       out.println(tools.runPython("print(2 ** 10)", alice));
     }

@@ -1,6 +1,6 @@
 package io.sandboxes.junit;
 
-import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.platform.engine.discovery.DiscoverySelectors.selectClass;
 
 import io.sandboxes.Sandbox;
@@ -8,7 +8,10 @@ import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.platform.testkit.engine.EngineTestKit;
 
-/** The README's JUnit snippet, run through the test kit (its class is a nested fixture). */
+/**
+ * The README's JUnit snippet, run through the test kit (its class is a nested fixture). It uses
+ * JUnit's own assertions, so a reader needs nothing but JUnit and {@code sandboxes-junit}.
+ */
 class ReadmeJUnitSnippetTest {
 
   // snippet:junit
@@ -18,7 +21,7 @@ class ReadmeJUnitSnippetTest {
 
     @Test
     void runsPython() {
-      assertThat(sandbox.exec("python3 -c 'print(1 + 1)'").stdout()).isEqualTo("2\n");
+      assertEquals("2\n", sandbox.exec("python3 -c 'print(1 + 1)'").stdout());
     }
   }
   // end

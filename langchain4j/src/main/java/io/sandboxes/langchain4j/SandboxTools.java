@@ -3,19 +3,30 @@ package io.sandboxes.langchain4j;
 import dev.langchain4j.agent.tool.P;
 import dev.langchain4j.agent.tool.Tool;
 import dev.langchain4j.agent.tool.ToolMemoryId;
+import dev.langchain4j.agent.tool.ToolSpecification;
+import dev.langchain4j.agent.tool.ToolSpecifications;
 import dev.langchain4j.data.message.ChatMessage;
 import dev.langchain4j.service.memory.ChatMemoryAccess;
+import dev.langchain4j.service.tool.DefaultToolExecutor;
+import dev.langchain4j.service.tool.ToolExecutor;
+import dev.langchain4j.service.tool.ToolProvider;
+import dev.langchain4j.service.tool.ToolProviderRequest;
+import dev.langchain4j.service.tool.ToolProviderResult;
 import dev.langchain4j.store.memory.chat.ChatMemoryStore;
 import io.sandboxes.dsl.SandboxClient;
 import io.sandboxes.dsl.SandboxToolkit;
+import java.lang.reflect.Method;
 import java.time.Duration;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 
 /**
  * LangChain4j tools that give a model a Linux sandbox of its own per conversation: run a shell
- * command, run Python, read, write and list files. Hand an instance to {@code AiServices}:
+ * command, run Python, read, write and list files. Hand an instance to {@code AiServices} as its
+ * tool provider:
  *
  * {@snippet :
  * try (SandboxClient sandboxes = Sandboxes.local();
@@ -24,7 +35,7 @@ import org.jspecify.annotations.Nullable;
  *       .chatModel(model)
  *       .chatMemoryProvider(id -> MessageWindowChatMemory.builder().id(id).maxMessages(20)
  *           .chatMemoryStore(tools.releasingOnDelete(new InMemoryChatMemoryStore())).build())
- *       .tools(tools)
+ *       .toolProvider(tools)
  *       .build();
  *   assistant.chat("alice", "How many primes are below 10,000? Compute it.");
  * }
@@ -40,8 +51,18 @@ import org.jspecify.annotations.Nullable;
  * Without a memory id (an AI service with no chat memory) every call shares the {@code "default"}
  * conversation. The answers are {@link SandboxToolkit}'s: compact text, failures as {@code
  * error:} lines the model can act on.
+ *
+ * <p>As a {@link ToolProvider} ({@code .toolProvider(tools)}) the tools that reach the network
+ * ({@code run_command}, {@code run_python}) describe the sandboxes' network policy to the model
+ * ({@link SandboxToolkit#networkPolicy()}: closed, or which hosts it can reach), so a denied host
+ * is not retried as a flaky network. {@code .tools(tools)} works too, with the annotations'
+ * fixed descriptions, which can only say that denials are the policy's.
  */
-public final class SandboxTools implements AutoCloseable {
+public final class SandboxTools implements AutoCloseable, ToolProvider {
+  /** What the fixed descriptions can say of the network: denials are the policy's. */
+  static final String DENIALS = " A host the sandbox's network policy denies answers HTTP 403 or refuses the connection:"
+      + " that is the policy, not a flaky network, so do not retry it.";
+
   private final SandboxToolkit toolkit;
 
   private SandboxTools(SandboxToolkit toolkit) {
@@ -66,7 +87,7 @@ public final class SandboxTools implements AutoCloseable {
    * @return the exit code and the output, or an {@code error:} line
    */
   @Tool(name = "run_command", value = "Runs a bash command line in your own Linux sandbox (kept for this conversation: files "
-      + "you write stay there) and returns its exit code, stdout and stderr. Long outputs are cut in the middle.")
+      + "you write stay there) and returns its exit code, stdout and stderr. Long outputs are cut in the middle." + DENIALS)
   public String runCommand(@ToolMemoryId @Nullable Object memoryId, @P(name = "command", value = "the bash command line to run") String command) {
     return toolkit.runCommand(memoryId, command);
   }
@@ -79,7 +100,7 @@ public final class SandboxTools implements AutoCloseable {
    * @return the exit code and the output, or an {@code error:} line
    */
   @Tool(name = "run_python", value = "Runs a Python 3 program in your own Linux sandbox and returns its exit code, stdout "
-      + "and stderr. Print what you want to see.")
+      + "and stderr. Print what you want to see." + DENIALS)
   public String runPython(@ToolMemoryId @Nullable Object memoryId, @P(name = "code", value = "the Python 3 source code") String code) {
     return toolkit.runPython(memoryId, code);
   }
@@ -193,6 +214,47 @@ public final class SandboxTools implements AutoCloseable {
    */
   public @Nullable String sandboxId(@Nullable Object memoryId) {
     return toolkit.sandboxId(memoryId);
+  }
+
+  /**
+   * The five tools for {@code AiServices.builder(...).toolProvider(tools)}: each one's
+   * specification from its annotation, where {@code run_command}'s and {@code run_python}'s
+   * description states the sandboxes' network policy ({@link SandboxToolkit#networkPolicy()}), and
+   * an executor calling it with the conversation's memory id.
+   *
+   * @param request the AI service's request (unused: the tools are the same for every one)
+   * @return the tools
+   */
+  @Override
+  public ToolProviderResult provideTools(ToolProviderRequest request) {
+    return new ToolProviderResult(tools());
+  }
+
+  /**
+   * The specifications a model is sent for these tools as a {@link ToolProvider}, network policy
+   * included: to show or log what the model sees.
+   *
+   * @return the five tools' specifications
+   */
+  public List<ToolSpecification> toolSpecifications() {
+    return List.copyOf(tools().keySet());
+  }
+
+  private Map<ToolSpecification, ToolExecutor> tools() {
+    Map<ToolSpecification, ToolExecutor> tools = new LinkedHashMap<>();
+    for (Method m : SandboxTools.class.getMethods()) {
+      Tool tool = m.getAnnotation(Tool.class);
+      if (tool == null) {
+        continue;
+      }
+      ToolSpecification spec = ToolSpecifications.toolSpecificationFrom(m);
+      if (spec.description() != null && spec.description().endsWith(DENIALS)) {
+        String fixed = spec.description().substring(0, spec.description().length() - DENIALS.length());
+        spec = spec.toBuilder().description(fixed + " " + toolkit.networkPolicy()).build();
+      }
+      tools.put(spec, new DefaultToolExecutor(this, m));
+    }
+    return tools;
   }
 
   /** The toolkit these tools answer from. */

@@ -50,7 +50,7 @@ class SandboxToolsTest {
         .chatModel(model)
         .chatMemoryProvider(id -> MessageWindowChatMemory.builder().id(id).maxMessages(50)
             .chatMemoryStore(tools.releasingOnDelete(new InMemoryChatMemoryStore())).build())
-        .tools(tools)
+        .toolProvider(tools)
         .build();
   }
 
@@ -59,13 +59,16 @@ class SandboxToolsTest {
   }
 
   @Test
-  @DisplayName("a model writes a file, runs a command over it and gets both results back as text")
+  @DisplayName("a model is told the sandbox's network policy, writes a file, runs a command over it and gets both results back as text")
   void toolsRoundTrip() {
     AtomicReference<List<String>> got = new AtomicReference<>();
     AtomicReference<List<String>> offered = new AtomicReference<>();
+    AtomicReference<String> described = new AtomicReference<>();
     ScriptedModel model = new ScriptedModel(
         r -> {
           offered.set(r.toolSpecifications().stream().map(ToolSpecification::name).sorted().toList());
+          described.set(r.toolSpecifications().stream().filter(s -> s.name().equals("run_command")).findFirst().orElseThrow()
+              .description());
           return AiMessage.from(call("write_file", "{\"path\":\"/home/user/notes.txt\",\"content\":\"hello\"}"),
               call("run_command", "{\"command\":\"cat /home/user/notes.txt; echo \\\" $((6*7))\\\"\"}"));
         },
@@ -76,6 +79,8 @@ class SandboxToolsTest {
     try (SandboxTools tools = SandboxTools.builder(sandboxes).build()) {
       assertThat(assistant(model, tools).chat("alice", "note hello, then compute")).isEqualTo("done");
       assertThat(offered.get()).containsExactly("list_folder", "read_file", "run_command", "run_python", "write_file");
+      assertThat(described.get()).as("what the model is told of the network")
+          .contains("Network: the sandbox has no network access (closed by default)").doesNotContain("HTTP 403 or refuses");
       assertThat(got.get()).containsExactly("wrote 5 bytes to /home/user/notes.txt", "exit code: 0\nstdout:\nhello 42\n");
     }
   }

@@ -283,7 +283,7 @@ class CodeInterpreterTest {
   }
 
   @Test
-  @DisplayName("a timeout interrupts the kernel: the context keeps its state and runs the next code at once")
+  @DisplayName("a timeout interrupts the kernel: the context keeps its state and runs the next code within seconds, not behind the timed-out run")
   void timeoutInterrupts() {
     CodeContext ctx = sandbox.createCodeContext();
     try {
@@ -297,7 +297,9 @@ class CodeInterpreterTest {
       long t1 = System.nanoTime();
       CodeExecution next = sandbox.runCode("kept", RunCodeOptions.defaults().inContext(ctx).withTimeout(Duration.ofSeconds(30)));
       assertThat(next.text()).isEqualTo("yes");
-      assertThat(Duration.ofNanos(System.nanoTime() - t1)).isLessThan(Duration.ofSeconds(15));
+      // about 1.3 s here; a relay that learns of the timed-out client only from the bridge's 5 s
+      // keepalives made this wait 8 s
+      assertThat(Duration.ofNanos(System.nanoTime() - t1)).isLessThan(Duration.ofSeconds(4));
     } finally {
       sandbox.removeCodeContext(ctx.id());
     }

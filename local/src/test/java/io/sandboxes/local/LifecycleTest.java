@@ -51,7 +51,7 @@ class LifecycleTest {
       assertThat(e2b.listAll(SandboxQuery.all().withMetadata(Map.of("tag", tag)).withStates(Set.of(SandboxState.PAUSED))))
           .extracting(SandboxInfo::id).containsExactly(s.id());
       assertThat(e2b.listAll(SandboxQuery.all().withMetadata(Map.of("tag", tag)).withStates(Set.of(SandboxState.RUNNING)))).isEmpty();
-      assertThatThrownBy(() -> s.exec("true")).isInstanceOf(SandboxNotFoundException.class);
+      assertThatThrownBy(() -> s.exec("true")).isInstanceOf(io.sandboxes.SandboxPausedException.class);
 
       LiveSandbox resumed = e2b.connect(s.id());
       assertThat(e2b.info(s.id()).state()).isEqualTo(SandboxState.RUNNING);

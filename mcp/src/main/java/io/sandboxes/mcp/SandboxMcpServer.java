@@ -62,11 +62,12 @@ public final class SandboxMcpServer {
    */
   public static List<SyncToolSpecification> tools(SandboxToolkit toolkit) {
     List<SyncToolSpecification> tools = new ArrayList<>();
+    String network = " " + toolkit.networkPolicy();
     tools.add(tool("run_command", "Runs a bash command line in your own Linux sandbox (kept for this session: files you "
-        + "write stay there) and returns its exit code, stdout and stderr. Long outputs are cut in the middle.",
+        + "write stay there) and returns its exit code, stdout and stderr. Long outputs are cut in the middle." + network,
         Map.of("command", "the bash command line to run"), (session, a) -> toolkit.runCommand(session, a.get("command"))));
     tools.add(tool("run_python", "Runs a Python 3 program in your own Linux sandbox and returns its exit code, stdout "
-        + "and stderr. Print what you want to see.", Map.of("code", "the Python 3 source code"),
+        + "and stderr. Print what you want to see." + network, Map.of("code", "the Python 3 source code"),
         (session, a) -> toolkit.runPython(session, a.get("code"))));
     tools.add(tool("read_file", "Reads a text file from your sandbox. Long files are cut in the middle.",
         Map.of("path", "the file's path"), (session, a) -> toolkit.readFile(session, a.get("path"))));
@@ -120,7 +121,8 @@ public final class SandboxMcpServer {
   /** The server's description and tools, on whichever transport's specification. */
   static <S extends McpServer.SyncSpecification<S>> McpSyncServer configure(S spec, SandboxToolkit toolkit) {
     return spec.serverInfo("sandboxes", version())
-        .instructions("Each session has a Linux sandbox of its own: run commands and Python there, read and write its files.")
+        .instructions("Each session has a Linux sandbox of its own: run commands and Python there, read and write its files. "
+            + toolkit.networkPolicy())
         .capabilities(McpSchema.ServerCapabilities.builder().tools(false).build())
         .tools(tools(toolkit))
         .build();

@@ -82,6 +82,8 @@ class SandboxMcpServerTest {
           .containsExactlyInAnyOrder("run_command", "run_python", "read_file", "write_file", "list_folder");
       McpSchema.Tool write = c.listTools().tools().stream().filter(t -> t.name().equals("write_file")).findFirst().orElseThrow();
       assertThat(String.valueOf(write.inputSchema().get("required"))).isEqualTo("[content, path]");
+      assertThat(c.listTools().tools().stream().filter(t -> t.name().startsWith("run_")).map(McpSchema.Tool::description))
+          .hasSize(2).allSatisfy(d -> assertThat(d).contains("Network: the sandbox has no network access (closed by default)"));
 
       CallToolResult wrote = call(c, "write_file", Map.of("path", "/home/user/a/b.txt", "content", "from mcp"));
       assertThat(wrote.isError()).isFalse();

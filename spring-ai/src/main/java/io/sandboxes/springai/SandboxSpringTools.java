@@ -5,13 +5,18 @@ import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 import org.springframework.ai.chat.memory.ChatMemory;
 import org.springframework.ai.chat.model.ToolContext;
+import org.springframework.ai.tool.ToolCallback;
+import org.springframework.ai.tool.definition.ToolDefinition;
+import org.springframework.ai.tool.metadata.ToolMetadata;
+import org.springframework.ai.tool.method.MethodToolCallbackProvider;
 import org.springframework.ai.tool.annotation.Tool;
 import org.springframework.ai.tool.annotation.ToolParam;
 
 /**
  * Spring AI tools that give a model a Linux sandbox of its own per conversation: run a shell
  * command, run Python, read, write and list files. Register them with a {@code ChatClient}
- * ({@code .defaultTools(tools)} or {@code .tools(tools)}), and say which conversation a request
+ * ({@code .defaultToolCallbacks(tools.toolCallbacks())}, whose descriptions state the network
+ * policy; or {@code .defaultTools(tools)}), and say which conversation a request
  * belongs to in its tool context, under {@link ChatMemory#CONVERSATION_ID} (the key Spring AI's
  * chat memory advisors use):
  *
@@ -28,6 +33,10 @@ import org.springframework.ai.tool.annotation.ToolParam;
  * as a bean; {@link #release} kills a conversation's sandbox, the bean's shutdown all of them.
  */
 public final class SandboxSpringTools {
+  /** What the fixed descriptions can say of the network: denials are the policy's. */
+  static final String DENIALS = " A host the sandbox's network policy denies answers HTTP 403 or refuses the connection:"
+      + " that is the policy, not a flaky network, so do not retry it.";
+
   private final SandboxToolkit toolkit;
 
   /**
@@ -40,6 +49,51 @@ public final class SandboxSpringTools {
   }
 
   /**
+   * The five tools as Spring AI callbacks, as the auto-configuration registers them
+   * ({@code ChatClient.builder(model).defaultToolCallbacks(tools.toolCallbacks())}): the
+   * annotated methods, where {@code run_command}'s and {@code run_python}'s description states the
+   * sandboxes' network policy ({@link SandboxToolkit#networkPolicy()}: closed, or which hosts it can
+   * reach), so a denied host is not retried as a flaky network. ({@code .defaultTools(tools)}
+   * works too, with the annotations' fixed descriptions.)
+   *
+   * @return the callbacks
+   */
+  public ToolCallback[] toolCallbacks() {
+    String network = toolkit.networkPolicy();
+    ToolCallback[] methods = MethodToolCallbackProvider.builder().toolObjects(this).build().getToolCallbacks();
+    ToolCallback[] out = new ToolCallback[methods.length];
+    for (int i = 0; i < methods.length; i++) {
+      ToolCallback c = methods[i];
+      ToolDefinition d = c.getToolDefinition();
+      out[i] = !d.description().endsWith(DENIALS) ? c : new ToolCallback() {
+        private final ToolDefinition described = ToolDefinition.builder().name(d.name()).inputSchema(d.inputSchema())
+            .description(d.description().substring(0, d.description().length() - DENIALS.length()) + " " + network).build();
+
+        @Override
+        public ToolDefinition getToolDefinition() {
+          return described;
+        }
+
+        @Override
+        public ToolMetadata getToolMetadata() {
+          return c.getToolMetadata();
+        }
+
+        @Override
+        public String call(String toolInput) {
+          return c.call(toolInput);
+        }
+
+        @Override
+        public String call(String toolInput, @Nullable ToolContext toolContext) {
+          return c.call(toolInput, toolContext);
+        }
+      };
+    }
+    return out;
+  }
+
+  /**
    * Runs a bash command line in the conversation's sandbox.
    *
    * @param command the command line
@@ -47,7 +101,7 @@ public final class SandboxSpringTools {
    * @return the exit code and the output, or an {@code error:} line
    */
   @Tool(name = "run_command", resultConverter = TextResult.class, description = "Runs a bash command line in your own Linux sandbox (kept for this conversation: "
-      + "files you write stay there) and returns its exit code, stdout and stderr. Long outputs are cut in the middle.")
+      + "files you write stay there) and returns its exit code, stdout and stderr. Long outputs are cut in the middle." + DENIALS)
   public String runCommand(@ToolParam(description = "the bash command line to run") String command, @Nullable ToolContext context) {
     return toolkit.runCommand(conversation(context), command);
   }
@@ -60,7 +114,7 @@ public final class SandboxSpringTools {
    * @return the exit code and the output, or an {@code error:} line
    */
   @Tool(name = "run_python", resultConverter = TextResult.class, description = "Runs a Python 3 program in your own Linux sandbox and returns its exit code, stdout "
-      + "and stderr. Print what you want to see.")
+      + "and stderr. Print what you want to see." + DENIALS)
   public String runPython(@ToolParam(description = "the Python 3 source code") String code, @Nullable ToolContext context) {
     return toolkit.runPython(conversation(context), code);
   }

@@ -4,7 +4,6 @@ import io.sandboxes.dsl.SandboxClient;
 import io.sandboxes.dsl.SandboxToolkit;
 import io.sandboxes.dsl.Sandboxes;
 import org.springframework.ai.tool.ToolCallbackProvider;
-import org.springframework.ai.tool.method.MethodToolCallbackProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
@@ -91,6 +90,7 @@ public class SandboxesAutoConfiguration {
   @Bean
   @ConditionalOnMissingBean(name = "sandboxToolCallbacks")
   public ToolCallbackProvider sandboxToolCallbacks(SandboxSpringTools tools) {
-    return MethodToolCallbackProvider.builder().toolObjects(tools).build();
+    // the callbacks whose descriptions state the sandboxes' network policy
+    return ToolCallbackProvider.from(tools.toolCallbacks());
   }
 }

@@ -80,6 +80,10 @@ class SandboxesAutoConfigurationTest {
           .containsExactlyInAnyOrder("run_command", "run_python", "read_file", "write_file", "list_folder");
       assertThat(Arrays.stream(callbacks.getToolCallbacks()).filter(c -> c.getToolDefinition().name().equals("write_file"))
           .findFirst().orElseThrow().getToolDefinition().inputSchema()).contains("\"path\"", "\"content\"").doesNotContain("context");
+      // the tools that reach the network say what the sandbox's network is; the file tools need not
+      assertThat(Arrays.stream(callbacks.getToolCallbacks()).filter(c -> c.getToolDefinition().name().startsWith("run_")))
+          .hasSize(2).allSatisfy(c -> assertThat(c.getToolDefinition().description())
+              .contains("Network: the sandbox has no network access (closed by default)").doesNotContain("HTTP 403 or refuses"));
 
       ChatClient alice = ChatClient.builder(new ScriptedChatModel(
           p -> calls(call("write_file", "{\"path\":\"/home/user/notes.txt\",\"content\":\"hello\"}"),

@@ -10,7 +10,6 @@ import io.sandboxes.CodeResult;
 import io.sandboxes.CodeTimeoutException;
 import io.sandboxes.RunCodeOptions;
 import io.sandboxes.SandboxException;
-import io.sandboxes.SandboxNotFoundException;
 import io.sandboxes.SandboxRpcException;
 import java.io.IOException;
 import java.io.InputStream;
@@ -45,12 +44,14 @@ public final class CodeInterpreter {
   private final URI base;
   private final String sandboxId;
   private final @Nullable String accessToken;
+  private final Envd.Unreachable unreachable;
 
-  CodeInterpreter(Http http, URI base, String sandboxId, @Nullable String accessToken) {
+  CodeInterpreter(Http http, URI base, String sandboxId, @Nullable String accessToken, Envd.Unreachable unreachable) {
     this.http = http;
     this.base = base;
     this.sandboxId = sandboxId;
     this.accessToken = accessToken;
+    this.unreachable = unreachable;
     Secrets.hold(this, accessToken);
   }
 
@@ -369,8 +370,9 @@ public final class CodeInterpreter {
       // plain text, as the code interpreter answers
     }
     message = Json.abbreviate(message.isEmpty() ? "HTTP " + status : message);
-    if (status == 502 && message.startsWith("The sandbox was not found")) {
-      return new SandboxNotFoundException(sandboxId, message);
+    if (status == 502 && (message.startsWith("The sandbox was not found") || message.startsWith("The sandbox is paused"))) {
+      // the proxy's answer for a sandbox it cannot route to (the local server says when it is paused)
+      return unreachable.explain(context, message);
     }
     String code = switch (status) {
       case 400 -> "invalid_argument";

@@ -34,12 +34,37 @@ public final class Envd {
   private final URI base;
   private final String sandboxId;
   private final @Nullable String accessToken;
+  private final Unreachable unreachable;
 
+  /**
+   * What an HTTP 502 from the sandbox's address means. E2B's proxy answers it for a sandbox it
+   * cannot route to, whether killed or paused ({@code "The sandbox was not found"}); only the
+   * control plane can tell which, so the owner of this daemon handle decides.
+   */
+  @FunctionalInterface
+  public interface Unreachable {
+    /**
+     * @param what the call that was refused, such as {@code "exec in sandbox <id>"}
+     * @param message what the proxy said
+     * @return the exception to throw
+     */
+    RuntimeException explain(String what, String message);
+  }
+
+  /** A daemon handle that reports every 502 as a sandbox that is not found, asking nobody. */
   public Envd(Http http, URI base, String sandboxId, @Nullable String accessToken) {
+    this(http, base, sandboxId, accessToken, null);
+  }
+
+  /**
+   * @param unreachable how a 502 is explained, or null to report it as not found
+   */
+  public Envd(Http http, URI base, String sandboxId, @Nullable String accessToken, @Nullable Unreachable unreachable) {
     this.http = http;
     this.base = base.toString().endsWith("/") ? base : URI.create(base + "/");
     this.sandboxId = sandboxId;
     this.accessToken = accessToken;
+    this.unreachable = unreachable != null ? unreachable : (what, message) -> new SandboxNotFoundException(sandboxId, message);
     Secrets.hold(this, accessToken);
   }
 
@@ -75,7 +100,7 @@ public final class Envd {
 
   /** @return the sandbox's code interpreter, at this daemon's address with its own port header */
   public CodeInterpreter codeInterpreter() {
-    return new CodeInterpreter(http, base, sandboxId, accessToken);
+    return new CodeInterpreter(http, base, sandboxId, accessToken, unreachable);
   }
 
   private HttpRequest.Builder request(String path, @Nullable String user) {
@@ -180,14 +205,14 @@ public final class Envd {
       return new SandboxFileNotFoundException(path, message);
     }
     if (status == 502) {
-      return new SandboxNotFoundException(sandboxId, message);
+      return unreachable.explain(context, message);
     }
     return new SandboxException(context + " failed: HTTP " + status + ": " + message);
   }
 
   private RuntimeException rpcError(int status, byte[] body, String context, @Nullable String path) {
     if (status == 502) {
-      return new SandboxNotFoundException(sandboxId, messageOf(body));
+      return unreachable.explain(context, messageOf(body));
     }
     String code = Connect.codeForHttpStatus(status);
     String message = "HTTP " + status;

@@ -161,16 +161,20 @@ public final class Registry implements AutoCloseable {
     return Optional.of(s.reason());
   }
 
-  /** Kills a sandbox for a reason of the server's own, which later calls for its id are told. */
-  boolean kill(String id, String reason) {
+  /** Kills a sandbox for a reason, which later calls for its id are told (for an hour). */
+  public boolean kill(String id, String reason) {
     Instant now = Instant.now();
     stopped.values().removeIf(s -> s.at().plus(STOPPED_RETENTION).isBefore(now));
-    if (stopped.size() < 10_000) {
-      stopped.put(id, new Stopped(reason, now));
-    }
+    boolean recorded = stopped.size() < 10_000;
+    Stopped before = recorded ? stopped.put(id, new Stopped(reason, now)) : null;
     boolean killed = kill(id);
-    if (!killed) {
-      stopped.remove(id);
+    if (!killed && recorded) {
+      // no such sandbox: an earlier stop's reason (a second DELETE's first) stays what it was
+      if (before != null) {
+        stopped.put(id, before);
+      } else {
+        stopped.remove(id);
+      }
     }
     return killed;
   }
@@ -965,7 +969,8 @@ public final class Registry implements AutoCloseable {
     s.transitions.lock();
     try {
       if (!sandboxes.containsKey(s.id())) {
-        throw new RpcError("not_found", "Paused sandbox " + s.id() + " not found");
+        throw new RpcError("not_found", "Sandbox \"" + s.id() + "\" doesn't exist or you don't have access to it"
+            + stoppedReason(s.id()).map(r -> ": " + r).orElse(""));
       }
       if (!s.paused()) {
         setTimeout(s, timeout, true);
@@ -1237,7 +1242,7 @@ public final class Registry implements AutoCloseable {
           } else {
             StructuredLog.atInfo(LOG).addKeyValue("event", "sandbox.deadline").addKeyValue("sandbox", s.id())
                 .addKeyValue("action", "kill").log("sandbox reached its deadline");
-            kill(s.id());
+            kill(s.id(), "killed at its deadline, " + s.endAt());
           }
         } catch (RpcError | RuntimeException e) {
           LOG.warn("ending expired sandbox {} failed: {}", s.id(), e.getMessage());

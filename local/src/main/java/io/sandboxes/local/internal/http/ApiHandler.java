@@ -190,7 +190,7 @@ public final class ApiHandler extends Handler.Abstract {
         switch (method) {
           case "GET" -> ex.json(200, detail(find(id)));
           case "DELETE" -> {
-            if (!registry.kill(id)) {
+            if (!registry.kill(id, "killed by a request (DELETE) at " + java.time.Instant.now())) {
               throw notFound(id);
             }
             ex.empty(204);
@@ -492,8 +492,7 @@ public final class ApiHandler extends Handler.Abstract {
     if (body.has("memory") && !body.get("memory").asBoolean(true)) {
       throw new RpcError("invalid_argument", "a cold reboot (memory:false) on resume is not supported by the local runtime");
     }
-    LocalSandbox s = registry.find(id).orElseThrow(() -> new RpcError("not_found", "Paused sandbox " + id + " not found"
-        + registry.stoppedReason(id).map(r -> ": " + r).orElse("")));
+    LocalSandbox s = find(id);
     boolean resumed = registry.resume(s, Duration.ofSeconds(timeout));
     ex.json(resumed ? 201 : 200, sandboxJson(s));
   }

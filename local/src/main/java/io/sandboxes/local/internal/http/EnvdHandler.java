@@ -110,6 +110,26 @@ public final class EnvdHandler extends Handler.Abstract {
     ex.json(502, body);
   }
 
+  /**
+   * The answer for a sandbox that cannot take the call: 502, as E2B's proxy answers, whose message
+   * says "paused" for a sandbox that is there but paused (E2B's says "not found" for both; the
+   * status stays, so E2B's SDKs read it as they read E2B's).
+   */
+  private void unreachable(Exchange ex, @Nullable String id, @Nullable LocalSandbox sandbox) {
+    if (sandbox == null || !sandbox.paused()) {
+      sandboxMissing(ex, id);
+      return;
+    }
+    ObjectNode body = Json.object();
+    body.put("sandboxId", sandbox.id());
+    body.put("message", sandbox.lifecycle().autoResume()
+        ? "The sandbox is paused, and resuming it for this call failed: connect to it (Sandbox.connect) to resume it"
+        : "The sandbox is paused: connect to it (Sandbox.connect) to resume it; it was not created with autoResume, so a call"
+            + " does not wake it");
+    body.put("code", 502);
+    ex.json(502, body);
+  }
+
   private void route(Exchange ex) throws RpcError, IOException {
     String path = ex.path();
     String id = ex.header("E2b-Sandbox-Id");
@@ -127,7 +147,7 @@ public final class EnvdHandler extends Handler.Abstract {
         return;
       }
       if (!awake(sandbox)) {
-        sandboxMissing(ex, id);
+        unreachable(ex, id, sandbox);
         return;
       }
       SandboxPortProxy.relay(ex, sandbox, port);
@@ -138,7 +158,7 @@ public final class EnvdHandler extends Handler.Abstract {
       return;
     }
     if (sandbox == null || !awake(sandbox)) {
-      sandboxMissing(ex, id);
+      unreachable(ex, id, sandbox);
       return;
     }
     if (path.equals("/health")) {
@@ -746,7 +766,7 @@ public final class EnvdHandler extends Handler.Abstract {
     }
     if (sandbox == null || !awake(sandbox)) {
       ex.discardSmallBody();
-      sandboxMissing(ex, id);
+      unreachable(ex, id, sandbox);
       return;
     }
     if (!tokenMatches(ex, sandbox)) {
