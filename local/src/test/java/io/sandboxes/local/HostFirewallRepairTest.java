@@ -1,12 +1,14 @@
 package io.sandboxes.local;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import io.sandboxes.EgressProbe;
 import io.sandboxes.ExecOptions;
 import io.sandboxes.e2b.E2BApi;
 import io.sandboxes.e2b.LiveSandbox;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Assumptions;
@@ -46,6 +48,25 @@ class HostFirewallRepairTest {
   }
 
   @Test
+  @DisplayName("after the host's chains are wiped, the server puts back the hooks and every sandbox's chain and entries, with no call to prompt it")
+  void repairsUnprompted(LocalServer server, E2BApi e2b) throws Exception {
+    Assumptions.assumeTrue(server.egressEnforced(), "egress needs root, nsenter and iptables");
+    try (ExternalHost external = new ExternalHost(); LiveSandbox s = e2b.create()) {
+      EgressBoundaryTest.policy(server, s.id(), "{\"allowOut\":[\"" + external.address() + "/32\"]}");
+      String ip = server.registry().find(s.id()).orElseThrow().networkAddress();
+      wipe();
+      await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(List.of(sh("iptables -w 10 -S").split("\n")))
+          .anyMatch(l -> l.startsWith("-A SANDBOXES-IN -s " + ip + "/32 -m physdev"))
+          .anyMatch(l -> l.startsWith("-A SANDBOXES-FWD -s " + ip + "/32 -m physdev"))
+          .contains("-A SANDBOXES-FWD -j DROP"));
+      long pid = EgressBoundaryTest.pidOf(server, s.id());
+      sh("nsenter -t " + pid + " -n sh -c 'iptables -P OUTPUT ACCEPT && iptables -P INPUT ACCEPT && iptables -F'");
+      assertThat(code(s, external.url())).isEqualTo("200");
+      assertThat(code(s, "http://" + EgressBoundaryTest.hostAddresses().get(0) + ":9/")).isEqualTo("000");
+    }
+  }
+
+  @Test
   @DisplayName("after the host's chains are wiped, the next policy written puts back the hooks and every sandbox's chain and entries")
   void repairsAfterAWipe(LocalServer server, E2BApi e2b) throws Exception {
     Assumptions.assumeTrue(server.egressEnforced(), "egress needs root, nsenter and iptables");
@@ -57,9 +78,12 @@ class HostFirewallRepairTest {
 
       wipe();
       EgressBoundaryTest.policy(server, after.id(), "{\"allowOut\":[\"" + p.allowedHost() + "\"]}");
-      String rules = sh("iptables -w 10 -S");
-      assertThat(rules).contains("-j SANDBOXES-IN").contains("-j SANDBOXES-FWD").contains("-A SANDBOXES-IN -j DROP");
-      assertThat(List.of(rules.split("\n"))).anyMatch(l -> l.startsWith("-A SANDBOXES-FWD -s " + beforeIp + "/32 -m physdev"));
+      // written again at once by the policy that found them gone, or within the server's next look
+      await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+        String rules = sh("iptables -w 10 -S");
+        assertThat(rules).contains("-j SANDBOXES-IN").contains("-j SANDBOXES-FWD").contains("-A SANDBOXES-IN -j DROP");
+        assertThat(List.of(rules.split("\n"))).anyMatch(l -> l.startsWith("-A SANDBOXES-FWD -s " + beforeIp + "/32 -m physdev"));
+      });
       // the earlier sandbox is judged by the host again: its namespace's rules lifted, only its allow-list gets through
       long pid = EgressBoundaryTest.pidOf(server, before.id());
       sh("nsenter -t " + pid + " -n sh -c 'iptables -P OUTPUT ACCEPT && iptables -P INPUT ACCEPT && iptables -F'");

@@ -47,6 +47,7 @@ final class HostFirewall {
   private final Set<String> guarded = ConcurrentHashMap.newKeySet();
   private final Map<String, Shared> shared = new ConcurrentHashMap<>();
   private final Map<String, Own> own = new ConcurrentHashMap<>();
+  private volatile boolean closed;
 
   /** A sandbox this server enforces: its bridge port and its rules. */
   private record Own(String veth, List<PolicyRules.Rule> rules) {}
@@ -176,13 +177,84 @@ final class HostFirewall {
     for (Map.Entry<String, Shared> e : shared.entrySet()) {
       shared(e.getKey(), e.getValue().chain(), e.getValue().rules());
     }
+    Set<String> listed = new HashSet<>(entries());
     for (Map.Entry<String, Own> e : own.entrySet()) {
       String ip = e.getKey();
       String veth = e.getValue().veth();
-      boolean present = iptables(List.of("-C", INPUT_DISPATCH, "-s", ip + "/32", "-m", "physdev", "--physdev-in", veth,
-          "-g", chainOf(ip))).ok();
-      tryRestore(sandboxBatch(ip, veth, e.getValue().rules(), present));
+      String chain = chainOf(ip);
+      StringBuilder batch = new StringBuilder("*filter\n:").append(chain).append(" - [0:0]\n");
+      batch.append(PolicyRules.render(e.getValue().rules(), chain, "RETURN", "DROP"));
+      for (String dispatch : List.of(INPUT_DISPATCH, FORWARD_DISPATCH)) {
+        String wanted = entry(dispatch, ip, veth, chain);
+        if (!listed.contains(wanted)) {
+          batch.append("-I ").append(dispatch).append(" 1").append(wanted.substring(("-A " + dispatch).length())).append('\n');
+        }
+      }
+      tryRestore(batch.append("COMMIT\n").toString());
     }
+  }
+
+  /**
+   * Whether everything this server keeps in the host's firewall is still there: the hooks of its
+   * bridges, the dispatch chains' final drop, the shared chains' dispatch and its sandboxes'
+   * entries. One listing of the filter table.
+   */
+  boolean intact() throws IOException {
+    Set<String> lines = new HashSet<>();
+    for (String line : check(List.of("-S"), "listing the host firewall").split("\n")) {
+      lines.add(line.strip());
+    }
+    for (String dispatch : List.of(INPUT_DISPATCH, FORWARD_DISPATCH)) {
+      if (!lines.contains("-A " + dispatch + " -j DROP")) {
+        return false;
+      }
+    }
+    for (String bridge : guarded) {
+      if (!lines.contains("-A INPUT -i " + bridge + " -j " + INPUT_DISPATCH)
+          || !lines.contains("-A " + forwardHook + " -i " + bridge + " -j " + FORWARD_DISPATCH)) {
+        return false;
+      }
+    }
+    for (Map.Entry<String, Shared> e : shared.entrySet()) {
+      if (!lines.contains("-A " + INPUT_DISPATCH + " -i " + e.getKey() + " -g " + e.getValue().chain())) {
+        return false;
+      }
+    }
+    for (Map.Entry<String, Own> e : own.entrySet()) {
+      for (String dispatch : List.of(INPUT_DISPATCH, FORWARD_DISPATCH)) {
+        if (!lines.contains(entry(dispatch, e.getKey(), e.getValue().veth(), chainOf(e.getKey())))) {
+          return false;
+        }
+      }
+    }
+    return true;
+  }
+
+  /**
+   * Looks every {@code interval} whether the host's firewall still holds what this server put
+   * there, and writes it again when not (a firewall reload, another tool flushing chains), until
+   * {@link #close}. A sandbox's packets meet no dispatch in between, and are dropped.
+   */
+  void watch(java.time.Duration interval) {
+    Thread.ofVirtual().name("sandboxes-host-firewall-watch").start(() -> {
+      while (!closed) {
+        try {
+          Thread.sleep(interval);
+          if (!closed && !intact()) {
+            repair();
+          }
+        } catch (InterruptedException e) {
+          return;
+        } catch (IOException | RuntimeException e) {
+          LOG.debug("checking the host firewall failed: {}", e.toString());
+        }
+      }
+    });
+  }
+
+  /** Stops {@link #watch}ing. What this server wrote stays: its kept sandboxes stay enforced. */
+  void close() {
+    closed = true;
   }
 
   /** Applies a batch, atomically, failing with {@code what} when it cannot (see {@link #tryRestore}). */

@@ -36,6 +36,8 @@ public final class SandboxNetwork implements AutoCloseable {
   public static final String NETWORK = "sandboxes-egress";
   /** Where template builds' steps run: their own bridge, with the same refusals as sandboxes. */
   public static final String BUILD_NETWORK = "sandboxes-builds";
+  /** How often the host's firewall is looked at for what something outside took away. */
+  static final java.time.Duration FIREWALL_CHECK_INTERVAL = java.time.Duration.ofSeconds(5);
   public static final String ALLOWED_WITNESS = "allowed.witness.sandboxes.test";
   public static final String DENIED_WITNESS = "denied.witness.sandboxes.test";
 
@@ -94,6 +96,7 @@ public final class SandboxNetwork implements AutoCloseable {
           destinations);
       StructuredLog.atInfo(LOG).addKeyValue("event", "egress.ready").addKeyValue("gateway", proxy.address()).addKeyValue("open", open)
           .log("egress gateway ready");
+      hostFirewall.watch(FIREWALL_CHECK_INTERVAL);
       return Optional.of(new SandboxNetwork(docker, gateway, proxy, List.of(allowed, denied, raw), raw.address(), open,
           destinations, hostFirewall));
     } catch (IOException | RuntimeException e) {
@@ -434,6 +437,7 @@ public final class SandboxNetwork implements AutoCloseable {
 
   @Override
   public void close() {
+    hostFirewall.close();
     proxy.close();
     witnesses.forEach(Witnesses.Witness::close);
   }
