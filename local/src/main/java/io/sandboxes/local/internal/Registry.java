@@ -553,9 +553,32 @@ public final class Registry implements AutoCloseable {
     }
   }
 
-  /** Records what Docker shows of a sandbox's container; a freeze this server made itself is its pause, not one from outside. */
+  /** How long a freeze Docker shows, and this server did not make, must last to be taken for one from outside. */
+  private static final java.time.Duration OUTSIDE_FREEZE_CONFIRM = java.time.Duration.ofSeconds(1);
+
+  /**
+   * Records what Docker shows of a sandbox's container; a freeze this server made itself is its
+   * pause, not one from outside. A freeze newly seen is looked at again a second later before it
+   * counts: Docker records a pause twice (the call, then containerd's event, handled later), so
+   * right after this server's own quick pause and resume, a late pause event shows a running
+   * container as paused until the unpause event follows (a pause-resume loop was once told its
+   * sandbox was frozen from outside).
+   */
   private boolean frozenFromOutside(LocalSandbox s, boolean containerFrozen) {
     boolean outside = containerFrozen && !s.paused();
+    if (outside && !s.frozenFromOutside()) {
+      try {
+        Thread.sleep(OUTSIDE_FREEZE_CONFIRM);
+        var again = docker.client().inspectContainerCmd(s.containerId()).exec().getState();
+        outside = Boolean.TRUE.equals(again.getRunning()) && Boolean.TRUE.equals(again.getPaused()) && !s.paused();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        outside = false;
+      } catch (RuntimeException e) {
+        LOG.debug("could not look again whether the container of sandbox {} is frozen: {}", s.id(), e.toString());
+        outside = false;
+      }
+    }
     if (s.freeze().set(outside)) {
       if (outside) {
         s.log("warn", "frozen from outside this server (docker pause): calls into it fail until it is unpaused");
