@@ -248,7 +248,7 @@ public final class SandboxClient implements AutoCloseable {
       case E2B -> "connect(" + id + ") on a provider for " + provider.apiUrl() + " with the same API key reaches it"
           + " (Sandboxes.e2b() for E2B's cloud); it lives until its deadline";
       case AT -> "Sandboxes.at(..).connect(" + id + ") with the same server URLs (" + provider.apiUrl() + ") and key"
-          + " reaches it; it lives until its timeout";
+          + " reaches it; it lives until its deadline";
     };
   }
 

@@ -90,7 +90,8 @@ class SandboxesOutliveTest {
     assertThat(serverPid).isNotEqualTo(child.pid()).isNotEqualTo(ProcessHandle.current().pid());
     assertThat(ProcessHandle.of(serverPid)).isPresent().get().matches(ProcessHandle::isAlive);
 
-    try (SandboxClient sandboxes = Sandboxes.local(o -> o.stateRoot(stateRoot))) {
+    // reuse(true): the build's surefire sets sandboxes.local.reuse=false for every other test
+    try (SandboxClient sandboxes = Sandboxes.local(o -> o.reuse(true).stateRoot(stateRoot))) {
       assertThat(sandboxes.provider().apiUrl().toString()).isEqualTo(said.get("api"));
       assertThat(sandboxes.howToReach(id)).startsWith("Sandboxes.local().connect(");
       assertThat(sandboxes.provider().describe(id)).get().extracting(io.sandboxes.SandboxInfo::state).isEqualTo(SandboxState.PAUSED);
