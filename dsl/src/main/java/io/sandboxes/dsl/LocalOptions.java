@@ -124,7 +124,8 @@ public final class LocalOptions {
    * itself in the state folder so that the next {@code Sandboxes.local()} on this machine finds
    * and reuses it, and stops by itself after 30 minutes with no sandbox (running or paused) and
    * no call; {@code sandboxes-local stop} stops it earlier. Closing the client leaves it, and its
-   * sandboxes, running. Needs {@code sandboxes-local} as a jar or folder on the class path (a
+   * sandboxes, running. Turning it on here turns {@link #reuse(boolean) reuse} on too, whatever
+   * {@code sandboxes.local.reuse} says (with {@code reuse(false)} here the call fails). Needs {@code sandboxes-local} as a jar or folder on the class path (a
    * jar nested in another, as in a Spring Boot executable jar, cannot be started).
    *
    * @param background true to start it in the background; false by default

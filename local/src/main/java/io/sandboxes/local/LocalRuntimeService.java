@@ -83,11 +83,13 @@ public final class LocalRuntimeService implements LocalRuntime {
     java.util.Map<String, Integer> pool = new java.util.LinkedHashMap<>(parseWarmPool(properties.apply(WARM_POOL_PROPERTY)));
     pool.putAll(options.warmPool());
     String runtime = options.runtime() != null ? options.runtime() : blankToNull(properties.apply(RUNTIME_PROPERTY));
-    boolean reuse = options.reuse() != null ? options.reuse() : flag(properties, REUSE_PROPERTY, true);
     boolean background = options.background() != null ? options.background() : flag(properties, BACKGROUND_PROPERTY, false);
+    // background(true) in code means reuse, whatever the property says: a server in the background is found again by reuse
+    boolean reuse = options.reuse() != null ? options.reuse()
+        : Boolean.TRUE.equals(options.background()) || flag(properties, REUSE_PROPERTY, true);
     if (background && !reuse) {
-      throw new IllegalArgumentException("a server started in the background is found again by reuse: background needs reuse (set "
-          + REUSE_PROPERTY + " or reuse(..) to true, or leave background off)");
+      throw new IllegalArgumentException("a server started in the background is found again by reuse: background needs reuse ("
+          + REUSE_PROPERTY + " is false, or reuse(false) was set; leave background off, or reuse on)");
     }
     String stateDir = environment.apply("SANDBOXES_STATE_DIR");
     java.nio.file.Path root = options.stateRoot() != null ? options.stateRoot()

@@ -186,6 +186,10 @@ class ReuseTest {
     assertThatThrownBy(() -> LocalRuntimeService.parseWarmPool("base=65")).hasMessageContaining("0 to 64");
     assertThatThrownBy(() -> LocalRuntimeService.settings(new LocalRuntime.Options(Map.of(), null, false, true, root), NONE, NONE))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("background needs reuse");
+    // background(true) in code wins over sandboxes.local.reuse=false (as this build's surefire sets it); both properties clash
+    assertThat(LocalRuntimeService.settings(new LocalRuntime.Options(Map.of(), null, null, true, root), props, NONE).reuse()).isTrue();
+    assertThatThrownBy(() -> LocalRuntimeService.settings(at(root), name -> name.equals(LocalRuntimeService.REUSE_PROPERTY) ? "false"
+        : name.equals(LocalRuntimeService.BACKGROUND_PROPERTY) ? "true" : null, NONE)).hasMessageContaining("background needs reuse");
     assertThat(LocalRuntimeService.settings(LocalRuntime.Options.NONE, NONE, env(Map.of("SANDBOXES_STATE_DIR", root.toString())))
         .stateRoot()).isEqualTo(root);
   }
