@@ -112,6 +112,22 @@ class SandboxesOutliveTest {
     await().atMost(Duration.ofSeconds(10)).until(() -> !Files.exists(file));
   }
 
+  @Test
+  @DisplayName("howToReach says what each kind of client can promise: a server in this JVM ends with it")
+  void howToReach() {
+    try (SandboxClient inProcess = Sandboxes.local(o -> o.reuse(false).warmPool(0))) {
+      assertThat(inProcess.howToReach("abc")).startsWith("it ends when this JVM exits")
+          .contains("-Dsandboxes.local.background=true").contains("Sandboxes.local().connect(\"abc\")");
+    }
+    try (SandboxClient e2b = Sandboxes.e2b(Map.of())) {
+      assertThat(e2b.howToReach("abc")).startsWith("connect(\"abc\") on a provider for https://api.e2b.app")
+          .contains("Sandboxes.e2b()").doesNotContain("JVM exits");
+    }
+    try (SandboxClient at = Sandboxes.at(java.net.URI.create("http://127.0.0.1:1"), java.net.URI.create("http://127.0.0.1:2"), "k")) {
+      assertThat(at.howToReach("abc")).startsWith("Sandboxes.at(..).connect(\"abc\")").doesNotContain("k\"");
+    }
+  }
+
   private static Map<String, String> said(String output) {
     Map<String, String> out = new java.util.HashMap<>();
     for (String line : output.split("\n")) {
