@@ -56,31 +56,10 @@ class SandboxesOutliveTest {
   @DisplayName("a sandbox paused by a JVM that has exited is found by the next JVM's Sandboxes.local(), with its file")
   void pausedSandboxOutlivesItsJvm() throws Exception {
     String content = "kept " + System.nanoTime();
-    List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-        "-Dsandboxes.local.background=true", "-cp", System.getProperty("java.class.path"), OutliveChild.class.getName(), content));
-    ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
-    pb.environment().put("SANDBOXES_STATE_DIR", stateRoot.toString());
-    pb.environment().remove("SANDBOXES_LOCAL_URL");
-    Process child = pb.start();
-    // the child's output, read as it comes so that a full pipe never blocks it
-    StringBuilder output = new StringBuilder();
-    Thread reader = Thread.ofVirtual().start(() -> {
-      try {
-        output.append(new String(child.getInputStream().readAllBytes(), StandardCharsets.UTF_8));
-      } catch (java.io.IOException e) {
-        output.append("(reading failed: ").append(e).append(')');
-      }
-    });
-    boolean exited = child.waitFor(5, TimeUnit.MINUTES);
-    if (!exited) {
-      child.destroyForcibly();
-    }
-    reader.join(Duration.ofSeconds(10));
-    assertThat(exited).as("the child JVM exits by itself; its output:\n%s", output).isTrue();
-    assertThat(child.exitValue()).as("the child's exit; its output:\n%s", output).isZero();
-    Map<String, String> said = said(output.toString());
+    Child child = child("-Dsandboxes.local.background=true", "pause", content);
+    Map<String, String> said = child.said();
     String id = said.get("id");
-    assertThat(id).as("the child printed its sandbox's id; its output:\n%s", output).isNotBlank();
+    assertThat(id).as("the child printed its sandbox's id; its output:\n%s", child.output()).isNotBlank();
     assertThat(said.get("reach")).startsWith("Sandboxes.local().connect(\"" + id + "\") reaches it");
 
     // the server the child started runs on in a process of its own, announced for this user only
@@ -113,6 +92,25 @@ class SandboxesOutliveTest {
   }
 
   @Test
+  @DisplayName("a JVM that exits without closing Sandboxes.local() leaves no container of its server: not its sandbox, not its pool")
+  void inProcessServerEndsAtExit() throws Exception {
+    Child child = child("-Dsandboxes.local.reuse=false", "exit");
+    String server = child.said().get("server");
+    assertThat(server).as("the child's output:\n%s", child.output()).startsWith("inproc-");
+    // what there was to leave: its sandbox and the two members of its pool
+    assertThat(Integer.parseInt(child.said().get("seen"))).isGreaterThanOrEqualTo(3);
+    try {
+      // the child waited for its two pool members and its sandbox before it exited
+      assertThat(OutliveChild.docker("ps", "-a", "--filter", "label=io.sandboxes.server=" + server, "--filter",
+          "label=io.sandboxes.local=true", "--format", "{{.Names}}")).isEmpty();
+    } finally {
+      for (String c : OutliveChild.docker("ps", "-aq", "--filter", "label=io.sandboxes.server=" + server)) {
+        OutliveChild.docker("rm", "-f", c);
+      }
+    }
+  }
+
+  @Test
   @DisplayName("howToReach says what each kind of client can promise: a server in this JVM ends with it")
   void howToReach() {
     try (SandboxClient inProcess = Sandboxes.local(o -> o.reuse(false).warmPool(0))) {
@@ -128,11 +126,45 @@ class SandboxesOutliveTest {
     }
   }
 
+  /** A child JVM that has exited by itself with status 0, and what it printed. */
+  private record Child(long pid, String output) {
+    Map<String, String> said() {
+      return SandboxesOutliveTest.said(output);
+    }
+  }
+
+  private Child child(String property, String... args) throws Exception {
+    List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), property,
+        "-cp", System.getProperty("java.class.path"), OutliveChild.class.getName()));
+    command.addAll(List.of(args));
+    ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
+    pb.environment().put("SANDBOXES_STATE_DIR", stateRoot.toString());
+    pb.environment().remove("SANDBOXES_LOCAL_URL");
+    Process p = pb.start();
+    // the child's output, read as it comes so that a full pipe never blocks it
+    StringBuilder output = new StringBuilder();
+    Thread reader = Thread.ofVirtual().start(() -> {
+      try {
+        output.append(new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8));
+      } catch (java.io.IOException e) {
+        output.append("(reading failed: ").append(e).append(')');
+      }
+    });
+    boolean exited = p.waitFor(5, TimeUnit.MINUTES);
+    if (!exited) {
+      p.destroyForcibly();
+    }
+    reader.join(Duration.ofSeconds(10));
+    assertThat(exited).as("the child JVM exits by itself; its output:\n%s", output).isTrue();
+    assertThat(p.exitValue()).as("the child's exit; its output:\n%s", output).isZero();
+    return new Child(p.pid(), output.toString());
+  }
+
   private static Map<String, String> said(String output) {
     Map<String, String> out = new java.util.HashMap<>();
     for (String line : output.split("\n")) {
       int eq = line.indexOf('=');
-      if (eq > 0 && line.substring(0, eq).matches("id|api|reach")) {
+      if (eq > 0 && line.substring(0, eq).matches("id|api|reach|server|seen")) {
         out.put(line.substring(0, eq), line.substring(eq + 1).strip());
       }
     }

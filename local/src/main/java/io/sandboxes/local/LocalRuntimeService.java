@@ -167,6 +167,10 @@ public final class LocalRuntimeService implements LocalRuntime {
     }
     settings.warmPool().forEach(builder::warmPool);
     LocalServer server = builder.build().start();
+    // a program that exits without closing the client must not leave its sandboxes and warm pool
+    // running with nobody to reach them or to end them at their deadlines: nothing adopts them
+    Thread atExit = new Thread(server::close, "sandboxes-local-exit");
+    Runtime.getRuntime().addShutdownHook(atExit);
     return new Endpoint() {
       @Override
       public URI apiUrl() {
@@ -195,6 +199,11 @@ public final class LocalRuntimeService implements LocalRuntime {
 
       @Override
       public void close() {
+        try {
+          Runtime.getRuntime().removeShutdownHook(atExit);
+        } catch (IllegalStateException shuttingDown) {
+          // the hook runs, or has run, close itself
+        }
         server.close();
       }
     };
