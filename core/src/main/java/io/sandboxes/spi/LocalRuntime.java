@@ -12,11 +12,49 @@ import java.net.URI;
 public interface LocalRuntime {
 
   /**
-   * Starts an E2B-compatible server in this process, on loopback, on ephemeral ports.
+   * Starts an E2B-compatible server in this process, on loopback, on ephemeral ports, or reaches
+   * one that runs on this machine already, as the system properties choose; {@code start(Options.NONE)}.
    *
-   * @return where it listens and the key it accepts; closing it stops the server
+   * @return where it listens and the key it accepts; closing it stops a server it started in this process
    */
-  Endpoint start();
+  default Endpoint start() {
+    return start(Options.NONE);
+  }
+
+  /**
+   * {@link #start()} as the caller configured it: what the options leave unset comes from the
+   * system properties, then the defaults.
+   *
+   * @param options what the caller set in code
+   * @return where the server listens and the key it accepts; closing it stops a server it started in this process
+   * @since 0.1
+   */
+  Endpoint start(Options options);
+
+  /**
+   * What a caller of {@code Sandboxes.local(..)} set in code; each absent value is left to the
+   * system properties, then to the runtime's default.
+   *
+   * @param warmPool template id to how many pre-started sandboxes a server this starts keeps ready
+   *     (0 turns that template's pool off); templates not named keep their default
+   * @param runtime the OCI runtime the sandboxes run on ({@code runsc} for gVisor), or null
+   * @param reuse whether a server already running on this machine may be used, or null
+   * @param background whether a server this starts runs as a process of its own that outlives
+   *     this one, or null
+   * @param stateRoot the folder where servers keep their state and announce themselves, or null
+   *     for {@code $SANDBOXES_STATE_DIR}, else {@code ~/.local/state/sandboxes-local}
+   */
+  record Options(java.util.Map<String, Integer> warmPool, @org.jspecify.annotations.Nullable String runtime,
+      @org.jspecify.annotations.Nullable Boolean reuse, @org.jspecify.annotations.Nullable Boolean background,
+      java.nio.file.@org.jspecify.annotations.Nullable Path stateRoot) {
+    /** Nothing set in code. */
+    public static final Options NONE = new Options(java.util.Map.of(), null, null, null, null);
+
+    /** Copies the pool sizes. */
+    public Options {
+      warmPool = java.util.Map.copyOf(warmPool);
+    }
+  }
 
   /**
    * Says, without starting anything, why {@link #start()} could not work on this machine (no
@@ -70,7 +108,17 @@ public interface LocalRuntime {
       return java.util.Optional.empty();
     }
 
-    /** Stops the server, leaving its sandboxes as configured. */
+    /**
+     * Tells whether the server, and with it its sandboxes, keeps running after this process
+     * ends: one that was running already, or one started in the background.
+     *
+     * @return true for a server outside this process; false for one that stops when it is closed
+     */
+    default boolean outlivesProcess() {
+      return false;
+    }
+
+    /** Stops a server started in this process, leaving its sandboxes as configured; leaves any other server running. */
     @Override
     void close();
   }

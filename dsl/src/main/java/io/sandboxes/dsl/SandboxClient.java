@@ -24,17 +24,31 @@ import java.util.Objects;
  * }
  * }
  *
- * <p>Closing it releases its HTTP client and, for {@link Sandboxes#local()}, stops the
- * in-process server (and its sandboxes). Thread-safe.
+ * <p>Closing it releases its HTTP client and, for {@link Sandboxes#local()}, stops a server it
+ * started in this process (and that server's sandboxes). Thread-safe.
  *
  * @since 0.1
  */
 @CheckReturnValue
 public final class SandboxClient implements AutoCloseable {
   private final E2BSandboxProvider provider;
+  private final Origin origin;
 
-  SandboxClient(E2BSandboxProvider provider) {
+  /** Where the client's server is, which decides how long its sandboxes can outlive this program. */
+  enum Origin {
+    /** {@link Sandboxes#e2b()}: E2B's cloud, or a server the provider was pointed at. */
+    E2B,
+    /** {@link Sandboxes#at}: a server named by its URLs and key. */
+    AT,
+    /** {@link Sandboxes#local()} with its server inside this JVM. */
+    LOCAL_IN_PROCESS,
+    /** {@link Sandboxes#local()} with a server of its own process, found running or started in the background. */
+    LOCAL_SHARED
+  }
+
+  SandboxClient(E2BSandboxProvider provider, Origin origin) {
     this.provider = Objects.requireNonNull(provider, "provider");
+    this.origin = Objects.requireNonNull(origin, "origin");
   }
 
   /**
@@ -234,7 +248,34 @@ public final class SandboxClient implements AutoCloseable {
     return provider.api().deleteTemplate(name);
   }
 
-  /** Releases the client (and a local server it started). Idempotent. */
+  /**
+   * Says how another program reaches one of this client's sandboxes once this one has ended, or
+   * that none can: one sentence, for a test framework or a tool to print beside the id of a
+   * sandbox it keeps for inspection. It names no secret (no API key).
+   *
+   * @param sandboxId a sandbox of this client
+   * @return e.g. {@code Sandboxes.local().connect("…") reaches it from any program of this user
+   *     on this machine while the server at … runs}, or, for a server inside this JVM, that the
+   *     sandbox ends with it
+   */
+  public String howToReach(String sandboxId) {
+    Objects.requireNonNull(sandboxId, "sandboxId");
+    String id = '"' + sandboxId + '"';
+    return switch (origin) {
+      case LOCAL_SHARED -> "Sandboxes.local().connect(" + id + ") reaches it from any program of this user on this machine while"
+          + " the sandboxes-local server at " + provider.apiUrl() + " runs; it lives until its deadline unless it is paused"
+          + " (a paused sandbox has none), and setTimeout(..) moves it";
+      case LOCAL_IN_PROCESS -> "it ends when this JVM exits: its sandboxes-local server runs inside this JVM. To keep such"
+          + " sandboxes, run sandboxes-local serve on this machine, or set -Dsandboxes.local.background=true, and"
+          + " Sandboxes.local().connect(" + id + ") reaches them afterwards (README, \"Sandboxes that outlive the JVM\")";
+      case E2B -> "connect(" + id + ") on a provider for " + provider.apiUrl() + " with the same API key reaches it"
+          + " (Sandboxes.e2b() for E2B's cloud); it lives until its deadline";
+      case AT -> "Sandboxes.at(..).connect(" + id + ") with the same server URLs (" + provider.apiUrl() + ") and key"
+          + " reaches it; it lives until its deadline";
+    };
+  }
+
+  /** Releases the client (and a local server it started in this process). Idempotent. */
   @Override
   public void close() {
     provider.close();

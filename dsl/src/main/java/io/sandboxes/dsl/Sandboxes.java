@@ -20,7 +20,8 @@ import java.util.ServiceLoader;
  * }
  *
  * <p>Every client speaks E2B's protocol, so code written against one runs against the others.
- * Close the client when done: for {@link #local()} that also stops the in-process server.
+ * Close the client when done: for {@link #local()} that also stops a server it started in this
+ * process.
  *
  * @since 0.1
  */
@@ -39,7 +40,7 @@ public final class Sandboxes {
 
   /** {@link #e2b()} with the {@code E2B_*} variables read from {@code environment}. */
   static SandboxClient e2b(java.util.Map<String, String> environment) {
-    return new SandboxClient(E2BSandboxProvider.builder().environment(environment).build());
+    return new SandboxClient(E2BSandboxProvider.builder().environment(environment).build(), SandboxClient.Origin.E2B);
   }
 
   /**
@@ -63,7 +64,7 @@ public final class Sandboxes {
     Objects.requireNonNull(configure, "configure");
     E2BSandboxProvider.Builder b = Objects.requireNonNull(configure.apply(E2BSandboxProvider.builder()),
         "configure returned null instead of the builder");
-    return new SandboxClient(b.build());
+    return new SandboxClient(b.build(), SandboxClient.Origin.E2B);
   }
 
   /**
@@ -131,24 +132,65 @@ public final class Sandboxes {
     Objects.requireNonNull(apiUrl, "apiUrl");
     Objects.requireNonNull(sandboxUrl, "sandboxUrl");
     Objects.requireNonNull(apiKey, "apiKey");
-    return new SandboxClient(E2BSandboxProvider.builder().apiUrl(apiUrl).sandboxUrl(sandboxUrl).apiKey(apiKey).build());
+    return new SandboxClient(E2BSandboxProvider.builder().apiUrl(apiUrl).sandboxUrl(sandboxUrl).apiKey(apiKey).build(),
+        SandboxClient.Origin.AT);
   }
 
   /**
-   * Starts the local E2B-compatible server in this process (on 127.0.0.1, ephemeral ports, a
-   * fresh API key) and returns a provider pointed at it. Needs {@code io.sandboxes:sandboxes-local}
-   * on the class path and a Docker engine. The first start on a machine builds the base image,
-   * which takes about a minute. The system property {@code sandboxes.local.runtime} chooses the
-   * Docker runtime its sandboxes run on: {@code -Dsandboxes.local.runtime=runsc} runs them under
-   * gVisor, once Docker knows it ({@code scripts/docker-up.sh --runsc}).
+   * The local runtime: sandboxes in Docker on this machine, through an E2B-compatible server on
+   * loopback. Needs {@code io.sandboxes:sandboxes-local} on the class path and a Docker engine.
    *
-   * @return a provider that stops the server (and kills its sandboxes) when closed
+   * <p>A {@code sandboxes-local} server already running on this machine is used when there is
+   * one: the one the environment variable {@code SANDBOXES_LOCAL_URL} names (with its key in
+   * {@code SANDBOXES_LOCAL_API_KEY}), and then only that one, else the one a running
+   * {@code sandboxes-local serve} announced in the state folder, if it is still live, this user's,
+   * on loopback, and keeps sandboxes from the network by default. Its sandboxes outlive this
+   * program. Otherwise the server starts in this process, on ephemeral ports with a fresh API key,
+   * and stops, killing its sandboxes, when the client is closed or the JVM exits; or, with
+   * {@link LocalOptions#background(boolean)}, in a process of its own that outlives this one.
+   * The first start on a machine builds the base image, which takes about a minute.
+   *
+   * <p>The system properties {@code sandboxes.local.warm-pool}, {@code sandboxes.local.runtime},
+   * {@code sandboxes.local.reuse} and {@code sandboxes.local.background} set what
+   * {@link #local(java.util.function.UnaryOperator)} sets in code; e.g.
+   * {@code -Dsandboxes.local.runtime=runsc} runs sandboxes under gVisor, once Docker knows it
+   * ({@code scripts/docker-up.sh --runsc}).
+   *
+   * @return a client; closing it stops a server it started in this process (and kills that
+   *     server's sandboxes), and leaves any other server running
    * @throws SandboxException when the local runtime is not on the class path or cannot start
    */
   public static SandboxClient local() {
+    return local(LocalRuntime.Options.NONE);
+  }
+
+  /**
+   * {@link #local()}, configured in code: the warm pool of the server it starts, the runtime,
+   * whether a running server may be reused, and whether a server it starts outlives the JVM.
+   * What the function does not set comes from the system properties, then the defaults.
+   *
+   * {@snippet :
+   * try (SandboxClient sandboxes = Sandboxes.local(o -> o.warmPool(0))) {   // no pre-started sandboxes
+   *   // ...
+   * }
+   * }
+   *
+   * @param configure sets what it wants on the options it is given, and returns them
+   * @return a client; closing it stops a server it started in this process, and leaves any other running
+   * @throws NullPointerException when {@code configure} is null or returns null
+   * @throws SandboxException when the local runtime is not on the class path or cannot start
+   */
+  public static SandboxClient local(java.util.function.UnaryOperator<LocalOptions> configure) {
+    Objects.requireNonNull(configure, "configure");
+    LocalOptions options = Objects.requireNonNull(configure.apply(new LocalOptions()),
+        "configure returned null instead of the options");
+    return local(options.toSpi());
+  }
+
+  private static SandboxClient local(LocalRuntime.Options options) {
     LocalRuntime runtime = localRuntime().orElseThrow(() -> new SandboxException(
         "Sandboxes.local() needs the local runtime: add io.sandboxes:sandboxes-local to the class path"));
-    LocalRuntime.Endpoint endpoint = runtime.start();
+    LocalRuntime.Endpoint endpoint = runtime.start(options);
     try {
       E2BSandboxProvider.Builder b = E2BSandboxProvider.builder()
           .apiUrl(endpoint.apiUrl())
@@ -159,7 +201,8 @@ public final class Sandboxes {
       endpoint.egressProbe().ifPresent(b::egressProbe);
       // preview URLs reach the sandbox's ports through the server's forwarding
       endpoint.previewUrls().ifPresent(b::previewUrls);
-      return new SandboxClient(b.build());
+      return new SandboxClient(b.build(), endpoint.outlivesProcess() ? SandboxClient.Origin.LOCAL_SHARED
+          : SandboxClient.Origin.LOCAL_IN_PROCESS);
     } catch (RuntimeException e) {
       endpoint.close();
       throw e;

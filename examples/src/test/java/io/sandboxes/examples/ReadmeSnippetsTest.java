@@ -219,6 +219,17 @@ class ReadmeSnippetsTest {
     assertThat(printed.toString(StandardCharsets.UTF_8)).isEqualTo("step 1\nstep 2\nstep 3\ntimed out after: compiling\n");
   }
 
+  @Test
+  @DisplayName("README: Sandboxes.local(..) with the warm pool off starts each sandbox cold")
+  void localOptions() {
+    // snippet:local-options
+    try (SandboxClient sandboxes = Sandboxes.local(o -> o.warmPool(0))) {   // no pre-started sandboxes
+      out.println(sandboxes.sandbox().exec("echo started cold").stdout().strip());
+    }
+    // end
+    assertThat(printed.toString(StandardCharsets.UTF_8)).isEqualTo("started cold\n");
+  }
+
   private static final Pattern SOURCE_SNIPPET = Pattern.compile("// snippet:(\\S+)\\n(.*?)\\n\\s*// end", Pattern.DOTALL);
   private static final Pattern README_SNIPPET = Pattern.compile("<!-- snippet:(\\S+) -->\\n```java\\n(.*?)\\n```", Pattern.DOTALL);
 

@@ -233,7 +233,7 @@ public final class E2BSandboxExtension
     context.publishReportEntry(Map.of("e2b.sandbox.id", sandbox.id(),
         "e2b.sandbox.startMillis", Long.toString((System.nanoTime() - started) / 1_000_000),
         "e2b.sandbox.for", where));
-    return new SandboxResource(sandbox, cleanupMode(context, a), context);
+    return new SandboxResource(sandbox, cleanupMode(context, a), context, client, where);
   }
 
   private static E2BSandbox.CleanupMode cleanupMode(ExtensionContext context, E2BSandbox a) {
@@ -315,11 +315,16 @@ public final class E2BSandboxExtension
     final io.sandboxes.e2b.LiveSandbox sandbox;
     private final E2BSandbox.CleanupMode mode;
     private final ExtensionContext context;
+    private final SandboxClient client;
+    private final String where;
 
-    SandboxResource(io.sandboxes.e2b.LiveSandbox sandbox, E2BSandbox.CleanupMode mode, ExtensionContext context) {
+    SandboxResource(io.sandboxes.e2b.LiveSandbox sandbox, E2BSandbox.CleanupMode mode, ExtensionContext context, SandboxClient client,
+        String where) {
       this.sandbox = sandbox;
       this.mode = mode;
       this.context = context;
+      this.client = client;
+      this.where = where;
       getOrCreate(context.getStore(NAMESPACE), Made.class, k -> new Made(), Made.class).resources.add(this);
     }
 
@@ -332,7 +337,13 @@ public final class E2BSandboxExtension
       return mode == E2BSandbox.CleanupMode.NEVER || (mode == E2BSandbox.CleanupMode.ON_SUCCESS && failed());
     }
 
-    /** Reports the sandboxes of this very context that will outlive it. */
+    /**
+     * Reports the sandboxes of this very context that will outlive it: a report entry, and a line
+     * on stderr, which build tools show where a report entry is not (Maven Surefire prints a
+     * test's output on the console, or keeps it beside the report with
+     * {@code redirectTestOutputToFile}; Gradle keeps it in its test report, and on the console with
+     * {@code testLogging.showStandardStreams}).
+     */
     static void announceKept(ExtensionContext context) {
       Made made = context.getStore(NAMESPACE).get(Made.class, Made.class);
       if (made == null) {
@@ -340,8 +351,21 @@ public final class E2BSandboxExtension
       }
       for (SandboxResource r : made.resources) {
         if (r.context == context && r.keep()) {
-          context.publishReportEntry("e2b.sandbox.kept", r.sandbox.id());
+          String how = r.client.howToReach(r.sandbox.id());
+          context.publishReportEntry(Map.of("e2b.sandbox.kept", r.sandbox.id(), "e2b.sandbox.kept.howToReach", how));
+          System.err.println("[@E2BSandbox] kept sandbox " + r.sandbox.id() + " of " + r.where + " (cleanup = " + r.mode
+              + (r.mode == E2BSandbox.CleanupMode.ON_SUCCESS ? ", and it failed" : "") + deadline(r.sandbox) + "): " + how);
         }
+      }
+    }
+
+    /** {@code , deadline <instant>} when the sandbox says it, else nothing. */
+    private static String deadline(io.sandboxes.e2b.LiveSandbox sandbox) {
+      try {
+        java.time.Instant end = sandbox.info().endAt();
+        return end == null ? "" : ", deadline " + end.truncatedTo(java.time.temporal.ChronoUnit.SECONDS);
+      } catch (RuntimeException e) {
+        return "";
       }
     }
 

@@ -352,7 +352,28 @@ class E2BSandboxExtensionTest {
     @Test
     @DisplayName("then ALWAYS destroys, ON_SUCCESS keeps a failed test's sandbox (reported) and destroys a passing one's, NEVER keeps")
     void modes() {
-      EngineExecutionResults r = run(CleanupTestCase.class, FilteredClient.class, Map.of());
+      // what the extension prints on stderr, which build tools show where they do not show report entries
+      java.io.ByteArrayOutputStream err = new java.io.ByteArrayOutputStream();
+      java.io.PrintStream original = System.err;
+      EngineExecutionResults r;
+      System.setErr(new java.io.PrintStream(new java.io.OutputStream() {
+        @Override
+        public void write(int b) {
+          original.write(b);
+          err.write(b);
+        }
+
+        @Override
+        public void write(byte[] b, int off, int len) {
+          original.write(b, off, len);
+          err.write(b, off, len);
+        }
+      }, true, java.nio.charset.StandardCharsets.UTF_8));
+      try {
+        r = run(CleanupTestCase.class, FilteredClient.class, Map.of());
+      } finally {
+        System.setErr(original);
+      }
       r.testEvents().assertStatistics(s -> s.succeeded(2).failed(2));
       String always = id("always:");
       String keptFailed = id("onSuccessFailed:");
@@ -363,6 +384,15 @@ class E2BSandboxExtensionTest {
       assertThat(exists(keptFailed)).isTrue();
       assertThat(exists(never)).isTrue();
       assertThat(reported(r, "e2b.sandbox.kept")).containsExactlyInAnyOrder(keptFailed, never);
+      List<String> printed = err.toString(java.nio.charset.StandardCharsets.UTF_8).lines()
+          .filter(l -> l.startsWith("[@E2BSandbox] kept sandbox ")).toList();
+      assertThat(printed).hasSize(2);
+      assertThat(printed).anySatisfy(l -> assertThat(l).startsWith("[@E2BSandbox] kept sandbox " + keptFailed + " of ")
+          .contains("(cleanup = ON_SUCCESS, and it failed, deadline 20")
+          .contains("): Sandboxes.at(..).connect(\"" + keptFailed + "\") with the same server URLs (" + filtered.apiUrl() + ")"));
+      assertThat(printed).anySatisfy(l -> assertThat(l).startsWith("[@E2BSandbox] kept sandbox " + never + " of ")
+          .contains("(cleanup = NEVER, deadline "));
+      assertThat(reported(r, "e2b.sandbox.kept.howToReach")).hasSize(2).allMatch(h -> h.contains("connect("));
       try (SandboxClient c = clientFor(filtered)) {
         c.provider().destroy(keptFailed);
         c.provider().destroy(never);

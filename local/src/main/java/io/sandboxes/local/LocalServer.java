@@ -85,6 +85,8 @@ public final class LocalServer implements AutoCloseable {
   private @Nullable SandboxNetwork network;
   private @Nullable DockerRuntime docker;
   private @Nullable SandboxRuntime runtime;
+  /** When a request last came in, for {@link #idleFor}. */
+  private volatile long lastRequest = System.nanoTime();
 
   private LocalServer(Builder config) {
     this.config = config;
@@ -172,10 +174,12 @@ public final class LocalServer implements AutoCloseable {
     builds.sweepAtStart();
     apiHandler.templateBuilds(builds, () -> this.apiUrl);
     envdHandler.templateDefaults(builds::defaults);
+    apiHandler.serverInfo(this::info);
     this.templateBuilds = builds;
     server.setHandler(new io.sandboxes.local.internal.http.StallGuard(new Handler.Abstract() {
       @Override
       public boolean handle(Request request, Response response, Callback callback) throws Exception {
+        lastRequest = System.nanoTime();
         if (request.getConnectionMetaData().getConnector() == envd) {
           return envdHandler.handle(request, response, callback);
         }
@@ -323,6 +327,40 @@ public final class LocalServer implements AutoCloseable {
     java.util.Map<String, Integer> out = new java.util.HashMap<>();
     registry().poolStatus().forEach((t, n) -> out.put(t, n[0]));
     return out;
+  }
+
+  /**
+   * What {@code GET /local/server} answers: enough for a client that found this server to check
+   * it is what it means to use (its process, loopback, its runtime, its default egress).
+   */
+  private com.fasterxml.jackson.databind.node.ObjectNode info() {
+    com.fasterxml.jackson.databind.node.ObjectNode out = io.sandboxes.e2b.internal.Json.object()
+        .put("serverId", config.serverId)
+        .put("pid", ProcessHandle.current().pid())
+        .put("host", config.host)
+        .put("apiUrl", String.valueOf(apiUrl))
+        .put("sandboxUrl", String.valueOf(sandboxUrl))
+        .put("runtime", runtime())
+        .put("gvisor", gvisor())
+        .put("internetByDefault", config.internetByDefault)
+        .put("egressEnforced", egressEnforced())
+        .put("keepSandboxesOnClose", config.keepSandboxesOnClose);
+    com.fasterxml.jackson.databind.node.ObjectNode pool = out.putObject("warmPool");
+    config.warmPool.forEach(pool::put);
+    return out;
+  }
+
+  /** This server's id: its sandboxes' containers carry it; only for this module. */
+  String serverId() {
+    return config.serverId;
+  }
+
+  /**
+   * Tells whether this server has had nothing to do for a while: no sandbox (running or paused;
+   * warm pool members do not count) and no request for at least {@code quiet}.
+   */
+  boolean idleFor(Duration quiet) {
+    return registry().list().isEmpty() && System.nanoTime() - lastRequest >= quiet.toNanos();
   }
 
   /** The sandboxes, for this module's tests; only after {@link #start()}. */

@@ -13,6 +13,7 @@ import java.util.concurrent.CountDownLatch;
  *
  * <pre>
  * sandboxes-local serve [--port 3000] [--envd-port 49983] [--api-key KEY] [--keep-sandboxes] [--internet-by-default] [--runtime runsc]
+ * sandboxes-local stop
  * sandboxes-local image build [code-interpreter-v1]
  * </pre>
  *
@@ -39,6 +40,7 @@ public final class Main {
         case "image" -> image(rest, out);
         case "status" -> status(rest, out);
         case "forward" -> forward(rest, out);
+        case "stop" -> stop(rest, out);
         case "--help", "-h", "help" -> {
           usage(out);
           yield 0;
@@ -64,7 +66,7 @@ public final class Main {
           sandboxes-local serve [--port N] [--envd-port N] [--api-key KEY] [--keep-sandboxes]
                                 [--id NAME] [--state-dir DIR] [--host ADDRESS] [--disk-mb N]
                                 [--internet-by-default] [--warm-pool N | --warm-pool TEMPLATE=N]...
-                                [--runtime NAME]
+                                [--runtime NAME] [--idle-exit DURATION] [--background]
               serve E2B's API on 127.0.0.1:N (default 3000) and envd on 127.0.0.1:N (default 49983);
               --keep-sandboxes leaves them running at shutdown, and a server started again with
               the same --id (default "standalone") takes them back; --host binds another
@@ -89,22 +91,162 @@ public final class Main {
   }
 
   private static int serve(Deque<String> opts, PrintStream out) {
-    LocalServer server = serveOptions(opts, out).build().start();
+    java.time.Duration idleExit = null;
+    boolean background = false;
+    Deque<String> serverOpts = new ArrayDeque<>();
+    while (!opts.isEmpty()) {
+      String o = opts.pop();
+      switch (o) {
+        case "--idle-exit" -> idleExit = duration(o, arg(opts, o));
+        case "--background" -> background = true;
+        default -> serverOpts.add(o);
+      }
+    }
+    if (background) {
+      ignoreTerminalSignals();
+    }
+    LocalServer.Builder builder = serveOptions(serverOpts, out);
+    LocalServer server = builder.build().start();
+    java.nio.file.Path root = LocalServer.defaultStateRoot();
+    boolean announced = announce(server, root, out);
     CountDownLatch stopped = new CountDownLatch(1);
-    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+    Runnable stop = () -> {
+      if (announced) {
+        io.sandboxes.local.internal.Announcement.withdraw(root, server.apiUrl());
+      }
       server.close();
       stopped.countDown();
-    }, "sandboxes-local-shutdown"));
-    out.println("export E2B_API_URL=" + server.apiUrl());
-    out.println("export E2B_SANDBOX_URL=" + server.sandboxUrl());
-    out.println("export E2B_API_KEY=" + server.apiKey());
+    };
+    Runtime.getRuntime().addShutdownHook(new Thread(stop, "sandboxes-local-shutdown"));
+    if (background) {
+      out.println("serving E2B's API at " + server.apiUrl() + " and envd at " + server.sandboxUrl()
+          + (announced ? ", announced in " + io.sandboxes.local.internal.Announcement.file(root) : ""));
+    } else {
+      out.println("export E2B_API_URL=" + server.apiUrl());
+      out.println("export E2B_SANDBOX_URL=" + server.sandboxUrl());
+      out.println("export E2B_API_KEY=" + server.apiKey());
+    }
     out.flush();
+    if (idleExit != null) {
+      java.time.Duration quiet = idleExit;
+      Thread.ofPlatform().daemon().name("sandboxes-local-idle").start(() -> {
+        try {
+          while (!stopped.await(Math.min(5_000, Math.max(100, quiet.toMillis() / 4)), java.util.concurrent.TimeUnit.MILLISECONDS)) {
+            if (server.idleFor(quiet)) {
+              out.println("no sandbox and no call for " + quiet + ": stopping");
+              out.flush();
+              stop.run();
+            }
+          }
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      });
+    }
     try {
       stopped.await();
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
     return 0;
+  }
+
+  /**
+   * Writes {@code server.json} for this server unless it listens beyond loopback or a live
+   * server is announced there already.
+   *
+   * @return whether it did
+   */
+  private static boolean announce(LocalServer server, java.nio.file.Path root, PrintStream out) {
+    if (!io.sandboxes.local.internal.Announcement.isLoopback(server.apiUrl().getHost())) {
+      out.println("not announced in " + io.sandboxes.local.internal.Announcement.file(root)
+          + ": this server listens beyond loopback, and Sandboxes.local() reuses only a server on loopback");
+      return false;
+    }
+    io.sandboxes.local.internal.Announcement.Read existing = io.sandboxes.local.internal.Announcement.read(root);
+    if (existing.server().isPresent() && LocalRuntimeService.probe(existing.server().get()).isPresent()) {
+      out.println("not announced: " + io.sandboxes.local.internal.Announcement.file(root) + " names the live server at "
+          + existing.server().get().apiUrl() + " (pid " + existing.server().get().pid() + ")");
+      return false;
+    }
+    try {
+      io.sandboxes.local.internal.Announcement.write(root, server.apiUrl(), server.sandboxUrl(), server.apiKey(), server.serverId());
+      return true;
+    } catch (java.io.IOException e) {
+      out.println("not announced: " + io.sandboxes.local.internal.Announcement.file(root) + " could not be written: " + e);
+      return false;
+    }
+  }
+
+  /**
+   * A server started in the background must not end with the terminal it was started from:
+   * Ctrl-C in it, or closing it, signals the whole process group. (Where {@code setsid} exists,
+   * the server has a session of its own and sees neither anyway.)
+   */
+  @SuppressWarnings("sunapi")
+  private static void ignoreTerminalSignals() {
+    for (String name : new String[] {"INT", "HUP"}) {
+      try {
+        sun.misc.Signal.handle(new sun.misc.Signal(name), sun.misc.SignalHandler.SIG_IGN);
+      } catch (IllegalArgumentException unsupported) {
+        // no such signal here
+      }
+    }
+  }
+
+  private static int stop(Deque<String> opts, PrintStream out) {
+    if (!opts.isEmpty()) {
+      throw new IllegalArgumentException("stop takes no options");
+    }
+    java.nio.file.Path root = LocalServer.defaultStateRoot();
+    io.sandboxes.local.internal.Announcement.Read read = io.sandboxes.local.internal.Announcement.read(root);
+    if (read.server().isEmpty()) {
+      throw new IllegalStateException(read.ignored().orElse("no server is announced in " + io.sandboxes.local.internal.Announcement.file(root)));
+    }
+    io.sandboxes.local.internal.Announcement.Server s = read.server().get();
+    // the process is ours and alive; that it is the server (and not a process that took its pid) is asked of the server itself
+    if (LocalRuntimeService.probe(s).isEmpty()) {
+      throw new IllegalStateException("the server announced in " + s.file() + " (pid " + s.pid() + ") does not answer at " + s.apiUrl());
+    }
+    ProcessHandle p = ProcessHandle.of(s.pid()).orElseThrow(() -> new IllegalStateException("pid " + s.pid() + " has just ended"));
+    p.destroy();
+    try {
+      p.onExit().get(60, java.util.concurrent.TimeUnit.SECONDS);
+    } catch (java.util.concurrent.TimeoutException e) {
+      throw new IllegalStateException("the server (pid " + s.pid() + ") did not stop within 60 s of SIGTERM");
+    } catch (java.util.concurrent.ExecutionException e) {
+      throw new IllegalStateException("waiting for the server (pid " + s.pid() + ") failed: " + e.getCause());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted", e);
+    }
+    out.println("stopped the server at " + s.apiUrl() + " (pid " + s.pid() + ")");
+    return 0;
+  }
+
+  /** {@code 90s}, {@code 30m}, {@code 2h}, or ISO-8601 ({@code PT30M}). */
+  static java.time.Duration duration(String name, String v) {
+    java.util.regex.Matcher m = java.util.regex.Pattern.compile("(\\d{1,9})(ms|s|m|h)").matcher(v);
+    try {
+      java.time.Duration d;
+      if (m.matches()) {
+        long n = Long.parseLong(m.group(1));
+        d = switch (m.group(2)) {
+          case "ms" -> java.time.Duration.ofMillis(n);
+          case "s" -> java.time.Duration.ofSeconds(n);
+          case "m" -> java.time.Duration.ofMinutes(n);
+          default -> java.time.Duration.ofHours(n);
+        };
+      } else {
+        d = java.time.Duration.parse(v);
+      }
+      if (d.isNegative() || d.isZero()) {
+        throw new IllegalArgumentException(name + " must be positive, got '" + v + "'");
+      }
+      return d;
+    } catch (java.time.format.DateTimeParseException e) {
+      throw new IllegalArgumentException(name + " must be a duration such as 90s, 30m or 2h, got '" + v + "'");
+    }
   }
 
   /** The server {@code serve} would start with these options. */

@@ -55,6 +55,13 @@ public final class ApiHandler extends Handler.Abstract {
   private volatile @org.jspecify.annotations.Nullable TemplateApi templateApi;
   private volatile io.sandboxes.local.internal.@org.jspecify.annotations.Nullable TemplateBuilds templateBuilds;
 
+  private volatile java.util.function.@org.jspecify.annotations.Nullable Supplier<ObjectNode> serverInfo;
+
+  /** Answers {@code GET /local/server} (with the API key) with what this supplies: how the server is set up. */
+  public void serverInfo(java.util.function.Supplier<ObjectNode> info) {
+    this.serverInfo = info;
+  }
+
   /** Serves E2B's template build API from these builds; upload links point at {@code apiUrl}. */
   public void templateBuilds(io.sandboxes.local.internal.TemplateBuilds builds, java.util.function.Supplier<java.net.URI> apiUrl) {
     this.templateBuilds = builds;
@@ -123,6 +130,12 @@ public final class ApiHandler extends Handler.Abstract {
         case "GET" -> list(ex, path.startsWith("/v2/"));
         default -> error(ex, 405, "method " + method + " is not allowed on " + path);
       }
+      return;
+    }
+    java.util.function.Supplier<ObjectNode> info = serverInfo;
+    if (path.equals("/local/server") && method.equals("GET") && info != null) {
+      // not E2B's: lets a client that found this server check it is the one it means to use
+      ex.json(200, info.get());
       return;
     }
     if (path.equals("/local/egress-probe") && method.equals("GET")) {
