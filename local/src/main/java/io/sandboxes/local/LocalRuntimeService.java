@@ -55,7 +55,8 @@ public final class LocalRuntimeService implements LocalRuntime {
   static final java.time.Duration BACKGROUND_IDLE_EXIT = java.time.Duration.ofMinutes(30);
   /** How long a start waits for a server it started in the background (the first builds the base image). */
   private static final java.time.Duration BACKGROUND_START = java.time.Duration.ofMinutes(10);
-  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(LocalRuntimeService.class);
+  /** Made after {@link #quietSlf4jWithoutProvider()}: this field is what first makes SLF4J report. */
+  private static final org.slf4j.Logger LOG = quietSlf4jWithoutProvider();
   /** One start in the background at a time in this JVM (a file lock is held per process, not per thread). */
   private static final java.util.concurrent.locks.ReentrantLock SPAWNING = new java.util.concurrent.locks.ReentrantLock();
 
@@ -142,7 +143,6 @@ public final class LocalRuntimeService implements LocalRuntime {
   /** {@link #start(Options)} with the system properties and the environment read from these. */
   Endpoint start(Options options, java.util.function.Function<String, @org.jspecify.annotations.Nullable String> properties,
       java.util.function.Function<String, @org.jspecify.annotations.Nullable String> environment) {
-    quietSlf4jWithoutProvider();
     Settings settings = settings(options, properties, environment);
     if (settings.reuse()) {
       String url = blankToNull(environment.apply(URL_VARIABLE));
@@ -547,14 +547,19 @@ public final class LocalRuntimeService implements LocalRuntime {
    * nothing should print nothing, and the warning is about our dependency, not the program.
    *
    * <p>SLF4J reads {@code slf4j.internal.verbosity} once, when it first reports, which is when it
-   * first initializes. So this runs before anything of ours touches SLF4J (the server's classes
-   * do, as they load), raises the threshold to ERROR only when the user has set neither that
+   * first initializes. So this runs as this class initializes, before anything of ours touches
+   * SLF4J (this class's own logger and the server's classes do), raises the threshold to ERROR only when the user has set neither that
    * property nor {@code slf4j.provider} and there is positively no provider (no SLF4J 2 service
    * provider, no SLF4J 1 binding, whose warning is worth seeing), makes SLF4J initialize there
    * and then, and takes the property away again. A program that has a provider, or whose SLF4J
    * has already initialized, is left exactly as it was.
    */
-  private static void quietSlf4jWithoutProvider() {
+  private static org.slf4j.Logger quietSlf4jWithoutProvider() {
+    quietenSlf4j();
+    return org.slf4j.LoggerFactory.getLogger(LocalRuntimeService.class);
+  }
+
+  private static void quietenSlf4j() {
     if (System.getProperty(SLF4J_VERBOSITY) != null || System.getProperty("slf4j.provider") != null) {
       return;
     }
