@@ -1,23 +1,25 @@
 package io.sandboxes.local.contract;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.sun.management.HotSpotDiagnosticMXBean;
-import io.sandboxes.e2b.internal.Json;
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.lang.management.ManagementFactory;
-import java.nio.file.Files;
-import java.nio.file.Path;
+import java.lang.reflect.Method;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Deque;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
+import java.util.stream.Stream;
 
 /**
- * The JVM's own list of live threads, virtual ones included, read from a thread dump
- * ({@link HotSpotDiagnosticMXBean#dumpThreads}) rather than from any counter the SDK keeps: what
+ * The JVM's own list of live threads, virtual ones included, read from the JDK's thread
+ * containers (what its thread dumps list) rather than from any counter the SDK keeps: what
  * "nothing left running" is checked against. The SDK's timers (watchdogs) and readers are
  * threads named after their sandbox, so a leak shows up here by name whether or not the SDK
  * counted the thread it started.
+ *
+ * <p>Not through {@code HotSpotDiagnosticMXBean.dumpThreads}: on JDK 25.0.3 its snapshot of a
+ * virtual thread that is mounting or unmounting crashed the whole test JVM (SIGSEGV in
+ * {@code Continuation::is_continuation_entry_frame}), once in a full run. The containers are
+ * read here directly (needs {@code --add-exports java.base/jdk.internal.vm=ALL-UNNAMED}, set in
+ * this module's {@code argLine}), and each stack through {@link Thread#getStackTrace()}.
  */
 final class LiveThreads {
   private LiveThreads() {}
@@ -25,7 +27,7 @@ final class LiveThreads {
   /**
    * The live threads whose name contains {@code sandboxId}, on both sides (the SDK and the local
    * server run in this JVM), by name. Fails rather than answering "none"
-   * when the dump cannot show virtual threads at all.
+   * when the JVM's list cannot show virtual threads at all.
    */
   static List<String> of(String sandboxId) {
     return find(sandboxId, false);
@@ -52,30 +54,28 @@ final class LiveThreads {
     try {
       List<String> found = new ArrayList<>();
       boolean sawCanary = false;
-      for (JsonNode container : dump().path("threadDump").path("threadContainers")) {
-        for (JsonNode thread : container.path("threads")) {
-          String name = thread.path("name").asText("");
-          if (name.equals(canaryName)) {
-            sawCanary = true;
-            continue;
-          }
-          if (!name.contains(sandboxId)) {
-            continue;
-          }
-          JsonNode stack = thread.path("stack");
-          boolean server = false;
-          for (JsonNode frame : stack) {
-            server |= frame.asText().contains("io.sandboxes.local.");
-          }
-          if (!clientOnly) {
-            found.add(name);
-          } else if (!server) {
-            found.add(name + " at " + (stack.isEmpty() ? "?" : stack.get(0).asText()));
-          }
+      for (Thread thread : all()) {
+        String name = thread.getName();
+        if (name.equals(canaryName)) {
+          sawCanary = true;
+          continue;
+        }
+        if (!name.contains(sandboxId) || !thread.isAlive()) {
+          continue;
+        }
+        StackTraceElement[] stack = thread.getStackTrace();
+        boolean server = false;
+        for (StackTraceElement frame : stack) {
+          server |= frame.getClassName().startsWith("io.sandboxes.local.");
+        }
+        if (!clientOnly) {
+          found.add(name);
+        } else if (!server) {
+          found.add(name + " at " + (stack.length == 0 ? "?" : stack[0].toString()));
         }
       }
       if (!sawCanary) {
-        throw new IllegalStateException("this JVM's thread dump does not list virtual threads: cannot look for leaked ones");
+        throw new IllegalStateException("this JVM's thread containers do not list virtual threads: cannot look for leaked ones");
       }
       return found;
     } finally {
@@ -88,20 +88,25 @@ final class LiveThreads {
     }
   }
 
-  private static JsonNode dump() {
+  /** Every thread in the JDK's tree of thread containers, from its root down. */
+  @SuppressWarnings("unchecked")
+  private static List<Thread> all() {
     try {
-      Path dir = Files.createTempDirectory("live-threads");
-      Path file = dir.resolve("dump.json");
-      try {
-        ManagementFactory.getPlatformMXBean(HotSpotDiagnosticMXBean.class)
-            .dumpThreads(file.toAbsolutePath().toString(), HotSpotDiagnosticMXBean.ThreadDumpFormat.JSON);
-        return Json.parse(Files.readAllBytes(file));
-      } finally {
-        Files.deleteIfExists(file);
-        Files.deleteIfExists(dir);
+      Class<?> containers = Class.forName("jdk.internal.vm.ThreadContainers");
+      Class<?> container = Class.forName("jdk.internal.vm.ThreadContainer");
+      Method threads = container.getMethod("threads");
+      Method children = container.getMethod("children");
+      List<Thread> all = new ArrayList<>();
+      Deque<Object> left = new ArrayDeque<>();
+      left.push(containers.getMethod("root").invoke(null));
+      while (!left.isEmpty()) {
+        Object c = left.pop();
+        ((Stream<Thread>) threads.invoke(c)).forEach(all::add);
+        ((Stream<Object>) children.invoke(c)).forEach(left::push);
       }
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
+      return all;
+    } catch (ReflectiveOperationException | IllegalAccessError e) {
+      throw new IllegalStateException("cannot read the JVM's thread containers (is jdk.internal.vm exported to this test?)", e);
     }
   }
 }
