@@ -23,8 +23,13 @@ import org.junit.jupiter.api.extension.ExtendWith;
 @ExtendWith(SharedServer.class)
 class EgressTest {
 
+  /**
+   * The HTTP status curl saw, "000" for none. A refusal is fast (a 403 from the gateway, or a
+   * REJECT); the 15 s cap is only for a loaded machine under gVisor, where a 5 s cap once cut off
+   * the gateway's 403 ({@link #denialsExplainThemselves} bounds how fast a refusal is).
+   */
   private static String code(LiveSandbox s, String url, boolean viaProxy) {
-    ExecResult r = s.exec("curl -s -o /dev/null -m 5 -w '%{http_code}' " + (viaProxy ? "" : "--noproxy '*' ") + url);
+    ExecResult r = s.exec("curl -s -o /dev/null -m 15 -w '%{http_code}' " + (viaProxy ? "" : "--noproxy '*' ") + url);
     return r.stdout().strip();
   }
 
