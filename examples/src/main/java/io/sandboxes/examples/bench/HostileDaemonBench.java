@@ -41,7 +41,11 @@ import java.util.concurrent.atomic.AtomicLong;
 public final class HostileDaemonBench {
   private HostileDaemonBench() {}
 
-  private static final Path FAKE = Path.of("local/src/test/resources/io/sandboxes/local/fake_daemon.py");
+  /** From the repository's root, or from examples/, where {@code scripts/run-examples.sh} runs it. */
+  private static final Path FAKE = java.util.stream.Stream.of("", "../")
+      .map(up -> Path.of(up + "local/src/test/resources/io/sandboxes/local/fake_daemon.py"))
+      .filter(Files::isRegularFile).findFirst()
+      .orElse(Path.of("local/src/test/resources/io/sandboxes/local/fake_daemon.py"));
 
   /** One attack: the fake's mode, and what the attacked sandbox's client does to set it off. */
   private record Attack(String mode, String what) {}
@@ -51,7 +55,7 @@ public final class HostileDaemonBench {
     int seconds = args.length > 1 ? Integer.parseInt(args[1]) : 20;
     List<String> only = args.length > 2 ? List.of(args[2].split(",")) : List.of();
     if (!Files.isRegularFile(FAKE)) {
-      throw new IllegalStateException("run from the repository's root: " + FAKE + " is not there");
+      throw new IllegalStateException("run from the repository (its root or examples/): " + FAKE + " is not there");
     }
     byte[] script = Files.readAllBytes(FAKE);
     List<Attack> attacks = List.of(
