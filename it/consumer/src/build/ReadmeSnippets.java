@@ -26,10 +26,12 @@ public final class ReadmeSnippets {
   /**
    * What a snippet may use without an import of its own: every package of the public API (no two
    * of its public types share a simple name, which PublicNamesTest in junit-extension guards), the
-   * JDK packages the snippets use, JUnit Jupiter's API and AssertJ's assertions.
+   * JDK packages the snippets use, JUnit Jupiter's API, its {@code assertEquals} (the JUnit
+   * snippet's only assertion, so that it needs nothing but JUnit) and AssertJ's assertions.
    */
   private static final String IMPORTS = """
       import static org.assertj.core.api.Assertions.*;
+      import static org.junit.jupiter.api.Assertions.assertEquals;
 
       import io.sandboxes.*;
       import io.sandboxes.dsl.*;
