@@ -625,39 +625,31 @@ public final class E2BApi {
   }
 
   /**
-   * A handle to a running sandbox for a listing, which must leave every deadline where it is: the
-   * sandbox's record is read ({@code GET /sandboxes/{id}}, which changes nothing) and the handle
-   * built from it. Only when the record carries no daemon token (a server that hands it out on
-   * connect alone) is the sandbox connected, with the time the record says it has left, rounded
-   * down to the second (connect only ever extends, so the deadline does not move).
-   *
-   * @return the handle, or empty when the sandbox is gone or paused since the listing
+   * A handle to a sandbox a listing showed, made from the listing's row alone: nothing is asked
+   * per sandbox, and no deadline moves. Its daemon's address and token are looked up when it is
+   * first used ({@code GET /sandboxes/{id}}, which changes nothing); a sandbox gone or paused by
+   * then makes that first call throw {@link SandboxNotFoundException} or
+   * {@link io.sandboxes.SandboxPausedException}. Only when the record carries no daemon token (a
+   * server that hands it out on connect alone) is the sandbox connected, asking for one second:
+   * connect only ever extends a deadline, so a later one stays where it is.
    */
-  Optional<LiveSandbox> attachForListing(String sandboxId) {
-    ensureOpen();
-    JsonNode detail;
-    try {
-      detail = controlPlane.info(sandboxId);
-    } catch (SandboxNotFoundException e) {
-      return Optional.empty();
-    }
+  LiveSandbox listed(SandboxInfo row) {
+    String id = row.id();
+    Envd envd = Envd.resolvedOnFirstUse(http, id, () -> listedAddress(id), (what, message) -> unreachable(id, what, message));
+    return new LiveSandbox(this, id, row.templateId(), row.envdVersion(), envd, domain);
+  }
+
+  private Envd.Address listedAddress(String sandboxId) {
+    JsonNode detail = controlPlane.info(sandboxId);
     if ("paused".equals(Json.text(detail, "state"))) {
-      return Optional.empty();
+      throw new io.sandboxes.SandboxPausedException(sandboxId, "a call into sandbox " + sandboxId);
     }
-    if (Json.text(detail, "envdAccessToken") != null) {
-      return Optional.of(handle(detail, "read sandbox " + sandboxId));
+    if (Json.text(detail, "envdAccessToken") == null) {
+      detail = controlPlane.connect(sandboxId, 1);
     }
-    java.time.@Nullable Instant endAt = Timestamps.instant(Json.text(detail, "endAt"));
-    Duration left = endAt == null ? Duration.ZERO : Duration.between(java.time.Instant.now(), endAt);
-    // whole seconds, rounded down: asking for one more than is left would move the deadline
-    if (left.getSeconds() < 1) {
-      return Optional.empty(); // ending within the second: not worth a handle
-    }
-    try {
-      return Optional.of(handle(controlPlane.connect(sandboxId, left.getSeconds()), "connect to sandbox " + sandboxId));
-    } catch (SandboxNotFoundException e) {
-      return Optional.empty();
-    }
+    String sandboxDomain = Json.text(detail, "domain");
+    String effectiveDomain = sandboxDomain == null || sandboxDomain.isBlank() ? domain : sandboxDomain;
+    return new Envd.Address(envdUrl(sandboxUrl, sandboxId, effectiveDomain), Json.text(detail, "envdAccessToken"));
   }
 
   static SandboxInfo toInfo(JsonNode row) {

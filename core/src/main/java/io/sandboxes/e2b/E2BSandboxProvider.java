@@ -273,24 +273,26 @@ public final class E2BSandboxProvider
   /**
    * {@inheritDoc}
    *
-   * <p>Reads the whole account-wide listing (E2B scopes listings by API key), skips paused
-   * sandboxes without touching them, and makes a handle for each running one with at most 16
-   * requests in flight, keeping the listing's order. No sandbox's deadline moves: each handle is
-   * built from the sandbox's record ({@code GET /sandboxes/{id}}), and only a server whose record
-   * carries no daemon token is connected to, with the time the record says is left (rounded down to
-   * the second). A sandbox gone or paused since the listing is left out; any other failure fails
-   * the whole call, and no new request starts after the first failure. An interrupt ends the call
-   * at once with a {@link SandboxException} and the interrupt flag kept: the requests in flight are
-   * cancelled (their HTTP requests aborted), not waited for.
+   * <p>Reads the account-wide listing of running sandboxes (E2B scopes listings by API key), one
+   * request per page as E2B's SDKs do, and takes what it says: every sandbox the server lists as
+   * running gets a handle, in the listing's order, whatever the client's clock says of its end
+   * time; a row the server marks paused is skipped. Nothing is asked per sandbox, so no deadline
+   * moves and nothing is resumed: each handle looks its daemon's address and token up when it is
+   * first used, and a sandbox that ended or was paused since the listing makes that first call
+   * throw ({@link SandboxNotFoundException}, {@link io.sandboxes.SandboxPausedException}). A page
+   * that cannot be read fails the whole call. An interrupt ends the call at once with a
+   * {@link SandboxException} and the interrupt flag kept, the request in flight aborted.
    */
   @Override
   public List<Sandbox> list() {
     ensureOpen();
-    List<SandboxInfo> rows = api.listAll(SandboxQuery.all());
-    List<String> running = rows.stream().filter(r -> r.state() != SandboxState.PAUSED).map(SandboxInfo::id).toList();
-    List<Optional<LiveSandbox>> handles = Bounded.map(running, LIST_CONNECT_CONCURRENCY, api::attachForListing);
-    List<Sandbox> out = new ArrayList<>();
-    handles.forEach(h -> h.ifPresent(out::add));
+    List<SandboxInfo> rows = api.listAll(SandboxQuery.inState(SandboxState.RUNNING));
+    List<Sandbox> out = new ArrayList<>(rows.size());
+    for (SandboxInfo row : rows) {
+      if (row.state() != SandboxState.PAUSED) {
+        out.add(api.listed(row));
+      }
+    }
     return out;
   }
 
