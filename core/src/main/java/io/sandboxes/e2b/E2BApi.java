@@ -23,8 +23,12 @@ import org.jspecify.annotations.Nullable;
 /**
  * E2B's API, call for call, typed: what the control plane answers is what comes back, with a
  * 404 as {@link SandboxNotFoundException} (or an empty result where E2B's SDKs return one) and
- * every other failure thrown with its status. Obtained from {@link E2BSandboxProvider#api()},
- * whose HTTP client it shares; thread-safe.
+ * every other failure thrown with its status, typed where E2B's SDKs type it
+ * ({@link io.sandboxes.SandboxAuthenticationException}, {@link io.sandboxes.SandboxRateLimitException},
+ * {@link io.sandboxes.SandboxServiceBusyException}). A call answered 429 is retried as the
+ * provider's {@link E2BSandboxProvider.Builder#retries retries} say. Obtained from
+ * {@link E2BSandboxProvider#api()}, whose HTTP client it shares; {@link #withRequestTimeout} and
+ * {@link #withRetries} give views with their own settings for some calls. Thread-safe.
  *
  * @since 0.1
  */
@@ -45,6 +49,65 @@ public final class E2BApi {
 
   private void ensureOpen() {
     provider.ensureOpen();
+  }
+
+  /**
+   * This API with another request timeout, as E2B's per-call {@code requestTimeoutMs}: each HTTP
+   * request made through the view (and through the sandboxes it creates or connects to, as with a
+   * sandbox E2B's SDK made with that option) may take this long; a control-plane call's retries
+   * after a 429 wait within it too. The provider's own timeout is untouched, and the view shares
+   * its HTTP client: it needs no closing.
+   *
+   * {@snippet class=io.sandboxes.snippets.CoreSnippets region=per-call :
+   * SandboxPage page = e2b.api().withRequestTimeout(Duration.ofSeconds(5)).list(SandboxQuery.all());
+   * }
+   *
+   * @param requestTimeout how long one HTTP request may take; zero for no limit
+   * @return a view of this API with that timeout
+   * @throws IllegalArgumentException when the timeout is negative
+   */
+  public E2BApi withRequestTimeout(Duration requestTimeout) {
+    Objects.requireNonNull(requestTimeout, "requestTimeout");
+    if (requestTimeout.isNegative()) {
+      throw new IllegalArgumentException("requestTimeout must not be negative, got " + requestTimeout);
+    }
+    Http view = http.withRequestTimeout(requestTimeout);
+    return new E2BApi(provider, view, controlPlane.with(view, controlPlane.retries()), sandboxUrl, domain);
+  }
+
+  /**
+   * This API with another number of retries after HTTP 429, as E2B's per-call {@code retries}:
+   * a control-plane call answered 429 with a {@code Retry-After} in seconds is sent again up to
+   * this many times, within its request timeout. The provider's own setting is untouched.
+   *
+   * @param retries how many times to retry, 0 for never
+   * @return a view of this API with that many retries
+   * @throws IllegalArgumentException when {@code retries} is negative
+   * @see E2BSandboxProvider.Builder#retries(int)
+   */
+  public E2BApi withRetries(int retries) {
+    if (retries < 0) {
+      throw new IllegalArgumentException("retries must not be negative, got " + retries);
+    }
+    return new E2BApi(provider, http, controlPlane.with(http, retries), sandboxUrl, domain);
+  }
+
+  /**
+   * Returns how long one HTTP request made through this API may take.
+   *
+   * @return the request timeout; zero for no limit
+   */
+  public Duration requestTimeout() {
+    return http.requestTimeout();
+  }
+
+  /**
+   * Returns how many times a control-plane call answered 429 is sent again.
+   *
+   * @return the retries after a 429
+   */
+  public int retries() {
+    return controlPlane.retries();
   }
 
   E2BSandboxProvider provider() {
@@ -285,7 +348,7 @@ public final class E2BApi {
         JsonNode error = entry.path("error");
         int status = Json.intValue(error, "code", 500);
         String message = Json.text(error, "message");
-        out.add(new ForkResult(null, new io.sandboxes.SandboxApiException(status,
+        out.add(new ForkResult(null, io.sandboxes.e2b.internal.ApiErrors.of(status,
             message == null ? "the server gave no reason" : message, "fork sandbox " + sandboxId)));
       }
     }

@@ -264,6 +264,9 @@ public final class Envd {
     if (status == 502) {
       return unreachable.explain(context, message);
     }
+    if (status == 507) {
+      return new io.sandboxes.SandboxNotEnoughSpaceException(message, context);
+    }
     return new SandboxException(context + " failed: HTTP " + status + ": " + message);
   }
 

@@ -87,8 +87,8 @@ class ListingCasesTest {
         h.api.on(FaultServer.route("GET", "/sandboxes/" + real.id()), (req, resp, cb) -> refused.getAndIncrement() == 0
             && FaultServer.json(503, "{\"code\":503,\"message\":\"no capacity\"}").answer(req, resp, cb));
         Sandbox listed = h.provider.list().stream().filter(s -> s.id().equals(real.id())).findFirst().orElseThrow();
-        assertThatThrownBy(() -> listed.exec("true")).isInstanceOfSatisfying(io.sandboxes.SandboxApiException.class,
-            e -> assertThat(e.statusCode()).isEqualTo(503)).hasMessageContaining("no capacity");
+        assertThatThrownBy(() -> listed.exec("true")).isInstanceOf(io.sandboxes.SandboxServiceBusyException.class)
+            .hasMessageContaining("no capacity");
         assertThat(listed.exec("echo second look").stdout()).isEqualTo("second look\n");
         assertThat(refused.get()).as("record reads").isEqualTo(2);
         // looked once for good: later calls ask the control plane nothing
