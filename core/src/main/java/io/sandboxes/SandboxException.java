@@ -7,8 +7,10 @@ package io.sandboxes;
  * <p>Subtypes say what kind of failure it was: {@link SandboxNotFoundException} for a sandbox that
  * positively does not exist, {@link SandboxPausedException} for one that exists but is paused,
  * {@link SandboxFileNotFoundException} for a missing path inside one,
- * {@link SandboxApiException} for an HTTP-level refusal, {@link SandboxRpcException} for an
- * error reported by the in-sandbox daemon.
+ * {@link SandboxApiException} for an HTTP-level refusal (with {@link SandboxAuthenticationException},
+ * {@link SandboxRateLimitException}, {@link SandboxServiceBusyException} and
+ * {@link SandboxNotEnoughSpaceException} for the statuses E2B's SDKs type),
+ * {@link SandboxRpcException} for an error reported by the in-sandbox daemon.
  *
  * <p>Text that a server sent is put into these exceptions; the API key and the sandbox access
  * tokens the client holds are replaced by {@code [redacted]} in the message and in the causes'

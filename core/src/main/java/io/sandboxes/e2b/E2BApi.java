@@ -23,8 +23,12 @@ import org.jspecify.annotations.Nullable;
 /**
  * E2B's API, call for call, typed: what the control plane answers is what comes back, with a
  * 404 as {@link SandboxNotFoundException} (or an empty result where E2B's SDKs return one) and
- * every other failure thrown with its status. Obtained from {@link E2BSandboxProvider#api()},
- * whose HTTP client it shares; thread-safe.
+ * every other failure thrown with its status, typed where E2B's SDKs type it
+ * ({@link io.sandboxes.SandboxAuthenticationException}, {@link io.sandboxes.SandboxRateLimitException},
+ * {@link io.sandboxes.SandboxServiceBusyException}). A call answered 429 is retried as the
+ * provider's {@link E2BSandboxProvider.Builder#retries retries} say. Obtained from
+ * {@link E2BSandboxProvider#api()}, whose HTTP client it shares; {@link #withRequestTimeout} and
+ * {@link #withRetries} give views with their own settings for some calls. Thread-safe.
  *
  * @since 0.1
  */
@@ -45,6 +49,65 @@ public final class E2BApi {
 
   private void ensureOpen() {
     provider.ensureOpen();
+  }
+
+  /**
+   * This API with another request timeout, as E2B's per-call {@code requestTimeoutMs}: each HTTP
+   * request made through the view (and through the sandboxes it creates or connects to, as with a
+   * sandbox E2B's SDK made with that option) may take this long; a control-plane call's retries
+   * after a 429 wait within it too. The provider's own timeout is untouched, and the view shares
+   * its HTTP client: it needs no closing.
+   *
+   * {@snippet class=io.sandboxes.snippets.CoreSnippets region=per-call :
+   * SandboxPage page = e2b.api().withRequestTimeout(Duration.ofSeconds(5)).list(SandboxQuery.all());
+   * }
+   *
+   * @param requestTimeout how long one HTTP request may take; zero for no limit
+   * @return a view of this API with that timeout
+   * @throws IllegalArgumentException when the timeout is negative
+   */
+  public E2BApi withRequestTimeout(Duration requestTimeout) {
+    Objects.requireNonNull(requestTimeout, "requestTimeout");
+    if (requestTimeout.isNegative()) {
+      throw new IllegalArgumentException("requestTimeout must not be negative, got " + requestTimeout);
+    }
+    Http view = http.withRequestTimeout(requestTimeout);
+    return new E2BApi(provider, view, controlPlane.with(view, controlPlane.retries()), sandboxUrl, domain);
+  }
+
+  /**
+   * This API with another number of retries after HTTP 429, as E2B's per-call {@code retries}:
+   * a control-plane call answered 429 with a {@code Retry-After} in seconds is sent again up to
+   * this many times, within its request timeout. The provider's own setting is untouched.
+   *
+   * @param retries how many times to retry, 0 for never
+   * @return a view of this API with that many retries
+   * @throws IllegalArgumentException when {@code retries} is negative
+   * @see E2BSandboxProvider.Builder#retries(int)
+   */
+  public E2BApi withRetries(int retries) {
+    if (retries < 0) {
+      throw new IllegalArgumentException("retries must not be negative, got " + retries);
+    }
+    return new E2BApi(provider, http, controlPlane.with(http, retries), sandboxUrl, domain);
+  }
+
+  /**
+   * Returns how long one HTTP request made through this API may take.
+   *
+   * @return the request timeout; zero for no limit
+   */
+  public Duration requestTimeout() {
+    return http.requestTimeout();
+  }
+
+  /**
+   * Returns how many times a control-plane call answered 429 is sent again.
+   *
+   * @return the retries after a 429
+   */
+  public int retries() {
+    return controlPlane.retries();
   }
 
   E2BSandboxProvider provider() {
@@ -285,7 +348,7 @@ public final class E2BApi {
         JsonNode error = entry.path("error");
         int status = Json.intValue(error, "code", 500);
         String message = Json.text(error, "message");
-        out.add(new ForkResult(null, new io.sandboxes.SandboxApiException(status,
+        out.add(new ForkResult(null, io.sandboxes.e2b.internal.ApiErrors.of(status,
             message == null ? "the server gave no reason" : message, "fork sandbox " + sandboxId)));
       }
     }
@@ -625,39 +688,31 @@ public final class E2BApi {
   }
 
   /**
-   * A handle to a running sandbox for a listing, which must leave every deadline where it is: the
-   * sandbox's record is read ({@code GET /sandboxes/{id}}, which changes nothing) and the handle
-   * built from it. Only when the record carries no daemon token (a server that hands it out on
-   * connect alone) is the sandbox connected, with the time the record says it has left, rounded
-   * down to the second (connect only ever extends, so the deadline does not move).
-   *
-   * @return the handle, or empty when the sandbox is gone or paused since the listing
+   * A handle to a sandbox a listing showed, made from the listing's row alone: nothing is asked
+   * per sandbox, and no deadline moves. Its daemon's address and token are looked up when it is
+   * first used ({@code GET /sandboxes/{id}}, which changes nothing); a sandbox gone or paused by
+   * then makes that first call throw {@link SandboxNotFoundException} or
+   * {@link io.sandboxes.SandboxPausedException}. Only when the record carries no daemon token (a
+   * server that hands it out on connect alone) is the sandbox connected, asking for one second:
+   * connect only ever extends a deadline, so a later one stays where it is.
    */
-  Optional<LiveSandbox> attachForListing(String sandboxId) {
-    ensureOpen();
-    JsonNode detail;
-    try {
-      detail = controlPlane.info(sandboxId);
-    } catch (SandboxNotFoundException e) {
-      return Optional.empty();
-    }
+  LiveSandbox listed(SandboxInfo row) {
+    String id = row.id();
+    Envd envd = Envd.resolvedOnFirstUse(http, id, () -> listedAddress(id), (what, message) -> unreachable(id, what, message));
+    return new LiveSandbox(this, id, row.templateId(), row.envdVersion(), envd, domain);
+  }
+
+  private Envd.Address listedAddress(String sandboxId) {
+    JsonNode detail = controlPlane.info(sandboxId);
     if ("paused".equals(Json.text(detail, "state"))) {
-      return Optional.empty();
+      throw new io.sandboxes.SandboxPausedException(sandboxId, "a call into sandbox " + sandboxId);
     }
-    if (Json.text(detail, "envdAccessToken") != null) {
-      return Optional.of(handle(detail, "read sandbox " + sandboxId));
+    if (Json.text(detail, "envdAccessToken") == null) {
+      detail = controlPlane.connect(sandboxId, 1);
     }
-    java.time.@Nullable Instant endAt = Timestamps.instant(Json.text(detail, "endAt"));
-    Duration left = endAt == null ? Duration.ZERO : Duration.between(java.time.Instant.now(), endAt);
-    // whole seconds, rounded down: asking for one more than is left would move the deadline
-    if (left.getSeconds() < 1) {
-      return Optional.empty(); // ending within the second: not worth a handle
-    }
-    try {
-      return Optional.of(handle(controlPlane.connect(sandboxId, left.getSeconds()), "connect to sandbox " + sandboxId));
-    } catch (SandboxNotFoundException e) {
-      return Optional.empty();
-    }
+    String sandboxDomain = Json.text(detail, "domain");
+    String effectiveDomain = sandboxDomain == null || sandboxDomain.isBlank() ? domain : sandboxDomain;
+    return new Envd.Address(envdUrl(sandboxUrl, sandboxId, effectiveDomain), Json.text(detail, "envdAccessToken"));
   }
 
   static SandboxInfo toInfo(JsonNode row) {

@@ -49,6 +49,32 @@ import org.jspecify.annotations.Nullable;
  * }
  * }
  *
+ * <p>Each provider is one account: its key, its URLs, its timeouts and retries, its HTTP client.
+ * Several accounts are several providers in one JVM, each configured by its own builder, sharing
+ * nothing (give them one {@link Builder#httpClient} to share connections); a builder with
+ * {@code environment(Map.of())} takes nothing from the process environment, so an unset value
+ * cannot come from another account's {@code E2B_*} variables.
+ *
+ * {@snippet class=io.sandboxes.snippets.CoreSnippets region=accounts :
+ * try (E2BSandboxProvider team = E2BSandboxProvider.builder().apiKey(teamKey).retries(5).build();
+ *      E2BSandboxProvider other = E2BSandboxProvider.builder().apiKey(otherKey).environment(Map.of()).build()) {
+ *   try (LiveSandbox sandbox = team.api().create()) {
+ *     System.out.println(sandbox.exec("echo on the first account").stdout());
+ *   } catch (SandboxRateLimitException e) {   // still 429 after 5 retries within the request timeout
+ *     System.out.println("rate limited; wait " + e.retryAfter().orElse(Duration.ofSeconds(1)));
+ *   } catch (SandboxServiceBusyException e) { // 503: nothing was created, try again shortly
+ *     System.out.println("busy: " + e.serverMessage());
+ *   }
+ *   System.out.println(other.api().list(SandboxQuery.all()).items().size() + " on the other");
+ * }
+ * }
+ *
+ * <p>Errors are typed as E2B's SDKs type them, all {@link io.sandboxes.SandboxApiException}s:
+ * 401/403 {@link io.sandboxes.SandboxAuthenticationException}, 429
+ * {@link io.sandboxes.SandboxRateLimitException} (after the retries, {@link Builder#retries}),
+ * 503 {@link io.sandboxes.SandboxServiceBusyException}, 507
+ * {@link io.sandboxes.SandboxNotEnoughSpaceException}.
+ *
  * <p>Thread-safe. Owns an HTTP client and its virtual-thread executor unless the builder was given
  * them ({@link Builder#httpClient}, {@link Builder#executor}); {@link #close()} releases what it
  * owns (and anything attached with {@link Builder#closing(AutoCloseable)}), but does not kill the
@@ -74,8 +100,8 @@ public final class E2BSandboxProvider
   public static final Duration DEFAULT_TIMEOUT = Duration.ofHours(1);
   /** The port {@link Sandbox#previewUrl()} points at unless configured (Vite's). */
   public static final int DEFAULT_PREVIEW_PORT = 5173;
-  /** How many sandbox connects {@link #list(String)} keeps in flight at once. */
-  static final int LIST_CONNECT_CONCURRENCY = 16;
+  /** How many times a control-plane call answered 429 is retried unless configured, as E2B's SDKs: 3. */
+  public static final int DEFAULT_RETRIES = ControlPlane.DEFAULT_RETRIES;
   /** Everything: the deny-by-default rule sent with an allow-list. */
   static final String ALL_TRAFFIC = "0.0.0.0/0";
 
@@ -111,7 +137,7 @@ public final class E2BSandboxProvider
     }
     this.sandboxUrl = sbx;
     this.http = new Http(b.requestTimeout, new Http.Transport(b.httpClient, b.sslContext, b.proxy, b.executor));
-    this.controlPlane = new ControlPlane(http, apiUrl, apiKey);
+    this.controlPlane = new ControlPlane(http, apiUrl, apiKey, b.retries);
     this.closing = List.copyOf(b.closing);
     this.templateId = Objects.requireNonNull(firstNonBlank(b.templateId, env.apply("E2B_TEMPLATE_ID"), SandboxSpec.DEFAULT_TEMPLATE));
     this.defaultTimeout = b.defaultTimeout;
@@ -273,24 +299,26 @@ public final class E2BSandboxProvider
   /**
    * {@inheritDoc}
    *
-   * <p>Reads the whole account-wide listing (E2B scopes listings by API key), skips paused
-   * sandboxes without touching them, and makes a handle for each running one with at most 16
-   * requests in flight, keeping the listing's order. No sandbox's deadline moves: each handle is
-   * built from the sandbox's record ({@code GET /sandboxes/{id}}), and only a server whose record
-   * carries no daemon token is connected to, with the time the record says is left (rounded down to
-   * the second). A sandbox gone or paused since the listing is left out; any other failure fails
-   * the whole call, and no new request starts after the first failure. An interrupt ends the call
-   * at once with a {@link SandboxException} and the interrupt flag kept: the requests in flight are
-   * cancelled (their HTTP requests aborted), not waited for.
+   * <p>Reads the account-wide listing of running sandboxes (E2B scopes listings by API key), one
+   * request per page as E2B's SDKs do, and takes what it says: every sandbox the server lists as
+   * running gets a handle, in the listing's order, whatever the client's clock says of its end
+   * time; a row the server marks paused is skipped. Nothing is asked per sandbox, so no deadline
+   * moves and nothing is resumed: each handle looks its daemon's address and token up when it is
+   * first used, and a sandbox that ended or was paused since the listing makes that first call
+   * throw ({@link SandboxNotFoundException}, {@link io.sandboxes.SandboxPausedException}). A page
+   * that cannot be read fails the whole call. An interrupt ends the call at once with a
+   * {@link SandboxException} and the interrupt flag kept, the request in flight aborted.
    */
   @Override
   public List<Sandbox> list() {
     ensureOpen();
-    List<SandboxInfo> rows = api.listAll(SandboxQuery.all());
-    List<String> running = rows.stream().filter(r -> r.state() != SandboxState.PAUSED).map(SandboxInfo::id).toList();
-    List<Optional<LiveSandbox>> handles = Bounded.map(running, LIST_CONNECT_CONCURRENCY, api::attachForListing);
-    List<Sandbox> out = new ArrayList<>();
-    handles.forEach(h -> h.ifPresent(out::add));
+    List<SandboxInfo> rows = api.listAll(SandboxQuery.inState(SandboxState.RUNNING));
+    List<Sandbox> out = new ArrayList<>(rows.size());
+    for (SandboxInfo row : rows) {
+      if (row.state() != SandboxState.PAUSED) {
+        out.add(api.listed(row));
+      }
+    }
     return out;
   }
 
@@ -621,6 +649,7 @@ public final class E2BSandboxProvider
     private @Nullable URI sandboxUrl;
     private @Nullable String domain;
     private Duration requestTimeout = DEFAULT_REQUEST_TIMEOUT;
+    private int retries = DEFAULT_RETRIES;
     private Function<String, @Nullable String> environment = System::getenv;
     private @Nullable String templateId;
     private Duration defaultTimeout = DEFAULT_TIMEOUT;
@@ -751,7 +780,8 @@ public final class E2BSandboxProvider
     }
 
     /**
-     * Sets how long a single HTTP call may take (default 60 seconds).
+     * Sets how long a single HTTP call may take (default 60 seconds), to the control plane and to
+     * the sandboxes; {@link E2BApi#withRequestTimeout(Duration)} sets it for some calls only.
      *
      * @param requestTimeout how long one HTTP call may take; zero for no limit
      * @return this
@@ -762,6 +792,27 @@ public final class E2BSandboxProvider
         throw new IllegalArgumentException("requestTimeout must not be negative, got " + requestTimeout);
       }
       this.requestTimeout = requestTimeout;
+      return this;
+    }
+
+    /**
+     * Sets how many times a control-plane call answered HTTP 429 (too many requests) is sent again,
+     * as E2B's SDKs' {@code retries} (default 3). Only an answer whose {@code Retry-After} names a
+     * wait in whole seconds is retried, after that wait, and only while the wait ends within the
+     * call's request timeout (counted from its first send; 60 s of waiting when there is no
+     * timeout). A 429 left over is thrown as {@link io.sandboxes.SandboxRateLimitException}. Calls
+     * to a sandbox's daemon are never retried.
+     *
+     * @param retries how many times to retry, 0 for never
+     * @return this
+     * @throws IllegalArgumentException when {@code retries} is negative
+     * @see E2BApi#withRetries(int)
+     */
+    public Builder retries(int retries) {
+      if (retries < 0) {
+        throw new IllegalArgumentException("retries must not be negative, got " + retries);
+      }
+      this.retries = retries;
       return this;
     }
 

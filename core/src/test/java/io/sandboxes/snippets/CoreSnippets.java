@@ -8,8 +8,12 @@ import io.sandboxes.SandboxConfig;
 import io.sandboxes.SandboxProvider;
 import io.sandboxes.SandboxSpec;
 import io.sandboxes.Tars;
+import io.sandboxes.SandboxRateLimitException;
+import io.sandboxes.SandboxServiceBusyException;
 import io.sandboxes.e2b.E2BSandboxProvider;
 import io.sandboxes.e2b.LiveSandbox;
+import io.sandboxes.e2b.SandboxPage;
+import io.sandboxes.e2b.SandboxQuery;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
@@ -85,6 +89,28 @@ final class CoreSnippets {
     try (E2BSandboxProvider e2b = E2BSandboxProvider.fromEnvironment();
          LiveSandbox sandbox = e2b.api().create(SandboxSpec.defaults())) {
       System.out.println(sandbox.exec("uname -a").stdout());
+    }
+    // @end
+  }
+
+  static void perCall(E2BSandboxProvider e2b) {
+    // @start region="per-call" :
+    SandboxPage page = e2b.api().withRequestTimeout(Duration.ofSeconds(5)).list(SandboxQuery.all());
+    // @end
+  }
+
+  static void accounts(String teamKey, String otherKey) {
+    // @start region="accounts" :
+    try (E2BSandboxProvider team = E2BSandboxProvider.builder().apiKey(teamKey).retries(5).build();
+         E2BSandboxProvider other = E2BSandboxProvider.builder().apiKey(otherKey).environment(Map.of()).build()) {
+      try (LiveSandbox sandbox = team.api().create()) {
+        System.out.println(sandbox.exec("echo on the first account").stdout());
+      } catch (SandboxRateLimitException e) {   // still 429 after 5 retries within the request timeout
+        System.out.println("rate limited; wait " + e.retryAfter().orElse(Duration.ofSeconds(1)));
+      } catch (SandboxServiceBusyException e) { // 503: nothing was created, try again shortly
+        System.out.println("busy: " + e.serverMessage());
+      }
+      System.out.println(other.api().list(SandboxQuery.all()).items().size() + " on the other");
     }
     // @end
   }

@@ -122,4 +122,20 @@ class FileMetadataTest {
     assertThat(full.body()).contains("no space");
     assertThat(sandbox.exec("rm /dev/shm/fill; ls -A /dev/shm").stdout()).isEmpty();
   }
+
+  @Test
+  @DisplayName("issue 24 item 7: the client throws a full disk's 507 as SandboxNotEnoughSpaceException, status and server's reason kept")
+  void fullDiskTyped() {
+    assertThat(sandbox.exec("head -c 63M /dev/zero > /dev/shm/fill2").exitCode()).isZero();
+    try {
+      org.assertj.core.api.Assertions.assertThatThrownBy(() -> sandbox.writeBytes("/dev/shm/big2.bin", new byte[4 << 20]))
+          .isInstanceOfSatisfying(io.sandboxes.SandboxNotEnoughSpaceException.class, e -> {
+            assertThat(e.statusCode()).isEqualTo(507);
+            assertThat(e.serverMessage()).contains("no space");
+          })
+          .hasMessageContaining("/dev/shm/big2.bin");
+    } finally {
+      sandbox.exec("rm -f /dev/shm/fill2 /dev/shm/big2.bin");
+    }
+  }
 }

@@ -11,6 +11,7 @@ import java.net.URLEncoder;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -25,15 +26,44 @@ import org.jspecify.annotations.Nullable;
 public final class ControlPlane {
   public static final String API_KEY_HEADER = "X-API-KEY";
 
+  /** How many times a call answered 429 is sent again unless configured, as E2B's SDKs: 3. */
+  public static final int DEFAULT_RETRIES = 3;
+  /** The longest {@code Retry-After} read, in seconds (E2B's SDK's bound); a longer one is not waited for. */
+  static final long MAX_RETRY_AFTER_SECONDS = 2_147_483;
+  /** How long retries may wait in all when requests have no timeout, as E2B's SDK: 60 s. */
+  static final Duration MAX_RETRY_WAIT_WITHOUT_TIMEOUT = Duration.ofSeconds(60);
+
   private final Http http;
   private final URI apiUrl;
   private final @Nullable String apiKey;
+  private final int retries;
 
   public ControlPlane(Http http, URI apiUrl, @Nullable String apiKey) {
+    this(http, apiUrl, apiKey, DEFAULT_RETRIES);
+  }
+
+  /**
+   * @param retries how many times a call answered 429 with a {@code Retry-After} in seconds is
+   *     sent again, 0 for never
+   */
+  public ControlPlane(Http http, URI apiUrl, @Nullable String apiKey, int retries) {
+    if (retries < 0) {
+      throw new IllegalArgumentException("retries must not be negative, got " + retries);
+    }
     this.http = http;
     this.apiUrl = apiUrl;
     this.apiKey = apiKey;
+    this.retries = retries;
     Secrets.hold(this, apiKey);
+  }
+
+  /** The same control plane and key, sending through {@code http} with {@code retries}. */
+  public ControlPlane with(Http http, int retries) {
+    return new ControlPlane(http, apiUrl, apiKey, retries);
+  }
+
+  public int retries() {
+    return retries;
   }
 
   /** One page of a listing: the rows as the server sent them and the next-page token. */
@@ -336,7 +366,7 @@ public final class ControlPlane {
     if (status == 404 && sandboxId != null) {
       throw new SandboxNotFoundException(sandboxId, message == null ? "HTTP 404" : message);
     }
-    throw new SandboxApiException(status, message, context);
+    throw ApiErrors.of(status, message, context);
   }
 
   private HttpResponse<byte[]> exchange(String method, String path, @Nullable JsonNode body, String context) {
@@ -351,12 +381,65 @@ public final class ControlPlane {
     } else {
       b.method(method, HttpRequest.BodyPublishers.noBody());
     }
-    HttpResponse<byte[]> response = http.send(b.build(), context);
+    HttpResponse<byte[]> response = send(b.build(), context);
     int status = response.statusCode();
     if ((status < 200 || status >= 300) && status != 404) {
-      throw new SandboxApiException(status, errorMessage(response), context);
+      throw ApiErrors.of(status, errorMessage(response), context);
     }
     return response;
+  }
+
+  /**
+   * Sends a call, and sends it again after a 429 whose {@code Retry-After} names a wait in whole
+   * seconds, as E2B's SDKs do: up to {@link #retries} times, and only while the wait ends before
+   * the call's deadline (its request timeout from the first send, or 60 s of waiting when requests
+   * have no timeout). Each send gets the time left until that deadline. A 429 not retried is
+   * thrown as {@link io.sandboxes.SandboxRateLimitException}, saying how often it was retried.
+   * An interrupt during a wait ends the call with the interrupt flag kept.
+   */
+  private HttpResponse<byte[]> send(HttpRequest request, String context) {
+    Duration timeout = http.requestTimeout();
+    long start = System.nanoTime();
+    long deadline = start + (timeout.isZero() ? MAX_RETRY_WAIT_WITHOUT_TIMEOUT : timeout).toNanos();
+    HttpRequest attempt = request;
+    for (int retried = 0; ; retried++) {
+      HttpResponse<byte[]> response = http.send(attempt, context);
+      if (response.statusCode() != 429) {
+        return response;
+      }
+      @Nullable Long wait = retryAfterSeconds(response.headers().firstValue("retry-after").orElse(null));
+      long now = System.nanoTime();
+      if (wait == null || retried >= retries || wait * 1_000_000_000L >= deadline - now) {
+        throw new io.sandboxes.SandboxRateLimitException(errorMessage(response), context,
+            wait == null ? null : Duration.ofSeconds(wait), retried);
+      }
+      try {
+        Thread.sleep(Duration.ofSeconds(wait));
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new SandboxException(context + ": interrupted while waiting " + wait + " s to retry after HTTP 429", e);
+      }
+      if (!timeout.isZero()) {
+        long left = deadline - System.nanoTime();
+        attempt = HttpRequest.newBuilder(request, (name, value) -> true).timeout(Duration.ofNanos(Math.max(left, 1_000_000L))).build();
+      }
+    }
+  }
+
+  /**
+   * A {@code Retry-After} as E2B's SDKs read it: a whole number of seconds (digits only, at most
+   * {@link #MAX_RETRY_AFTER_SECONDS}); an HTTP date, or anything else, is null (not retried).
+   */
+  static @Nullable Long retryAfterSeconds(@Nullable String value) {
+    if (value == null) {
+      return null;
+    }
+    String v = value.strip();
+    if (v.isEmpty() || v.length() > 10 || !v.chars().allMatch(c -> c >= '0' && c <= '9')) {
+      return null;
+    }
+    long seconds = Long.parseLong(v);
+    return seconds <= MAX_RETRY_AFTER_SECONDS ? seconds : null;
   }
 
   static JsonNode readBody(HttpResponse<byte[]> response, String context) {

@@ -15,6 +15,8 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Base64;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -31,10 +33,21 @@ public final class Envd {
   public static final int KEEPALIVE_SECONDS = 50;
 
   private final Http http;
-  private final URI base;
   private final String sandboxId;
-  private final @Nullable String accessToken;
   private final Unreachable unreachable;
+  /** Where the daemon is and its token; null until a handle made by {@link #resolvedOnFirstUse} has looked. */
+  private volatile @Nullable Address address;
+  /** How a handle made by {@link #resolvedOnFirstUse} looks its address up; null for a handle given one. */
+  private final @Nullable Supplier<Address> resolve;
+  private final ReentrantLock resolving = new ReentrantLock();
+
+  /**
+   * Where a sandbox's daemon is reached and the access token it checks.
+   *
+   * @param base the daemon's base URL
+   * @param accessToken the sandbox's token, or null for a sandbox that checks none
+   */
+  public record Address(URI base, @Nullable String accessToken) {}
 
   /**
    * What an HTTP 502 from the sandbox's address means. E2B's proxy answers it for a sandbox it
@@ -60,12 +73,53 @@ public final class Envd {
    * @param unreachable how a 502 is explained, or null to report it as not found
    */
   public Envd(Http http, URI base, String sandboxId, @Nullable String accessToken, @Nullable Unreachable unreachable) {
-    this.http = http;
-    this.base = base.toString().endsWith("/") ? base : URI.create(base + "/");
-    this.sandboxId = sandboxId;
-    this.accessToken = accessToken;
-    this.unreachable = unreachable != null ? unreachable : (what, message) -> new SandboxNotFoundException(sandboxId, message);
+    this(http, sandboxId, null, unreachable);
+    this.address = normalized(new Address(base, accessToken));
     Secrets.hold(this, accessToken);
+  }
+
+  private Envd(Http http, String sandboxId, @Nullable Supplier<Address> resolve, @Nullable Unreachable unreachable) {
+    this.http = http;
+    this.sandboxId = sandboxId;
+    this.resolve = resolve;
+    this.unreachable = unreachable != null ? unreachable : (what, message) -> new SandboxNotFoundException(sandboxId, message);
+  }
+
+  /**
+   * A daemon handle whose address and token are looked up when it is first used, not when it is
+   * made: what a listing hands out, so that listing asks the server nothing per sandbox. A look
+   * that fails throws from the call that needed it and is tried again by the next call.
+   *
+   * @param resolve looks the address up; it throws when the sandbox cannot be reached (gone, paused)
+   * @param unreachable how a 502 is explained, or null to report it as not found
+   */
+  public static Envd resolvedOnFirstUse(Http http, String sandboxId, Supplier<Address> resolve, @Nullable Unreachable unreachable) {
+    return new Envd(http, sandboxId, java.util.Objects.requireNonNull(resolve, "resolve"), unreachable);
+  }
+
+  private static Address normalized(Address a) {
+    URI base = a.base();
+    return new Address(base.toString().endsWith("/") ? base : URI.create(base + "/"), a.accessToken());
+  }
+
+  /** The daemon's address, looked up now when this handle was made without one. */
+  private Address address() {
+    Address a = address;
+    if (a != null) {
+      return a;
+    }
+    resolving.lock(); // not synchronized: the look is a blocking HTTP call, which would pin a virtual thread
+    try {
+      a = address;
+      if (a == null) {
+        a = normalized(java.util.Objects.requireNonNull(resolve, "resolve").get());
+        Secrets.hold(this, a.accessToken());
+        address = a;
+      }
+      return a;
+    } finally {
+      resolving.unlock();
+    }
   }
 
   public String sandboxId() {
@@ -74,7 +128,7 @@ public final class Envd {
 
   /** @return whether the daemon checks an access token (a secured sandbox): only then can a URL be signed */
   public boolean secured() {
-    return accessToken != null;
+    return address().accessToken() != null;
   }
 
   /**
@@ -86,6 +140,7 @@ public final class Envd {
    * @param expiration Unix seconds, or null for a signature that does not expire
    */
   public String signature(String path, String operation, String user, @Nullable Long expiration) {
+    String accessToken = address().accessToken();
     if (accessToken == null) {
       throw new IllegalStateException("sandbox " + sandboxId + " has no access token: its URLs cannot be signed");
     }
@@ -100,15 +155,17 @@ public final class Envd {
 
   /** @return the sandbox's code interpreter, at this daemon's address with its own port header */
   public CodeInterpreter codeInterpreter() {
-    return new CodeInterpreter(http, base, sandboxId, accessToken, unreachable);
+    Address a = address();
+    return new CodeInterpreter(http, a.base(), sandboxId, a.accessToken(), unreachable);
   }
 
   private HttpRequest.Builder request(String path, @Nullable String user) {
-    HttpRequest.Builder b = http.request(base.resolve(path))
+    Address a = address();
+    HttpRequest.Builder b = http.request(a.base().resolve(path))
         .header(SANDBOX_ID_HEADER, sandboxId)
         .header(SANDBOX_PORT_HEADER, Integer.toString(PORT));
-    if (accessToken != null) {
-      b.header(ACCESS_TOKEN_HEADER, accessToken);
+    if (a.accessToken() != null) {
+      b.header(ACCESS_TOKEN_HEADER, a.accessToken());
     }
     if (user != null) {
       String basic = Base64.getEncoder().encodeToString((user + ":").getBytes(StandardCharsets.UTF_8));
@@ -206,6 +263,9 @@ public final class Envd {
     }
     if (status == 502) {
       return unreachable.explain(context, message);
+    }
+    if (status == 507) {
+      return new io.sandboxes.SandboxNotEnoughSpaceException(message, context);
     }
     return new SandboxException(context + " failed: HTTP " + status + ": " + message);
   }

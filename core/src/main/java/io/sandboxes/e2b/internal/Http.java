@@ -72,6 +72,26 @@ public final class Http implements AutoCloseable {
     this.ownsClient = true;
   }
 
+  private Http(Http shared, Duration requestTimeout) {
+    this.client = shared.client;
+    this.ownsClient = false;
+    this.ownedExecutor = null;
+    this.requestTimeout = requestTimeout;
+  }
+
+  /**
+   * The same client with another request timeout: a view for calls made with their own timeout.
+   * Closing the view closes nothing; the client stays this one's.
+   */
+  public Http withRequestTimeout(Duration requestTimeout) {
+    return new Http(this, requestTimeout);
+  }
+
+  /** How long one request may take by default; zero for no limit. */
+  public Duration requestTimeout() {
+    return requestTimeout;
+  }
+
   public HttpRequest.Builder request(URI uri) {
     HttpRequest.Builder b = Identity.userAgent(HttpRequest.newBuilder(uri));
     if ("http".equalsIgnoreCase(uri.getScheme())) {
@@ -95,7 +115,8 @@ public final class Http implements AutoCloseable {
     try {
       return client.send(request, handler);
     } catch (HttpTimeoutException e) {
-      throw new SandboxException(context + ": no answer from " + request.uri().getHost() + " within " + requestTimeout, e);
+      throw new SandboxException(context + ": no answer from " + request.uri().getHost() + " within "
+          + request.timeout().orElse(requestTimeout), e);
     } catch (IOException e) {
       throw new SandboxException(context + ": request to " + request.uri() + " failed: " + e, e);
     } catch (InterruptedException e) {

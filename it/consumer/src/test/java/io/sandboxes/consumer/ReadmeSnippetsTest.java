@@ -31,6 +31,8 @@ class ReadmeSnippetsTest {
       Map.entry("lifecycle", "true PAUSED\nkept\ntrue\n"),
       Map.entry("follow", "step 1\nstep 2\nstep 3\ntimed out after: compiling\n"),
       Map.entry("provider", "1\n"),
+      Map.entry("accounts", "RUNNING\nrefused: HTTP 401\n"),
+      Map.entry("local-options", "started cold\n"),
       Map.entry("code-interpreter", "area:\n12.566\nZeroDivisionError\nchart: png\n"),
       Map.entry("langchain4j", "5050\nexit code: 0\nstdout:\nhi from alice\n\n"),
       Map.entry("spring-ai", "exit code: 0\nstdout:\n1024\n\n"),

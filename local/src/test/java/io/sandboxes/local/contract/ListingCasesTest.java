@@ -2,12 +2,9 @@ package io.sandboxes.local.contract;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.awaitility.Awaitility.await;
 
 import io.sandboxes.Sandbox;
 import io.sandboxes.SandboxConfig;
-import io.sandboxes.SandboxException;
-import io.sandboxes.TemplateDescriptor;
 import io.sandboxes.VolumeDescriptor;
 import io.sandboxes.VolumeQuery;
 import io.sandboxes.local.LocalServer;
@@ -15,11 +12,6 @@ import io.sandboxes.local.SharedServer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.Semaphore;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.DisplayName;
@@ -48,180 +40,94 @@ class ListingCasesTest {
     return IntStream.range(0, n).mapToObj(i -> String.format("row%017d", i)).toList();
   }
 
-  /** Answers a record read (how a listing makes each handle) for a scripted id after {@code work}, counting those in flight. */
-  static FaultServer.Fault slowConnect(AtomicInteger inFlight, AtomicInteger peak, AtomicInteger total, Runnable work) {
-    return (req, resp, cb) -> {
-      int now = inFlight.incrementAndGet();
-      peak.accumulateAndGet(now, Math::max);
-      total.incrementAndGet();
-      try {
-        work.run();
-      } finally {
-        inFlight.decrementAndGet();
-      }
-      String id = req.path().split("/")[2];
-      return FaultServer.json(200, sandbox(id)).answer(req, resp, cb);
-    };
-  }
-
-  /** Runs {@code provider.list()} on its own thread, giving back the ids it lists. */
-  static CompletableFuture<List<String>> listInBackground(Harness h) {
-    CompletableFuture<List<String>> out = new CompletableFuture<>();
-    Thread.ofVirtual().name("test-list").start(() -> {
-      try {
-        out.complete(h.provider.list().stream().map(Sandbox::id).toList());
-      } catch (Throwable t) {
-        out.completeExceptionally(t);
-      }
-    });
-    return out;
-  }
-
   @Test
-  @DisplayName("case 30: 40 running rows come back in listing order through a window of exactly 16 connects, a freed slot starting exactly one more")
-  void window(LocalServer server) throws Exception {
+  @DisplayName("issue 24 item 6, cases 30-32: 40 running rows come back in listing order from the one listing request; nothing is asked per sandbox")
+  void oneRequestPerPage(LocalServer server) throws Exception {
     try (Harness h = new Harness(server)) {
       List<String> ids = ids(40);
-      AtomicInteger inFlight = new AtomicInteger();
-      AtomicInteger peak = new AtomicInteger();
-      AtomicInteger total = new AtomicInteger();
-      Semaphore release = new Semaphore(0);
       h.api.on(FaultServer.route("GET", "/v2/sandboxes"), FaultServer.json(200, listing(ids)));
-      // each connect is held at the server until the test lets one go
-      h.api.on(FaultServer.route("GET", "/sandboxes/row[^/]*"), slowConnect(inFlight, peak, total, () -> acquire(release)));
-      CompletableFuture<List<String>> listed = listInBackground(h);
-      try {
-        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(total.get()).as("connects started").isGreaterThanOrEqualTo(16));
-        // the window holds: with all 16 held, no 17th starts
-        await().during(Duration.ofMillis(400)).atMost(Duration.ofSeconds(3)).untilAsserted(() ->
-            assertThat(total.get()).as("connects started while 16 are held").isEqualTo(16));
-        // one slot freed starts exactly one more connect (a sliding window, not batches of 16)
-        release.release();
-        await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> assertThat(total.get()).as("connects after one release").isEqualTo(17));
-        await().during(Duration.ofMillis(400)).atMost(Duration.ofSeconds(3)).untilAsserted(() -> {
-          assertThat(total.get()).as("connects after one release").isEqualTo(17);
-          assertThat(inFlight.get()).as("connects in flight after one release").isEqualTo(16);
-        });
-        release.release(1_000);
-        // once nothing is held the rest is quick: 23 connects in two waves of loopback calls
-        assertThat(listed.get(30, TimeUnit.SECONDS)).containsExactlyElementsOf(ids);
-        assertThat(peak.get()).isEqualTo(16);
-        assertThat(total.get()).isEqualTo(40);
-      } finally {
-        release.release(1_000);
-      }
+      h.api.clearRequests();
+      h.envd.clearRequests();
+      assertThat(h.provider.list().stream().map(Sandbox::id).toList()).containsExactlyElementsOf(ids);
+      // E2B's SDK lists with one request a page; this client asked nothing else, of either server
+      assertThat(h.api.requests()).extracting(FaultServer.Recorded::path).containsExactly("/v2/sandboxes");
+      assertThat(h.api.requests().get(0).query()).contains("state=running");
+      assertThat(h.envd.requests()).isEmpty();
     }
   }
 
   @Test
-  @DisplayName("case 31: connects really overlap: all three are in flight before any finishes, and order is kept whatever order they end in")
-  void overlap(LocalServer server) throws Exception {
-    try (Harness h = new Harness(server)) {
-      List<String> ids = List.of("rowa0000000000000000", "rowb0000000000000000", "rowc0000000000000000");
-      AtomicInteger inFlight = new AtomicInteger();
-      AtomicInteger finished = new AtomicInteger();
-      Map<String, CountDownLatch> release = new java.util.concurrent.ConcurrentHashMap<>();
-      ids.forEach(id -> release.put(id, new CountDownLatch(1)));
-      h.api.on(FaultServer.route("GET", "/v2/sandboxes"), FaultServer.json(200, listing(ids)));
-      h.api.on(FaultServer.route("GET", "/sandboxes/row[^/]*"), (req, resp, cb) -> {
-        String id = req.path().split("/")[2];
-        inFlight.incrementAndGet();
-        awaitLatch(release.get(id));
-        finished.incrementAndGet();
-        return FaultServer.json(200, sandbox(id)).answer(req, resp, cb);
-      });
-      CompletableFuture<List<String>> listed = listInBackground(h);
-      try {
-        // a client that waited for one connect before the next would never have all three held
-        await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> assertThat(inFlight.get()).as("connects in flight").isEqualTo(3));
-        assertThat(finished.get()).isZero();
-        // they end last to first, and the result still follows the listing
-        for (String id : ids.reversed()) {
-          int before = finished.get();
-          release.get(id).countDown();
-          await().atMost(Duration.ofSeconds(5)).until(() -> finished.get() == before + 1);
-        }
-        assertThat(listed.get(5, TimeUnit.SECONDS)).containsExactlyElementsOf(ids);
-      } finally {
-        release.values().forEach(CountDownLatch::countDown);
-      }
-    }
-  }
-
-  @Test
-  @DisplayName("case 32, case 34: a connect that fails with the window full fails the listing, and no new connect starts after it (exactly 16 in all)")
-  void failFast(LocalServer server) throws Exception {
-    try (Harness h = new Harness(server)) {
-      List<String> ids = ids(40);
-      AtomicInteger total = new AtomicInteger();
-      AtomicInteger inFlight = new AtomicInteger();
-      java.util.concurrent.atomic.AtomicBoolean fullWindow = new java.util.concurrent.atomic.AtomicBoolean();
-      CountDownLatch failed = new CountDownLatch(1);
-      h.api.on(FaultServer.route("GET", "/v2/sandboxes"), FaultServer.json(200, listing(ids)));
-      h.api.on(FaultServer.route("GET", "/sandboxes/row[^/]*"), (req, resp, cb) -> {
-        total.incrementAndGet();
-        inFlight.incrementAndGet();
-        try {
-          if (req.path().contains(ids.get(0))) {
-            // the failure comes once the whole window is in flight, so that "at most 16" is "exactly 16"
-            // and a client with a smaller window is seen (this one never sees 16, and fails the check)
-            fullWindow.set(waitFor(() -> inFlight.get() >= 16, Duration.ofSeconds(25)));
-            boolean answered = FaultServer.json(503, "{\"code\":503,\"message\":\"connect failed\"}").answer(req, resp, cb);
-            failed.countDown();
-            return answered;
-          }
-          // every success comes well after the failure, so no slot frees before the client has seen
-          // it: a connect counted past 16 was started after the failure (on a loaded machine the
-          // failing request itself can be slow, and a fixed delay alone did not order them)
-          awaitLatch(failed);
-          pause(1_000);
-        } finally {
-          inFlight.decrementAndGet();
-        }
-        return FaultServer.json(200, sandbox(req.path().split("/")[2])).answer(req, resp, cb);
-      });
-      long start = System.nanoTime();
-      assertThatThrownBy(() -> h.provider.list())
-          .isInstanceOfSatisfying(io.sandboxes.SandboxApiException.class, e -> assertThat(e.statusCode()).isEqualTo(503))
-          .hasMessageContaining("connect failed");
-      assertThat(fullWindow).as("16 connects were in flight when the first failed").isTrue();
-      assertThat(total.get()).as("connects started in all").isEqualTo(16);
-      // the in-flight calls are let finish (about 1 s after the failure), never the 25 s wait above
-      // (a loaded machine has taken 8 s for the rest)
-      assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(20));
-    }
-  }
-
-  @Test
-  @DisplayName("case 33: a sandbox gone since the listing is left out, the rest still come back")
+  @DisplayName("case 33: a sandbox gone since the listing is listed as the server listed it; its first call says it is gone, the others work")
   void goneSinceListing(LocalServer server) throws Exception {
     try (Harness h = new Harness(server)) {
-      List<String> ids = ids(3);
-      h.api.on(FaultServer.route("GET", "/v2/sandboxes"), FaultServer.json(200, listing(ids)));
-      h.api.on(FaultServer.route("GET", "/sandboxes/row[^/]*"), (req, resp, cb) -> req.path().contains(ids.get(1))
-          ? FaultServer.json(404, "{\"code\":404,\"message\":\"gone\"}").answer(req, resp, cb)
-          : FaultServer.json(200, sandbox(req.path().split("/")[2])).answer(req, resp, cb));
-      assertThat(h.provider.list().stream().map(Sandbox::id).toList()).containsExactly(ids.get(0), ids.get(2));
+      Sandbox real = h.provider.create(SandboxConfig.forProject("case33-" + System.nanoTime()));
+      try {
+        String gone = "rowg0000000000000000";
+        h.api.on(FaultServer.route("GET", "/v2/sandboxes"), FaultServer.json(200, listing(List.of(real.id(), gone))));
+        h.api.on(FaultServer.route("GET", "/sandboxes/" + gone), FaultServer.json(404, "{\"code\":404,\"message\":\"gone\"}"));
+        List<Sandbox> listed = h.provider.list();
+        assertThat(listed).extracting(Sandbox::id).containsExactly(real.id(), gone);
+        assertThatThrownBy(() -> listed.get(1).exec("true")).isInstanceOfSatisfying(io.sandboxes.SandboxNotFoundException.class,
+            e -> assertThat(e.getMessage()).contains(gone));
+        assertThat(listed.get(0).exec("echo still here").stdout()).isEqualTo("still here\n");
+      } finally {
+        real.close();
+      }
     }
   }
 
   @Test
-  @DisplayName("issue 13 item 9: a record without a daemon token is connected asking for no more than the time it has left")
-  void recordWithoutToken(LocalServer server) throws Exception {
+  @DisplayName("case 34: a first call whose record read fails throws that failure (typed), and the next call looks again")
+  void failedLookIsNotKept(LocalServer server) throws Exception {
     try (Harness h = new Harness(server)) {
-      String id = "rowt0000000000000000";
-      String endAt = java.time.Instant.now().plusMillis(120_900).toString();
-      h.api.on(FaultServer.route("GET", "/v2/sandboxes"), FaultServer.json(200, listing(List.of(id))));
-      h.api.on(FaultServer.route("GET", "/sandboxes/" + id), FaultServer.json(200, row(id, "running")
-          .replace("2026-08-15T11:00:00Z", endAt)));
-      h.api.on(FaultServer.route("POST", "/v2/sandboxes/" + id + "/connect"), FaultServer.json(200, sandbox(id)));
-      assertThat(h.provider.list()).extracting(Sandbox::id).containsExactly(id);
-      List<FaultServer.Recorded> connects = h.api.requests("POST", "/v2/sandboxes/" + id + "/connect");
-      assertThat(connects).hasSize(1);
-      long asked = io.sandboxes.e2b.internal.Json.parse(connects.get(0).body()).path("timeout").asLong();
-      // never more than the 120.9 s left in whole seconds (rounding up would ask 121 and move the
-      // deadline); 60 s of slack for a loaded machine, 0.9 s for latency or the wall clock stepping
-      assertThat(asked).isBetween(60L, 120L);
+      Sandbox real = h.provider.create(SandboxConfig.forProject("case34-" + System.nanoTime()));
+      try {
+        AtomicInteger refused = new AtomicInteger();
+        // the record read is refused once with E2B's 503, then let through to the real server
+        h.api.on(FaultServer.route("GET", "/sandboxes/" + real.id()), (req, resp, cb) -> refused.getAndIncrement() == 0
+            && FaultServer.json(503, "{\"code\":503,\"message\":\"no capacity\"}").answer(req, resp, cb));
+        Sandbox listed = h.provider.list().stream().filter(s -> s.id().equals(real.id())).findFirst().orElseThrow();
+        assertThatThrownBy(() -> listed.exec("true")).isInstanceOf(io.sandboxes.SandboxServiceBusyException.class)
+            .hasMessageContaining("no capacity");
+        assertThat(listed.exec("echo second look").stdout()).isEqualTo("second look\n");
+        assertThat(refused.get()).as("record reads").isEqualTo(2);
+        // looked once for good: later calls ask the control plane nothing
+        listed.exec("true");
+        assertThat(refused.get()).isEqualTo(2);
+      } finally {
+        real.close();
+      }
+    }
+  }
+
+  @Test
+  @DisplayName("issue 24 item 6, issue 13 item 9: a client clock ahead of the server's still lists what the server lists; a record without a daemon token is connected on first use asking for 1 s, and no deadline moves")
+  void clockAheadAndRecordWithoutToken(LocalServer server, io.sandboxes.e2b.E2BSandboxProvider direct) throws Exception {
+    try (Harness h = new Harness(server)) {
+      Sandbox real = h.provider.create(SandboxConfig.forProject("clock-" + System.nanoTime()).withTimeout(Duration.ofMinutes(10)));
+      try {
+        java.time.Instant deadline = direct.describe(real.id()).orElseThrow().endAt();
+        // as a client whose clock runs an hour ahead of the server's sees them: the server lists
+        // the sandbox as running, with an end an hour in the client's past; and its record (as
+        // some servers give it) carries no daemon token
+        String endAt = java.time.Instant.now().minus(Duration.ofHours(1)).toString();
+        String seen = row(real.id(), "running").replace("2026-08-15T11:00:00Z", endAt);
+        h.api.on(FaultServer.route("GET", "/v2/sandboxes"), FaultServer.json(200, "[" + seen + "]"));
+        h.api.on(FaultServer.route("GET", "/sandboxes/" + real.id()), FaultServer.json(200, seen));
+        h.api.clearRequests();
+        List<Sandbox> listed = h.provider.list();
+        assertThat(listed).extracting(Sandbox::id).containsExactly(real.id());
+        assertThat(h.api.requests()).extracting(FaultServer.Recorded::path).containsExactly("/v2/sandboxes");
+
+        assertThat(listed.get(0).exec("echo listed").stdout()).isEqualTo("listed\n");
+        List<FaultServer.Recorded> connects = h.api.requests("POST", "/v2/sandboxes/" + real.id() + "/connect");
+        assertThat(connects).hasSize(1);
+        assertThat(io.sandboxes.e2b.internal.Json.parse(connects.get(0).body()).path("timeout").asLong()).isEqualTo(1L);
+        // connect only extends: asking for one second left the ten minutes where they were
+        assertThat(direct.describe(real.id()).orElseThrow().endAt()).isEqualTo(deadline);
+      } finally {
+        real.close();
+      }
     }
   }
 
@@ -285,8 +191,10 @@ class ListingCasesTest {
       });
       h.api.on(FaultServer.route("GET", "/sandboxes/row[^/]*"), (req, resp, cb) ->
           FaultServer.json(200, sandbox(req.path().split("/")[2])).answer(req, resp, cb));
+      h.api.clearRequests();
       assertThat(h.provider.list().stream().map(Sandbox::id).toList()).containsExactlyElementsOf(ids);
-      assertThat(h.api.requests("GET", "/v2/sandboxes")).hasSize(2);
+      // one request a page, and nothing else
+      assertThat(h.api.requests()).extracting(FaultServer.Recorded::path).containsExactly("/v2/sandboxes", "/v2/sandboxes");
     }
   }
 
@@ -315,11 +223,10 @@ class ListingCasesTest {
         assertThat(r.alias()).isNull();
         assertThat(r.volumeMounts()).isEmpty();
       });
-      // list() keeps the running one only: it reads that one's record, and connects to nothing
+      // list() keeps the running one only, from the listing alone: no record read, no connect
       h.api.clearRequests();
       assertThat(h.provider.list()).extracting(Sandbox::id).containsExactly("rowm0000000000000000");
-      assertThat(h.api.requests("GET", "/sandboxes/")).extracting(FaultServer.Recorded::path)
-          .containsExactly("/sandboxes/rowm0000000000000000");
+      assertThat(h.api.requests("GET", "/sandboxes/")).isEmpty();
       assertThat(h.api.requests("POST", "/v2/sandboxes/")).isEmpty();
     }
   }
@@ -344,39 +251,4 @@ class ListingCasesTest {
       }
     }
   }
-
-  static void pause(long millis) {
-    try {
-      Thread.sleep(millis);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
-  }
-
-  static void acquire(Semaphore permits) {
-    try {
-      permits.tryAcquire(20, TimeUnit.SECONDS);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
-  }
-
-  /** Polls {@code condition} until it holds or {@code bound} passes; inside a fault, where the test thread cannot wait. */
-  static boolean waitFor(java.util.function.BooleanSupplier condition, Duration bound) {
-    try {
-      await().atMost(bound).pollInterval(Duration.ofMillis(10)).until(condition::getAsBoolean);
-      return true;
-    } catch (org.awaitility.core.ConditionTimeoutException e) {
-      return false;
-    }
-  }
-
-  static void awaitLatch(CountDownLatch latch) {
-    try {
-      latch.await(10, TimeUnit.SECONDS);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
-  }
-
 }

@@ -23,7 +23,7 @@ import org.junit.jupiter.api.parallel.Isolated;
 class RealListingCasesTest {
 
   @Test
-  @DisplayName("case 29, case 42: paused sandboxes are skipped and never connected; the listing is account-wide (no user filter exists to send)")
+  @DisplayName("case 29, case 42, issue 24 item 6: paused sandboxes are skipped and never connected; the listing is account-wide (no user filter exists to send) and the only request")
   void skipsPaused(LocalServer server) throws Exception {
     try (Harness h = new Harness(server)) {
       String tag = "list-" + System.nanoTime();
@@ -36,11 +36,12 @@ class RealListingCasesTest {
         assertThat(listed).contains(running.id()).doesNotContain(paused.id());
         assertThat(h.api.requests("POST", "/sandboxes/" + paused.id())).isEmpty();
         assertThat(h.api.requests("POST", "/v2/sandboxes/" + paused.id())).isEmpty();
-        // the handle comes from the running sandbox's record, not from a connect (which moves deadlines)
-        assertThat(h.api.requests("GET", "/sandboxes/" + running.id())).hasSize(1);
+        // the handles come from the listing alone: one request a page (one page here), no record
+        // read and no connect (which moves deadlines) for any sandbox
+        assertThat(h.api.requests()).extracting(FaultServer.Recorded::path).containsOnly("/v2/sandboxes");
         assertThat(h.api.requests("POST", "/v2/sandboxes/" + running.id() + "/connect")).isEmpty();
-        assertThat(h.provider.describe(paused.id()).orElseThrow().state()).isEqualTo(io.sandboxes.SandboxState.PAUSED);
         String query = h.api.requests("GET", "/v2/sandboxes").get(0).query();
+        assertThat(h.provider.describe(paused.id()).orElseThrow().state()).isEqualTo(io.sandboxes.SandboxState.PAUSED);
         assertThat(query == null ? "" : query).doesNotContainIgnoringCase("user");
       } finally {
         running.close();
