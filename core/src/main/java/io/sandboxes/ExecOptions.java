@@ -27,6 +27,10 @@ import org.jspecify.annotations.Nullable;
  * @param onStdout called with each piece of standard output as it arrives (whole characters,
  *     in order, on one thread), or {@code null}; the result still holds all of it
  * @param onStderr the same for standard error, or {@code null}
+ * @param stdin whether the command's standard input stays open for
+ *     {@link io.sandboxes.e2b.Commands#sendStdin(int, String) sendStdin} and
+ *     {@link io.sandboxes.e2b.Commands#closeStdin(int) closeStdin}; {@code false} (the default, as
+ *     E2B's) gives it an input that is at its end from the start
  * @since 0.1
  */
 public record ExecOptions(
@@ -35,7 +39,8 @@ public record ExecOptions(
     @Nullable String user,
     Duration timeout,
     @Nullable Consumer<String> onStdout,
-    @Nullable Consumer<String> onStderr) {
+    @Nullable Consumer<String> onStderr,
+    boolean stdin) {
 
   /** The default deadline of a command, as E2B's SDKs use: 60 seconds. */
   public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(60);
@@ -56,12 +61,27 @@ public record ExecOptions(
   }
 
   /**
+   * Options with standard input closed, as before {@link #stdin()} existed.
+   *
+   * @param cwd the working directory, or {@code null} for the user's home
+   * @param env extra environment variables for this command only
+   * @param user the user to run as, or {@code null} for the sandbox's default user
+   * @param timeout the command's deadline, {@link Duration#ZERO} for none
+   * @param onStdout called with each piece of standard output, or {@code null}
+   * @param onStderr called with each piece of standard error, or {@code null}
+   */
+  public ExecOptions(@Nullable String cwd, Map<String, String> env, @Nullable String user, Duration timeout,
+      @Nullable Consumer<String> onStdout, @Nullable Consumer<String> onStderr) {
+    this(cwd, env, user, timeout, onStdout, onStderr, false);
+  }
+
+  /**
    * The defaults.
    *
    * @return options with no cwd, env, user or output callbacks, and the 60 s default deadline
    */
   public static ExecOptions defaults() {
-    return new ExecOptions(null, Map.of(), null, DEFAULT_TIMEOUT, null, null);
+    return new ExecOptions(null, Map.of(), null, DEFAULT_TIMEOUT, null, null, false);
   }
 
   /**
@@ -71,7 +91,7 @@ public record ExecOptions(
    * @return a copy with it
    */
   public ExecOptions withCwd(String cwd) {
-    return new ExecOptions(Objects.requireNonNull(cwd, "cwd"), env, user, timeout, onStdout, onStderr);
+    return new ExecOptions(Objects.requireNonNull(cwd, "cwd"), env, user, timeout, onStdout, onStderr, stdin);
   }
 
   /**
@@ -81,7 +101,7 @@ public record ExecOptions(
    * @return a copy with them
    */
   public ExecOptions withEnv(Map<String, String> env) {
-    return new ExecOptions(cwd, env, user, timeout, onStdout, onStderr);
+    return new ExecOptions(cwd, env, user, timeout, onStdout, onStderr, stdin);
   }
 
   /**
@@ -91,7 +111,7 @@ public record ExecOptions(
    * @return a copy with it
    */
   public ExecOptions withUser(String user) {
-    return new ExecOptions(cwd, env, Objects.requireNonNull(user, "user"), timeout, onStdout, onStderr);
+    return new ExecOptions(cwd, env, Objects.requireNonNull(user, "user"), timeout, onStdout, onStderr, stdin);
   }
 
   /**
@@ -101,7 +121,7 @@ public record ExecOptions(
    * @return a copy with it
    */
   public ExecOptions withTimeout(Duration timeout) {
-    return new ExecOptions(cwd, env, user, timeout, onStdout, onStderr);
+    return new ExecOptions(cwd, env, user, timeout, onStdout, onStderr, stdin);
   }
 
   /**
@@ -113,7 +133,7 @@ public record ExecOptions(
    * @return a copy with it
    */
   public ExecOptions onStdout(Consumer<String> listener) {
-    return new ExecOptions(cwd, env, user, timeout, Objects.requireNonNull(listener, "listener"), onStderr);
+    return new ExecOptions(cwd, env, user, timeout, Objects.requireNonNull(listener, "listener"), onStderr, stdin);
   }
 
   /**
@@ -124,6 +144,19 @@ public record ExecOptions(
    * @return a copy with it
    */
   public ExecOptions onStderr(Consumer<String> listener) {
-    return new ExecOptions(cwd, env, user, timeout, onStdout, Objects.requireNonNull(listener, "listener"));
+    return new ExecOptions(cwd, env, user, timeout, onStdout, Objects.requireNonNull(listener, "listener"), stdin);
+  }
+
+  /**
+   * Keeps the command's standard input open, as E2B's {@code stdin: true}, so that it can be
+   * written to by pid ({@link io.sandboxes.e2b.Commands#sendStdin(int, String)}) or through a
+   * background command's handle, and ended with {@code closeStdin}. A command that reads its
+   * input then waits for it: close it, or the command runs until its deadline.
+   *
+   * @param stdin whether standard input stays open
+   * @return a copy with it
+   */
+  public ExecOptions withStdin(boolean stdin) {
+    return new ExecOptions(cwd, env, user, timeout, onStdout, onStderr, stdin);
   }
 }

@@ -76,6 +76,17 @@ public final class LiveSandbox implements Sandbox {
   }
 
   /**
+   * The sandbox's processes, as E2B's {@code sandbox.commands}: run a command in the foreground or
+   * the background, list what runs, reattach to a process by pid (from this JVM or a later one),
+   * write to it, close its input, kill it.
+   *
+   * @return the commands of this sandbox
+   */
+  public Commands commands() {
+    return new Commands(this);
+  }
+
+  /**
    * Returns the template the sandbox was created from.
    *
    * @return the template's id, or {@code null} when the server did not say
@@ -179,10 +190,11 @@ public final class LiveSandbox implements Sandbox {
     return process;
   }
 
-  private static ObjectNode startBody(String command, ExecOptions options) {
+  /** E2B's {@code commands.run} request: the login shell, and stdin open only when asked for. */
+  static ObjectNode startBody(String command, ExecOptions options) {
     ObjectNode body = Json.object();
     body.set("process", loginShell(command, options.env(), options.cwd()));
-    body.put("stdin", false);
+    body.put("stdin", options.stdin());
     return body;
   }
 

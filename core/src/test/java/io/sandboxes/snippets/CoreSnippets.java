@@ -11,7 +11,9 @@ import io.sandboxes.Tars;
 import io.sandboxes.SandboxRateLimitException;
 import io.sandboxes.SandboxServiceBusyException;
 import io.sandboxes.e2b.E2BSandboxProvider;
+import io.sandboxes.e2b.CommandHandle;
 import io.sandboxes.e2b.LiveSandbox;
+import io.sandboxes.e2b.ProcessInfo;
 import io.sandboxes.e2b.SandboxPage;
 import io.sandboxes.e2b.SandboxQuery;
 import java.nio.file.Path;
@@ -45,6 +47,20 @@ final class CoreSnippets {
         .withTimeout(Duration.ofMinutes(5))
         .onStdout(System.out::print)      // follow a long build live
         .onStderr(System.err::print));
+    // @end
+  }
+
+  static void commands(LiveSandbox sandbox) {
+    // @start region="commands" :
+    CommandHandle server = sandbox.commands().start("python3 -m http.server 8000",
+        ExecOptions.defaults().withTimeout(Duration.ZERO));   // no deadline: runs until killed
+    int pid = server.pid();
+    server.disconnect();                                     // it keeps running
+    // later, from this JVM or another one connected to the same sandbox:
+    for (ProcessInfo p : sandbox.commands().list()) {
+      System.out.println(p.pid() + " " + p.args());
+    }
+    boolean wasRunning = sandbox.commands().kill(pid);       // false when it had ended
     // @end
   }
 

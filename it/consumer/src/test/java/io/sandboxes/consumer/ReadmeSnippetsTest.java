@@ -30,6 +30,7 @@ class ReadmeSnippetsTest {
       Map.entry("live", "hello from demo\n"),
       Map.entry("lifecycle", "true PAUSED\nkept\ntrue\n"),
       Map.entry("follow", "step 1\nstep 2\nstep 3\ntimed out after: compiling\n"),
+      Map.entry("commands", "true\ngot hello\nexit 0\nfalse\n"),
       Map.entry("provider", "1\n"),
       Map.entry("accounts", "RUNNING\nrefused: HTTP 401\n"),
       Map.entry("local-options", "started cold\n"),
