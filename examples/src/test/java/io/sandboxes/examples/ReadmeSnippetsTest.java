@@ -8,12 +8,15 @@ import io.sandboxes.ExecOptions;
 import io.sandboxes.ExecResult;
 import io.sandboxes.RunCodeOptions;
 import io.sandboxes.Sandbox;
+import io.sandboxes.SandboxAuthenticationException;
 import io.sandboxes.SandboxConfig;
 import io.sandboxes.SandboxInfo;
 import io.sandboxes.SandboxProvider;
 import io.sandboxes.VolumeManagement;
 import io.sandboxes.dsl.SandboxClient;
 import io.sandboxes.dsl.Sandboxes;
+import io.sandboxes.e2b.CommandHandle;
+import io.sandboxes.e2b.Commands;
 import io.sandboxes.e2b.LiveSandbox;
 import io.sandboxes.e2b.SandboxQuery;
 import io.sandboxes.langchain4j.SandboxCodeExecutionEngine;
@@ -228,6 +231,51 @@ class ReadmeSnippetsTest {
     }
     // end
     assertThat(printed.toString(StandardCharsets.UTF_8)).isEqualTo("started cold\n");
+  }
+
+  @Test
+  @DisplayName("README: a background command left running, found again by pid from another client, written to and waited for")
+  void commandsByPid() {
+    // snippet:commands
+    try (SandboxClient sandboxes = Sandboxes.local(); LiveSandbox sandbox = sandboxes.create()) {
+      CommandHandle job = sandbox.commands().start("while read line; do echo \"got $line\"; done",
+          ExecOptions.defaults().withStdin(true).withTimeout(Duration.ZERO));
+      int pid = job.pid();
+      job.disconnect();                                        // it keeps running
+      Commands commands = sandboxes.connect(sandbox.id()).commands(); // as another JVM would
+      out.println(commands.list().stream().anyMatch(p -> p.pid() == pid));
+      CommandHandle again = commands.connect(pid, out::print, null);
+      commands.sendStdin(pid, "hello\n");
+      commands.closeStdin(pid);
+      out.println("exit " + again.waitFor().exitCode());
+      out.println(commands.kill(pid));                         // false: it has ended
+    }
+    // end
+    assertThat(printed.toString(StandardCharsets.UTF_8)).isEqualTo("true\ngot hello\nexit 0\nfalse\n");
+  }
+
+  @Test
+  @DisplayName("README: a per-call request timeout, and a second account in the same JVM refused with a typed exception")
+  void accounts() {
+    // snippet:accounts
+    try (SandboxClient mine = Sandboxes.local();
+         SandboxClient other = Sandboxes.e2b(b -> b.environment(Map.of())   // nothing from E2B_* variables
+             .apiUrl(mine.provider().apiUrl())
+             .sandboxUrl(mine.provider().sandboxUrl().orElseThrow())
+             .apiKey("e2b_" + "0".repeat(40))                                 // a key this server does not know
+             .retries(5)                                                      // 429s waited out up to 5 times
+             .requestTimeout(Duration.ofSeconds(20)))) {
+      try (LiveSandbox sandbox = mine.create()) {
+        out.println(mine.provider().api().withRequestTimeout(Duration.ofSeconds(5)).info(sandbox.id()).state());
+      }
+      try {
+        other.list(SandboxQuery.all());
+      } catch (SandboxAuthenticationException e) {
+        out.println("refused: HTTP " + e.statusCode());
+      }
+    }
+    // end
+    assertThat(printed.toString(StandardCharsets.UTF_8)).isEqualTo("RUNNING\nrefused: HTTP 401\n");
   }
 
   private static final Pattern SOURCE_SNIPPET = Pattern.compile("// snippet:(\\S+)\\n(.*?)\\n\\s*// end", Pattern.DOTALL);
