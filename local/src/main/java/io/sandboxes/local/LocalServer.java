@@ -364,6 +364,11 @@ public final class LocalServer implements AutoCloseable {
   }
 
   /** The sandboxes, for this module's tests; only after {@link #start()}. */
+  /** The sandbox network, where egress is enforced (tests attack it directly). */
+  java.util.Optional<SandboxNetwork> network() {
+    return java.util.Optional.ofNullable(network);
+  }
+
   Registry registry() {
     return Objects.requireNonNull(registry, "not started");
   }

@@ -338,4 +338,24 @@ class EgressBoundaryTest {
     assertThat(p.waitFor(30, TimeUnit.SECONDS)).isTrue();
     return List.of(out.split("\n"));
   }
+
+  @Test
+  @DisplayName("a late detach for the container that held an address before leaves the sandbox that holds it now alone: "
+      + "its gateway registration and host firewall entries stay (Docker gives a removed container's address to the next one at once)")
+  void lateDetachOfThePreviousHolder(LocalServer server, E2BApi e2b) throws Exception {
+    Assumptions.assumeTrue(server.egressEnforced(), "egress needs root, nsenter and iptables");
+    EgressProbe p = server.egressProbe();
+    try (ExternalHost external = new ExternalHost(); LiveSandbox s = e2b.create()) {
+      policy(server, s.id(), "{\"allowOut\":[\"" + p.allowedHost() + "\",\"" + external.address() + "/32\"]}");
+      String ip = server.registry().find(s.id()).orElseThrow().networkAddress();
+      String viaGateway = "curl -s -o /dev/null -m 15 -w '%{http_code}' http://" + p.allowedHost() + "/";
+      String direct = "curl -s -o /dev/null -m 15 -w '%{http_code}' --noproxy '*' " + external.url();
+      assertThat(s.exec(viaGateway).stdout()).isEqualTo("200");
+      assertThat(s.exec(direct).stdout()).isEqualTo("200");
+      // what the removal of the address's previous holder does when it finishes after this sandbox took the address
+      server.network().orElseThrow().detach(ip, "the-previous-holder-of-" + ip);
+      assertThat(s.exec(viaGateway).stdout()).as("through the gateway").isEqualTo("200");
+      assertThat(s.exec(direct).stdout()).as("directly, past the host's chains").isEqualTo("200");
+    }
+  }
 }

@@ -320,7 +320,7 @@ public final class Registry implements AutoCloseable {
     } catch (IOException e) {
       docker.remove(containerId);
       daemon.delete();
-      network.ifPresent(n -> n.detach(sandbox.networkAddress()));
+      network.ifPresent(n -> n.detach(sandbox.networkAddress(), sandbox.containerId()));
       throw new RpcError("internal", "the sandbox's state could not be recorded in " + stateDir + ": " + e.getMessage());
     }
     sandbox.onDaemonLost(() -> daemonLost(sandbox));
@@ -450,7 +450,8 @@ public final class Registry implements AutoCloseable {
       }
       daemon.delete();
       String gone = ip;
-      network.ifPresent(n -> n.detach(gone));
+      String goneContainer = containerId;
+      network.ifPresent(n -> n.detach(gone, goneContainer));
       throw e;
     }
   }
@@ -462,7 +463,7 @@ public final class Registry implements AutoCloseable {
       LOG.warn("removing warm pool member {} failed: {}", m.id(), e.toString());
     }
     m.daemon().delete();
-    network.ifPresent(n -> n.detach(m.networkAddress()));
+    network.ifPresent(n -> n.detach(m.networkAddress(), m.containerId()));
   }
 
   /** @return per template with a pool: how many members are ready now, and how many it keeps */
@@ -684,7 +685,7 @@ public final class Registry implements AutoCloseable {
       LOG.warn("removing the dead container of sandbox {} failed: {}", id, e.toString());
     }
     s.closeDaemon(true);
-    network.ifPresent(n -> n.detach(s.networkAddress()));
+    network.ifPresent(n -> n.detach(s.networkAddress(), s.containerId()));
     forget(id);
     s.log("warn", "ended: " + reason);
     StructuredLog.atWarn(LOG).addKeyValue("event", "sandbox.lost").addKeyValue("sandbox", id)
@@ -907,7 +908,7 @@ public final class Registry implements AutoCloseable {
       docker.remove(s.containerId());
       releaseForkImage(forkImages.remove(id));
       s.closeDaemon(true);
-      network.ifPresent(n -> n.detach(s.networkAddress()));
+      network.ifPresent(n -> n.detach(s.networkAddress(), s.containerId()));
       forget(id);
       StructuredLog.atInfo(LOG).addKeyValue("event", "sandbox.killed").addKeyValue("sandbox", id).log("sandbox killed");
       return true;
@@ -1041,7 +1042,7 @@ public final class Registry implements AutoCloseable {
   /** A restarted container has a new network namespace (and maybe address): its firewall is written again. */
   private void reattach(LocalSandbox s) throws IOException {
     if (network.isPresent()) {
-      network.get().detach(s.networkAddress());
+      network.get().detach(s.networkAddress(), s.containerId());
       s.networkAddress(null);
       connectNetwork(s);
       if (s.networkAddress() != null) {

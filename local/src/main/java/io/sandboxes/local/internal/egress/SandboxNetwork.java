@@ -49,6 +49,12 @@ public final class SandboxNetwork implements AutoCloseable {
   private final boolean open;
   private final Destinations destinations;
   private final HostFirewall hostFirewall;
+  /**
+   * Which container holds each address now. Docker hands a removed container's address to the
+   * next one on the network at once (a warm pool refill often), so a detach that comes after the
+   * removal must not take the gateway registration and host firewall entries of the new holder.
+   */
+  private final java.util.concurrent.ConcurrentHashMap<String, String> holders = new java.util.concurrent.ConcurrentHashMap<>();
 
   private SandboxNetwork(DockerRuntime docker, InetAddress gateway, EgressGateway proxy, List<Witnesses.Witness> witnesses,
       InetSocketAddress rawWitness, boolean open, Destinations destinations, HostFirewall hostFirewall) {
@@ -263,6 +269,7 @@ public final class SandboxNetwork implements AutoCloseable {
     }
     String ip = net.getIpAddress();
     long pid = pidOf(info, containerId);
+    holders.put(ip, containerId);
     proxy.register(ip, host -> policy.get());
     EgressPolicy now = policy.get();
     if (writeNamespace) {
@@ -357,6 +364,7 @@ public final class SandboxNetwork implements AutoCloseable {
     if (ip == null) {
       throw new IOException("container " + containerId + " has no address on " + NETWORK);
     }
+    holders.put(ip, containerId);
     proxy.register(ip, host -> policy.get());
     EgressPolicy now = policy.get();
     if (!now.equals(EgressPolicy.DENY_ALL)) {
@@ -364,8 +372,12 @@ public final class SandboxNetwork implements AutoCloseable {
     }
   }
 
-  public void detach(@Nullable String ip) {
-    if (ip != null) {
+  /**
+   * Takes the container's address out of the gateway and the host firewall, unless another
+   * container holds that address by now (then its registration and entries stay).
+   */
+  public void detach(@Nullable String ip, @Nullable String containerId) {
+    if (ip != null && containerId != null && holders.remove(ip, containerId)) {
       proxy.unregister(ip);
       hostFirewall.forget(ip);
     }
