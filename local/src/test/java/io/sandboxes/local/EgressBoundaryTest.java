@@ -103,7 +103,7 @@ class EgressBoundaryTest {
    * loopback's too: the sandbox's {@code NO_PROXY} is dropped) or past it.
    */
   private static String code(LiveSandbox s, String url, boolean viaProxy, String... extra) {
-    ExecResult r = asRoot(s, (viaProxy ? "env -u NO_PROXY -u no_proxy " : "") + "curl -s -o /dev/null -m 4 -w '%{http_code}' "
+    ExecResult r = asRoot(s, (viaProxy ? "env -u NO_PROXY -u no_proxy " : "") + "curl -s -o /dev/null -m 15 -w '%{http_code}' "
         + (viaProxy ? "" : "--noproxy '*' ") + String.join(" ", extra) + " '" + url + "'");
     return r.stdout().strip();
   }
