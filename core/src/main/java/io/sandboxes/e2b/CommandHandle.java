@@ -131,7 +131,7 @@ public final class CommandHandle implements AutoCloseable {
         failure = disconnected ? new Disconnected() : new SandboxException("process " + pid + " in sandbox " + sandbox.id()
             + ": the process stream ended without an exit report");
       }
-    } catch (ListenerFailure e) {
+    } catch (LiveSandbox.CallbackFailure e) {
       sandbox.commands().killQuietly(pid);
       failure = e;
     } catch (RuntimeException e) {
@@ -151,7 +151,7 @@ public final class CommandHandle implements AutoCloseable {
       try {
         deliver(onStdout, outTail);
         deliver(onStderr, errTail);
-      } catch (ListenerFailure e) {
+      } catch (LiveSandbox.CallbackFailure e) {
         failure = e;
       }
     }
@@ -169,7 +169,7 @@ public final class CommandHandle implements AutoCloseable {
     try {
       listener.accept(text);
     } catch (RuntimeException e) {
-      throw new ListenerFailure(e);
+      throw new LiveSandbox.CallbackFailure(e);
     }
   }
 
@@ -271,7 +271,7 @@ public final class CommandHandle implements AutoCloseable {
   }
 
   private RuntimeException failure(Throwable cause) {
-    if (cause instanceof ListenerFailure listener) {
+    if (cause instanceof LiveSandbox.CallbackFailure listener) {
       return listener.getCause();
     }
     if (cause instanceof Disconnected) {
@@ -384,20 +384,6 @@ public final class CommandHandle implements AutoCloseable {
   @Override
   public String toString() {
     return "CommandHandle[" + sandbox.id() + ", pid " + pid + "]";
-  }
-
-  /** An exception an output listener threw, carried out of the reader to be thrown as it was. */
-  private static final class ListenerFailure extends RuntimeException {
-    private static final long serialVersionUID = 1L;
-
-    ListenerFailure(RuntimeException cause) {
-      super(cause);
-    }
-
-    @Override
-    public synchronized RuntimeException getCause() {
-      return (RuntimeException) super.getCause();
-    }
   }
 
   /** The reader stopped because the handle was disconnected. */

@@ -321,7 +321,7 @@ public final class LiveSandbox implements Sandbox {
   }
 
   /** Carries an exception an output callback threw out of the reader, to be rethrown as it was. */
-  private static final class CallbackFailure extends RuntimeException {
+  static final class CallbackFailure extends RuntimeException {
     private static final long serialVersionUID = 1L;
 
     CallbackFailure(RuntimeException cause) {
