@@ -4,7 +4,6 @@ import java.io.BufferedInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InterruptedIOException;
-import java.nio.ByteBuffer;
 import java.nio.channels.Channels;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
@@ -12,16 +11,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.jspecify.annotations.Nullable;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * One live connection from a sandbox's daemon, with typed calls for processes and files.
@@ -37,8 +28,7 @@ import org.slf4j.LoggerFactory;
  * data about that sandbox only; no answer names a host path.
  */
 public final class DaemonConnection implements AutoCloseable {
-  private static final Logger LOG = LoggerFactory.getLogger(DaemonConnection.class);
-  /** Largest stdin or file-data chunk the host sends in one frame. */
+    /** Largest stdin or file-data chunk the host sends in one frame. */
   static final int CHUNK = 256 * 1024;
   /** Most entries one listing collects before it gives up. */
   static final int MAX_LIST_ITEMS = 100_000;
@@ -52,44 +42,15 @@ public final class DaemonConnection implements AutoCloseable {
   static final Duration STDIN_ANSWER = Duration.ofSeconds(60);
   /** How long a file read waits for its next chunk. */
   static final Duration CHUNK_WAIT = Duration.ofSeconds(60);
-  /**
-   * The most frames the host reads from one daemon in a {@link #SLICE}: a daemon flooding the
-   * connection is slowed to this rate, so one sandbox's reader takes a bounded share of the CPU.
-   */
-  static final int FRAMES_PER_SLICE = 250;
-  static final Duration SLICE = Duration.ofMillis(10);
-  /** The reader lets other threads run after this many frames in a row. */
-  static final int FRAMES_PER_YIELD = 64;
-
-  /**
-   * How long a write to the daemon may stay stuck (the daemon not reading) before the
-   * connection is dropped: a daemon that never reads cannot hold a caller forever.
-   */
-  static final Duration WRITE_STALL = Duration.ofSeconds(20);
-
-  /** Warnings about daemons' protocol violations are this far apart at least: a daemon cannot flood the log. */
-  private static final Duration WARNING_GAP = Duration.ofSeconds(10);
-  private static final java.util.concurrent.atomic.AtomicLong lastWarning = new java.util.concurrent.atomic.AtomicLong(System.nanoTime() - (1L << 40));
 
   /** What the daemon said when it connected. */
   public record Hello(long workerPid, long generation) {}
 
-  private final SocketChannel channel;
-  private final InputStream in;
+  private final FrameChannel frames;
   private final Hello hello;
-  private final Map<Integer, Sink> streams = new ConcurrentHashMap<>();
-  private final Budget budget = new Budget();
-  private final AtomicInteger nextStream = new AtomicInteger(1);
-  private final Object writeLock = new Object();
-  private final CompletableFuture<Void> closed = new CompletableFuture<>();
-  private volatile @Nullable String closeReason;
-  private @Nullable Thread reader;
-  /** When the write under way started (nanoTime), 0 when none is. */
-  private volatile long writingSince;
 
-  private DaemonConnection(SocketChannel channel, InputStream in, Hello hello) {
-    this.channel = channel;
-    this.in = in;
+  private DaemonConnection(FrameChannel frames, Hello hello) {
+    this.frames = frames;
     this.hello = hello;
   }
 
@@ -120,9 +81,8 @@ public final class DaemonConnection implements AutoCloseable {
       throw new ProtocolException("a daemon with frames of " + maxPayload + ", window " + window + ", initial credit "
           + initial + " and frame cost " + frameCost + ", which this host does not speak");
     }
-    DaemonConnection c = new DaemonConnection(channel, in, new Hello(pid, generation));
-    c.reader = Thread.ofVirtual().name("sandboxes-daemon-reader").start(c::readLoop);
-    Thread.ofVirtual().name("sandboxes-daemon-watchdog").start(c::watchdog);
+    DaemonConnection c = new DaemonConnection(new FrameChannel(channel, in), new Hello(pid, generation));
+    c.frames.start();
     return c;
   }
 
@@ -132,369 +92,32 @@ public final class DaemonConnection implements AutoCloseable {
   }
 
   public boolean isOpen() {
-    return !closed.isDone();
+    return frames.isOpen();
   }
 
   /** Completes when the connection has ended, for whatever reason. */
   public CompletableFuture<Void> closedFuture() {
-    return closed;
+    return frames.closedFuture();
   }
 
   /** What this connection makes the host hold, and its bounds. */
   public Budget budget() {
-    return budget;
+    return frames.budget();
   }
 
   /** Why the connection ended, or null while it is open. */
   public @Nullable String closeReason() {
-    return closeReason;
+    return frames.closeReason();
   }
 
   @Override
   public void close() {
-    shut("closed by the host");
-    Thread r = reader;
-    if (r != null && Thread.currentThread() != r) {
-      try {
-        r.join(5_000);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-    }
+    frames.close();
   }
 
-  private void shut(String reason) {
-    synchronized (this) {
-      if (closeReason != null) {
-        return;
-      }
-      closeReason = reason;
-    }
-    try {
-      channel.close();
-    } catch (IOException ignored) {
-      // closing anyway
-    }
-    DaemonException gone = new DaemonException(DaemonException.Kind.DISCONNECTED, "the sandbox daemon's connection ended: " + reason);
-    for (Sink s : streams.values()) {
-      s.closed(gone);
-    }
-    streams.clear();
-    closed.complete(null);
-  }
-
-  private void readLoop() {
-    String reason = "the daemon closed the connection";
-    try {
-      Frame f;
-      long sliceEnd = System.nanoTime() + SLICE.toNanos();
-      int inSlice = 0;
-      int sinceYield = 0;
-      while ((f = Frame.read(in)) != null) {
-        if (++inSlice > FRAMES_PER_SLICE) {
-          long left = sliceEnd - System.nanoTime();
-          if (left > 0) {
-            java.util.concurrent.locks.LockSupport.parkNanos(left); // over its rate: the daemon waits
-          }
-          sliceEnd = System.nanoTime() + SLICE.toNanos();
-          inSlice = 1;
-          sinceYield = 0;
-        } else if (++sinceYield >= FRAMES_PER_YIELD) {
-          sinceYield = 0;
-          Thread.yield(); // a reader with data always waiting never blocks: let others run
-        }
-        if (System.nanoTime() - sliceEnd > 0) {
-          sliceEnd = System.nanoTime() + SLICE.toNanos();
-          inSlice = 1;
-        }
-        if (f.stream() == 0) {
-          throw new ProtocolException("a frame on stream 0 after HELLO");
-        }
-        if (Integer.compareUnsigned(f.stream(), nextStream.get()) >= 0) {
-          throw new ProtocolException("a frame on stream " + Integer.toUnsignedString(f.stream()) + ", which the host never opened");
-        }
-        Sink s = streams.get(f.stream());
-        if (s != null) {
-          try {
-            s.frame(f); // frames of a stream already ended or cancelled are dropped
-          } catch (ProtocolException e) {
-            // the stream whose frame broke the protocol may already have left the table
-            s.closed(new DaemonException(DaemonException.Kind.DISCONNECTED,
-                "the sandbox daemon's connection ended: protocol violation: " + e.getMessage()));
-            throw e;
-          }
-        }
-      }
-    } catch (ProtocolException e) {
-      reason = "protocol violation: " + e.getMessage();
-      long now = System.nanoTime();
-      long last = lastWarning.get();
-      if (now - last > WARNING_GAP.toNanos() && lastWarning.compareAndSet(last, now)) {
-        LOG.warn("dropping a sandbox daemon's connection: {}", e.getMessage());
-      } else {
-        LOG.debug("dropping a sandbox daemon's connection: {}", e.getMessage());
-      }
-    } catch (IOException e) {
-      reason = closeReason != null ? closeReason : "read failed: " + e.getMessage();
-    } catch (RuntimeException e) {
-      reason = "host error: " + e;
-      LOG.warn("dropping a sandbox daemon's connection after a host error", e);
-    } finally {
-      shut(reason);
-    }
-  }
-
-  /** Drops the connection when a write has been stuck for {@link #WRITE_STALL}. */
-  private void watchdog() {
-    while (isOpen()) {
-      try {
-        closed.get(1, TimeUnit.SECONDS);
-        return;
-      } catch (TimeoutException e) {
-        long since = writingSince;
-        if (since != 0 && System.nanoTime() - since > WRITE_STALL.toNanos()) {
-          shut("the daemon has not read what the host sent for " + WRITE_STALL.toSeconds() + " s");
-        }
-      } catch (InterruptedException | ExecutionException e) {
-        return;
-      }
-    }
-  }
-
-  // ---- sending ----
-
-  void send(int type, int flags, int stream, byte[] payload) throws IOException {
-    send(type, flags, stream, payload, 0, payload.length);
-  }
-
-  void send(int type, int flags, int stream, byte[] data, int off, int len) throws IOException {
-    if (len > Wire.MAX_PAYLOAD) {
-      throw new IllegalArgumentException("payload of " + len + " bytes");
-    }
-    ByteBuffer h = ByteBuffer.allocate(Wire.HEADER);
-    h.putInt(len).putInt(stream).put((byte) type).put((byte) flags).putShort((short) 0).flip();
-    ByteBuffer[] bufs = {h, ByteBuffer.wrap(data, off, len)};
-    synchronized (writeLock) {
-      if (!isOpen()) {
-        throw disconnected();
-      }
-      writingSince = System.nanoTime() | 1;
-      try {
-        while (bufs[1].hasRemaining() || h.hasRemaining()) {
-          channel.write(bufs);
-        }
-      } catch (IOException e) {
-        shut("write failed: " + e.getMessage());
-        throw disconnected();
-      } finally {
-        writingSince = 0;
-      }
-    }
-  }
-
-  private DaemonException disconnected() {
-    return new DaemonException(DaemonException.Kind.DISCONNECTED, "the sandbox daemon's connection ended: " + closeReason);
-  }
-
-  int register(Sink sink) throws DaemonException {
-    if (!budget.openStream()) {
-      throw new DaemonException(DaemonException.Kind.LIMIT,
-          "the sandbox's daemon has " + Budget.MAX_STREAMS + " calls and streams open, the most the server allows");
-    }
-    int id = nextStream.getAndIncrement();
-    if (id <= 0) {
-      shut("stream ids exhausted");
-    }
-    streams.put(id, sink);
-    if (!isOpen()) {
-      forget(id);
-      throw disconnected();
-    }
-    return id;
-  }
-
-  void forget(int stream) {
-    if (streams.remove(stream) != null) {
-      budget.closeStream();
-    }
-  }
-
-  /**
-   * Ends a stream from the reader thread, which must never wait on a write: the CANCEL goes
-   * from a thread of its own.
-   */
-  void cancelFromReader(int stream) {
-    forget(stream);
-    Thread.ofVirtual().name("sandboxes-daemon-cancel").start(() -> cancel(stream));
-  }
-
-  /** Ends a stream from the host side: the daemon stops sending on it. */
-  void cancel(int stream) {
-    forget(stream);
-    try {
-      send(Wire.CANCEL, 0, stream, new byte[0]);
-    } catch (IOException ignored) {
-      // the connection is gone; so is the stream
-    }
-  }
-
-  void credit(int stream, int n) {
-    try {
-      send(Wire.CREDIT, 0, stream, new Wire.Out().u32(n).toBytes());
-    } catch (IOException ignored) {
-      // the connection is gone: the stream will learn it from its own end
-    }
-  }
-
-  /** A stream's receiving end, called on the reader thread; must never block. */
-  interface Sink {
-    void frame(Frame f) throws ProtocolException;
-
-    void closed(DaemonException e);
-  }
-
-  static DaemonException error(Frame f) throws ProtocolException {
-    Wire.In p = new Wire.In(f.payload());
-    int kind = p.u16();
-    int errno = p.i32();
-    String message = p.str(Wire.MAX_NAME);
-    p.end();
-    return new DaemonException(DaemonException.Kind.of(kind), errno, message);
-  }
-
-  /** Reads one answer item; a malformed one is a protocol violation. */
-  interface Parser<T> {
-    T parse(Wire.In in) throws ProtocolException;
-  }
-
-  /**
-   * A call answered by items and then OK, or by ERROR. Each item is parsed as it arrives (on
-   * the reader thread, so a malformed one drops the connection) and charged to the connection's
-   * {@link Budget} until the call is over; an answer with more items than the call allows, or
-   * more than the budget has room for, fails the call with {@link DaemonException.Kind#TOO_LARGE}
-   * (and is cancelled), or, when the call has exactly one answer item, is a protocol violation.
-   */
-  private final class Call<T> implements Sink {
-    final int itemType;
-    final @Nullable Parser<T> parser;
-    final int maxItems;
-    final boolean exact;
-    final List<T> items = new ArrayList<>();
-    final CompletableFuture<List<T>> done = new CompletableFuture<>();
-    long charged;
-    int stream;
-
-    Call(int itemType, @Nullable Parser<T> parser, int maxItems, boolean exact) {
-      this.itemType = itemType;
-      this.parser = parser;
-      this.maxItems = maxItems;
-      this.exact = exact;
-    }
-
-    @Override
-    public synchronized void frame(Frame f) throws ProtocolException {
-      if (done.isDone()) {
-        return; // given up on (too large, or out of time): what still comes is dropped
-      }
-      if (f.type() == Wire.OK) {
-        forget(stream);
-        if (exact && items.size() != maxItems) {
-          throw new ProtocolException(items.size() + " answer items where " + maxItems + " were expected");
-        }
-        done.complete(items);
-      } else if (f.type() == Wire.ERROR) {
-        DaemonException e = error(f);
-        forget(stream);
-        release();
-        done.completeExceptionally(e);
-      } else if (f.type() == itemType && parser != null) {
-        if (items.size() >= maxItems && exact) {
-          throw new ProtocolException("more than " + maxItems + " answer items to a call that has " + maxItems);
-        }
-        long cost = (long) f.payload().length + Budget.ITEM_COST;
-        if (items.size() >= maxItems || !budget.chargeCall(cost)) {
-          cancelFromReader(stream);
-          release();
-          done.completeExceptionally(new DaemonException(DaemonException.Kind.TOO_LARGE, items.size() >= maxItems
-              ? "the answer has more than " + maxItems + " items"
-              : "the answer is larger than the server holds for one sandbox's calls (" + (Budget.CALL_POOL >> 20) + " MiB)"));
-          return;
-        }
-        charged += cost;
-        Wire.In in = new Wire.In(f.payload());
-        T item = parser.parse(in);
-        in.end();
-        items.add(item);
-      } else {
-        throw new ProtocolException("frame type 0x" + Integer.toHexString(f.type()) + " in answer to a call");
-      }
-    }
-
-    /** Gives the items' charge back (once the caller has them, or the call failed). */
-    synchronized void release() {
-      budget.releaseCall(charged);
-      charged = 0;
-    }
-
-    @Override
-    public void closed(DaemonException e) {
-      done.completeExceptionally(e);
-    }
-  }
-
-  /** Sends one request with no answer items and waits for its OK. */
-  void call(int type, byte[] payload, Duration timeout) throws IOException {
-    call(type, payload, -1, null, 0, true, timeout);
-  }
-
-  /**
-   * Sends one request and waits for its items and OK.
-   *
-   * @param maxItems the most items the answer may have
-   * @param exact whether it must have exactly {@code maxItems}
-   */
-  <T> List<T> call(int type, byte[] payload, int itemType, @Nullable Parser<T> parser, int maxItems, boolean exact,
-      Duration timeout) throws IOException {
-    Call<T> c = new Call<>(itemType, parser, maxItems, exact);
-    c.stream = register(c);
-    try {
-      send(type, 0, c.stream, payload);
-      return await(c.done, c.stream, timeout);
-    } finally {
-      c.release();
-    }
-  }
-
-  /**
-   * Waits for a stream's answer for up to {@code timeout}; when none came, the stream is
-   * cancelled and the call fails with {@link DaemonException.Kind#TIMEOUT}: its outcome in the
-   * sandbox is unknown.
-   */
-  <T> T await(CompletableFuture<T> f, int stream, Duration timeout) throws IOException {
-    try {
-      return f.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
-    } catch (TimeoutException e) {
-      cancel(stream);
-      f.completeExceptionally(new DaemonException(DaemonException.Kind.TIMEOUT, "gave up"));
-      throw new DaemonException(DaemonException.Kind.TIMEOUT,
-          "the sandbox daemon did not answer within " + timeout.toSeconds() + " s; the outcome is unknown");
-    } catch (InterruptedException e) {
-      cancel(stream);
-      Thread.currentThread().interrupt();
-      throw new InterruptedIOException("interrupted while waiting for the sandbox daemon");
-    } catch (ExecutionException e) {
-      Throwable cause = e.getCause();
-      if (cause instanceof DaemonException d) {
-        // a fresh exception carrying this thread's stack, with the daemon's as its cause
-        DaemonException mine = new DaemonException(d.kind(), d.errno(), d.getMessage());
-        mine.initCause(d);
-        throw mine;
-      }
-      if (cause instanceof IOException io) {
-        throw io;
-      }
-      throw new IOException(cause);
-    }
+  /** The frames under the typed calls, for this package's tests that speak below them. */
+  FrameChannel frames() {
+    return frames;
   }
 
   // ---- calls ----
@@ -506,7 +129,7 @@ public final class DaemonConnection implements AutoCloseable {
 
   /** A round trip that does nothing, failing with {@link DaemonException.Kind#TIMEOUT} when it takes longer than {@code timeout}. */
   public void ping(Duration timeout) throws IOException {
-    call(Wire.PING, new byte[0], timeout);
+    frames.call(Wire.PING, new byte[0], timeout);
   }
 
   /**
@@ -530,13 +153,13 @@ public final class DaemonConnection implements AutoCloseable {
   }
 
   private DaemonProcess open(int type, byte[] payload) throws IOException {
-    DaemonProcess proc = new DaemonProcess(this);
-    int stream = register(proc);
+    DaemonProcess proc = new DaemonProcess(this, frames);
+    int stream = frames.register(proc);
     proc.bind(stream);
     try {
-      send(type, 0, stream, payload);
+      frames.send(type, 0, stream, payload);
       proc.opened();
-      await(proc.started, stream, ANSWER);
+      frames.await(proc.started, stream, ANSWER);
     } catch (IOException | RuntimeException e) {
       proc.close();
       throw e;
@@ -547,7 +170,7 @@ public final class DaemonConnection implements AutoCloseable {
   /** The daemon's running processes. */
   public List<ProcessInfo> processes() throws IOException {
     List<ProcessInfo> out = new ArrayList<>();
-    return call(Wire.PROC_LIST, new byte[0], Wire.PROC_INFO, p -> {
+    return frames.call(Wire.PROC_LIST, new byte[0], Wire.PROC_INFO, p -> {
       long pid = p.u32();
       String tag = p.str(Wire.MAX_NAME);
       int flags = p.u8();
@@ -564,14 +187,14 @@ public final class DaemonConnection implements AutoCloseable {
     do {
       int n = Math.min(CHUNK, data.length - off);
       byte[] chunk = java.util.Arrays.copyOfRange(data, off, off + n);
-      call(Wire.PROC_INPUT, new Wire.Out().u32(pid).bytes(chunk).toBytes(), STDIN_ANSWER);
+      frames.call(Wire.PROC_INPUT, new Wire.Out().u32(pid).bytes(chunk).toBytes(), STDIN_ANSWER);
       off += n;
     } while (off < data.length);
   }
 
   /** Closes a process's stdin once what was written before has reached it. */
   public void closeStdin(long pid) throws IOException {
-    call(Wire.PROC_CLOSE_STDIN, new Wire.Out().u32(pid).toBytes(), STDIN_ANSWER);
+    frames.call(Wire.PROC_CLOSE_STDIN, new Wire.Out().u32(pid).toBytes(), STDIN_ANSWER);
   }
 
   /**
@@ -579,12 +202,12 @@ public final class DaemonConnection implements AutoCloseable {
    * did not leave the group).
    */
   public void signal(long pid, int signal, boolean group) throws IOException {
-    call(Wire.PROC_SIGNAL, new Wire.Out().u32(pid).u32(signal).u8(group ? 1 : 0).toBytes(), ANSWER);
+    frames.call(Wire.PROC_SIGNAL, new Wire.Out().u32(pid).u32(signal).u8(group ? 1 : 0).toBytes(), ANSWER);
   }
 
   /** Resizes a process's PTY. */
   public void resize(long pid, int cols, int rows) throws IOException {
-    call(Wire.PROC_RESIZE, new Wire.Out().u32(pid).u16(cols).u16(rows).toBytes(), ANSWER);
+    frames.call(Wire.PROC_RESIZE, new Wire.Out().u32(pid).u16(cols).u16(rows).toBytes(), ANSWER);
   }
 
   private static byte[] pathUser(String path, @Nullable String user) throws DaemonException {
@@ -601,7 +224,7 @@ public final class DaemonConnection implements AutoCloseable {
 
   /** A call answered by exactly one entry. */
   private EntryInfo entryCall(int type, byte[] payload, Duration timeout) throws IOException {
-    return call(type, payload, Wire.ENTRY, EntryInfo::read, 1, true, timeout).get(0);
+    return frames.call(type, payload, Wire.ENTRY, EntryInfo::read, 1, true, timeout).get(0);
   }
 
   /** The entry at a path (not following a final symlink). */
@@ -616,7 +239,7 @@ public final class DaemonConnection implements AutoCloseable {
   public List<EntryInfo> list(String path, @Nullable String user, int depth) throws IOException {
     byte[] p = new Wire.Out().str(checked(path)).str(user == null ? "" : checked(user)).u32(depth).toBytes();
     List<EntryInfo> out = new ArrayList<>();
-    out.addAll(call(Wire.FILE_LIST, p, Wire.ENTRY, EntryInfo::read, MAX_LIST_ITEMS, false, LONG_ANSWER));
+    out.addAll(frames.call(Wire.FILE_LIST, p, Wire.ENTRY, EntryInfo::read, MAX_LIST_ITEMS, false, LONG_ANSWER));
     return out;
   }
 
@@ -627,7 +250,7 @@ public final class DaemonConnection implements AutoCloseable {
 
   /** Removes a file or a whole tree (symlinks are removed, not followed); NOT_FOUND when absent. */
   public void remove(String path, @Nullable String user) throws IOException {
-    call(Wire.FILE_REMOVE, pathUser(path, user), LONG_ANSWER);
+    frames.call(Wire.FILE_REMOVE, pathUser(path, user), LONG_ANSWER);
   }
 
   /** {@code rename(2)}: the entry now at the destination. */
@@ -639,7 +262,7 @@ public final class DaemonConnection implements AutoCloseable {
   /** Extended attributes of a path whose names start with {@code prefix}, by full name. */
   public Map<String, byte[]> xattrs(String path, @Nullable String user, String prefix) throws IOException {
     byte[] p = new Wire.Out().str(checked(path)).str(user == null ? "" : checked(user)).str(prefix).toBytes();
-    return call(Wire.XATTR_GET, p, Wire.XATTRS, EntryInfo::readPairs, 1, true, ANSWER).get(0);
+    return frames.call(Wire.XATTR_GET, p, Wire.XATTRS, EntryInfo::readPairs, 1, true, ANSWER).get(0);
   }
 
   /**
@@ -649,18 +272,18 @@ public final class DaemonConnection implements AutoCloseable {
   public void setXattrs(String path, @Nullable String user, String prefix, Map<String, byte[]> attrs) throws IOException {
     Wire.Out p = new Wire.Out().str(checked(path)).str(user == null ? "" : checked(user)).str(prefix).u32(attrs.size());
     attrs.forEach((k, v) -> p.str(k).bytes(v));
-    call(Wire.XATTR_SET, p.toBytes(), ANSWER);
+    frames.call(Wire.XATTR_SET, p.toBytes(), ANSWER);
   }
 
   /** Opens a regular file for reading; the stream knows the file's entry before its first byte. */
   public FileRead readFile(String path, @Nullable String user) throws IOException {
-    FileRead r = new FileRead(this);
-    int stream = register(r);
+    FileRead r = new FileRead(frames);
+    int stream = frames.register(r);
     r.bind(stream);
     try {
-      send(Wire.FILE_READ, 0, stream, pathUser(path, user));
+      frames.send(Wire.FILE_READ, 0, stream, pathUser(path, user));
       r.opened();
-      await(r.entry, stream, ANSWER);
+      frames.await(r.entry, stream, ANSWER);
     } catch (IOException | RuntimeException e) {
       r.close();
       throw e;
@@ -685,10 +308,10 @@ public final class DaemonConnection implements AutoCloseable {
     if (metadata != null) {
       metadata.forEach((k, v) -> p.str(EntryInfo.METADATA_PREFIX + k).bytes(v.getBytes(StandardCharsets.UTF_8)));
     }
-    FileWrite w = new FileWrite(this);
-    int stream = register(w);
+    FileWrite w = new FileWrite(frames);
+    int stream = frames.register(w);
     w.stream = stream;
-    send(Wire.FILE_WRITE, 0, stream, p.toBytes());
+    frames.send(Wire.FILE_WRITE, 0, stream, p.toBytes());
     byte[] buf = new byte[CHUNK];
     try {
       while (true) {
@@ -696,25 +319,25 @@ public final class DaemonConnection implements AutoCloseable {
         try {
           n = content.readNBytes(buf, 0, buf.length);
         } catch (IOException | RuntimeException e) {
-          cancel(stream);
+          frames.cancel(stream);
           throw e;
         }
         if (!w.take(n, ANSWER)) {
           break; // the daemon already answered (an error): no use sending more
         }
-        send(Wire.FILE_DATA, n < buf.length ? Wire.FLAG_FIN : 0, stream, buf, 0, n);
+        frames.send(Wire.FILE_DATA, n < buf.length ? Wire.FLAG_FIN : 0, stream, buf, 0, n);
         if (n < buf.length) {
           break;
         }
       }
     } catch (InterruptedIOException e) {
-      cancel(stream);
+      frames.cancel(stream);
       throw e;
     } catch (DaemonException e) {
-      cancel(stream);
+      frames.cancel(stream);
       throw e;
     }
-    return await(w.done, stream, LONG_ANSWER);
+    return frames.await(w.done, stream, LONG_ANSWER);
   }
 
   /**
@@ -729,13 +352,13 @@ public final class DaemonConnection implements AutoCloseable {
     if (port < 1 || port > 65535) {
       throw new IllegalArgumentException("port must be between 1 and 65535, got " + port);
     }
-    PortStream ps = new PortStream(this);
-    int stream = register(ps);
+    PortStream ps = new PortStream(frames);
+    int stream = frames.register(ps);
     ps.bind(stream);
     try {
-      send(Wire.TCP_CONNECT, 0, stream, new Wire.Out().u16(port).toBytes());
+      frames.send(Wire.TCP_CONNECT, 0, stream, new Wire.Out().u16(port).toBytes());
       ps.opened();
-      await(ps.connected, stream, ANSWER);
+      frames.await(ps.connected, stream, ANSWER);
     } catch (IOException | RuntimeException e) {
       ps.close();
       throw e;
@@ -745,13 +368,13 @@ public final class DaemonConnection implements AutoCloseable {
 
   /** Watches a folder (and, when recursive, the folders below it) for changes. */
   public DaemonWatch watch(String path, @Nullable String user, boolean recursive) throws IOException {
-    DaemonWatch w = new DaemonWatch(this);
-    int stream = register(w);
+    DaemonWatch w = new DaemonWatch(frames);
+    int stream = frames.register(w);
     w.bind(stream);
     try {
-      send(Wire.WATCH, 0, stream, new Wire.Out().str(checked(path)).str(user == null ? "" : checked(user)).u8(recursive ? 1 : 0).toBytes());
+      frames.send(Wire.WATCH, 0, stream, new Wire.Out().str(checked(path)).str(user == null ? "" : checked(user)).u8(recursive ? 1 : 0).toBytes());
       w.opened();
-      await(w.ready, stream, LONG_ANSWER);
+      frames.await(w.ready, stream, LONG_ANSWER);
     } catch (IOException | RuntimeException e) {
       w.close();
       throw e;

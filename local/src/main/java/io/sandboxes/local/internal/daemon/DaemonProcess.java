@@ -12,8 +12,10 @@ import org.jspecify.annotations.Nullable;
  * stream's credit is used up), so a consumer must read the events to see the exit. Closing the
  * handle detaches: the process runs on and can be attached again.
  */
-public final class DaemonProcess implements DaemonConnection.Sink, AutoCloseable {
-  private final DaemonConnection conn;
+public final class DaemonProcess implements FrameChannel.Sink, AutoCloseable {
+  private final FrameChannel conn;
+  /** The connection's typed calls, for the calls on this process's pid. */
+  private final DaemonConnection calls;
   private final Flow<ProcessEvent> events;
   final CompletableFuture<Long> started = new CompletableFuture<>();
   private final CompletableFuture<ExitStatus> exit = new CompletableFuture<>();
@@ -25,7 +27,8 @@ public final class DaemonProcess implements DaemonConnection.Sink, AutoCloseable
     events.stream = id;
   }
 
-  DaemonProcess(DaemonConnection conn) {
+  DaemonProcess(DaemonConnection calls, FrameChannel conn) {
+    this.calls = calls;
     this.conn = conn;
     this.events = new Flow<>(conn);
   }
@@ -91,19 +94,19 @@ public final class DaemonProcess implements DaemonConnection.Sink, AutoCloseable
   }
 
   public void writeStdin(byte[] data) throws IOException {
-    conn.writeStdin(pid(), data);
+    calls.writeStdin(pid(), data);
   }
 
   public void closeStdin() throws IOException {
-    conn.closeStdin(pid());
+    calls.closeStdin(pid());
   }
 
   public void signal(int signal, boolean group) throws IOException {
-    conn.signal(pid(), signal, group);
+    calls.signal(pid(), signal, group);
   }
 
   public void resize(int cols, int rows) throws IOException {
-    conn.resize(pid(), cols, rows);
+    calls.resize(pid(), cols, rows);
   }
 
   /** Detaches; the process keeps running. */
@@ -157,7 +160,7 @@ public final class DaemonProcess implements DaemonConnection.Sink, AutoCloseable
         exit.complete(status);
       }
       case Wire.ERROR -> {
-        DaemonException e = DaemonConnection.error(f);
+        DaemonException e = FrameChannel.error(f);
         conn.forget(stream);
         if (started.isDone()) {
           closed(e);

@@ -10,8 +10,8 @@ import org.jspecify.annotations.Nullable;
  * credit; when the consumer falls behind, the daemon stops reading and the kernel's queue
  * overflows, which arrives as an {@link WatchEvent.Kind#OVERFLOW} event, never as silence.
  */
-public final class DaemonWatch implements DaemonConnection.Sink, AutoCloseable {
-  private final DaemonConnection conn;
+public final class DaemonWatch implements FrameChannel.Sink, AutoCloseable {
+  private final FrameChannel conn;
   private final Flow<WatchEvent> events;
   final CompletableFuture<Void> ready = new CompletableFuture<>();
   int stream;
@@ -22,7 +22,7 @@ public final class DaemonWatch implements DaemonConnection.Sink, AutoCloseable {
     events.stream = id;
   }
 
-  DaemonWatch(DaemonConnection conn) {
+  DaemonWatch(FrameChannel conn) {
     this.conn = conn;
     this.events = new Flow<>(conn);
   }
@@ -79,7 +79,7 @@ public final class DaemonWatch implements DaemonConnection.Sink, AutoCloseable {
         events.end();
       }
       case Wire.ERROR -> {
-        DaemonException e = DaemonConnection.error(f);
+        DaemonException e = FrameChannel.error(f);
         conn.forget(stream);
         if (!ready.completeExceptionally(e)) {
           events.fail(e);

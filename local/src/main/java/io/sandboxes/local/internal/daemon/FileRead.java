@@ -8,8 +8,8 @@ import java.util.concurrent.CompletableFuture;
  * A file being read from a sandbox, in chunks the daemon sends as this stream is read (at most
  * {@link Wire#WINDOW} bytes ahead). Closing it early stops the daemon.
  */
-public final class FileRead extends InputStream implements DaemonConnection.Sink {
-  private final DaemonConnection conn;
+public final class FileRead extends InputStream implements FrameChannel.Sink {
+  private final FrameChannel conn;
   private final Flow<byte[]> chunks;
   final CompletableFuture<EntryInfo> entry = new CompletableFuture<>();
   private byte[] current = new byte[0];
@@ -23,7 +23,7 @@ public final class FileRead extends InputStream implements DaemonConnection.Sink
     chunks.stream = id;
   }
 
-  FileRead(DaemonConnection conn) {
+  FileRead(FrameChannel conn) {
     this.conn = conn;
     this.chunks = new Flow<>(conn);
   }
@@ -97,7 +97,7 @@ public final class FileRead extends InputStream implements DaemonConnection.Sink
         chunks.end();
       }
       case Wire.ERROR -> {
-        DaemonException e = DaemonConnection.error(f);
+        DaemonException e = FrameChannel.error(f);
         conn.forget(stream);
         if (!entry.completeExceptionally(e)) {
           chunks.fail(e);

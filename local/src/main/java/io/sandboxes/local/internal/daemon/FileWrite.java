@@ -10,14 +10,14 @@ import org.jspecify.annotations.Nullable;
  * A file write's receiving end: credit back from the daemon as it writes, then one entry and
  * OK. A second entry, more credit than was given, or any other frame is a protocol violation.
  */
-final class FileWrite implements DaemonConnection.Sink {
-  private final DaemonConnection conn;
+final class FileWrite implements FrameChannel.Sink {
+  private final FrameChannel conn;
   final CompletableFuture<EntryInfo> done = new CompletableFuture<>();
   private @Nullable EntryInfo entry;
   private long credit = Wire.WINDOW;
   int stream;
 
-  FileWrite(DaemonConnection conn) {
+  FileWrite(FrameChannel conn) {
     this.conn = conn;
   }
 
@@ -48,7 +48,7 @@ final class FileWrite implements DaemonConnection.Sink {
         notifyAll();
       }
       case Wire.ERROR -> {
-        DaemonException e = DaemonConnection.error(f);
+        DaemonException e = FrameChannel.error(f);
         conn.forget(stream);
         done.completeExceptionally(e);
         notifyAll();

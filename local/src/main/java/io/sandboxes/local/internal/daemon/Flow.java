@@ -18,7 +18,7 @@ import org.jspecify.annotations.Nullable;
  * stream is over for its consumer (its end taken, or {@link #close()}).
  */
 final class Flow<T> {
-  private final DaemonConnection conn;
+  private final FrameChannel conn;
   private final ArrayDeque<Object> queue = new ArrayDeque<>();
   private long outstanding; // credit the daemon has used that the consumer has not taken back
   private long window = Wire.INITIAL_CREDIT; // credit the daemon may have outstanding
@@ -34,7 +34,7 @@ final class Flow<T> {
 
   private record Sized(Object item, long cost) {}
 
-  Flow(DaemonConnection conn) {
+  Flow(FrameChannel conn) {
     this.conn = conn;
   }
 

@@ -13,8 +13,8 @@ import org.jspecify.annotations.Nullable;
  * direction half-closes on its own; the stream is over once both have (see {@link #awaitEnd()}),
  * or when the connection fails. Closing it early closes the connection inside the sandbox.
  */
-public final class PortStream implements DaemonConnection.Sink, AutoCloseable {
-  private final DaemonConnection conn;
+public final class PortStream implements FrameChannel.Sink, AutoCloseable {
+  private final FrameChannel conn;
   private final Flow<byte[]> incoming;
   final CompletableFuture<Integer> connected = new CompletableFuture<>();
   private final CompletableFuture<Void> done = new CompletableFuture<>();
@@ -23,7 +23,7 @@ public final class PortStream implements DaemonConnection.Sink, AutoCloseable {
   private boolean finReceived; // reader thread only
   int stream;
 
-  PortStream(DaemonConnection conn) {
+  PortStream(FrameChannel conn) {
     this.conn = conn;
     this.incoming = new Flow<>(conn);
   }
@@ -184,7 +184,7 @@ public final class PortStream implements DaemonConnection.Sink, AutoCloseable {
         }
       }
       case Wire.ERROR -> {
-        DaemonException e = DaemonConnection.error(f);
+        DaemonException e = FrameChannel.error(f);
         conn.forget(stream);
         fail(e);
       }

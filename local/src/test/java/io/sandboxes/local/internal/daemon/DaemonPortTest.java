@@ -73,9 +73,9 @@ class DaemonPortTest {
     assertThatThrownBy(() -> c.connectPort(0)).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("port");
     assertThatThrownBy(() -> c.connectPort(65536)).isInstanceOf(IllegalArgumentException.class);
     // what a host that skipped its own check would get
-    assertThatThrownBy(() -> c.call(Wire.TCP_CONNECT, new Wire.Out().u16(0).toBytes(), DaemonConnection.ANSWER))
+    assertThatThrownBy(() -> c.frames().call(Wire.TCP_CONNECT, new Wire.Out().u16(0).toBytes(), DaemonConnection.ANSWER))
         .isInstanceOfSatisfying(DaemonException.class, e -> assertThat(e.kind()).isEqualTo(DaemonException.Kind.INVALID));
-    assertThatThrownBy(() -> c.call(Wire.TCP_CONNECT, new Wire.Out().u16(7502).u8(0).toBytes(), DaemonConnection.ANSWER))
+    assertThatThrownBy(() -> c.frames().call(Wire.TCP_CONNECT, new Wire.Out().u16(7502).u8(0).toBytes(), DaemonConnection.ANSWER))
         .isInstanceOfSatisfying(DaemonException.class, e -> assertThat(e.kind()).isEqualTo(DaemonException.Kind.PROTOCOL));
     c.ping(); // the connection is still fine
   }
