@@ -1,34 +1,18 @@
 package io.sandboxes.local;
 
 import io.sandboxes.SandboxException;
-import io.sandboxes.local.internal.LocalSandbox;
 import io.sandboxes.local.internal.Registry;
 import io.sandboxes.local.internal.StructuredLog;
 import io.sandboxes.local.internal.Templates;
-import io.sandboxes.local.internal.Volumes;
 import io.sandboxes.local.internal.egress.SandboxNetwork;
-import io.sandboxes.local.internal.docker.BaseImage;
 import io.sandboxes.local.internal.docker.DockerRuntime;
 import io.sandboxes.local.internal.docker.SandboxRuntime;
-import io.sandboxes.local.internal.http.ApiHandler;
-import io.sandboxes.local.internal.http.EnvdHandler;
 import java.net.URI;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Objects;
-import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
-import org.eclipse.jetty.server.Handler;
-import org.eclipse.jetty.server.HttpConfiguration;
-import org.eclipse.jetty.server.HttpConnectionFactory;
-import org.eclipse.jetty.server.Request;
-import org.eclipse.jetty.server.Response;
-import org.eclipse.jetty.server.Server;
-import org.eclipse.jetty.server.ServerConnector;
-import org.eclipse.jetty.util.Callback;
-import org.eclipse.jetty.util.thread.QueuedThreadPool;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -69,22 +53,12 @@ public final class LocalServer implements AutoCloseable {
   public static final Duration DEFAULT_KEEP_ALIVE_TIMEOUT = Duration.ofSeconds(65);
   /** How many pre-started {@code base} sandboxes a server keeps ready unless told otherwise. */
   public static final int DEFAULT_WARM_POOL = 2;
-  /**
-   * How long a connection may be silent once its request has been read whole and is being
-   * answered: longer than any keepalive interval of a process or watch stream.
-   */
-  private static final Duration ANSWER_IDLE_TIMEOUT = Duration.ofMinutes(5);
-
   private final Builder config;
   private final AtomicBoolean closed = new AtomicBoolean();
-  private @Nullable Server jetty;
-  private @Nullable Registry registry;
-  private io.sandboxes.local.internal.@Nullable TemplateBuilds templateBuilds;
+  /** The server's parts, once started. */
+  private volatile @Nullable ServerParts parts;
   private @Nullable URI apiUrl;
   private @Nullable URI sandboxUrl;
-  private @Nullable SandboxNetwork network;
-  private @Nullable DockerRuntime docker;
-  private @Nullable SandboxRuntime runtime;
   /** When a request last came in, for {@link #idleFor}. */
   private volatile long lastRequest = System.nanoTime();
 
@@ -109,140 +83,51 @@ public final class LocalServer implements AutoCloseable {
    * @throws SandboxException when Docker cannot be reached or the image cannot be built
    */
   public LocalServer start() {
-    if (jetty != null) {
+    if (parts != null) {
       throw new IllegalStateException("already started");
     }
     // throws, within a few seconds, a SandboxException naming every place tried when no engine answers
     DockerRuntime docker = DockerRuntime.connect(config.runtime);
+    ServerParts started;
     try {
-      return start(docker);
+      started = ServerParts.assemble(this, config, docker);
     } catch (RuntimeException | Error e) {
       docker.close();
       throw e;
     }
-  }
-
-  /**
-   * Template builds' steps run on their own network behind the host firewall when egress can be
-   * enforced; where it cannot (no root, no iptables, a remote engine) they stay on Docker's
-   * default bridge, as Docker would run them, and the server says so once.
-   */
-  private static String buildNetwork(java.util.Optional<SandboxNetwork> network) {
-    if (network.isPresent()) {
-      return SandboxNetwork.BUILD_NETWORK;
-    }
-    LOG.warn("template build steps run on Docker's default bridge: egress cannot be enforced here, so they are not kept "
-        + "from this host and its private networks");
-    return "bridge";
-  }
-
-  private LocalServer start(DockerRuntime docker) {
-    // before anything is made: a runtime Docker does not know, or cannot run sandboxes on, is refused here
-    SandboxRuntime runtime = SandboxRuntime.check(docker);
-    this.runtime = runtime;
-    if (runtime.gvisor()) {
-      StructuredLog.atInfo(LOG).addKeyValue("event", "server.runtime").addKeyValue("runtime", runtime.describe())
-          .log("sandboxes run under gVisor: raw sockets are refused; sudo cannot raise privileges (gVisor sets no_new_privs), so"
-              + " root comes from a command's user; coreutils' stat and ls -l, Ctrl-C in a PTY and file metadata do not work with"
-              + " runsc 2022-12-19 (README, \"Choosing gVisor\")");
-    }
-    String baseImage = BaseImage.ensure(docker, config.progress);
-    Path stateDir = config.stateDir != null ? config.stateDir : defaultStateRoot().resolve(config.serverId);
-    java.util.Optional<SandboxNetwork> network = SandboxNetwork.start(docker, config.openEgress, config.allowedWitness);
-    this.network = network.orElse(null);
-    Registry reg = new Registry(docker, new Templates(docker, baseImage), config.serverId, stateDir, network, config.diskSizeMB,
-        config.warmPool);
-    Volumes volumes = new Volumes(docker);
-
-    QueuedThreadPool threads = new QueuedThreadPool();
-    threads.setName("sandboxes-local");
-    threads.setVirtualThreadsExecutor(Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("sandboxes-local-", 0).factory()));
-    Server server = new Server(threads);
-    HttpConfiguration http = new HttpConfiguration();
-    http.setSendServerVersion(false);
-    http.setSendDateHeader(true);
-    ServerConnector api = connector(server, http, config.apiPort);
-    ServerConnector envd = connector(server, http, config.envdPort);
-    removeLegacySpool(Path.of(System.getProperty("java.io.tmpdir"), "sandboxes-uploads-" + config.serverId));
-    ApiHandler apiHandler = new ApiHandler(reg, volumes, config.apiKey, this::egressProbe, this::forward, config.internetByDefault);
-    EnvdHandler envdHandler = new EnvdHandler(reg);
-    io.sandboxes.local.internal.TemplateBuilds builds = new io.sandboxes.local.internal.TemplateBuilds(docker, reg.templates(),
-        stateDir.resolve("template-files"), config.serverId, baseImage, buildNetwork(network),
-        config.templateBuildBudgetMB > 0 ? config.templateBuildBudgetMB : config.diskSizeMB);
-    reg.templates().alsoResolve(builds::resolve);
-    reg.templates().alsoReserve(n -> builds.findTemplate(n).isPresent());
-    builds.sweepAtStart();
-    apiHandler.templateBuilds(builds, () -> this.apiUrl);
-    envdHandler.templateDefaults(builds::defaults);
-    apiHandler.serverInfo(this::info);
-    this.templateBuilds = builds;
-    server.setHandler(new io.sandboxes.local.internal.http.StallGuard(new Handler.Abstract() {
-      @Override
-      public boolean handle(Request request, Response response, Callback callback) throws Exception {
-        lastRequest = System.nanoTime();
-        if (request.getConnectionMetaData().getConnector() == envd) {
-          return envdHandler.handle(request, response, callback);
-        }
-        return apiHandler.handle(request, response, callback);
-      }
-    }, config.requestIdleTimeout, ANSWER_IDLE_TIMEOUT, config.keepAliveTimeout));
-    server.setStopTimeout(Duration.ofSeconds(2).toMillis());
+    this.parts = started;
     try {
-      server.start();
-    } catch (Exception e) {
-      builds.close();
-      reg.close(true);
-      throw new SandboxException("the local server could not start: " + e.getMessage(), e);
+      started.serve();
+    } catch (RuntimeException | Error e) {
+      this.parts = null;
+      docker.close();
+      throw e;
     }
-    this.jetty = server;
-    this.docker = docker;
-    this.registry = reg;
-    this.apiUrl = URI.create("http://" + config.host + ":" + api.getLocalPort());
-    this.sandboxUrl = URI.create("http://" + config.host + ":" + envd.getLocalPort());
+    this.apiUrl = URI.create("http://" + config.host + ":" + started.apiPort());
+    this.sandboxUrl = URI.create("http://" + config.host + ":" + started.envdPort());
     StructuredLog.atInfo(LOG).addKeyValue("event", "server.started").addKeyValue("server", config.serverId).addKeyValue("apiUrl", apiUrl)
-        .addKeyValue("sandboxUrl", sandboxUrl).addKeyValue("runtime", runtime.describe()).log("sandboxes-local serving");
+        .addKeyValue("sandboxUrl", sandboxUrl).addKeyValue("runtime", started.runtime.describe()).log("sandboxes-local serving");
     return this;
-  }
-
-  /**
-   * Empties and removes the folder where servers before streamed uploads spooled multipart
-   * bodies; a server killed mid-upload left its spool there. Only the folder's own entries go,
-   * none followed: a link in it is removed, never what it points to.
-   */
-  static void removeLegacySpool(Path folder) {
-    if (!Files.isDirectory(folder, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
-      return;
-    }
-    try (java.util.stream.Stream<Path> entries = Files.list(folder)) {
-      for (Path p : (Iterable<Path>) entries::iterator) {
-        if (!Files.isDirectory(p, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
-          Files.deleteIfExists(p);
-        }
-      }
-      Files.deleteIfExists(folder);
-      StructuredLog.atInfo(LOG).addKeyValue("event", "server.spool-removed").addKeyValue("folder", folder)
-          .log("removed the upload spool a previous server left");
-    } catch (java.io.IOException | RuntimeException e) {
-      LOG.warn("the upload spool {} a previous server left could not be removed: {}", folder, e.toString());
-    }
   }
 
   /** {@code $SANDBOXES_STATE_DIR}, else {@code ~/.local/state/sandboxes-local}. */
   static Path defaultStateRoot() {
-    String env = System.getenv("SANDBOXES_STATE_DIR");
-    if (env != null && !env.isBlank()) {
-      return Path.of(env);
-    }
-    return Path.of(System.getProperty("user.home"), ".local", "state", "sandboxes-local");
+    return ServerParts.defaultStateRoot();
   }
 
-  private ServerConnector connector(Server server, HttpConfiguration http, int port) {
-    ServerConnector c = new ServerConnector(server, new HttpConnectionFactory(http));
-    c.setHost(config.host);
-    c.setPort(port);
-    c.setIdleTimeout(config.requestIdleTimeout.toMillis()); // raised while a request is answered: StallGuard
-    server.addConnector(c);
-    return c;
+  /** The server's parts; only after {@link #start()}. */
+  private ServerParts parts() {
+    return Objects.requireNonNull(parts, "not started");
+  }
+
+  /** Notes that a request came in, for {@link #idleFor}. */
+  void requestArrived() {
+    lastRequest = System.nanoTime();
+  }
+
+  /** The control plane's URL once serving, else null (template builds name their upload links by it). */
+  @Nullable URI startedApiUrl() {
+    return apiUrl;
   }
 
   /**
@@ -272,7 +157,7 @@ public final class LocalServer implements AutoCloseable {
    * @see Builder#runtime(String)
    */
   public String runtime() {
-    SandboxRuntime r = Objects.requireNonNull(runtime, "not started");
+    SandboxRuntime r = parts().runtime;
     return r.name() == null ? "runc" : r.name();
   }
 
@@ -282,7 +167,7 @@ public final class LocalServer implements AutoCloseable {
    * @return true when their runtime is gVisor's {@code runsc}, whose own kernel serves their system calls
    */
   public boolean gvisor() {
-    return Objects.requireNonNull(runtime, "not started").gvisor();
+    return parts().runtime.gvisor();
   }
 
   /**
@@ -293,11 +178,7 @@ public final class LocalServer implements AutoCloseable {
    *     its limit, {@code measured-size-rw} when it measures Docker's {@code SizeRw} instead
    */
   public String diskLimitMechanism() {
-    return switch (Objects.requireNonNull(registry, "not started").diskLimitMechanism()) {
-      case QUOTA -> "quota";
-      case MEASURED_BLOCKS -> "measured-blocks";
-      case MEASURED_SIZE_RW -> "measured-size-rw";
-    };
+    return parts().diskLimitMechanism();
   }
 
   /**
@@ -309,12 +190,7 @@ public final class LocalServer implements AutoCloseable {
    * @return the probe for {@code E2BSandboxProvider.Builder.egressProbe}
    */
   public io.sandboxes.EgressProbe egressProbe() {
-    SandboxNetwork n = network;
-    if (n != null) {
-      return n.probe();
-    }
-    return new io.sandboxes.EgressProbe(SandboxNetwork.ALLOWED_WITNESS, SandboxNetwork.DENIED_WITNESS, "127.0.0.9",
-        java.util.List.of(SandboxNetwork.ALLOWED_WITNESS), "http");
+    return ServerParts.egressProbe(parts);
   }
 
   /**
@@ -324,30 +200,15 @@ public final class LocalServer implements AutoCloseable {
    * @return template id to ready members, in no particular order
    */
   public java.util.Map<String, Integer> warmPoolReady() {
-    java.util.Map<String, Integer> out = new java.util.HashMap<>();
-    registry().poolStatus().forEach((t, n) -> out.put(t, n[0]));
-    return out;
+    return parts().warmPoolReady();
   }
 
   /**
    * What {@code GET /local/server} answers: enough for a client that found this server to check
    * it is what it means to use (its process, loopback, its runtime, its default egress).
    */
-  private com.fasterxml.jackson.databind.node.ObjectNode info() {
-    com.fasterxml.jackson.databind.node.ObjectNode out = io.sandboxes.e2b.internal.Json.object()
-        .put("serverId", config.serverId)
-        .put("pid", ProcessHandle.current().pid())
-        .put("host", config.host)
-        .put("apiUrl", String.valueOf(apiUrl))
-        .put("sandboxUrl", String.valueOf(sandboxUrl))
-        .put("runtime", runtime())
-        .put("gvisor", gvisor())
-        .put("internetByDefault", config.internetByDefault)
-        .put("egressEnforced", egressEnforced())
-        .put("keepSandboxesOnClose", config.keepSandboxesOnClose);
-    com.fasterxml.jackson.databind.node.ObjectNode pool = out.putObject("warmPool");
-    config.warmPool.forEach(pool::put);
-    return out;
+  com.fasterxml.jackson.databind.node.ObjectNode info() {
+    return parts().info(config, apiUrl, sandboxUrl);
   }
 
   /** This server's id: its sandboxes' containers carry it; only for this module. */
@@ -363,19 +224,20 @@ public final class LocalServer implements AutoCloseable {
     return registry().list().isEmpty() && System.nanoTime() - lastRequest >= quiet.toNanos();
   }
 
-  /** The sandboxes, for this module's tests; only after {@link #start()}. */
   /** The sandbox network, where egress is enforced (tests attack it directly). */
   java.util.Optional<SandboxNetwork> network() {
-    return java.util.Optional.ofNullable(network);
+    ServerParts p = parts;
+    return java.util.Optional.ofNullable(p == null ? null : p.network);
   }
 
+  /** The sandboxes, for this module's tests; only after {@link #start()}. */
   Registry registry() {
-    return Objects.requireNonNull(registry, "not started");
+    return parts().registry;
   }
 
   /** The template builds, for this module's tests; only after {@link #start()}. */
   io.sandboxes.local.internal.TemplateBuilds templateBuilds() {
-    return Objects.requireNonNull(templateBuilds, "not started");
+    return parts().builds;
   }
 
   /**
@@ -398,16 +260,7 @@ public final class LocalServer implements AutoCloseable {
    * @throws SandboxException when the sandbox or this server already forwards as many ports as it may
    */
   public URI forward(String sandboxId, int port) {
-    Registry reg = Objects.requireNonNull(registry, "not started");
-    LocalSandbox sandbox = reg.find(sandboxId)
-        .orElseThrow(() -> new io.sandboxes.SandboxNotFoundException(sandboxId, "this server has no such sandbox"));
-    try {
-      return sandbox.ports().forward(port, config.host, config.portForwardIdleTimeout);
-    } catch (io.sandboxes.local.internal.PortForwards.LimitReached e) {
-      throw new SandboxException(e.getMessage(), e);
-    } catch (java.io.IOException e) {
-      throw new SandboxException("forwarding port " + port + " of sandbox " + sandboxId + " failed: " + e.getMessage(), e);
-    }
+    return parts().forward(sandboxId, port, config.host, config.portForwardIdleTimeout);
   }
 
   /** @return whether a create that does not say {@code allow_internet_access} gets it (E2B's default) */
@@ -421,7 +274,8 @@ public final class LocalServer implements AutoCloseable {
    * @return whether sandboxes' network policies are enforced (otherwise they have no network at all)
    */
   public boolean egressEnforced() {
-    return network != null;
+    ServerParts p = parts;
+    return p != null && p.network != null;
   }
 
   /**
@@ -441,29 +295,9 @@ public final class LocalServer implements AutoCloseable {
     if (!closed.compareAndSet(false, true)) {
       return;
     }
-    Server server = jetty;
-    if (server != null) {
-      try {
-        server.stop();
-      } catch (Exception e) {
-        LOG.warn("stopping the HTTP server failed: {}", e.toString());
-      }
-    }
-    io.sandboxes.local.internal.TemplateBuilds builds = templateBuilds;
-    if (builds != null) {
-      builds.close();
-    }
-    Registry reg = registry;
-    if (reg != null) {
-      reg.close(!config.keepSandboxesOnClose);
-    }
-    SandboxNetwork n = network;
-    if (n != null) {
-      n.close();
-    }
-    DockerRuntime d = docker;
-    if (d != null) {
-      d.close();
+    ServerParts p = parts;
+    if (p != null) {
+      p.close(!config.keepSandboxesOnClose);
     }
     StructuredLog.atInfo(LOG).addKeyValue("event", "server.stopped").addKeyValue("server", config.serverId)
         .addKeyValue("sandboxesKept", config.keepSandboxesOnClose).log("sandboxes-local stopped");
@@ -471,24 +305,24 @@ public final class LocalServer implements AutoCloseable {
 
   /** Configures a {@link LocalServer}. */
   public static final class Builder {
-    private String host = "127.0.0.1";
-    private int apiPort;
-    private int envdPort;
-    private String apiKey = "e2b_" + Registry.newToken();
-    private boolean keepSandboxesOnClose;
-    private String serverId = "inproc-" + Registry.newSandboxId().substring(0, 8);
-    private @Nullable Path stateDir;
-    private Consumer<String> progress = line -> { };
-    private boolean openEgress;
-    private boolean internetByDefault;
-    private boolean allowedWitness = true;
-    private Duration requestIdleTimeout = DEFAULT_REQUEST_IDLE_TIMEOUT;
-    private Duration keepAliveTimeout = DEFAULT_KEEP_ALIVE_TIMEOUT;
-    private Duration portForwardIdleTimeout = io.sandboxes.local.internal.PortForwards.DEFAULT_IDLE;
-    private int diskSizeMB = Registry.DEFAULT_DISK_SIZE_MB;
-    private @Nullable String runtime;
-    private int templateBuildBudgetMB;
-    private final java.util.Map<String, Integer> warmPool = new java.util.LinkedHashMap<>(
+    String host = "127.0.0.1";
+    int apiPort;
+    int envdPort;
+    String apiKey = "e2b_" + Registry.newToken();
+    boolean keepSandboxesOnClose;
+    String serverId = "inproc-" + Registry.newSandboxId().substring(0, 8);
+    @Nullable Path stateDir;
+    Consumer<String> progress = line -> { };
+    boolean openEgress;
+    boolean internetByDefault;
+    boolean allowedWitness = true;
+    Duration requestIdleTimeout = DEFAULT_REQUEST_IDLE_TIMEOUT;
+    Duration keepAliveTimeout = DEFAULT_KEEP_ALIVE_TIMEOUT;
+    Duration portForwardIdleTimeout = io.sandboxes.local.internal.PortForwards.DEFAULT_IDLE;
+    int diskSizeMB = Registry.DEFAULT_DISK_SIZE_MB;
+    @Nullable String runtime;
+    int templateBuildBudgetMB;
+    final java.util.Map<String, Integer> warmPool = new java.util.LinkedHashMap<>(
         java.util.Map.of(Templates.BASE, DEFAULT_WARM_POOL));
 
     private Builder() {}
@@ -539,8 +373,8 @@ public final class LocalServer implements AutoCloseable {
 
     private static Duration idleTimeout(String what, Duration timeout) {
       Objects.requireNonNull(timeout, what);
-      if (timeout.toMillis() < 1 || timeout.compareTo(ANSWER_IDLE_TIMEOUT) > 0) {
-        throw new IllegalArgumentException(what + " must be between 1 ms and " + ANSWER_IDLE_TIMEOUT + ", got " + timeout);
+      if (timeout.toMillis() < 1 || timeout.compareTo(ServerParts.ANSWER_IDLE_TIMEOUT) > 0) {
+        throw new IllegalArgumentException(what + " must be between 1 ms and " + ServerParts.ANSWER_IDLE_TIMEOUT + ", got " + timeout);
       }
       return timeout;
     }

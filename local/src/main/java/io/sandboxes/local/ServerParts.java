@@ -1,0 +1,284 @@
+package io.sandboxes.local;
+
+import io.sandboxes.EgressProbe;
+import io.sandboxes.SandboxException;
+import io.sandboxes.SandboxNotFoundException;
+import io.sandboxes.local.internal.LocalSandbox;
+import io.sandboxes.local.internal.PortForwards;
+import io.sandboxes.local.internal.Registry;
+import io.sandboxes.local.internal.StructuredLog;
+import io.sandboxes.local.internal.TemplateBuilds;
+import io.sandboxes.local.internal.Templates;
+import io.sandboxes.local.internal.Volumes;
+import io.sandboxes.local.internal.docker.BaseImage;
+import io.sandboxes.local.internal.docker.DockerRuntime;
+import io.sandboxes.local.internal.docker.SandboxRuntime;
+import io.sandboxes.local.internal.egress.SandboxNetwork;
+import io.sandboxes.local.internal.http.ApiHandler;
+import io.sandboxes.local.internal.http.EnvdHandler;
+import io.sandboxes.local.internal.http.StallGuard;
+import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.Executors;
+import java.util.stream.Stream;
+import org.eclipse.jetty.server.Handler;
+import org.eclipse.jetty.server.HttpConfiguration;
+import org.eclipse.jetty.server.HttpConnectionFactory;
+import org.eclipse.jetty.server.Request;
+import org.eclipse.jetty.server.Response;
+import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.util.Callback;
+import org.eclipse.jetty.util.thread.QueuedThreadPool;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * What a started {@link LocalServer} is made of, put together in the order each part needs the
+ * ones before it: the engine's runtime, the base image, the sandbox network, the sandboxes and
+ * their templates, the template builds, and the HTTP server in front of them; taken apart in the
+ * reverse order. The HTTP handlers are given the parts; no part below them knows of HTTP.
+ */
+final class ServerParts {
+  /** The server's own logger, so its lines read as they always have. */
+  private static final Logger LOG = LoggerFactory.getLogger(LocalServer.class);
+  /**
+   * How long a connection may be silent once its request has been read whole and is being
+   * answered: longer than any keepalive interval of a process or watch stream.
+   */
+  static final Duration ANSWER_IDLE_TIMEOUT = Duration.ofMinutes(5);
+
+  final DockerRuntime docker;
+  final SandboxRuntime runtime;
+  final @Nullable SandboxNetwork network;
+  final Registry registry;
+  final TemplateBuilds builds;
+  private final Server jetty;
+  private final ServerConnector api;
+  private final ServerConnector envd;
+
+  private ServerParts(DockerRuntime docker, SandboxRuntime runtime, @Nullable SandboxNetwork network, Registry registry,
+      TemplateBuilds builds, Server jetty, ServerConnector api, ServerConnector envd) {
+    this.docker = docker;
+    this.runtime = runtime;
+    this.network = network;
+    this.registry = registry;
+    this.builds = builds;
+    this.jetty = jetty;
+    this.api = api;
+    this.envd = envd;
+  }
+
+  /**
+   * Puts a server's parts together on a connected engine, all but listening: {@link #serve()}
+   * opens the ports once the server holds its parts.
+   */
+  static ServerParts assemble(LocalServer server, LocalServer.Builder config, DockerRuntime docker) {
+    // before anything is made: a runtime Docker does not know, or cannot run sandboxes on, is refused here
+    SandboxRuntime runtime = SandboxRuntime.check(docker);
+    if (runtime.gvisor()) {
+      StructuredLog.atInfo(LOG).addKeyValue("event", "server.runtime").addKeyValue("runtime", runtime.describe())
+          .log("sandboxes run under gVisor: raw sockets are refused; sudo cannot raise privileges (gVisor sets no_new_privs), so"
+              + " root comes from a command's user; coreutils' stat and ls -l, Ctrl-C in a PTY and file metadata do not work with"
+              + " runsc 2022-12-19 (README, \"Choosing gVisor\")");
+    }
+    String baseImage = BaseImage.ensure(docker, config.progress);
+    Path stateDir = config.stateDir != null ? config.stateDir : defaultStateRoot().resolve(config.serverId);
+    Optional<SandboxNetwork> network = SandboxNetwork.start(docker, config.openEgress, config.allowedWitness);
+    Registry reg = new Registry(docker, new Templates(docker, baseImage), config.serverId, stateDir, network, config.diskSizeMB,
+        config.warmPool);
+    Volumes volumes = new Volumes(docker);
+
+    QueuedThreadPool threads = new QueuedThreadPool();
+    threads.setName("sandboxes-local");
+    threads.setVirtualThreadsExecutor(Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("sandboxes-local-", 0).factory()));
+    Server jetty = new Server(threads);
+    HttpConfiguration http = new HttpConfiguration();
+    http.setSendServerVersion(false);
+    http.setSendDateHeader(true);
+    ServerConnector api = connector(jetty, http, config, config.apiPort);
+    ServerConnector envd = connector(jetty, http, config, config.envdPort);
+    removeLegacySpool(Path.of(System.getProperty("java.io.tmpdir"), "sandboxes-uploads-" + config.serverId));
+    ApiHandler apiHandler = new ApiHandler(reg, volumes, config.apiKey, server::egressProbe, server::forward, config.internetByDefault);
+    EnvdHandler envdHandler = new EnvdHandler(reg);
+    TemplateBuilds builds = new TemplateBuilds(docker, reg.templates(), stateDir.resolve("template-files"), config.serverId, baseImage,
+        buildNetwork(network), config.templateBuildBudgetMB > 0 ? config.templateBuildBudgetMB : config.diskSizeMB);
+    reg.templates().alsoResolve(builds::resolve);
+    reg.templates().alsoReserve(n -> builds.findTemplate(n).isPresent());
+    builds.sweepAtStart();
+    apiHandler.templateBuilds(builds, server::startedApiUrl);
+    envdHandler.templateDefaults(builds::defaults);
+    apiHandler.serverInfo(server::info);
+    jetty.setHandler(new StallGuard(new Handler.Abstract() {
+      @Override
+      public boolean handle(Request request, Response response, Callback callback) throws Exception {
+        server.requestArrived();
+        if (request.getConnectionMetaData().getConnector() == envd) {
+          return envdHandler.handle(request, response, callback);
+        }
+        return apiHandler.handle(request, response, callback);
+      }
+    }, config.requestIdleTimeout, ANSWER_IDLE_TIMEOUT, config.keepAliveTimeout));
+    jetty.setStopTimeout(Duration.ofSeconds(2).toMillis());
+    return new ServerParts(docker, runtime, network.orElse(null), reg, builds, jetty, api, envd);
+  }
+
+  /** Opens the ports; when that fails, the builds and every sandbox made so far are ended. */
+  void serve() {
+    try {
+      jetty.start();
+    } catch (Exception e) {
+      builds.close();
+      registry.close(true);
+      throw new SandboxException("the local server could not start: " + e.getMessage(), e);
+    }
+  }
+
+  /** The control-plane port, once serving. */
+  int apiPort() {
+    return api.getLocalPort();
+  }
+
+  /** The envd port, once serving. */
+  int envdPort() {
+    return envd.getLocalPort();
+  }
+
+  /** Stops serving, then ends the builds, the sandboxes (unless kept), the network and the engine's client, in that order. */
+  void close(boolean killSandboxes) {
+    try {
+      jetty.stop();
+    } catch (Exception e) {
+      LOG.warn("stopping the HTTP server failed: {}", e.toString());
+    }
+    builds.close();
+    registry.close(killSandboxes);
+    if (network != null) {
+      network.close();
+    }
+    docker.close();
+  }
+
+  /** What {@link LocalServer#info()} answers, from the parts and the configuration they were made by. */
+  com.fasterxml.jackson.databind.node.ObjectNode info(LocalServer.Builder config, @Nullable URI apiUrl, @Nullable URI sandboxUrl) {
+    com.fasterxml.jackson.databind.node.ObjectNode out = io.sandboxes.e2b.internal.Json.object()
+        .put("serverId", config.serverId)
+        .put("pid", ProcessHandle.current().pid())
+        .put("host", config.host)
+        .put("apiUrl", String.valueOf(apiUrl))
+        .put("sandboxUrl", String.valueOf(sandboxUrl))
+        .put("runtime", runtime.name() == null ? "runc" : runtime.name())
+        .put("gvisor", runtime.gvisor())
+        .put("internetByDefault", config.internetByDefault)
+        .put("egressEnforced", network != null)
+        .put("keepSandboxesOnClose", config.keepSandboxesOnClose);
+    com.fasterxml.jackson.databind.node.ObjectNode pool = out.putObject("warmPool");
+    config.warmPool.forEach(pool::put);
+    return out;
+  }
+
+  /** {@link LocalServer#forward}: a listener on {@code host} relaying to a sandbox's port. */
+  URI forward(String sandboxId, int port, String host, Duration idle) {
+    LocalSandbox sandbox = registry.find(sandboxId)
+        .orElseThrow(() -> new SandboxNotFoundException(sandboxId, "this server has no such sandbox"));
+    try {
+      return sandbox.ports().forward(port, host, idle);
+    } catch (PortForwards.LimitReached e) {
+      throw new SandboxException(e.getMessage(), e);
+    } catch (java.io.IOException e) {
+      throw new SandboxException("forwarding port " + port + " of sandbox " + sandboxId + " failed: " + e.getMessage(), e);
+    }
+  }
+
+  /** {@link LocalServer#diskLimitMechanism()}'s names for the registry's mechanisms. */
+  String diskLimitMechanism() {
+    return switch (registry.diskLimitMechanism()) {
+      case QUOTA -> "quota";
+      case MEASURED_BLOCKS -> "measured-blocks";
+      case MEASURED_SIZE_RW -> "measured-size-rw";
+    };
+  }
+
+  /** Ready members per template with a warm pool. */
+  Map<String, Integer> warmPoolReady() {
+    Map<String, Integer> out = new HashMap<>();
+    registry.poolStatus().forEach((t, n) -> out.put(t, n[0]));
+    return out;
+  }
+
+  /**
+   * The witnesses of the sandbox network when there is one; otherwise (not started, or egress not
+   * enforceable) the same names with a loopback IP, which a sandbox without network cannot reach.
+   */
+  static EgressProbe egressProbe(@Nullable ServerParts parts) {
+    SandboxNetwork n = parts == null ? null : parts.network;
+    if (n != null) {
+      return n.probe();
+    }
+    return new EgressProbe(SandboxNetwork.ALLOWED_WITNESS, SandboxNetwork.DENIED_WITNESS, "127.0.0.9",
+        List.of(SandboxNetwork.ALLOWED_WITNESS), "http");
+  }
+
+  /**
+   * Template builds' steps run on their own network behind the host firewall when egress can be
+   * enforced; where it cannot (no root, no iptables, a remote engine) they stay on Docker's
+   * default bridge, as Docker would run them, and the server says so once.
+   */
+  private static String buildNetwork(Optional<SandboxNetwork> network) {
+    if (network.isPresent()) {
+      return SandboxNetwork.BUILD_NETWORK;
+    }
+    LOG.warn("template build steps run on Docker's default bridge: egress cannot be enforced here, so they are not kept "
+        + "from this host and its private networks");
+    return "bridge";
+  }
+
+  /**
+   * Empties and removes the folder where servers before streamed uploads spooled multipart
+   * bodies; a server killed mid-upload left its spool there. Only the folder's own entries go,
+   * none followed: a link in it is removed, never what it points to.
+   */
+  static void removeLegacySpool(Path folder) {
+    if (!Files.isDirectory(folder, LinkOption.NOFOLLOW_LINKS)) {
+      return;
+    }
+    try (Stream<Path> entries = Files.list(folder)) {
+      for (Path p : (Iterable<Path>) entries::iterator) {
+        if (!Files.isDirectory(p, LinkOption.NOFOLLOW_LINKS)) {
+          Files.deleteIfExists(p);
+        }
+      }
+      Files.deleteIfExists(folder);
+      StructuredLog.atInfo(LOG).addKeyValue("event", "server.spool-removed").addKeyValue("folder", folder)
+          .log("removed the upload spool a previous server left");
+    } catch (java.io.IOException | RuntimeException e) {
+      LOG.warn("the upload spool {} a previous server left could not be removed: {}", folder, e.toString());
+    }
+  }
+
+  /** {@code $SANDBOXES_STATE_DIR}, else {@code ~/.local/state/sandboxes-local}. */
+  static Path defaultStateRoot() {
+    String env = System.getenv("SANDBOXES_STATE_DIR");
+    if (env != null && !env.isBlank()) {
+      return Path.of(env);
+    }
+    return Path.of(System.getProperty("user.home"), ".local", "state", "sandboxes-local");
+  }
+
+  private static ServerConnector connector(Server server, HttpConfiguration http, LocalServer.Builder config, int port) {
+    ServerConnector c = new ServerConnector(server, new HttpConnectionFactory(http));
+    c.setHost(config.host);
+    c.setPort(port);
+    c.setIdleTimeout(config.requestIdleTimeout.toMillis()); // raised while a request is answered: StallGuard
+    server.addConnector(c);
+    return c;
+  }
+}
