@@ -69,6 +69,7 @@ public final class Registry implements AutoCloseable {
   private final Templates templates;
   private final String serverId;
   private final Path stateDir;
+  private final StateFiles states;
   private final ConcurrentMap<String, LocalSandbox> sandboxes = new ConcurrentHashMap<>();
   private final Thread reaper;
   private final Thread sampler;
@@ -119,6 +120,7 @@ public final class Registry implements AutoCloseable {
     this.network = network;
     this.serverId = serverId;
     this.stateDir = stateDir;
+    this.states = new StateFiles(stateDir);
     try {
       this.daemonBinary = io.sandboxes.local.internal.daemon.DaemonBinary.install(stateDir.resolve("envd-bin"));
     } catch (IOException e) {
@@ -316,7 +318,7 @@ public final class Registry implements AutoCloseable {
     // the state file is the create's commit: a container without one was never answered (the
     // server stopped midway), and a restarted server removes it rather than bring it back
     try {
-      record(sandbox);
+      states.record(sandbox);
     } catch (IOException e) {
       docker.remove(containerId);
       daemon.delete();
@@ -381,11 +383,11 @@ public final class Registry implements AutoCloseable {
         network.get().rebind(m.networkAddress(), m.containerId(), sandbox::egressPolicy);
         sandbox.networkAddress(m.networkAddress());
       }
-      record(sandbox);
+      states.record(sandbox);
     } catch (IOException | RuntimeException e) {
       LOG.warn("claiming warm pool member {} failed; the create goes cold: {}", m.id(), e.toString());
       discardMember(m);
-      forget(m.id());
+      states.forget(m.id());
       return null;
     }
     sandbox.onDaemonLost(() -> daemonLost(sandbox));
@@ -686,7 +688,7 @@ public final class Registry implements AutoCloseable {
     }
     s.closeDaemon(true);
     network.ifPresent(n -> n.detach(s.networkAddress(), s.containerId()));
-    forget(id);
+    states.forget(id);
     s.log("warn", "ended: " + reason);
     StructuredLog.atWarn(LOG).addKeyValue("event", "sandbox.lost").addKeyValue("sandbox", id)
         .addKeyValue("container", s.containerId().substring(0, Math.min(12, s.containerId().length())))
@@ -909,7 +911,7 @@ public final class Registry implements AutoCloseable {
       releaseForkImage(forkImages.remove(id));
       s.closeDaemon(true);
       network.ifPresent(n -> n.detach(s.networkAddress(), s.containerId()));
-      forget(id);
+      states.forget(id);
       StructuredLog.atInfo(LOG).addKeyValue("event", "sandbox.killed").addKeyValue("sandbox", id).log("sandbox killed");
       return true;
     } finally {
@@ -946,7 +948,7 @@ public final class Registry implements AutoCloseable {
         throw new RpcError("internal", "pausing sandbox " + s.id() + " failed: " + e.getMessage());
       }
       s.markPaused(memory);
-      persist(s);
+      states.persist(s);
       s.log("info", memory ? "paused with its memory" : "paused, filesystem only");
       StructuredLog.atInfo(LOG).addKeyValue("event", "sandbox.paused").addKeyValue("sandbox", s.id()).addKeyValue("memory", memory)
           .log("sandbox paused");
@@ -1018,7 +1020,7 @@ public final class Registry implements AutoCloseable {
       }
       s.markRunning();
       s.endAt(Instant.now().plus(timeout));
-      persist(s);
+      states.persist(s);
       s.log("info", "resumed, ends at " + s.endAt());
       StructuredLog.atInfo(LOG).addKeyValue("event", "sandbox.resumed").addKeyValue("sandbox", s.id()).addKeyValue("endAt", s.endAt())
           .log("sandbox resumed");
@@ -1035,7 +1037,7 @@ public final class Registry implements AutoCloseable {
       return;
     }
     s.endAt(end);
-    persist(s);
+    states.persist(s);
     s.log("info", "timeout set, ends at " + end);
   }
 
@@ -1154,7 +1156,7 @@ public final class Registry implements AutoCloseable {
           throw new RpcError("internal", "the network policy could not be enforced: " + e.getMessage());
         }
       }
-      persist(s);
+      states.persist(s);
     } finally {
       s.transitions.unlock();
     }
@@ -1275,78 +1277,6 @@ public final class Registry implements AutoCloseable {
     }
   }
 
-  // ---- state kept across restarts ----
-
-  private Path stateFile(String id) {
-    return stateDir.resolve(id + ".json");
-  }
-
-  private void persist(LocalSandbox s) {
-    try {
-      record(s);
-    } catch (IOException e) {
-      LOG.warn("could not record the state of sandbox {} in {}: {}", s.id(), stateDir, e.toString());
-    }
-  }
-
-  private void record(LocalSandbox s) throws IOException {
-    ObjectNode state = Json.object()
-        .put("endAt", s.endAt().toString())
-        .put("paused", s.paused())
-        .put("memoryKept", s.memoryKept());
-    if (s.network() != null) {
-      state.set("network", s.network());
-    }
-    if (s.allowInternetAccess() != null) {
-      state.put("allowInternetAccess", s.allowInternetAccess());
-    }
-    if (s.pooled()) {
-      // a claimed pool member's identity is nowhere in its container's config: this file holds it
-      state.put("pooled", true)
-          .put("template", s.templateId())
-          .put("envdToken", s.envdToken())
-          .put("startedAt", s.startedAt().toString());
-      state.set("metadata", Json.toObject(s.metadata()));
-      state.set("envVars", Json.toObject(s.envVars()));
-      state.set("lifecycle", Json.object()
-          .put("pauseOnTimeout", s.lifecycle().pauseOnTimeout())
-          .put("autoPauseMemory", s.lifecycle().autoPauseMemory())
-          .put("autoResume", s.lifecycle().autoResume())
-          .put("timeoutSeconds", s.lifecycle().timeoutSeconds()));
-    }
-    Files.createDirectories(stateDir);
-    Path tmp = stateDir.resolve(s.id() + ".json.tmp");
-    Files.write(tmp, Json.bytes(state));
-    if (s.pooled()) {
-      try {
-        Files.setPosixFilePermissions(tmp, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
-      } catch (UnsupportedOperationException e) {
-        // not a POSIX file system: the folder's own permissions guard the token
-      }
-    }
-    Files.move(tmp, stateFile(s.id()), StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
-  }
-
-  private void forget(String id) {
-    try {
-      Files.deleteIfExists(stateFile(id));
-    } catch (IOException e) {
-      LOG.debug("could not remove the state file of {}: {}", id, e.toString());
-    }
-  }
-
-  private @Nullable JsonNode readState(String id) {
-    Path f = stateFile(id);
-    if (!Files.exists(f)) {
-      return null;
-    }
-    try {
-      return Json.parse(Files.readAllBytes(f));
-    } catch (IOException e) {
-      LOG.warn("unreadable state file {}: {}", f, e.toString());
-      return null;
-    }
-  }
 
   private void recover() {
     List<Container> ours;
@@ -1426,7 +1356,7 @@ public final class Registry implements AutoCloseable {
         String id = name.substring(0, name.length() - ".json".length());
         if (!withContainer.contains(id) && id.matches("[a-z0-9]{20}")) {
           LOG.info("sandbox {} is gone: its container was removed while the server was down", id);
-          forget(id);
+          states.forget(id);
           SandboxDaemon.deleteTree(SandboxDaemon.folderFor(stateDir, id));
         }
       }
@@ -1457,10 +1387,10 @@ public final class Registry implements AutoCloseable {
     try {
       dockerState = String.valueOf(docker.client().inspectContainerCmd(c.getId()).exec().getState().getStatus());
     } catch (NotFoundException e) {
-      forget(id);
+      states.forget(id);
       return;
     }
-    JsonNode state = readState(id);
+    JsonNode state = states.read(id);
     if (pooled && (state == null || !state.path("pooled").asBoolean(false))) {
       // a pool member nobody claimed (or whose claim never committed): nobody holds it
       LOG.info("removing unclaimed warm pool member {} left by an earlier run", id);
@@ -1469,7 +1399,7 @@ public final class Registry implements AutoCloseable {
       if (folder != null && !folder.isEmpty()) {
         SandboxDaemon.deleteTree(Path.of(folder));
       }
-      forget(id);
+      states.forget(id);
       return;
     }
     // where its identity is: the labels of a cold sandbox, the state file of a claimed pool member
@@ -1485,7 +1415,7 @@ public final class Registry implements AutoCloseable {
       identity.remove(DockerRuntime.LABEL_DEADLINE);
     }
     labels = identity;
-    if (state == null && !Files.exists(stateFile(id))) {
+    if (state == null && !Files.exists(states.file(id))) {
       // no state file: the create never committed (the server stopped before answering it), so
       // nobody holds this sandbox; it is removed, not brought back to live out its deadline
       LOG.warn("sandbox {} was never answered (its server stopped while creating it); removing its container", id);
@@ -1519,7 +1449,7 @@ public final class Registry implements AutoCloseable {
           recordedPause && recordedMemory ? " and the memory of its pause did not survive a Docker restart" : "");
       docker.remove(c.getId());
       releaseForkImage(labels.get(LABEL_FORK_IMAGE));
-      forget(id);
+      states.forget(id);
       String gone = labels.get(SandboxDaemon.LABEL_FOLDER);
       if (gone != null && !gone.isEmpty()) {
         SandboxDaemon.deleteTree(Path.of(gone));
@@ -1573,7 +1503,7 @@ public final class Registry implements AutoCloseable {
       forkImages.put(id, forkImage);
     }
     sandboxes.put(id, s);
-    persist(s);
+    states.persist(s);
     s.log("info", "taken back by a restarted server (" + (pausedNow ? "paused" : "running") + ")");
     StructuredLog.atInfo(LOG).addKeyValue("event", "sandbox.recovered").addKeyValue("sandbox", id)
         .addKeyValue("state", pausedNow ? "paused" : "running").log("sandbox taken back after a restart");
