@@ -99,10 +99,7 @@ public final class Registry implements AutoCloseable {
   private final ConcurrentMap<String, Stopped> stopped = new ConcurrentHashMap<>();
 
   private record Stopped(String reason, Instant at) {}
-  /** Sandbox id to the fork image its container was made from, for forks only. */
-  private final ConcurrentMap<String, String> forkImages = new ConcurrentHashMap<>();
-  /** Fork images whose forks are still being started: not to be removed yet. */
-  private final java.util.Set<String> forkImagesInUse = ConcurrentHashMap.newKeySet();
+  private final ForkImages forkImages;
   private final WarmPool pool;
 
   /**
@@ -121,6 +118,7 @@ public final class Registry implements AutoCloseable {
     this.serverId = serverId;
     this.stateDir = stateDir;
     this.states = new StateFiles(stateDir);
+    this.forkImages = new ForkImages(docker, serverId);
     try {
       this.daemonBinary = io.sandboxes.local.internal.daemon.DaemonBinary.install(stateDir.resolve("envd-bin"));
     } catch (IOException e) {
@@ -327,9 +325,7 @@ public final class Registry implements AutoCloseable {
     }
     sandbox.onDaemonLost(() -> daemonLost(sandbox));
     sandbox.freeze().lookWith(() -> lookForFreeze(sandbox));
-    if (!forkImage.isEmpty()) {
-      forkImages.put(id, forkImage);
-    }
+    forkImages.track(id, forkImage);
     sandboxes.put(id, sandbox);
     sandbox.log("info", "sandbox created from template " + templateId + ", ends at " + end);
     long tDone = System.nanoTime();
@@ -682,7 +678,7 @@ public final class Registry implements AutoCloseable {
     s.ports().close();
     try {
       docker.remove(s.containerId());
-      releaseForkImage(forkImages.remove(id));
+      forkImages.sandboxGone(id);
     } catch (RuntimeException e) {
       LOG.warn("removing the dead container of sandbox {} failed: {}", id, e.toString());
     }
@@ -768,7 +764,7 @@ public final class Registry implements AutoCloseable {
         throw new RpcError("already_exists", "Sandbox '" + parent.id() + "' is paused and cannot be forked; resume it first");
       }
       image = captureForFork(parent);
-      forkImagesInUse.add(image);
+      forkImages.hold(image);
     } finally {
       parent.transitions.unlock();
     }
@@ -788,8 +784,7 @@ public final class Registry implements AutoCloseable {
         });
       }
     } finally {
-      forkImagesInUse.remove(image);
-      releaseForkImage(image); // when no fork started, nothing holds it
+      forkImages.unhold(image); // when no fork started, nothing holds it
     }
     List<String> started = new ArrayList<>();
     for (ForkOutcome o : outcomes) {
@@ -854,24 +849,6 @@ public final class Registry implements AutoCloseable {
     }
   }
 
-  /**
-   * Removes a fork image when nothing uses it any more: no fork still being started, no
-   * container (Docker refuses the removal of an image a container uses, and that refusal is
-   * the answer), no image made on top of it.
-   */
-  private void releaseForkImage(@Nullable String image) {
-    if (image == null || image.isEmpty() || forkImagesInUse.contains(image)) {
-      return;
-    }
-    try {
-      docker.client().removeImageCmd(image).withForce(false).exec();
-      LOG.debug("fork image {} removed: no sandbox uses it any more", image);
-    } catch (com.github.dockerjava.api.exception.ConflictException | NotFoundException e) {
-      // still used by another fork, or already gone
-    } catch (RuntimeException e) {
-      LOG.warn("the fork image {} could not be removed: {}", image, e.toString());
-    }
-  }
 
   /** @return the sandboxes, newest first */
   public List<LocalSandbox> list() {
@@ -908,7 +885,7 @@ public final class Registry implements AutoCloseable {
       s.severProcesses("sandbox " + id + " was killed");
       s.ports().close();
       docker.remove(s.containerId());
-      releaseForkImage(forkImages.remove(id));
+      forkImages.sandboxGone(id);
       s.closeDaemon(true);
       network.ifPresent(n -> n.detach(s.networkAddress(), s.containerId()));
       states.forget(id);
@@ -1313,7 +1290,7 @@ public final class Registry implements AutoCloseable {
       }
     }
     forgetRemoved(withContainer);
-    sweepForkImages();
+    forkImages.sweep();
   }
 
   /**
@@ -1322,21 +1299,7 @@ public final class Registry implements AutoCloseable {
    * made on top of one (a snapshot of a fork) was just deleted.
    */
   public void sweepForkImages() {
-    List<com.github.dockerjava.api.model.Image> images;
-    try {
-      images = docker.client().listImagesCmd()
-          .withLabelFilter(Map.of(DockerRuntime.LABEL_OURS, "true", DockerRuntime.LABEL_SERVER, serverId)).exec();
-    } catch (RuntimeException e) {
-      LOG.warn("could not list this server's images to remove unused fork images: {}", e.toString());
-      return;
-    }
-    for (com.github.dockerjava.api.model.Image i : images) {
-      Map<String, String> l = i.getLabels() == null ? Map.of() : i.getLabels();
-      // a snapshot of a fork inherits the fork's mark from its container; it is a template, never swept
-      if (!l.getOrDefault(LABEL_FORK_OF, "").isEmpty() && l.getOrDefault(Templates.LABEL_SNAPSHOT_ID, "").isEmpty()) {
-        releaseForkImage(i.getId());
-      }
-    }
+    forkImages.sweep();
   }
 
   /**
@@ -1448,7 +1411,7 @@ public final class Registry implements AutoCloseable {
       LOG.warn("sandbox {} is gone: its container is '{}'{}; removing it", id, dockerState,
           recordedPause && recordedMemory ? " and the memory of its pause did not survive a Docker restart" : "");
       docker.remove(c.getId());
-      releaseForkImage(labels.get(LABEL_FORK_IMAGE));
+      forkImages.release(labels.get(LABEL_FORK_IMAGE));
       states.forget(id);
       String gone = labels.get(SandboxDaemon.LABEL_FOLDER);
       if (gone != null && !gone.isEmpty()) {
@@ -1499,9 +1462,7 @@ public final class Registry implements AutoCloseable {
     s.onDaemonLost(() -> daemonLost(s));
     s.freeze().lookWith(() -> lookForFreeze(s));
     String forkImage = labels.get(LABEL_FORK_IMAGE);
-    if (forkImage != null && !forkImage.isEmpty()) {
-      forkImages.put(id, forkImage);
-    }
+    forkImages.track(id, forkImage);
     sandboxes.put(id, s);
     states.persist(s);
     s.log("info", "taken back by a restarted server (" + (pausedNow ? "paused" : "running") + ")");
