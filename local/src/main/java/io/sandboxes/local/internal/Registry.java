@@ -72,9 +72,7 @@ public final class Registry implements AutoCloseable {
   private final StateFiles states;
   private final ConcurrentMap<String, LocalSandbox> sandboxes = new ConcurrentHashMap<>();
   private final Thread reaper;
-  private final Thread sampler;
-  /** The sampler's source of CPU and memory use: the sandboxes' cgroup files, not Docker's stats. */
-  private final CgroupReader cgroups = new CgroupReader();
+  private final MetricsSampler metrics;
   private final java.util.Optional<io.sandboxes.local.internal.egress.SandboxNetwork> network;
   private final Path daemonBinary;
   /** How many ended-from-outside sandboxes keep their reason for a later lookup. */
@@ -139,7 +137,7 @@ public final class Registry implements AutoCloseable {
       }
     });
     this.reaper = Thread.ofVirtual().name("sandboxes-reaper").start(this::reap);
-    this.sampler = Thread.ofVirtual().name("sandboxes-metrics").start(this::sample);
+    this.metrics = new MetricsSampler(sandboxes, docker);
     this.events = new ContainerEvents(docker, serverId, this::containerChanged, this::freezeChanged, this::resync);
   }
 
@@ -1141,11 +1139,6 @@ public final class Registry implements AutoCloseable {
         + (allowInternetAccess == null ? "" : ", allow_internet_access=" + allowInternetAccess));
   }
 
-  /** How often each running sandbox's resource use is sampled (E2B's is every few seconds too). */
-  static final Duration SAMPLE_EVERY = Duration.ofSeconds(5);
-  /** How often the sampler reads disk use with {@code df} in the sandbox; between, it keeps the last figures. */
-  static final Duration DISK_EVERY = Duration.ofSeconds(30);
-
   /**
    * A sandbox's metric samples from {@code start} to {@code end} (Unix seconds, both included),
    * oldest first. When the range reaches the present and the newest sample is older than the
@@ -1153,76 +1146,7 @@ public final class Registry implements AutoCloseable {
    * first; a paused sandbox gets none while paused.
    */
   public List<Metrics.Sample> metrics(LocalSandbox s, long start, long end) throws RpcError {
-    if (!s.paused() && end >= Instant.now().getEpochSecond() - 1) {
-      sampleIfOlderThan(s, SAMPLE_EVERY, false);
-    }
-    return s.samples(start, end);
-  }
-
-  /**
-   * Takes a sample unless the newest is younger than {@code age}; one sampling of a sandbox at a
-   * time, so the sampler and a request never add two samples of the same moment.
-   */
-  private void sampleIfOlderThan(LocalSandbox s, Duration age, boolean reuseDisk) throws RpcError {
-    s.sampling.lock();
-    try {
-      Metrics.Sample previous = s.lastSample();
-      Instant now = Instant.now();
-      if (previous != null && previous.at().isAfter(now.minus(age))) {
-        return;
-      }
-      // never sampled while the sandbox changes state: Docker 20.10 deadlocks a container whose
-      // stats are read while it is stopped or removed (seen here: stats, stop and remove each
-      // waiting on the container's lock, and the whole engine unanswering), so a sandbox being
-      // killed, paused or resumed is skipped this time
-      boolean quiet;
-      try {
-        quiet = s.transitions.tryLock(2, java.util.concurrent.TimeUnit.SECONDS);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        return;
-      }
-      if (!quiet) {
-        return;
-      }
-      try {
-        if (s.paused() || !sandboxes.containsKey(s.id())) {
-          return;
-        }
-        Metrics.Sample m = Metrics.read(docker, cgroups, s,
-            reuseDisk && previous != null && previous.diskAt().isAfter(now.minus(DISK_EVERY)) ? previous : null);
-        s.addSample(m);
-      } finally {
-        s.transitions.unlock();
-      }
-    } finally {
-      s.sampling.unlock();
-    }
-  }
-
-  /** Samples every running sandbox about every {@link #SAMPLE_EVERY}, one at a time, so the load stays bounded. */
-  private void sample() {
-    while (!Thread.currentThread().isInterrupted()) {
-      Instant round = Instant.now();
-      for (LocalSandbox s : List.copyOf(sandboxes.values())) {
-        if (s.paused() || !sandboxes.containsKey(s.id())) {
-          continue;
-        }
-        try {
-          sampleIfOlderThan(s, SAMPLE_EVERY.minusMillis(500), true);
-        } catch (RpcError | RuntimeException e) {
-          // a sandbox that is going, or pausing, has no sample this round
-          LOG.debug("sampling sandbox {} failed: {}", s.id(), e.getMessage());
-        }
-      }
-      cgroups.retain(sandboxes.values().stream().map(LocalSandbox::containerId).collect(java.util.stream.Collectors.toSet()));
-      Duration rest = SAMPLE_EVERY.minus(Duration.between(round, Instant.now()));
-      try {
-        Thread.sleep(rest.isNegative() ? Duration.ofMillis(100) : rest);
-      } catch (InterruptedException e) {
-        return;
-      }
-    }
+    return metrics.metrics(s, start, end);
   }
 
   private void reap() {
@@ -1492,7 +1416,7 @@ public final class Registry implements AutoCloseable {
     pool.close(); // members are nobody's sandboxes: they go whether or not sandboxes are kept
     events.close();
     diskGuard.close();
-    sampler.interrupt();
+    metrics.close();
     reaper.interrupt();
     try {
       reaper.join(Duration.ofSeconds(5));
