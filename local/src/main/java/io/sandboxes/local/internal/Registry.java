@@ -70,6 +70,7 @@ public final class Registry implements AutoCloseable {
   private final String serverId;
   private final Path stateDir;
   private final StateFiles states;
+  private final SandboxNetworking networking;
   private final ConcurrentMap<String, LocalSandbox> sandboxes = new ConcurrentHashMap<>();
   private final Thread reaper;
   private final MetricsSampler metrics;
@@ -116,6 +117,7 @@ public final class Registry implements AutoCloseable {
     this.serverId = serverId;
     this.stateDir = stateDir;
     this.states = new StateFiles(stateDir);
+    this.networking = new SandboxNetworking(network, states);
     this.forkImages = new ForkImages(docker, serverId);
     try {
       this.daemonBinary = io.sandboxes.local.internal.daemon.DaemonBinary.install(stateDir.resolve("envd-bin"));
@@ -275,7 +277,7 @@ public final class Registry implements AutoCloseable {
     try {
       containerId = docker.createAndStart(daemon.apply(new DockerRuntime.ContainerSpec(
           image, "sandboxes-" + id, labels, env, id, CPU_COUNT, MEMORY_MB * 1024L * 1024L, PIDS_LIMIT, dockerVolumes,
-          startNetwork())
+          networking.startNetwork())
           .withDiskQuotaMB(diskGuard.mechanism() == DiskGuard.Mechanism.QUOTA ? diskSizeMB : 0), daemonBinary));
       tStarted = System.nanoTime();
       daemon.awaitConnected(SandboxDaemon.CONNECT);
@@ -298,7 +300,7 @@ public final class Registry implements AutoCloseable {
     }
     LocalSandbox sandbox = new LocalSandbox(id, containerId, templateId, token, metadata, envVars, started, end,
         CPU_COUNT, MEMORY_MB, diskSizeMB, lifecycle, mounts, docker, daemon);
-    sandbox.proxyVars(proxyVars());
+    sandbox.proxyVars(networking.proxyVars());
     if (network.isPresent() && network.get().startsOnBridge()) {
       // open mode only: every other sandbox starts deny-all on "none" and joins the network when
       // a policy that allows something is set (setNetwork)
@@ -369,7 +371,7 @@ public final class Registry implements AutoCloseable {
     Instant started = Instant.now();
     LocalSandbox sandbox = new LocalSandbox(m.id(), m.containerId(), templateId, newToken(), metadata, envVars, started,
         started.plus(timeout), CPU_COUNT, MEMORY_MB, diskSizeMB, lifecycle, List.of(), docker, m.daemon());
-    sandbox.proxyVars(proxyVars());
+    sandbox.proxyVars(networking.proxyVars());
     sandbox.markPooled();
     try {
       if (network.isPresent() && m.networkAddress() != null) {
@@ -431,7 +433,7 @@ public final class Registry implements AutoCloseable {
     try {
       containerId = docker.createAndStart(daemon.apply(new DockerRuntime.ContainerSpec(
           image, WarmPool.NAME_PREFIX + id, labels, env, id, CPU_COUNT, MEMORY_MB * 1024L * 1024L, PIDS_LIMIT, Map.of(),
-          startNetwork())
+          networking.startNetwork())
           .withDiskQuotaMB(diskGuard.mechanism() == DiskGuard.Mechanism.QUOTA ? diskSizeMB : 0), daemonBinary));
       daemon.awaitConnected(SandboxDaemon.CONNECT);
       // a member's service is up before it is handed out: a claimed code interpreter has a warm kernel
@@ -982,7 +984,7 @@ public final class Registry implements AutoCloseable {
           docker.unpause(s.containerId());
         } else {
           DockerRuntime.startingOrRemoving(() -> docker.client().startContainerCmd(s.containerId()).exec());
-          reattach(s);
+          networking.reattach(s);
           // its processes did not survive the stop: the template's service starts again
           String image = docker.client().inspectContainerCmd(s.containerId()).exec().getImageId();
           Optional<StartCommand> service = StartCommand.of(docker, image);
@@ -1016,127 +1018,15 @@ public final class Registry implements AutoCloseable {
     s.log("info", "timeout set, ends at " + end);
   }
 
-  /** A restarted container has a new network namespace (and maybe address): its firewall is written again. */
-  private void reattach(LocalSandbox s) throws IOException {
-    if (network.isPresent()) {
-      network.get().detach(s.networkAddress(), s.containerId());
-      s.networkAddress(null);
-      connectNetwork(s);
-      if (s.networkAddress() != null) {
-        // Docker wrote /etc/hosts afresh for the start: the "none" line is back beside the network's
-        Thread.ofVirtual().name("sandboxes-hosts-" + s.id()).start(() -> settleHosts(s));
-      }
-    }
-  }
-
-  /** Where a sandbox's container starts: on "none" (null), unless every sandbox gets open egress. */
-  private @Nullable String startNetwork() {
-    return network.filter(io.sandboxes.local.internal.egress.SandboxNetwork::startsOnBridge)
-        .map(io.sandboxes.local.internal.egress.SandboxNetwork::networkName).orElse(null);
-  }
-
-  private Map<String, String> proxyVars() {
-    return network.map(io.sandboxes.local.internal.egress.SandboxNetwork::proxyVars).orElse(Map.of());
-  }
-
-  /**
-   * Puts a running sandbox's container, as Docker has it now, under its policy: one on the sandbox
-   * network gets its firewall written and its address registered; one still on "none" joins the
-   * network (firewall first) when its policy allows something, and otherwise stays where nothing
-   * can leave.
-   */
-  private void connectNetwork(LocalSandbox s) throws IOException {
-    io.sandboxes.local.internal.egress.SandboxNetwork n = network.orElseThrow();
-    String ip = n.attachIfJoined(s.containerId(), s::egressPolicy);
-    if (ip == null && n.wantsBridge(s.egressPolicy())) {
-      ip = n.join(s.containerId(), s::egressPolicy);
-      s.networkAddress(ip);
-      settleHosts(s);
-      return;
-    }
-    s.networkAddress(ip);
-  }
-
-  /**
-   * A sandbox that started on "none" has its hostname at {@link DockerRuntime#NO_NETWORK_HOST_ADDRESS}
-   * in /etc/hosts; once on the network Docker adds its address there too. The first line goes, so
-   * /etc/hosts reads as a sandbox's that started on the network. Done in the sandbox by its daemon
-   * (as root, writing the file in place: it is a mount point); best effort, as the sandbox owns
-   * the file and may have changed it.
-   */
-  private void settleHosts(LocalSandbox s) {
-    io.sandboxes.local.internal.daemon.DaemonProcess p;
-    try {
-      p = s.daemon().start(new io.sandboxes.local.internal.daemon.ProcessSpec(
-          List.of("/bin/sh", "-c", SETTLE_HOSTS, "sh", DockerRuntime.NO_NETWORK_HOST_ADDRESS.replace(".", "\\.")),
-          Map.of(), "/", null, null, false, null));
-    } catch (IOException | RpcError | RuntimeException e) {
-      LOG.debug("settling /etc/hosts of {} failed: {}", s.id(), e.toString());
-      return;
-    }
-    try {
-      p.exit().get(5, java.util.concurrent.TimeUnit.SECONDS);
-      io.sandboxes.local.internal.daemon.DaemonProcess.Result r = p.collect();
-      if (!r.status().exited() || r.status().exitCode() != 0) {
-        LOG.debug("settling /etc/hosts of {} ended {}: {}", s.id(), r.status(), r.stderrText().strip());
-      }
-    } catch (java.util.concurrent.TimeoutException e) {
-      try {
-        p.signal(9, true);
-      } catch (IOException | RuntimeException again) {
-        LOG.debug("could not stop the /etc/hosts edit in {}: {}", s.id(), again.toString());
-      }
-      LOG.debug("settling /etc/hosts of {} took over 5 s; stopped", s.id());
-    } catch (Exception e) {
-      LOG.debug("settling /etc/hosts of {} failed: {}", s.id(), e.toString());
-    } finally {
-      p.close();
-    }
-  }
-
-  /**
-   * Drops the {@code $1} (a regex of the "none" address) lines of /etc/hosts when another line
-   * still names the hostname; writes in place, since /etc/hosts is a mount point.
-   */
-  private static final String SETTLE_HOSTS = """
-      f=/etc/hosts
-      grep -q "^$1[[:space:]]" "$f" || exit 0
-      h=$(grep -v "^$1[[:space:]]" "$f")
-      printf '%s\n' "$h" | grep -qwF -- "$(hostname)" || exit 0
-      printf '%s\n' "$h" > "$f"
-      """;
-
   /** @return whether egress policies can be enforced (otherwise sandboxes have no network at all) */
   public boolean egressEnforced() {
-    return network.isPresent();
+    return networking.egressEnforced();
   }
 
   /** Stores a sandbox's network policy (a full replace) and enforces it at once. */
   public void setNetwork(LocalSandbox s, com.fasterxml.jackson.databind.node.ObjectNode policy, @Nullable Boolean allowInternetAccess)
       throws RpcError {
-    s.transitions.lock(); // a join must not meet a pause, a resume or another join
-    try {
-      com.fasterxml.jackson.databind.node.ObjectNode before = s.network();
-      Boolean beforeInternet = s.allowInternetAccess();
-      s.network(policy, allowInternetAccess);
-      if (network.isPresent() && !s.paused()) {
-        try {
-          if (s.networkAddress() != null) {
-            network.get().apply(s.containerId(), s.egressPolicy());
-          } else {
-            connectNetwork(s);
-          }
-        } catch (IOException | RuntimeException e) {
-          s.network(before, beforeInternet);
-          throw new RpcError("internal", "the network policy could not be enforced: " + e.getMessage());
-        }
-      }
-      states.persist(s);
-    } finally {
-      s.transitions.unlock();
-    }
-    s.log("info", "network policy set: " + Json.string(policy)
-        + (allowInternetAccess == null ? "" : ", allow_internet_access=" + allowInternetAccess));
+    networking.setNetwork(s, policy, allowInternetAccess);
   }
 
   /**
@@ -1356,7 +1246,7 @@ public final class Registry implements AutoCloseable {
         Json.stringMap(Json.parse(labels.getOrDefault("io.sandboxes.env", "{}").getBytes(java.nio.charset.StandardCharsets.UTF_8))),
         Instant.parse(labels.getOrDefault(DockerRuntime.LABEL_STARTED, Instant.now().toString())), endAt,
         CPU_COUNT, MEMORY_MB, diskFromLabel(labels), lifecycle, mountsFromLabel(labels.getOrDefault(LABEL_VOLUMES, "[]")), docker, daemon);
-    s.proxyVars(proxyVars());
+    s.proxyVars(networking.proxyVars());
     if (pooled) {
       s.markPooled();
     }
@@ -1377,7 +1267,7 @@ public final class Registry implements AutoCloseable {
       if (network.isPresent()) {
         // on the network (it started there, or joined before the restart), or still on "none": a
         // policy that allows something and never made it there (the server stopped mid-join) joins now
-        connectNetwork(s);
+        networking.connect(s);
       }
     } else if ("paused".equals(dockerState) && network.isPresent()) {
       // frozen: its namespace is still there to write (nsenter does not need it to run); a join waits for it to run
