@@ -28,6 +28,11 @@ final class SandboxNetworking {
     this.states = states;
   }
 
+  /** Takes a sandbox's container off the egress network's records (its address and firewall entry). */
+  void detach(LocalSandbox s) {
+    network.ifPresent(n -> n.detach(s.networkAddress(), s.containerId()));
+  }
+
   /** @return the egress network, when there is one */
   Optional<SandboxNetwork> network() {
     return network;
