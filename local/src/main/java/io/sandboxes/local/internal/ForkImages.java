@@ -1,7 +1,8 @@
 package io.sandboxes.local.internal;
 
-import com.github.dockerjava.api.exception.NotFoundException;
 import io.sandboxes.local.internal.docker.DockerRuntime;
+import io.sandboxes.local.internal.runtime.CapturedImage;
+import io.sandboxes.local.internal.runtime.SandboxEngine;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -18,15 +19,15 @@ import org.slf4j.LoggerFactory;
 final class ForkImages {
   private static final Logger LOG = LoggerFactory.getLogger(ForkImages.class);
 
-  private final DockerRuntime docker;
+  private final SandboxEngine engine;
   private final String serverId;
   /** Sandbox id to the fork image its container was made from, for forks only. */
   private final ConcurrentMap<String, String> bySandbox = new ConcurrentHashMap<>();
   /** Fork images whose forks are still being started: not to be removed yet. */
   private final Set<String> inUse = ConcurrentHashMap.newKeySet();
 
-  ForkImages(DockerRuntime docker, String serverId) {
-    this.docker = docker;
+  ForkImages(SandboxEngine engine, String serverId) {
+    this.engine = engine;
     this.serverId = serverId;
   }
 
@@ -63,10 +64,10 @@ final class ForkImages {
       return;
     }
     try {
-      docker.client().removeImageCmd(image).withForce(false).exec();
-      LOG.debug("fork image {} removed: no sandbox uses it any more", image);
-    } catch (com.github.dockerjava.api.exception.ConflictException | NotFoundException e) {
-      // still used by another fork, or already gone
+      // still used by another fork, or already gone: it stays, or there is nothing to do
+      if (engine.removeImage(image) == SandboxEngine.ImageRemoval.REMOVED) {
+        LOG.debug("fork image {} removed: no sandbox uses it any more", image);
+      }
     } catch (RuntimeException e) {
       LOG.warn("the fork image {} could not be removed: {}", image, e.toString());
     }
@@ -78,19 +79,18 @@ final class ForkImages {
    * made on top of one (a snapshot of a fork) was just deleted.
    */
   void sweep() {
-    List<com.github.dockerjava.api.model.Image> images;
+    List<CapturedImage> images;
     try {
-      images = docker.client().listImagesCmd()
-          .withLabelFilter(Map.of(DockerRuntime.LABEL_OURS, "true", DockerRuntime.LABEL_SERVER, serverId)).exec();
+      images = engine.images(Map.of(DockerRuntime.LABEL_OURS, "true", DockerRuntime.LABEL_SERVER, serverId));
     } catch (RuntimeException e) {
       LOG.warn("could not list this server's images to remove unused fork images: {}", e.toString());
       return;
     }
-    for (com.github.dockerjava.api.model.Image i : images) {
-      Map<String, String> l = i.getLabels() == null ? Map.of() : i.getLabels();
+    for (CapturedImage i : images) {
+      Map<String, String> l = i.labels();
       // a snapshot of a fork inherits the fork's mark from its container; it is a template, never swept
       if (!l.getOrDefault(Registry.LABEL_FORK_OF, "").isEmpty() && l.getOrDefault(Templates.LABEL_SNAPSHOT_ID, "").isEmpty()) {
-        release(i.getId());
+        release(i.id());
       }
     }
   }

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sandboxes.e2b.internal.Json;
 import io.sandboxes.local.internal.Registry.ForkOutcome;
 import io.sandboxes.local.internal.docker.DockerRuntime;
+import io.sandboxes.local.internal.runtime.SandboxEngine;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -24,7 +25,7 @@ final class Forks {
   private static final int FORK_PARALLELISM = 3;
 
   private final Map<String, LocalSandbox> sandboxes;
-  private final DockerRuntime docker;
+  private final SandboxEngine engine;
   private final String serverId;
   private final ForkImages forkImages;
   private final WarmPool pool;
@@ -32,10 +33,10 @@ final class Forks {
   private final SandboxNetworking networking;
   private final SandboxLifecycle lifecycle;
 
-  Forks(Map<String, LocalSandbox> sandboxes, DockerRuntime docker, String serverId, ForkImages forkImages, WarmPool pool,
+  Forks(Map<String, LocalSandbox> sandboxes, SandboxEngine engine, String serverId, ForkImages forkImages, WarmPool pool,
       SandboxStarts starts, SandboxNetworking networking, SandboxLifecycle lifecycle) {
     this.sandboxes = sandboxes;
-    this.docker = docker;
+    this.engine = engine;
     this.serverId = serverId;
     this.forkImages = forkImages;
     this.pool = pool;
@@ -153,8 +154,7 @@ final class Forks {
     labels.put(Templates.LABEL_SNAPSHOT_ID, "");
     labels.put(Registry.LABEL_FORK_IMAGE, "");
     try {
-      return docker.client().commitCmd(parent.containerId()).withRepository(FORK_REPOSITORY).withTag(Registry.newSandboxId())
-          .withLabels(labels).withPause(true).exec();
+      return engine.capture(parent.containerId(), FORK_REPOSITORY, Registry.newSandboxId(), labels);
     } catch (RuntimeException e) {
       throw new RpcError("internal", "capturing sandbox " + parent.id() + " for its forks failed: " + e.getMessage());
     }

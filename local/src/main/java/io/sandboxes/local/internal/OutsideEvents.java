@@ -1,7 +1,7 @@
 package io.sandboxes.local.internal;
 
-import com.github.dockerjava.api.exception.NotFoundException;
-import io.sandboxes.local.internal.docker.DockerRuntime;
+import io.sandboxes.local.internal.runtime.InstanceState;
+import io.sandboxes.local.internal.runtime.SandboxEngine;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -19,7 +19,7 @@ final class OutsideEvents {
   private static final Logger LOG = LoggerFactory.getLogger(OutsideEvents.class);
 
   private final Map<String, LocalSandbox> sandboxes;
-  private final DockerRuntime docker;
+  private final SandboxEngine engine;
   private final StateFiles states;
   private final SandboxNetworking networking;
   private final ForkImages forkImages;
@@ -39,10 +39,10 @@ final class OutsideEvents {
    */
   private static final Duration LOST_CHECK = Duration.ofSeconds(5);
 
-  OutsideEvents(Map<String, LocalSandbox> sandboxes, DockerRuntime docker, StateFiles states, SandboxNetworking networking,
+  OutsideEvents(Map<String, LocalSandbox> sandboxes, SandboxEngine engine, StateFiles states, SandboxNetworking networking,
       ForkImages forkImages) {
     this.sandboxes = sandboxes;
-    this.docker = docker;
+    this.engine = engine;
     this.states = states;
     this.networking = networking;
     this.forkImages = forkImages;
@@ -116,8 +116,11 @@ final class OutsideEvents {
       return false;
     }
     try {
-      var state = docker.client().inspectContainerCmd(s.containerId()).exec().getState();
-      return frozenFromOutside(s, Boolean.TRUE.equals(state.getRunning()) && Boolean.TRUE.equals(state.getPaused()));
+      InstanceState state = engine.state(s.containerId());
+      if (state.gone()) {
+        return s.frozenFromOutside(); // nothing to look at: what was last seen stands
+      }
+      return frozenFromOutside(s, state.runningFrozen());
     } catch (RuntimeException e) {
       LOG.debug("could not look whether the container of sandbox {} is frozen: {}", s.id(), e.toString());
       return s.frozenFromOutside(); // could not look: what was last seen stands
@@ -140,8 +143,7 @@ final class OutsideEvents {
     if (outside && !s.frozenFromOutside()) {
       try {
         Thread.sleep(OUTSIDE_FREEZE_CONFIRM);
-        var again = docker.client().inspectContainerCmd(s.containerId()).exec().getState();
-        outside = Boolean.TRUE.equals(again.getRunning()) && Boolean.TRUE.equals(again.getPaused()) && !s.paused();
+        outside = engine.state(s.containerId()).runningFrozen() && !s.paused();
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         outside = false;
@@ -194,18 +196,17 @@ final class OutsideEvents {
     }
     String reason;
     try {
-      com.github.dockerjava.api.command.InspectContainerResponse.ContainerState state =
-          docker.client().inspectContainerCmd(s.containerId()).exec().getState();
-      if (Boolean.TRUE.equals(state.getRunning())) {
-        frozenFromOutside(s, Boolean.TRUE.equals(state.getPaused()));
+      InstanceState state = engine.state(s.containerId());
+      if (state.gone()) {
+        reason = "its container was removed from outside this server";
+      } else if (state.running()) {
+        frozenFromOutside(s, state.frozen());
         return Verdict.FINE; // running, or frozen (Docker reports a frozen container as running too)
-      }
-      if (s.paused() && !s.memoryKept()) {
+      } else if (s.paused() && !s.memoryKept()) {
         return Verdict.FINE; // this server stopped it for a filesystem-only pause
+      } else {
+        reason = exitReason(state);
       }
-      reason = exitReason(state);
-    } catch (NotFoundException e) {
-      reason = "its container was removed from outside this server";
     } catch (RuntimeException e) {
       LOG.warn("could not look at the container of sandbox {}: {}", s.id(), e.toString());
       return Verdict.UNKNOWN; // could not look: nothing is concluded
@@ -214,14 +215,14 @@ final class OutsideEvents {
     return Verdict.ENDED;
   }
 
-  private static String exitReason(com.github.dockerjava.api.command.InspectContainerResponse.ContainerState state) {
-    if ("removing".equals(state.getStatus())) {
+  private static String exitReason(InstanceState state) {
+    if (state.removing()) {
       return "its container was removed from outside this server"; // Docker marks the removal before it kills
     }
-    if (Boolean.TRUE.equals(state.getOOMKilled())) {
+    if (state.outOfMemory()) {
       return "its container ran out of memory and stopped";
     }
-    Long code = state.getExitCodeLong();
+    Long code = state.exitCode();
     String detail = code == null ? "" : code > 128 && code < 160 ? " (exit code " + code + ", signal " + (code - 128) + ")"
         : " (exit code " + code + ")";
     return "its container stopped without this server stopping it" + detail;
@@ -239,7 +240,7 @@ final class OutsideEvents {
     s.abandonProcesses(new SandboxProcess.Failure("unavailable", "sandbox " + id + " ended: " + reason));
     s.ports().close();
     try {
-      docker.remove(s.containerId());
+      engine.remove(s.containerId());
       forkImages.sandboxGone(id);
     } catch (RuntimeException e) {
       LOG.warn("removing the dead container of sandbox {} failed: {}", id, e.toString());

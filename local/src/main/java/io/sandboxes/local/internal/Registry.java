@@ -1,6 +1,8 @@
 package io.sandboxes.local.internal;
 
 import io.sandboxes.local.internal.docker.DockerRuntime;
+import io.sandboxes.local.internal.docker.DockerSandboxEngine;
+import io.sandboxes.local.internal.runtime.SandboxEngine;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -89,21 +91,22 @@ public final class Registry implements AutoCloseable {
     this.diskSizeMB = diskSizeMB;
     this.templates = templates;
     this.stateDir = stateDir;
+    SandboxEngine engine = new DockerSandboxEngine(docker);
     this.states = new StateFiles(stateDir);
     this.networking = new SandboxNetworking(network, states);
-    this.forkImages = new ForkImages(docker, serverId);
-    this.outside = new OutsideEvents(sandboxes, docker, states, networking, forkImages);
+    this.forkImages = new ForkImages(engine, serverId);
+    this.outside = new OutsideEvents(sandboxes, engine, states, networking, forkImages);
     Path daemonBinary;
     try {
       daemonBinary = io.sandboxes.local.internal.daemon.DaemonBinary.install(stateDir.resolve("envd-bin"));
     } catch (IOException e) {
       throw new java.io.UncheckedIOException("the sandbox daemon could not be put in " + stateDir, e);
     }
-    new SandboxRecovery(sandboxes, docker, serverId, states, networking, outside, forkImages, diskSizeMB).recover();
-    this.lifecycle = new SandboxLifecycle(sandboxes, docker, states, networking, forkImages);
+    new SandboxRecovery(sandboxes, docker, engine, serverId, states, networking, outside, forkImages, diskSizeMB).recover();
+    this.lifecycle = new SandboxLifecycle(sandboxes, engine, states, networking, forkImages);
     this.diskGuard = DiskGuard.start(docker, templates.resolve("base"), serverId,
         () -> List.copyOf(sandboxes.values()), (s, reason) -> kill(s.id(), reason));
-    this.starts = new SandboxStarts(sandboxes, docker, templates, serverId, states, networking, outside, forkImages,
+    this.starts = new SandboxStarts(sandboxes, docker, engine, templates, serverId, states, networking, outside, forkImages,
         diskGuard.mechanism(), daemonBinary, diskSizeMB);
     this.pool = new WarmPool(warmPool, new WarmPool.Maker() {
       @Override
@@ -116,7 +119,7 @@ public final class Registry implements AutoCloseable {
         starts.discardMember(m);
       }
     });
-    this.forks = new Forks(sandboxes, docker, serverId, forkImages, pool, starts, networking, lifecycle);
+    this.forks = new Forks(sandboxes, engine, serverId, forkImages, pool, starts, networking, lifecycle);
     lifecycle.startReaper();
     this.metrics = new MetricsSampler(sandboxes, docker);
     this.events = new ContainerEvents(docker, serverId, this::containerChanged, outside::freezeChanged, outside::resync);

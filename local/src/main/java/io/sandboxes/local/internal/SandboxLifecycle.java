@@ -1,6 +1,6 @@
 package io.sandboxes.local.internal;
 
-import io.sandboxes.local.internal.docker.DockerRuntime;
+import io.sandboxes.local.internal.runtime.SandboxEngine;
 import java.io.IOException;
 import java.time.Duration;
 import java.time.Instant;
@@ -24,7 +24,7 @@ final class SandboxLifecycle {
   static final Duration STOPPED_RETENTION = Duration.ofHours(1);
 
   private final Map<String, LocalSandbox> sandboxes;
-  private final DockerRuntime docker;
+  private final SandboxEngine engine;
   private final StateFiles states;
   private final SandboxNetworking networking;
   private final ForkImages forkImages;
@@ -34,10 +34,10 @@ final class SandboxLifecycle {
 
   private record Stopped(String reason, Instant at) {}
 
-  SandboxLifecycle(Map<String, LocalSandbox> sandboxes, DockerRuntime docker, StateFiles states, SandboxNetworking networking,
+  SandboxLifecycle(Map<String, LocalSandbox> sandboxes, SandboxEngine engine, StateFiles states, SandboxNetworking networking,
       ForkImages forkImages) {
     this.sandboxes = sandboxes;
-    this.docker = docker;
+    this.engine = engine;
     this.states = states;
     this.networking = networking;
     this.forkImages = forkImages;
@@ -106,7 +106,7 @@ final class SandboxLifecycle {
       }
       if (s.paused() && s.memoryKept()) {
         try {
-          docker.unpause(s.containerId());
+          engine.thaw(s.containerId());
         } catch (RuntimeException e) {
           LOG.debug("unpause before removal of {} failed: {}", id, e.toString());
         }
@@ -115,7 +115,7 @@ final class SandboxLifecycle {
       // with an exit status nobody observed
       s.severProcesses("sandbox " + id + " was killed");
       s.ports().close();
-      docker.remove(s.containerId());
+      engine.remove(s.containerId());
       forkImages.sandboxGone(id);
       s.closeDaemon(true);
       networking.detach(s);
@@ -150,7 +150,7 @@ final class SandboxLifecycle {
         if (memory) {
           freeze(s);
         } else {
-          docker.client().stopContainerCmd(s.containerId()).withTimeout(2).exec();
+          engine.stop(s.containerId(), Duration.ofSeconds(2));
         }
       } catch (RuntimeException e) {
         throw new RpcError("internal", "pausing sandbox " + s.id() + " failed: " + e.getMessage());
@@ -174,7 +174,7 @@ final class SandboxLifecycle {
     RuntimeException last = null;
     for (int attempt = 1; attempt <= 5; attempt++) {
       try {
-        docker.pause(s.containerId());
+        engine.freeze(s.containerId());
         return;
       } catch (RuntimeException e) {
         last = e;
@@ -212,13 +212,12 @@ final class SandboxLifecycle {
       }
       try {
         if (s.memoryKept()) {
-          docker.unpause(s.containerId());
+          engine.thaw(s.containerId());
         } else {
-          DockerRuntime.startingOrRemoving(() -> docker.client().startContainerCmd(s.containerId()).exec());
+          engine.restart(s.containerId());
           networking.reattach(s);
           // its processes did not survive the stop: the template's service starts again
-          String image = docker.client().inspectContainerCmd(s.containerId()).exec().getImageId();
-          Optional<StartCommand> service = StartCommand.of(docker, image);
+          Optional<StartCommand> service = StartCommand.of(engine, engine.imageOf(s.containerId()));
           if (service.isPresent()) {
             service.get().run(s.daemon(), s.containerEnv(), s.id());
           }

@@ -2,10 +2,11 @@ package io.sandboxes.local.internal;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import com.github.dockerjava.api.exception.NotFoundException;
 import com.github.dockerjava.api.model.Container;
 import io.sandboxes.e2b.internal.Json;
 import io.sandboxes.local.internal.docker.DockerRuntime;
+import io.sandboxes.local.internal.runtime.InstanceState;
+import io.sandboxes.local.internal.runtime.SandboxEngine;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -31,6 +32,7 @@ final class SandboxRecovery {
 
   private final Map<String, LocalSandbox> sandboxes;
   private final DockerRuntime docker;
+  private final SandboxEngine engine;
   private final String serverId;
   private final StateFiles states;
   private final Path stateDir;
@@ -39,10 +41,11 @@ final class SandboxRecovery {
   private final ForkImages forkImages;
   private final int diskSizeMB;
 
-  SandboxRecovery(Map<String, LocalSandbox> sandboxes, DockerRuntime docker, String serverId, StateFiles states,
+  SandboxRecovery(Map<String, LocalSandbox> sandboxes, DockerRuntime docker, SandboxEngine engine, String serverId, StateFiles states,
       SandboxNetworking networking, OutsideEvents outside, ForkImages forkImages, int diskSizeMB) {
     this.sandboxes = sandboxes;
     this.docker = docker;
+    this.engine = engine;
     this.serverId = serverId;
     this.states = states;
     this.stateDir = states.dir();
@@ -78,7 +81,7 @@ final class SandboxRecovery {
         id = memberId(c);
         if (id == null) {
           LOG.warn("removing warm pool container {} with an unexpected name", c.getId());
-          docker.remove(c.getId());
+          engine.remove(c.getId());
           continue;
         }
         pooled = true;
@@ -138,18 +141,17 @@ final class SandboxRecovery {
   }
 
   private void adopt(Container c, Map<String, String> labels, String id, boolean pooled) throws IOException {
-    String dockerState;
-    try {
-      dockerState = String.valueOf(docker.client().inspectContainerCmd(c.getId()).exec().getState().getStatus());
-    } catch (NotFoundException e) {
+    InstanceState instance = engine.state(c.getId());
+    if (instance.gone()) {
       states.forget(id);
       return;
     }
+    String dockerState = instance.status();
     JsonNode state = states.read(id);
     if (pooled && (state == null || !state.path("pooled").asBoolean(false))) {
       // a pool member nobody claimed (or whose claim never committed): nobody holds it
       LOG.info("removing unclaimed warm pool member {} left by an earlier run", id);
-      docker.remove(c.getId());
+      engine.remove(c.getId());
       String folder = labels.get(SandboxDaemon.LABEL_FOLDER);
       if (folder != null && !folder.isEmpty()) {
         SandboxDaemon.deleteTree(Path.of(folder));
@@ -174,7 +176,7 @@ final class SandboxRecovery {
       // no state file: the create never committed (the server stopped before answering it), so
       // nobody holds this sandbox; it is removed, not brought back to live out its deadline
       LOG.warn("sandbox {} was never answered (its server stopped while creating it); removing its container", id);
-      docker.remove(c.getId());
+      engine.remove(c.getId());
       String folder = labels.get(SandboxDaemon.LABEL_FOLDER);
       if (folder != null && !folder.isEmpty()) {
         SandboxDaemon.deleteTree(Path.of(folder));
@@ -202,7 +204,7 @@ final class SandboxRecovery {
     if (pausedNow == null) {
       LOG.warn("sandbox {} is gone: its container is '{}'{}; removing it", id, dockerState,
           recordedPause && recordedMemory ? " and the memory of its pause did not survive a Docker restart" : "");
-      docker.remove(c.getId());
+      engine.remove(c.getId());
       forkImages.release(labels.get(Registry.LABEL_FORK_IMAGE));
       states.forget(id);
       String gone = labels.get(SandboxDaemon.LABEL_FOLDER);

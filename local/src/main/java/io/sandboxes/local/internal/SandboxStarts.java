@@ -3,6 +3,7 @@ package io.sandboxes.local.internal;
 import io.sandboxes.e2b.internal.Json;
 import io.sandboxes.local.internal.docker.DockerRuntime;
 import io.sandboxes.local.internal.egress.SandboxNetwork;
+import io.sandboxes.local.internal.runtime.SandboxEngine;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -27,6 +28,7 @@ final class SandboxStarts {
 
   private final Map<String, LocalSandbox> sandboxes;
   private final DockerRuntime docker;
+  private final SandboxEngine engine;
   private final Templates templates;
   private final String serverId;
   private final Path stateDir;
@@ -39,11 +41,12 @@ final class SandboxStarts {
   private final Path daemonBinary;
   private final int diskSizeMB;
 
-  SandboxStarts(Map<String, LocalSandbox> sandboxes, DockerRuntime docker, Templates templates, String serverId, StateFiles states,
+  SandboxStarts(Map<String, LocalSandbox> sandboxes, DockerRuntime docker, SandboxEngine engine, Templates templates, String serverId, StateFiles states,
       SandboxNetworking networking, OutsideEvents outside, ForkImages forkImages, DiskGuard.Mechanism diskLimits, Path daemonBinary,
       int diskSizeMB) {
     this.sandboxes = sandboxes;
     this.docker = docker;
+    this.engine = engine;
     this.templates = templates;
     this.serverId = serverId;
     this.stateDir = states.dir();
@@ -126,7 +129,7 @@ final class SandboxStarts {
       startService(image, daemon, containerId, id);
     } catch (RuntimeException | IOException | java.util.concurrent.TimeoutException e) {
       if (containerId != null) {
-        docker.remove(containerId);
+        engine.remove(containerId);
       }
       daemon.delete();
       LOG.warn("creating a sandbox from {} failed: {}", image, e.toString());
@@ -141,7 +144,7 @@ final class SandboxStarts {
       try {
         sandbox.networkAddress(network.get().attach(containerId, sandbox::egressPolicy));
       } catch (IOException | RuntimeException e) {
-        docker.remove(containerId);
+        engine.remove(containerId);
         daemon.delete();
         LOG.warn("sandbox {} could not be put behind its egress firewall: {}", id, e.toString());
         throw new RpcError("internal", "the sandbox's egress firewall could not be set up: " + e.getMessage());
@@ -152,7 +155,7 @@ final class SandboxStarts {
     try {
       states.record(sandbox);
     } catch (IOException e) {
-      docker.remove(containerId);
+      engine.remove(containerId);
       daemon.delete();
       network.ifPresent(n -> n.detach(sandbox.networkAddress(), sandbox.containerId()));
       throw new RpcError("internal", "the sandbox's state could not be recorded in " + stateDir + ": " + e.getMessage());
@@ -173,7 +176,7 @@ final class SandboxStarts {
   /** Runs the image's start command (the code interpreter's bridge), if it names one, and waits for its port. */
   private void startService(String image, SandboxDaemon daemon, String containerId, String id)
       throws IOException, java.util.concurrent.TimeoutException {
-    Optional<StartCommand> service = StartCommand.of(docker, image);
+    Optional<StartCommand> service = StartCommand.of(engine, image);
     if (service.isEmpty()) {
       return;
     }
@@ -222,7 +225,7 @@ final class SandboxStarts {
     // the name tells `status` and `docker ps` it is claimed; nothing depends on it, so it is not waited for
     Thread.ofVirtual().name("sandboxes-rename-" + m.id()).start(() -> {
       try {
-        docker.client().renameContainerCmd(m.containerId()).withName("sandboxes-" + m.id()).exec();
+        engine.rename(m.containerId(), "sandboxes-" + m.id());
       } catch (RuntimeException e) {
         LOG.debug("renaming claimed container of {} failed: {}", m.id(), e.toString());
       }
@@ -274,7 +277,7 @@ final class SandboxStarts {
       return new WarmPool.Member(id, containerId, templateId, image, daemon, ip);
     } catch (Exception e) {
       if (containerId != null) {
-        docker.remove(containerId);
+        engine.remove(containerId);
       }
       daemon.delete();
       String gone = ip;
@@ -286,7 +289,7 @@ final class SandboxStarts {
 
   void discardMember(WarmPool.Member m) {
     try {
-      docker.remove(m.containerId());
+      engine.remove(m.containerId());
     } catch (RuntimeException e) {
       LOG.warn("removing warm pool member {} failed: {}", m.id(), e.toString());
     }
