@@ -1,6 +1,6 @@
 package io.sandboxes.local.internal;
 
-import io.sandboxes.local.internal.docker.DockerRuntime;
+import io.sandboxes.local.internal.runtime.SandboxEngine;
 import java.io.IOException;
 import java.time.Duration;
 import java.time.Instant;
@@ -43,7 +43,7 @@ public final class LocalSandbox {
   private volatile boolean memoryKept;
   private volatile boolean pooled;
   final java.util.concurrent.locks.ReentrantLock transitions = new java.util.concurrent.locks.ReentrantLock();
-  private final DockerRuntime docker;
+  private final SandboxEngine engine;
   private final SandboxProcesses processes;
   private final FileOps files;
   private final @Nullable SandboxDaemon daemon;
@@ -64,7 +64,7 @@ public final class LocalSandbox {
 
   LocalSandbox(String id, String containerId, String templateId, String envdToken, Map<String, String> metadata,
       Map<String, String> envVars, Instant startedAt, Instant endAt, int cpuCount, int memoryMB, int diskSizeMB, Lifecycle lifecycle,
-      List<VolumeMount> volumeMounts, DockerRuntime docker, @Nullable SandboxDaemon daemon) {
+      List<VolumeMount> volumeMounts, SandboxEngine engine, @Nullable SandboxDaemon daemon) {
     this.daemon = daemon;
     this.id = id;
     this.containerId = containerId;
@@ -79,7 +79,7 @@ public final class LocalSandbox {
     this.cpuCount = cpuCount;
     this.memoryMB = memoryMB;
     this.diskSizeMB = diskSizeMB;
-    this.docker = docker;
+    this.engine = engine;
     this.files = new FileOps(this);
     this.freeze = new OutsideFreeze(id);
     this.processes = new SandboxProcesses(this, freeze);
@@ -359,7 +359,7 @@ public final class LocalSandbox {
 
   /** The environment the container was made with, which the daemon's processes start from. */
   List<String> containerEnv() {
-    return daemon == null ? List.of() : daemon.containerEnv(docker, containerId);
+    return daemon == null ? List.of() : daemon.containerEnv(engine, containerId);
   }
 
   public FileOps files() {
@@ -391,10 +391,6 @@ public final class LocalSandbox {
       w.close();
     }
     return w != null;
-  }
-
-  DockerRuntime docker() {
-    return docker;
   }
 
   private final PortForwards forwards = new PortForwards(this);

@@ -4,6 +4,7 @@ import io.sandboxes.local.internal.daemon.DaemonConnection;
 import io.sandboxes.local.internal.daemon.DaemonListener;
 import io.sandboxes.local.internal.daemon.DaemonMounts;
 import io.sandboxes.local.internal.docker.DockerRuntime;
+import io.sandboxes.local.internal.runtime.SandboxEngine;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -98,11 +99,10 @@ public final class SandboxDaemon implements AutoCloseable {
   }
 
   /** The environment the container was made with (the image's and the sandbox's), read once. */
-  List<String> containerEnv(DockerRuntime docker, String containerId) {
+  List<String> containerEnv(SandboxEngine engine, String instanceId) {
     List<String> env = containerEnv;
     if (env == null) {
-      String[] raw = docker.client().inspectContainerCmd(containerId).exec().getConfig().getEnv();
-      env = raw == null ? List.of() : List.of(raw);
+      env = engine.environment(instanceId);
       containerEnv = env;
     }
     return env;

@@ -225,7 +225,7 @@ final class SandboxRecovery {
         Json.stringMap(Json.parse(labels.getOrDefault(DockerRuntime.LABEL_METADATA, "{}").getBytes(java.nio.charset.StandardCharsets.UTF_8))),
         Json.stringMap(Json.parse(labels.getOrDefault("io.sandboxes.env", "{}").getBytes(java.nio.charset.StandardCharsets.UTF_8))),
         Instant.parse(labels.getOrDefault(DockerRuntime.LABEL_STARTED, Instant.now().toString())), endAt,
-        Registry.CPU_COUNT, Registry.MEMORY_MB, diskFromLabel(labels), lifecycle, mountsFromLabel(labels.getOrDefault(Registry.LABEL_VOLUMES, "[]")), docker, daemon);
+        Registry.CPU_COUNT, Registry.MEMORY_MB, diskFromLabel(labels), lifecycle, mountsFromLabel(labels.getOrDefault(Registry.LABEL_VOLUMES, "[]")), engine, daemon);
     s.proxyVars(networking.proxyVars());
     if (pooled) {
       s.markPooled();

@@ -136,7 +136,7 @@ final class SandboxStarts {
       throw new RpcError("internal", "the sandbox container could not be created: " + e.getMessage());
     }
     LocalSandbox sandbox = new LocalSandbox(id, containerId, templateId, token, metadata, envVars, started, end,
-        Registry.CPU_COUNT, Registry.MEMORY_MB, diskSizeMB, lifecycle, mounts, docker, daemon);
+        Registry.CPU_COUNT, Registry.MEMORY_MB, diskSizeMB, lifecycle, mounts, engine, daemon);
     sandbox.proxyVars(networking.proxyVars());
     if (network.isPresent() && network.get().startsOnBridge()) {
       // open mode only: every other sandbox starts deny-all on "none" and joins the network when
@@ -184,7 +184,7 @@ final class SandboxStarts {
     if (conn == null) {
       throw new IOException("the sandbox's daemon disconnected before its start command could run");
     }
-    service.get().run(conn, daemon.containerEnv(docker, containerId), id);
+    service.get().run(conn, daemon.containerEnv(engine, containerId), id);
   }
 
   /**
@@ -204,7 +204,7 @@ final class SandboxStarts {
     }
     Instant started = Instant.now();
     LocalSandbox sandbox = new LocalSandbox(m.id(), m.containerId(), templateId, Registry.newToken(), metadata, envVars, started,
-        started.plus(timeout), Registry.CPU_COUNT, Registry.MEMORY_MB, diskSizeMB, lifecycle, List.of(), docker, m.daemon());
+        started.plus(timeout), Registry.CPU_COUNT, Registry.MEMORY_MB, diskSizeMB, lifecycle, List.of(), engine, m.daemon());
     sandbox.proxyVars(networking.proxyVars());
     sandbox.markPooled();
     try {

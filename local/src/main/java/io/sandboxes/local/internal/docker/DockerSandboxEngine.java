@@ -57,6 +57,12 @@ public final class DockerSandboxEngine implements SandboxEngine {
   }
 
   @Override
+  public List<String> environment(String instanceId) {
+    String[] raw = docker.client().inspectContainerCmd(instanceId).exec().getConfig().getEnv();
+    return raw == null ? List.of() : List.of(raw);
+  }
+
+  @Override
   public String imageOf(String instanceId) {
     return docker.client().inspectContainerCmd(instanceId).exec().getImageId();
   }

@@ -45,6 +45,9 @@ public interface SandboxEngine {
    */
   InstanceState state(String instanceId);
 
+  /** @return the environment the instance was made with (its image's and its sandbox's), as {@code NAME=value} */
+  List<String> environment(String instanceId);
+
   /** @return the id of the image the instance was made from */
   String imageOf(String instanceId);
 
