@@ -17,7 +17,8 @@ import org.slf4j.LoggerFactory;
  * needed by forks being started, and their removal once nothing uses them.
  */
 final class ForkImages {
-  private static final Logger LOG = LoggerFactory.getLogger(ForkImages.class);
+  /** Logs under the registry's name, which operators filter on. */
+  private static final Logger LOG = LoggerFactory.getLogger(Registry.class);
 
   private final SandboxEngine engine;
   private final String serverId;

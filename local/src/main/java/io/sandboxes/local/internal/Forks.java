@@ -19,7 +19,8 @@ import org.slf4j.LoggerFactory;
  * network policy.
  */
 final class Forks {
-  private static final Logger LOG = LoggerFactory.getLogger(Forks.class);
+  /** Logs under the registry's name, which operators filter on. */
+  private static final Logger LOG = LoggerFactory.getLogger(Registry.class);
   static final String FORK_REPOSITORY = "sandboxes-local/fork";
   /** How many forks of one request start at once. */
   private static final int FORK_PARALLELISM = 3;

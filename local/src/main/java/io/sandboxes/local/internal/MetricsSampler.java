@@ -14,7 +14,8 @@ import org.slf4j.LoggerFactory;
  * when the newest is old).
  */
 final class MetricsSampler implements AutoCloseable {
-  private static final Logger LOG = LoggerFactory.getLogger(MetricsSampler.class);
+  /** Logs under the registry's name, which operators filter on. */
+  private static final Logger LOG = LoggerFactory.getLogger(Registry.class);
 
   private final Map<String, LocalSandbox> sandboxes;
   private final DockerRuntime docker;

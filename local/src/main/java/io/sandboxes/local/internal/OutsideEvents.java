@@ -16,7 +16,8 @@ import org.slf4j.LoggerFactory;
  * after the event stream reopens, and when a call into a sandbox waits long.
  */
 final class OutsideEvents {
-  private static final Logger LOG = LoggerFactory.getLogger(OutsideEvents.class);
+  /** Logs under the registry's name, which operators filter on. */
+  private static final Logger LOG = LoggerFactory.getLogger(Registry.class);
 
   private final Map<String, LocalSandbox> sandboxes;
   private final SandboxEngine engine;

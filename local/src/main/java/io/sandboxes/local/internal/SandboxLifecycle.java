@@ -19,7 +19,8 @@ import org.slf4j.LoggerFactory;
  * sandbox's transition lock, so outside-event checks never take this server's own for one.
  */
 final class SandboxLifecycle {
-  private static final Logger LOG = LoggerFactory.getLogger(SandboxLifecycle.class);
+  /** Logs under the registry's name, which operators filter on. */
+  private static final Logger LOG = LoggerFactory.getLogger(Registry.class);
   /** How long a sandbox stopped for its disk stays known, so calls for it say why it is gone. */
   static final Duration STOPPED_RETENTION = Duration.ofHours(1);
 

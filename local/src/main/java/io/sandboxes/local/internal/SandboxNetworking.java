@@ -18,7 +18,8 @@ import org.slf4j.LoggerFactory;
  * Without an egress network (it could not be set up) sandboxes have no network at all.
  */
 final class SandboxNetworking {
-  private static final Logger LOG = LoggerFactory.getLogger(SandboxNetworking.class);
+  /** Logs under the registry's name, which operators filter on. */
+  private static final Logger LOG = LoggerFactory.getLogger(Registry.class);
 
   private final Optional<SandboxNetwork> network;
   private final StateFiles states;

@@ -18,7 +18,8 @@ import org.slf4j.LoggerFactory;
  * signals and resizes, and how long a finished one stays known.
  */
 final class SandboxProcesses {
-  private static final Logger LOG = LoggerFactory.getLogger(SandboxProcesses.class);
+  /** Logs under the sandbox's name, which operators filter on. */
+  private static final Logger LOG = LoggerFactory.getLogger(LocalSandbox.class);
 
   private final LocalSandbox sandbox;
   private final String id;

@@ -18,7 +18,8 @@ import org.slf4j.LoggerFactory;
  * container without one was never answered.
  */
 final class StateFiles {
-  private static final Logger LOG = LoggerFactory.getLogger(StateFiles.class);
+  /** Logs under the registry's name, which operators filter on. */
+  private static final Logger LOG = LoggerFactory.getLogger(Registry.class);
 
   private final Path stateDir;
 
