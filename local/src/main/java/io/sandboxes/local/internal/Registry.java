@@ -65,6 +65,7 @@ public final class Registry implements AutoCloseable {
 
   private final Templates templates;
   private final Path stateDir;
+  private final SandboxEngine engine;
   private final StateFiles states;
   private final SandboxNetworking networking;
   private final OutsideEvents outside;
@@ -91,23 +92,18 @@ public final class Registry implements AutoCloseable {
     this.diskSizeMB = diskSizeMB;
     this.templates = templates;
     this.stateDir = stateDir;
-    SandboxEngine engine = new DockerSandboxEngine(docker);
+    // puts the daemon binary in the state folder, where containers mount it from
+    this.engine = new DockerSandboxEngine(docker, stateDir);
     this.states = new StateFiles(stateDir);
     this.networking = new SandboxNetworking(network, states);
     this.forkImages = new ForkImages(engine, serverId);
     this.outside = new OutsideEvents(sandboxes, engine, states, networking, forkImages);
-    Path daemonBinary;
-    try {
-      daemonBinary = io.sandboxes.local.internal.daemon.DaemonBinary.install(stateDir.resolve("envd-bin"));
-    } catch (IOException e) {
-      throw new java.io.UncheckedIOException("the sandbox daemon could not be put in " + stateDir, e);
-    }
-    new SandboxRecovery(sandboxes, docker, engine, serverId, states, networking, outside, forkImages, diskSizeMB).recover();
+    new SandboxRecovery(sandboxes, engine, serverId, states, networking, outside, forkImages, diskSizeMB).recover();
     this.lifecycle = new SandboxLifecycle(sandboxes, engine, states, networking, forkImages);
     this.diskGuard = DiskGuard.start(docker, templates.resolve("base"), serverId,
         () -> List.copyOf(sandboxes.values()), (s, reason) -> kill(s.id(), reason));
-    this.starts = new SandboxStarts(sandboxes, docker, engine, templates, serverId, states, networking, outside, forkImages,
-        diskGuard.mechanism(), daemonBinary, diskSizeMB);
+    this.starts = new SandboxStarts(sandboxes, engine, templates, serverId, states, networking, outside, forkImages,
+        diskGuard.mechanism(), diskSizeMB);
     this.pool = new WarmPool(warmPool, new WarmPool.Maker() {
       @Override
       public WarmPool.Member start(String templateId) throws Exception {
@@ -335,8 +331,7 @@ public final class Registry implements AutoCloseable {
           LOG.warn("removing sandbox {} at shutdown failed: {}", id, e.toString());
         }
       }
-      SandboxDaemon.deleteTree(stateDir.resolve("envd"));
-      SandboxDaemon.deleteTree(stateDir.resolve("envd-bin"));
+      engine.discardDaemons();
       try {
         Files.deleteIfExists(stateDir);
       } catch (IOException e) {

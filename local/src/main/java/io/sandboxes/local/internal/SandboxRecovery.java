@@ -2,9 +2,10 @@ package io.sandboxes.local.internal;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import com.github.dockerjava.api.model.Container;
 import io.sandboxes.e2b.internal.Json;
 import io.sandboxes.local.internal.docker.DockerRuntime;
+import io.sandboxes.local.internal.runtime.DaemonLink;
+import io.sandboxes.local.internal.runtime.Instance;
 import io.sandboxes.local.internal.runtime.InstanceState;
 import io.sandboxes.local.internal.runtime.SandboxEngine;
 import java.io.IOException;
@@ -28,10 +29,10 @@ import org.slf4j.LoggerFactory;
  * member nobody claimed) is removed.
  */
 final class SandboxRecovery {
-  private static final Logger LOG = LoggerFactory.getLogger(SandboxRecovery.class);
+  /** Logs under the registry's name, which operators filter on. */
+  private static final Logger LOG = LoggerFactory.getLogger(Registry.class);
 
   private final Map<String, LocalSandbox> sandboxes;
-  private final DockerRuntime docker;
   private final SandboxEngine engine;
   private final String serverId;
   private final StateFiles states;
@@ -41,10 +42,9 @@ final class SandboxRecovery {
   private final ForkImages forkImages;
   private final int diskSizeMB;
 
-  SandboxRecovery(Map<String, LocalSandbox> sandboxes, DockerRuntime docker, SandboxEngine engine, String serverId, StateFiles states,
+  SandboxRecovery(Map<String, LocalSandbox> sandboxes, SandboxEngine engine, String serverId, StateFiles states,
       SandboxNetworking networking, OutsideEvents outside, ForkImages forkImages, int diskSizeMB) {
     this.sandboxes = sandboxes;
-    this.docker = docker;
     this.engine = engine;
     this.serverId = serverId;
     this.states = states;
@@ -60,17 +60,16 @@ final class SandboxRecovery {
    * or is removed when nobody holds it; the state of sandboxes whose container is gone goes too.
    */
   void recover() {
-    List<Container> ours;
+    List<Instance> ours;
     try {
-      ours = docker.client().listContainersCmd().withShowAll(true)
-          .withLabelFilter(Map.of(DockerRuntime.LABEL_OURS, "true", DockerRuntime.LABEL_SERVER, serverId)).exec();
+      ours = engine.instances(Map.of(DockerRuntime.LABEL_OURS, "true", DockerRuntime.LABEL_SERVER, serverId));
     } catch (RuntimeException e) {
       LOG.warn("could not list this server's containers to take them back: {}", e.toString());
       return;
     }
     java.util.Set<String> withContainer = new java.util.HashSet<>();
-    for (Container c : ours) {
-      Map<String, String> labels = c.getLabels();
+    for (Instance c : ours) {
+      Map<String, String> labels = c.labels();
       String id = labels.get(DockerRuntime.LABEL_SANDBOX_ID);
       boolean pooled = false;
       if (id == null || id.isEmpty()) {
@@ -80,8 +79,8 @@ final class SandboxRecovery {
         // a pool member: its id is only in its name; a state file says it was claimed
         id = memberId(c);
         if (id == null) {
-          LOG.warn("removing warm pool container {} with an unexpected name", c.getId());
-          engine.remove(c.getId());
+          LOG.warn("removing warm pool container {} with an unexpected name", c.id());
+          engine.remove(c.id());
           continue;
         }
         pooled = true;
@@ -90,7 +89,7 @@ final class SandboxRecovery {
       try {
         adopt(c, labels, id, pooled);
       } catch (RuntimeException | IOException e) {
-        LOG.warn("could not take back sandbox {} (container {}): {}", id, c.getId(), e.toString());
+        LOG.warn("could not take back sandbox {} (container {}): {}", id, c.id(), e.toString());
       }
     }
     forgetRemoved(withContainer);
@@ -115,7 +114,7 @@ final class SandboxRecovery {
         if (!withContainer.contains(id) && id.matches("[a-z0-9]{20}")) {
           LOG.info("sandbox {} is gone: its container was removed while the server was down", id);
           states.forget(id);
-          SandboxDaemon.deleteTree(SandboxDaemon.folderFor(stateDir, id));
+          engine.discardDaemon(id);
         }
       }
     } catch (IOException e) {
@@ -124,11 +123,8 @@ final class SandboxRecovery {
   }
 
   /** The sandbox id in a pool container's name ({@code sandboxes-pool-<id>} or, once claimed, {@code sandboxes-<id>}). */
-  private static @Nullable String memberId(Container c) {
-    String[] names = c.getNames();
-    if (names == null) {
-      return null;
-    }
+  private static @Nullable String memberId(Instance c) {
+    List<String> names = c.names();
     for (String n : names) {
       String name = n.startsWith("/") ? n.substring(1) : n;
       String id = name.startsWith(WarmPool.NAME_PREFIX) ? name.substring(WarmPool.NAME_PREFIX.length())
@@ -140,8 +136,8 @@ final class SandboxRecovery {
     return null;
   }
 
-  private void adopt(Container c, Map<String, String> labels, String id, boolean pooled) throws IOException {
-    InstanceState instance = engine.state(c.getId());
+  private void adopt(Instance c, Map<String, String> labels, String id, boolean pooled) throws IOException {
+    InstanceState instance = engine.state(c.id());
     if (instance.gone()) {
       states.forget(id);
       return;
@@ -151,11 +147,8 @@ final class SandboxRecovery {
     if (pooled && (state == null || !state.path("pooled").asBoolean(false))) {
       // a pool member nobody claimed (or whose claim never committed): nobody holds it
       LOG.info("removing unclaimed warm pool member {} left by an earlier run", id);
-      engine.remove(c.getId());
-      String folder = labels.get(SandboxDaemon.LABEL_FOLDER);
-      if (folder != null && !folder.isEmpty()) {
-        SandboxDaemon.deleteTree(Path.of(folder));
-      }
+      engine.remove(c.id());
+      engine.discardDaemon(labels);
       states.forget(id);
       return;
     }
@@ -176,11 +169,8 @@ final class SandboxRecovery {
       // no state file: the create never committed (the server stopped before answering it), so
       // nobody holds this sandbox; it is removed, not brought back to live out its deadline
       LOG.warn("sandbox {} was never answered (its server stopped while creating it); removing its container", id);
-      engine.remove(c.getId());
-      String folder = labels.get(SandboxDaemon.LABEL_FOLDER);
-      if (folder != null && !folder.isEmpty()) {
-        SandboxDaemon.deleteTree(Path.of(folder));
-      }
+      engine.remove(c.id());
+      engine.discardDaemon(labels);
       return;
     }
     JsonNode lc = Json.parse(labels.getOrDefault(Registry.LABEL_LIFECYCLE, "{}").getBytes(java.nio.charset.StandardCharsets.UTF_8));
@@ -204,23 +194,20 @@ final class SandboxRecovery {
     if (pausedNow == null) {
       LOG.warn("sandbox {} is gone: its container is '{}'{}; removing it", id, dockerState,
           recordedPause && recordedMemory ? " and the memory of its pause did not survive a Docker restart" : "");
-      engine.remove(c.getId());
+      engine.remove(c.id());
       forkImages.release(labels.get(Registry.LABEL_FORK_IMAGE));
       states.forget(id);
-      String gone = labels.get(SandboxDaemon.LABEL_FOLDER);
-      if (gone != null && !gone.isEmpty()) {
-        SandboxDaemon.deleteTree(Path.of(gone));
-      }
+      engine.discardDaemon(labels);
       return;
     }
-    String folder = labels.get(SandboxDaemon.LABEL_FOLDER);
+    DaemonLink link = engine.reopenDaemon(labels);
     SandboxDaemon daemon = null;
-    if (folder == null || folder.isEmpty()) {
+    if (link == null) {
       LOG.warn("sandbox {} was made without the in-sandbox daemon; its process and file calls will fail", id);
     } else {
-      daemon = SandboxDaemon.open(Path.of(folder));
+      daemon = new SandboxDaemon(link);
     }
-    LocalSandbox s = new LocalSandbox(id, c.getId(), labels.getOrDefault(DockerRuntime.LABEL_TEMPLATE, "base"),
+    LocalSandbox s = new LocalSandbox(id, c.id(), labels.getOrDefault(DockerRuntime.LABEL_TEMPLATE, "base"),
         labels.getOrDefault(DockerRuntime.LABEL_ENVD_TOKEN, ""),
         Json.stringMap(Json.parse(labels.getOrDefault(DockerRuntime.LABEL_METADATA, "{}").getBytes(java.nio.charset.StandardCharsets.UTF_8))),
         Json.stringMap(Json.parse(labels.getOrDefault("io.sandboxes.env", "{}").getBytes(java.nio.charset.StandardCharsets.UTF_8))),
@@ -251,7 +238,7 @@ final class SandboxRecovery {
       }
     } else if ("paused".equals(dockerState) && networking.network().isPresent()) {
       // frozen: its namespace is still there to write (nsenter does not need it to run); a join waits for it to run
-      s.networkAddress(networking.network().get().attachIfJoined(c.getId(), s::egressPolicy));
+      s.networkAddress(networking.network().get().attachIfJoined(c.id(), s::egressPolicy));
     }
     outside.watch(s);
     String forkImage = labels.get(Registry.LABEL_FORK_IMAGE);

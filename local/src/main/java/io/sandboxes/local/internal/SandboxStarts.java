@@ -3,6 +3,7 @@ package io.sandboxes.local.internal;
 import io.sandboxes.e2b.internal.Json;
 import io.sandboxes.local.internal.docker.DockerRuntime;
 import io.sandboxes.local.internal.egress.SandboxNetwork;
+import io.sandboxes.local.internal.runtime.InstanceSpec;
 import io.sandboxes.local.internal.runtime.SandboxEngine;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -24,10 +25,10 @@ import org.slf4j.LoggerFactory;
  * claimed member bound to the identity of the create that took it.
  */
 final class SandboxStarts {
-  private static final Logger LOG = LoggerFactory.getLogger(SandboxStarts.class);
+  /** Logs under the registry's name, which operators filter on. */
+  private static final Logger LOG = LoggerFactory.getLogger(Registry.class);
 
   private final Map<String, LocalSandbox> sandboxes;
-  private final DockerRuntime docker;
   private final SandboxEngine engine;
   private final Templates templates;
   private final String serverId;
@@ -38,14 +39,12 @@ final class SandboxStarts {
   private final OutsideEvents outside;
   private final ForkImages forkImages;
   private final DiskGuard.Mechanism diskLimits;
-  private final Path daemonBinary;
   private final int diskSizeMB;
 
-  SandboxStarts(Map<String, LocalSandbox> sandboxes, DockerRuntime docker, SandboxEngine engine, Templates templates, String serverId, StateFiles states,
-      SandboxNetworking networking, OutsideEvents outside, ForkImages forkImages, DiskGuard.Mechanism diskLimits, Path daemonBinary,
+  SandboxStarts(Map<String, LocalSandbox> sandboxes, SandboxEngine engine, Templates templates, String serverId, StateFiles states,
+      SandboxNetworking networking, OutsideEvents outside, ForkImages forkImages, DiskGuard.Mechanism diskLimits,
       int diskSizeMB) {
     this.sandboxes = sandboxes;
-    this.docker = docker;
     this.engine = engine;
     this.templates = templates;
     this.serverId = serverId;
@@ -56,7 +55,6 @@ final class SandboxStarts {
     this.outside = outside;
     this.forkImages = forkImages;
     this.diskLimits = diskLimits;
-    this.daemonBinary = daemonBinary;
     this.diskSizeMB = diskSizeMB;
   }
 
@@ -90,10 +88,10 @@ final class SandboxStarts {
         .put("timeoutSeconds", lifecycle.timeoutSeconds())));
     labels.put("io.sandboxes.env", Json.string(Json.toObject(envVars)));
     com.fasterxml.jackson.databind.node.ArrayNode mountJson = Json.array();
-    Map<String, String> dockerVolumes = new java.util.LinkedHashMap<>();
+    Map<String, String> volumes = new java.util.LinkedHashMap<>();
     for (LocalSandbox.VolumeMount m : mounts) {
       mountJson.addObject().put("volumeId", m.volumeId()).put("name", m.name()).put("path", m.path());
-      dockerVolumes.put("sandboxes-vol-" + m.volumeId(), m.path());
+      volumes.put(m.volumeId(), m.path());
     }
     labels.put(Registry.LABEL_VOLUMES, Json.string(mountJson));
     labels.put(Registry.LABEL_DISK, Integer.toString(diskSizeMB));
@@ -106,25 +104,20 @@ final class SandboxStarts {
     long tStarted;
     long tConnected;
     try {
-      daemon = SandboxDaemon.open(SandboxDaemon.folderFor(stateDir, id));
+      daemon = new SandboxDaemon(engine.openDaemon(id));
     } catch (IOException e) {
       throw new RpcError("internal", "the sandbox's daemon socket could not be made: " + e.getMessage());
     }
-    labels.put(SandboxDaemon.LABEL_FOLDER, daemon.folder().toString());
+    labels.putAll(daemon.link().labels());
     try {
-      containerId = docker.createAndStart(daemon.apply(new DockerRuntime.ContainerSpec(
-          image, "sandboxes-" + id, labels, env, id, Registry.CPU_COUNT, Registry.MEMORY_MB * 1024L * 1024L, Registry.PIDS_LIMIT, dockerVolumes,
-          networking.startNetwork())
-          .withDiskQuotaMB(diskLimits == DiskGuard.Mechanism.QUOTA ? diskSizeMB : 0), daemonBinary));
+      containerId = engine.launch(new InstanceSpec(image, "sandboxes-" + id, labels, env, id, Registry.CPU_COUNT,
+          Registry.MEMORY_MB * 1024L * 1024L, Registry.PIDS_LIMIT, volumes, networking.startNetwork(),
+          diskLimits == DiskGuard.Mechanism.QUOTA ? diskSizeMB : 0), daemon.link());
       tStarted = System.nanoTime();
       daemon.awaitConnected(SandboxDaemon.CONNECT);
       tConnected = System.nanoTime();
       for (LocalSandbox.VolumeMount m : mounts) {
-        // a fresh Docker volume's root belongs to root; the sandbox's user must be able to write it. find, where
-        // coreutils fail: under gVisor (runsc 2022-12-19) their statx with AT_NO_AUTOMOUNT is refused
-        docker.runAsRoot(containerId, "/bin/sh", "-c", "[ \"$(stat -c %u \"$1\" 2>/dev/null || find \"$1\" -maxdepth 0 -printf %U)\" = 0 ]"
-            + " && [ -z \"$(ls -A \"$1\" 2>/dev/null || find \"$1\" -mindepth 1 -maxdepth 1)\" ] && chown 1000:1000 \"$1\"; true",
-            "sh", m.path());
+        engine.prepareVolume(containerId, m.path());
       }
       startService(image, daemon, containerId, id);
     } catch (RuntimeException | IOException | java.util.concurrent.TimeoutException e) {
@@ -259,15 +252,14 @@ final class SandboxStarts {
     labels.put(Registry.LABEL_DISK, Integer.toString(diskSizeMB));
     List<String> env = new ArrayList<>();
     network.ifPresent(n -> env.addAll(n.proxyEnv()));
-    SandboxDaemon daemon = SandboxDaemon.open(SandboxDaemon.folderFor(stateDir, id));
-    labels.put(SandboxDaemon.LABEL_FOLDER, daemon.folder().toString());
+    SandboxDaemon daemon = new SandboxDaemon(engine.openDaemon(id));
+    labels.putAll(daemon.link().labels());
     String containerId = null;
     String ip = null;
     try {
-      containerId = docker.createAndStart(daemon.apply(new DockerRuntime.ContainerSpec(
-          image, WarmPool.NAME_PREFIX + id, labels, env, id, Registry.CPU_COUNT, Registry.MEMORY_MB * 1024L * 1024L, Registry.PIDS_LIMIT, Map.of(),
-          networking.startNetwork())
-          .withDiskQuotaMB(diskLimits == DiskGuard.Mechanism.QUOTA ? diskSizeMB : 0), daemonBinary));
+      containerId = engine.launch(new InstanceSpec(image, WarmPool.NAME_PREFIX + id, labels, env, id, Registry.CPU_COUNT,
+          Registry.MEMORY_MB * 1024L * 1024L, Registry.PIDS_LIMIT, Map.of(), networking.startNetwork(),
+          diskLimits == DiskGuard.Mechanism.QUOTA ? diskSizeMB : 0), daemon.link());
       daemon.awaitConnected(SandboxDaemon.CONNECT);
       // a member's service is up before it is handed out: a claimed code interpreter has a warm kernel
       startService(image, daemon, containerId, id);

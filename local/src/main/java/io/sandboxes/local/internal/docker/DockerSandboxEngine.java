@@ -3,20 +3,101 @@ package io.sandboxes.local.internal.docker;
 import com.github.dockerjava.api.command.InspectContainerResponse;
 import com.github.dockerjava.api.exception.ConflictException;
 import com.github.dockerjava.api.exception.NotFoundException;
+import io.sandboxes.local.internal.daemon.DaemonBinary;
 import io.sandboxes.local.internal.runtime.CapturedImage;
+import io.sandboxes.local.internal.runtime.DaemonLink;
+import io.sandboxes.local.internal.runtime.Instance;
+import io.sandboxes.local.internal.runtime.InstanceSpec;
 import io.sandboxes.local.internal.runtime.InstanceState;
 import io.sandboxes.local.internal.runtime.SandboxEngine;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Path;
 import java.time.Duration;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 
-/** The sandbox engine on Docker: a sandbox's instance is a container, a captured image a committed one. */
+/**
+ * The sandbox engine on Docker: a sandbox's instance is a container, its daemon link a unix
+ * socket in a folder of the server's state folder bind-mounted into it (with the daemon binary),
+ * a volume a Docker volume, a captured image a committed one.
+ */
 public final class DockerSandboxEngine implements SandboxEngine {
-  private final DockerRuntime docker;
+  /** The prefix of a volume's Docker name; the rest is its id. */
+  public static final String VOLUME_PREFIX = "sandboxes-vol-";
 
-  /** @param docker the engine the sandboxes run on */
-  public DockerSandboxEngine(DockerRuntime docker) {
+  private final DockerRuntime docker;
+  private final Path stateDir;
+  private final Path daemonBinary;
+
+  /**
+   * Puts the daemon binary in the state folder, where containers mount it from.
+   *
+   * @param docker the engine the sandboxes run on
+   * @param stateDir the server's state folder: daemon sockets and the binary live under it
+   * @throws UncheckedIOException when the binary could not be put there
+   */
+  public DockerSandboxEngine(DockerRuntime docker, Path stateDir) {
     this.docker = docker;
+    this.stateDir = stateDir;
+    try {
+      this.daemonBinary = DaemonBinary.install(stateDir.resolve("envd-bin"));
+    } catch (IOException e) {
+      throw new UncheckedIOException("the sandbox daemon could not be put in " + stateDir, e);
+    }
+  }
+
+  @Override
+  public DaemonLink openDaemon(String sandboxId) throws IOException {
+    return SocketDaemonLink.open(SocketDaemonLink.folderFor(stateDir, sandboxId));
+  }
+
+  @Override
+  public @Nullable DaemonLink reopenDaemon(Map<String, String> labels) throws IOException {
+    String folder = labels.get(SocketDaemonLink.LABEL_FOLDER);
+    return folder == null || folder.isEmpty() ? null : SocketDaemonLink.open(Path.of(folder));
+  }
+
+  @Override
+  public void discardDaemon(Map<String, String> labels) {
+    String folder = labels.get(SocketDaemonLink.LABEL_FOLDER);
+    if (folder != null && !folder.isEmpty()) {
+      SocketDaemonLink.deleteTree(Path.of(folder));
+    }
+  }
+
+  @Override
+  public void discardDaemon(String sandboxId) {
+    SocketDaemonLink.deleteTree(SocketDaemonLink.folderFor(stateDir, sandboxId));
+  }
+
+  @Override
+  public void discardDaemons() {
+    SocketDaemonLink.deleteTree(stateDir.resolve("envd"));
+    SocketDaemonLink.deleteTree(stateDir.resolve("envd-bin"));
+  }
+
+  @Override
+  public String launch(InstanceSpec spec, DaemonLink daemon) {
+    if (!(daemon instanceof SocketDaemonLink link)) {
+      throw new IllegalArgumentException("not a daemon link of this engine: " + daemon);
+    }
+    Map<String, String> volumes = new LinkedHashMap<>();
+    spec.volumes().forEach((id, path) -> volumes.put(VOLUME_PREFIX + id, path));
+    return docker.createAndStart(DaemonInjection.withDaemon(new DockerRuntime.ContainerSpec(spec.image(), spec.name(), spec.labels(),
+        spec.env(), spec.hostname(), spec.cpuCount(), spec.memoryBytes(), spec.pidsLimit(), volumes, spec.network())
+        .withDiskQuotaMB(spec.diskQuotaMB()), link.folder(), daemonBinary));
+  }
+
+  @Override
+  public void prepareVolume(String instanceId, String path) throws IOException {
+    // a fresh Docker volume's root belongs to root; the sandbox's user must be able to write it. find, where
+    // coreutils fail: under gVisor (runsc 2022-12-19) their statx with AT_NO_AUTOMOUNT is refused
+    docker.runAsRoot(instanceId, "/bin/sh", "-c", "[ \"$(stat -c %u \"$1\" 2>/dev/null || find \"$1\" -maxdepth 0 -printf %U)\" = 0 ]"
+        + " && [ -z \"$(ls -A \"$1\" 2>/dev/null || find \"$1\" -mindepth 1 -maxdepth 1)\" ] && chown 1000:1000 \"$1\"; true",
+        "sh", path);
   }
 
   @Override
@@ -42,6 +123,14 @@ public final class DockerSandboxEngine implements SandboxEngine {
   @Override
   public boolean remove(String instanceId) {
     return docker.remove(instanceId);
+  }
+
+  @Override
+  public List<Instance> instances(Map<String, String> labels) {
+    return docker.client().listContainersCmd().withShowAll(true).withLabelFilter(labels).exec().stream()
+        .map(c -> new Instance(c.getId(), c.getNames() == null ? List.of() : List.of(c.getNames()),
+            c.getLabels() == null ? Map.of() : c.getLabels()))
+        .toList();
   }
 
   @Override

@@ -1,8 +1,10 @@
 package io.sandboxes.local.internal.runtime;
 
+import java.io.IOException;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What the sandbox side of the server asks of the runtime that runs sandboxes, by the id of a
@@ -12,6 +14,46 @@ import java.util.Map;
  * exception, where the operation says so.
  */
 public interface SandboxEngine {
+
+  /**
+   * Opens the server's end of a new sandbox's daemon link, before its instance exists.
+   *
+   * @throws IOException when it could not be made
+   */
+  DaemonLink openDaemon(String sandboxId) throws IOException;
+
+  /**
+   * Opens again the daemon link of a sandbox a restarted server takes back.
+   *
+   * @param labels what its instance recorded
+   * @return the link, or null when the instance records none (it was made without the daemon)
+   */
+  @Nullable DaemonLink reopenDaemon(Map<String, String> labels) throws IOException;
+
+  /** Removes what the daemon link of a sandbox that is gone kept, from what its instance recorded. */
+  void discardDaemon(Map<String, String> labels);
+
+  /** Removes what the daemon link of a sandbox that is gone kept, when only its id is known. */
+  void discardDaemon(String sandboxId);
+
+  /** Removes what every daemon link kept, and the daemon itself: the server is stopping and its sandboxes are gone. */
+  void discardDaemons();
+
+  /**
+   * Makes and starts a sandbox's instance with its daemon injected, connecting out over
+   * {@code daemon} (opened by {@link #openDaemon}).
+   *
+   * @return the instance's id
+   * @throws RuntimeException when it could not be made or started
+   */
+  String launch(InstanceSpec spec, DaemonLink daemon);
+
+  /**
+   * Makes a freshly mounted volume writable by the sandbox's user, when its root is root's and empty.
+   *
+   * @throws IOException when the instance could not be reached
+   */
+  void prepareVolume(String instanceId, String path) throws IOException;
 
   /**
    * Freezes an instance's processes, memory kept: they carry on after {@link #thaw}.
@@ -36,6 +78,14 @@ public interface SandboxEngine {
    * @return false when it did not exist
    */
   boolean remove(String instanceId);
+
+  /**
+   * Lists instances, running or not.
+   *
+   * @return the instances carrying every one of {@code labels}
+   * @throws RuntimeException when the runtime could not be asked
+   */
+  List<Instance> instances(Map<String, String> labels);
 
   /**
    * Looks at an instance now.
