@@ -3,12 +3,12 @@ package io.sandboxes.examples.bench;
 import io.sandboxes.local.internal.daemon.DaemonBinary;
 import io.sandboxes.local.internal.daemon.DaemonConnection;
 import io.sandboxes.local.internal.daemon.DaemonListener;
-import io.sandboxes.local.internal.daemon.DaemonMounts;
 import io.sandboxes.local.internal.daemon.DaemonProcess;
 import io.sandboxes.local.internal.daemon.FileRead;
 import io.sandboxes.local.internal.daemon.ProcessEvent;
 import io.sandboxes.local.internal.daemon.ProcessSpec;
 import io.sandboxes.local.internal.docker.BaseImage;
+import io.sandboxes.local.internal.docker.DaemonInjection;
 import io.sandboxes.local.internal.docker.DockerRuntime;
 import java.io.ByteArrayInputStream;
 import java.nio.file.Files;
@@ -47,7 +47,7 @@ public final class DaemonBench {
     DockerRuntime.ContainerSpec spec = new DockerRuntime.ContainerSpec(BaseImage.reference(), name,
         Map.of(DockerRuntime.LABEL_OURS, "true"), List.of(), name, 2, 1L << 30, 1024, Map.of(), null);
     try (DaemonListener listener = DaemonListener.open(root.resolve("s"))) {
-      String id = docker.createAndStart(DaemonMounts.withDaemon(spec, root.resolve("s"), binary));
+      String id = docker.createAndStart(DaemonInjection.withDaemon(spec, root.resolve("s"), binary));
       try {
         DaemonConnection c = listener.awaitConnection(Duration.ofSeconds(20));
         run(docker, id, c, rounds);

@@ -1,6 +1,6 @@
 package io.sandboxes.local.internal;
 
-import io.sandboxes.local.internal.docker.DockerRuntime;
+import io.sandboxes.local.internal.runtime.SandboxEngine;
 import java.io.IOException;
 import java.time.Duration;
 import java.time.Instant;
@@ -43,8 +43,8 @@ public final class LocalSandbox {
   private volatile boolean memoryKept;
   private volatile boolean pooled;
   final java.util.concurrent.locks.ReentrantLock transitions = new java.util.concurrent.locks.ReentrantLock();
-  private final DockerRuntime docker;
-  private final ConcurrentMap<Integer, SandboxProcess> processes = new ConcurrentHashMap<>();
+  private final SandboxEngine engine;
+  private final SandboxProcesses processes;
   private final FileOps files;
   private final @Nullable SandboxDaemon daemon;
   private final OutsideFreeze freeze;
@@ -64,7 +64,7 @@ public final class LocalSandbox {
 
   LocalSandbox(String id, String containerId, String templateId, String envdToken, Map<String, String> metadata,
       Map<String, String> envVars, Instant startedAt, Instant endAt, int cpuCount, int memoryMB, int diskSizeMB, Lifecycle lifecycle,
-      List<VolumeMount> volumeMounts, DockerRuntime docker, @Nullable SandboxDaemon daemon) {
+      List<VolumeMount> volumeMounts, SandboxEngine engine, @Nullable SandboxDaemon daemon) {
     this.daemon = daemon;
     this.id = id;
     this.containerId = containerId;
@@ -79,9 +79,10 @@ public final class LocalSandbox {
     this.cpuCount = cpuCount;
     this.memoryMB = memoryMB;
     this.diskSizeMB = diskSizeMB;
-    this.docker = docker;
+    this.engine = engine;
     this.files = new FileOps(this);
     this.freeze = new OutsideFreeze(id);
+    this.processes = new SandboxProcesses(this, freeze);
   }
 
   public String id() {
@@ -341,8 +342,13 @@ public final class LocalSandbox {
     this.proxyVars = Map.copyOf(vars);
   }
 
+  /** @return the proxy variables naming the running server's egress gateway */
+  Map<String, String> proxyVars() {
+    return proxyVars;
+  }
+
   /** Whether {@code name=value} is a proxy variable a server (this one or an earlier) put in. */
-  private boolean serverProxyVar(String name, String value) {
+  boolean serverProxyVar(String name, String value) {
     String ours = proxyVars.get(name);
     if (ours == null || envVars.containsKey(name)) {
       return false;
@@ -353,7 +359,7 @@ public final class LocalSandbox {
 
   /** The environment the container was made with, which the daemon's processes start from. */
   List<String> containerEnv() {
-    return daemon == null ? List.of() : daemon.containerEnv(docker, containerId);
+    return daemon == null ? List.of() : daemon.containerEnv(engine, containerId);
   }
 
   public FileOps files() {
@@ -387,20 +393,11 @@ public final class LocalSandbox {
     return w != null;
   }
 
-  DockerRuntime docker() {
-    return docker;
-  }
-
   private final PortForwards forwards = new PortForwards(this);
 
   /** @return this sandbox's forwarded ports */
   public PortForwards ports() {
     return forwards;
-  }
-
-  private RpcError unavailable(Exception e) {
-    LOG.warn("a call into sandbox {} failed: {}", id, e.toString());
-    return new RpcError("unavailable", "sandbox " + id + " could not be reached: " + e.getMessage());
   }
 
   /** What {@code Start} asked for. */
@@ -412,227 +409,52 @@ public final class LocalSandbox {
    * sees everything from the first byte.
    */
   public SandboxProcess start(StartSpec spec, SandboxProcess.Subscriber[] subscriberOut) throws RpcError {
-    pruneFinished();
-    return startByDaemon(spec, subscriberOut);
-  }
-
-  /** Starts the process through the sandbox's daemon, in its own session and process group. */
-  private SandboxProcess startByDaemon(StartSpec spec, SandboxProcess.Subscriber[] subscriberOut) throws RpcError {
-    io.sandboxes.local.internal.daemon.DaemonConnection conn = daemon();
-    Map<String, String> env = new java.util.LinkedHashMap<>();
-    for (String kv : containerEnv()) {
-      int eq = kv.indexOf('=');
-      if (eq > 0) {
-        env.put(kv.substring(0, eq), kv.substring(eq + 1));
-      }
-    }
-    proxyVars.forEach((k, v) -> {
-      if (!envVars.containsKey(k)) {
-        env.put(k, v);
-      }
-    });
-    env.putAll(spec.envs());
-    List<String> argv = new ArrayList<>();
-    argv.add(spec.cmd());
-    argv.addAll(spec.args());
-    io.sandboxes.local.internal.daemon.ProcessSpec ps = new io.sandboxes.local.internal.daemon.ProcessSpec(argv, env,
-        spec.cwd() == null || spec.cwd().isEmpty() ? null : spec.cwd(), spec.user(), spec.tag(), spec.stdin(),
-        spec.pty() ? new io.sandboxes.local.internal.daemon.ProcessSpec.PtySize(spec.cols(), spec.rows()) : null);
-    io.sandboxes.local.internal.daemon.DaemonProcess dp;
-    try {
-      // a start the caller was told failed (the sandbox froze) must not run on once it thaws
-      dp = freeze.call(conn, c -> c.start(ps), LocalSandbox::killOrphan);
-    } catch (io.sandboxes.local.internal.daemon.DaemonException e) {
-      throw switch (e.kind()) {
-        case UNKNOWN_USER -> new RpcError("unauthenticated", "invalid user: '" + spec.user() + "'");
-        case INVALID -> e.getMessage() != null && e.getMessage().startsWith("cwd")
-            ? new RpcError("invalid_argument", "cwd '" + spec.cwd() + "' does not exist or is not a directory")
-            : new RpcError("invalid_argument", e.getMessage());
-        case NOT_FOUND, PERMISSION -> new RpcError("not_found", "the process could not be started: " + e.getMessage());
-        case DISCONNECTED -> unavailable(e);
-        case TIMEOUT -> new RpcError("deadline_exceeded", "the process's start was not confirmed: " + e.getMessage());
-        case LIMIT -> new RpcError("resource_exhausted", "the process could not be started: " + e.getMessage());
-        default -> new RpcError("internal", "the process could not be started: " + e.getMessage());
-      };
-    } catch (IOException e) {
-      throw unavailable(e);
-    }
-    int pid = (int) dp.pid();
-    SandboxProcess process = new SandboxProcess(pid, spec.tag(), spec.cmd(), spec.args(), spec.envs(), spec.cwd(), spec.pty(), dp);
-    subscriberOut[0] = process.subscribe();
-    processes.put(pid, process);
-    Thread.ofVirtual().name("sandboxes-proc-" + id + "-" + pid).start(() -> process.pumpDaemon(lost));
-    armDeadline(process, spec.timeout());
-    return process;
-  }
-
-  /** A process started by a call given up (its sandbox froze from outside meanwhile): killed, and let go. */
-  private static void killOrphan(io.sandboxes.local.internal.daemon.DaemonProcess p) {
-    try {
-      p.signal(9, true);
-    } catch (IOException e) {
-      LOG.debug("a process started by a call given up could not be killed: {}", e.toString());
-    } finally {
-      p.close();
-    }
-  }
-
-  /**
-   * envd's Connect-Timeout-Ms on Start: past it the stream fails and the process group is killed.
-   * The timer ends with the process, so a finished command leaves no thread (holding the process
-   * and its buffers) parked until a deadline that no longer matters.
-   */
-  private void armDeadline(SandboxProcess process, Duration timeout) {
-    if (!timeout.isZero()) {
-      Duration t = timeout;
-      int pid = process.pid();
-      Thread.ofVirtual().name("sandboxes-deadline-" + id + "-" + pid).start(() -> {
-        try {
-          if (process.awaitEnd(t)) {
-            return;
-          }
-        } catch (InterruptedException e) {
-          return;
-        }
-        if (process.end() == null) {
-          process.deliver(new SandboxProcess.Failure("deadline_exceeded", "the process exceeded its deadline of " + t.toMillis() + " ms and was killed"));
-          signal(process, 9);
-        }
-      });
-    }
+    return processes.start(spec, subscriberOut);
   }
 
   public void resize(SandboxProcess p, int cols, int rows) throws RpcError {
-    try {
-      p.daemon().resize(cols, rows);
-    } catch (IOException e) {
-      throw new RpcError("failed_precondition", "process " + p.pid() + " could not be resized: " + e.getMessage());
-    }
+    processes.resize(p, cols, rows);
   }
 
   public @Nullable SandboxProcess process(int pid) throws RpcError {
-    pruneFinished();
-    takeBackProcesses();
-    return processes.get(pid);
+    return processes.process(pid);
   }
 
   public @Nullable SandboxProcess processByTag(String tag) throws RpcError {
-    pruneFinished();
-    takeBackProcesses();
-    return processes.values().stream().filter(p -> tag.equals(p.tag()) && p.end() == null).findFirst().orElse(null);
-  }
-
-  /** Breaks off every process stream attached to this sandbox: it is being removed. */
-  void severProcesses(String why) {
-    processes.values().forEach(p -> p.sever(why));
+    return processes.processByTag(tag);
   }
 
   /** @return the processes still running */
   public Collection<SandboxProcess> running() throws RpcError {
-    pruneFinished();
-    takeBackProcesses();
-    return processes.values().stream().filter(p -> p.end() == null).toList();
+    return processes.running();
   }
 
-  private volatile java.util.function.BooleanSupplier lost = () -> false;
+  /** Sends a signal to the process's whole group, as root inside the container. */
+  public void signal(SandboxProcess p, int signal) {
+    processes.signal(p, signal);
+  }
+
+  /** Breaks off every process stream attached to this sandbox: it is being removed. */
+  void severProcesses(String why) {
+    processes.sever(why);
+  }
 
   /**
    * Sets what a process's pump asks when the daemon's connection drops under it: whether the
    * whole sandbox turned out to be gone (and its streams were told so).
    */
   void onDaemonLost(java.util.function.BooleanSupplier lost) {
-    this.lost = lost;
+    processes.onDaemonLost(lost);
   }
 
   /** Ends the stream of every process still running with {@code failure}: the sandbox is gone. */
   void abandonProcesses(SandboxProcess.Failure failure) {
-    processes.values().forEach(p -> p.abandon(failure));
+    processes.abandon(failure);
     watchers.values().forEach(DirWatch::close);
   }
 
-  private volatile boolean processesToTakeBack;
-  private final java.util.concurrent.locks.ReentrantLock takingBack = new java.util.concurrent.locks.ReentrantLock();
-
   /** This sandbox was taken back by a restarted server: its daemon's processes join the table on first use. */
   void processesToTakeBack() {
-    this.processesToTakeBack = true;
-  }
-
-  /**
-   * Attaches to every process the daemon runs that the table does not know (they were started
-   * through the server before it restarted), so they are listed, attachable and signalable again.
-   */
-  private void takeBackProcesses() throws RpcError {
-    if (!processesToTakeBack) {
-      return;
-    }
-    takingBack.lock();
-    try {
-      if (!processesToTakeBack) {
-        return;
-      }
-      io.sandboxes.local.internal.daemon.DaemonConnection conn = daemon();
-      java.util.Set<String> inherited = new java.util.HashSet<>(containerEnv());
-      try {
-        for (io.sandboxes.local.internal.daemon.ProcessInfo info : freeze.call(conn,
-            io.sandboxes.local.internal.daemon.DaemonConnection::processes, null)) {
-          int pid = (int) info.pid();
-          if (processes.containsKey(pid) || info.argv().isEmpty()) {
-            continue;
-          }
-          Map<String, String> envs = new java.util.LinkedHashMap<>();
-          for (String kv : info.env()) {
-            int eq = kv.indexOf('=');
-            // what every process gets from the container is not what the starter asked for
-            if (eq > 0 && (!inherited.contains(kv) || envVars.containsKey(kv.substring(0, eq)))
-                && !serverProxyVar(kv.substring(0, eq), kv.substring(eq + 1))) {
-              envs.put(kv.substring(0, eq), kv.substring(eq + 1));
-            }
-          }
-          io.sandboxes.local.internal.daemon.DaemonProcess dp;
-          try {
-            dp = freeze.call(conn, c -> c.attach(info.pid()), io.sandboxes.local.internal.daemon.DaemonProcess::close);
-          } catch (io.sandboxes.local.internal.daemon.DaemonException e) {
-            LOG.debug("process {} of sandbox {} could not be taken back: {}", pid, id, e.toString());
-            continue; // it ended meanwhile
-          }
-          SandboxProcess p = new SandboxProcess(pid, info.tag(), info.argv().get(0), info.argv().subList(1, info.argv().size()),
-              envs, info.cwd(), info.pty(), dp);
-          processes.put(pid, p);
-          Thread.ofVirtual().name("sandboxes-proc-" + id + "-" + pid).start(() -> p.pumpDaemon(lost));
-        }
-      } catch (IOException e) {
-        throw unavailable(e);
-      }
-      processesToTakeBack = false;
-    } finally {
-      takingBack.unlock();
-    }
-  }
-
-  /** Sends a signal to the process's whole group, as root inside the container. */
-  public void signal(SandboxProcess p, int signal) {
-    try {
-      p.daemon().signal(signal, true);
-      return;
-    } catch (IOException e) {
-      LOG.debug("signal {} to the group of pid {} in sandbox {}: {}", signal, p.pid(), id, e.toString());
-    }
-    try {
-      p.daemon().signal(signal, false); // the group is gone, or the leader left it: the process alone
-    } catch (io.sandboxes.local.internal.daemon.DaemonException e) {
-      if (e.kind() == io.sandboxes.local.internal.daemon.DaemonException.Kind.NOT_FOUND) {
-        LOG.debug("signal {} to pid {} in sandbox {}: it had already ended", signal, p.pid(), id);
-      } else {
-        LOG.warn("signal {} to pid {} in sandbox {} failed: {}", signal, p.pid(), id, e.toString());
-      }
-    } catch (IOException e) {
-      LOG.warn("signal {} to pid {} in sandbox {} failed: {}", signal, p.pid(), id, e.toString());
-    }
-  }
-
-  private void pruneFinished() {
-    long now = System.nanoTime();
-    processes.values().removeIf(p -> p.end() != null && now - p.finishedAtNanos() > END_RETENTION.toNanos());
+    processes.takeBackLater();
   }
 }

@@ -1,21 +1,15 @@
 package io.sandboxes.local.internal;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
-import com.github.dockerjava.api.exception.NotFoundException;
-import com.github.dockerjava.api.model.Container;
-import io.sandboxes.e2b.internal.Json;
 import io.sandboxes.local.internal.docker.DockerRuntime;
+import io.sandboxes.local.internal.docker.DockerSandboxEngine;
+import io.sandboxes.local.internal.runtime.SandboxEngine;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.security.SecureRandom;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
@@ -28,15 +22,24 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The local runtime's sandboxes: creation from a template, lookup, listing, pause and resume,
- * deadlines and kill.
+ * The local runtime's sandboxes: the table of live sandboxes, and the entry point the HTTP layer
+ * and the server call. Each responsibility lives in its own collaborator, which this class wires
+ * together and delegates to:
+ *
+ * <ul>
+ *   <li>{@link SandboxStarts}: cold starts from an image, warm pool members, a claimed member's identity;
+ *   <li>{@link SandboxLifecycle}: kill, pause, resume, deadlines and the reaper;
+ *   <li>{@link Forks} and {@link ForkImages}: forks and the captured filesystems they start from;
+ *   <li>{@link SandboxNetworking}: the network a sandbox starts on, joins, and the policy it is held to;
+ *   <li>{@link OutsideEvents}: containers that die, vanish or freeze without this server doing it;
+ *   <li>{@link StateFiles} and {@link SandboxRecovery}: the state kept across restarts, and taking
+ *       sandboxes back after one;
+ *   <li>{@link MetricsSampler}: resource use over time.
+ * </ul>
  *
  * <p>Immutable facts about a sandbox live in its container's labels; the facts that change (its
  * deadline, whether and how it is paused) live in a small JSON file per sandbox in the server's
- * state folder. A restarted server finds its sandboxes again from both, and reports each as what
- * Docker now shows it to be: a frozen container is paused, a running one runs, a stopped one is
- * paused only when this server stopped it for a filesystem-only pause. Anything else (a
- * memory-keeping pause that a Docker restart turned into a stopped container) is reported gone.
+ * state folder. A restarted server finds its sandboxes again from both.
  */
 public final class Registry implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(Registry.class);
@@ -48,8 +51,6 @@ public final class Registry implements AutoCloseable {
   public static final int MEMORY_MB = 1024;
   /** The disk limit of a sandbox (its writable layer) when the server is given none: 10 GiB. */
   public static final int DEFAULT_DISK_SIZE_MB = 10 * 1024;
-  /** How long a sandbox stopped for its disk stays known, so calls for it say why it is gone. */
-  static final Duration STOPPED_RETENTION = Duration.ofHours(1);
   static final String LABEL_DISK = "io.sandboxes.disk-mb";
   public static final long PIDS_LIMIT = 1024;
   public static final String ENVD_VERSION = "0.6.13";
@@ -59,50 +60,25 @@ public final class Registry implements AutoCloseable {
   static final String LABEL_FORK_IMAGE = "io.sandboxes.fork-image";
   /** On a captured fork image: the sandbox it is the filesystem of. */
   static final String LABEL_FORK_OF = "io.sandboxes.fork-of";
-  static final String FORK_REPOSITORY = "sandboxes-local/fork";
   /** The most forks one request may ask for, as E2B allows. */
   public static final int MAX_FORKS = 100;
-  /** How many forks of one request start at once. */
-  private static final int FORK_PARALLELISM = 3;
 
-  private final DockerRuntime docker;
   private final Templates templates;
-  private final String serverId;
   private final Path stateDir;
+  private final SandboxEngine engine;
+  private final StateFiles states;
+  private final SandboxNetworking networking;
+  private final OutsideEvents outside;
   private final ConcurrentMap<String, LocalSandbox> sandboxes = new ConcurrentHashMap<>();
-  private final Thread reaper;
-  private final Thread sampler;
-  /** The sampler's source of CPU and memory use: the sandboxes' cgroup files, not Docker's stats. */
-  private final CgroupReader cgroups = new CgroupReader();
-  private final java.util.Optional<io.sandboxes.local.internal.egress.SandboxNetwork> network;
-  private final Path daemonBinary;
-  /** How many ended-from-outside sandboxes keep their reason for a later lookup. */
-  private static final int ENDED_KEPT = 1000;
-  /** Why sandboxes that ended without this server ending them did, newest last. */
-  private final Map<String, String> endedFromOutside = java.util.Collections.synchronizedMap(
-      new java.util.LinkedHashMap<>(16, 0.75f, false) {
-        @Override
-        protected boolean removeEldestEntry(Map.Entry<String, String> eldest) {
-          return size() > ENDED_KEPT;
-        }
-      });
-  /**
-   * How long a process whose daemon connection dropped waits to learn whether the sandbox died
-   * (a loaded Docker has taken over 2 s to mark a killed container exited).
-   */
-  private static final Duration LOST_CHECK = Duration.ofSeconds(5);
+  private final MetricsSampler metrics;
   private final ContainerEvents events;
   private final int diskSizeMB;
   private final DiskGuard diskGuard;
-  /** Sandboxes stopped by the server (not by a caller), with why and when, for {@link #STOPPED_RETENTION}. */
-  private final ConcurrentMap<String, Stopped> stopped = new ConcurrentHashMap<>();
-
-  private record Stopped(String reason, Instant at) {}
-  /** Sandbox id to the fork image its container was made from, for forks only. */
-  private final ConcurrentMap<String, String> forkImages = new ConcurrentHashMap<>();
-  /** Fork images whose forks are still being started: not to be removed yet. */
-  private final java.util.Set<String> forkImagesInUse = ConcurrentHashMap.newKeySet();
+  private final SandboxLifecycle lifecycle;
+  private final ForkImages forkImages;
+  private final SandboxStarts starts;
   private final WarmPool pool;
+  private final Forks forks;
 
   /**
    * @param templates template id to image reference
@@ -113,34 +89,36 @@ public final class Registry implements AutoCloseable {
    */
   public Registry(DockerRuntime docker, Templates templates, String serverId, Path stateDir,
       java.util.Optional<io.sandboxes.local.internal.egress.SandboxNetwork> network, int diskSizeMB, Map<String, Integer> warmPool) {
-    this.docker = docker;
     this.diskSizeMB = diskSizeMB;
     this.templates = templates;
-    this.network = network;
-    this.serverId = serverId;
     this.stateDir = stateDir;
-    try {
-      this.daemonBinary = io.sandboxes.local.internal.daemon.DaemonBinary.install(stateDir.resolve("envd-bin"));
-    } catch (IOException e) {
-      throw new java.io.UncheckedIOException("the sandbox daemon could not be put in " + stateDir, e);
-    }
-    recover();
+    // puts the daemon binary in the state folder, where containers mount it from
+    this.engine = new DockerSandboxEngine(docker, stateDir);
+    this.states = new StateFiles(stateDir);
+    this.networking = new SandboxNetworking(network, states);
+    this.forkImages = new ForkImages(engine, serverId);
+    this.outside = new OutsideEvents(sandboxes, engine, states, networking, forkImages);
+    new SandboxRecovery(sandboxes, engine, serverId, states, networking, outside, forkImages, diskSizeMB).recover();
+    this.lifecycle = new SandboxLifecycle(sandboxes, engine, states, networking, forkImages);
     this.diskGuard = DiskGuard.start(docker, templates.resolve("base"), serverId,
         () -> List.copyOf(sandboxes.values()), (s, reason) -> kill(s.id(), reason));
+    this.starts = new SandboxStarts(sandboxes, engine, templates, serverId, states, networking, outside, forkImages,
+        diskGuard.mechanism(), diskSizeMB);
     this.pool = new WarmPool(warmPool, new WarmPool.Maker() {
       @Override
       public WarmPool.Member start(String templateId) throws Exception {
-        return startMember(templateId);
+        return starts.startMember(templateId);
       }
 
       @Override
       public void discard(WarmPool.Member m) {
-        discardMember(m);
+        starts.discardMember(m);
       }
     });
-    this.reaper = Thread.ofVirtual().name("sandboxes-reaper").start(this::reap);
-    this.sampler = Thread.ofVirtual().name("sandboxes-metrics").start(this::sample);
-    this.events = new ContainerEvents(docker, serverId, this::containerChanged, this::freezeChanged, this::resync);
+    this.forks = new Forks(sandboxes, engine, serverId, forkImages, pool, starts, networking, lifecycle);
+    lifecycle.startReaper();
+    this.metrics = new MetricsSampler(sandboxes, docker);
+    this.events = new ContainerEvents(docker, serverId, this::containerChanged, outside::freezeChanged, outside::resync);
   }
 
   /** @return how sandboxes' disk limits are held on this engine */
@@ -149,34 +127,17 @@ public final class Registry implements AutoCloseable {
   }
 
   /**
-   * Why the server stopped a sandbox that is gone, if it did within {@link #STOPPED_RETENTION}.
+   * Why the server stopped a sandbox that is gone, if it did within an hour.
    *
    * @return the reason, e.g. {@code stopped: its writable layer passed its disk limit of 64 MB}
    */
   public Optional<String> stoppedReason(String id) {
-    Stopped s = stopped.get(id);
-    if (s == null || s.at().plus(STOPPED_RETENTION).isBefore(Instant.now())) {
-      return Optional.empty();
-    }
-    return Optional.of(s.reason());
+    return lifecycle.stoppedReason(id);
   }
 
   /** Kills a sandbox for a reason, which later calls for its id are told (for an hour). */
   public boolean kill(String id, String reason) {
-    Instant now = Instant.now();
-    stopped.values().removeIf(s -> s.at().plus(STOPPED_RETENTION).isBefore(now));
-    boolean recorded = stopped.size() < 10_000;
-    Stopped before = recorded ? stopped.put(id, new Stopped(reason, now)) : null;
-    boolean killed = kill(id);
-    if (!killed && recorded) {
-      // no such sandbox: an earlier stop's reason (a second DELETE's first) stays what it was
-      if (before != null) {
-        stopped.put(id, before);
-      } else {
-        stopped.remove(id);
-      }
-    }
-    return killed;
+    return lifecycle.kill(id, reason);
   }
 
   public static String newSandboxId() {
@@ -211,259 +172,16 @@ public final class Registry implements AutoCloseable {
         // volumes are mounted at container create: a sandbox with mounts always starts cold
         WarmPool.Member m;
         while ((m = pool.claim(templateId)) != null) {
-          LocalSandbox claimed = claim(m, image, templateId, timeout, metadata, envVars, lifecycle);
+          LocalSandbox claimed = starts.claim(m, image, templateId, timeout, metadata, envVars, lifecycle);
           if (claimed != null) {
             return claimed;
           }
         }
       }
-      return start(image, "", templateId, timeout, metadata, envVars, lifecycle, mounts);
+      return starts.start(image, "", templateId, timeout, metadata, envVars, lifecycle, mounts);
     } finally {
       ended.run();
     }
-  }
-
-  /**
-   * Starts a sandbox from an image: a template's, or (with {@code forkImage} not empty) the
-   * captured filesystem of the sandbox it is a fork of.
-   */
-  private LocalSandbox start(String image, String forkImage, String templateId, Duration timeout, Map<String, String> metadata,
-      Map<String, String> envVars, LocalSandbox.Lifecycle lifecycle, List<LocalSandbox.VolumeMount> mounts) throws RpcError {
-    String id = newSandboxId();
-    String token = newToken();
-    Instant started = Instant.now();
-    Instant end = started.plus(timeout);
-    Map<String, String> labels = new HashMap<>();
-    labels.put(DockerRuntime.LABEL_OURS, "true");
-    labels.put(DockerRuntime.LABEL_SANDBOX_ID, id);
-    labels.put(DockerRuntime.LABEL_TEMPLATE, templateId);
-    labels.put(DockerRuntime.LABEL_METADATA, Json.string(Json.toObject(metadata)));
-    labels.put(DockerRuntime.LABEL_DEADLINE, end.toString());
-    labels.put(DockerRuntime.LABEL_STARTED, started.toString());
-    labels.put(DockerRuntime.LABEL_ENVD_TOKEN, token);
-    labels.put(DockerRuntime.LABEL_SERVER, serverId);
-    // always set, so a container never inherits the label from the image it was made from
-    labels.put(LABEL_FORK_IMAGE, forkImage);
-    // a fork image's own mark must not pass to its forks, nor from them to a snapshot of one
-    labels.put(LABEL_FORK_OF, "");
-    labels.put(LABEL_LIFECYCLE, Json.string(Json.object()
-        .put("pauseOnTimeout", lifecycle.pauseOnTimeout())
-        .put("autoPauseMemory", lifecycle.autoPauseMemory())
-        .put("autoResume", lifecycle.autoResume())
-        .put("timeoutSeconds", lifecycle.timeoutSeconds())));
-    labels.put("io.sandboxes.env", Json.string(Json.toObject(envVars)));
-    com.fasterxml.jackson.databind.node.ArrayNode mountJson = Json.array();
-    Map<String, String> dockerVolumes = new java.util.LinkedHashMap<>();
-    for (LocalSandbox.VolumeMount m : mounts) {
-      mountJson.addObject().put("volumeId", m.volumeId()).put("name", m.name()).put("path", m.path());
-      dockerVolumes.put("sandboxes-vol-" + m.volumeId(), m.path());
-    }
-    labels.put(LABEL_VOLUMES, Json.string(mountJson));
-    labels.put(LABEL_DISK, Integer.toString(diskSizeMB));
-    List<String> env = new ArrayList<>();
-    network.ifPresent(n -> env.addAll(n.proxyEnv()));
-    envVars.forEach((k, v) -> env.add(k + "=" + v));
-    String containerId = null;
-    SandboxDaemon daemon;
-    long t0 = System.nanoTime();
-    long tStarted;
-    long tConnected;
-    try {
-      daemon = SandboxDaemon.open(SandboxDaemon.folderFor(stateDir, id));
-    } catch (IOException e) {
-      throw new RpcError("internal", "the sandbox's daemon socket could not be made: " + e.getMessage());
-    }
-    labels.put(SandboxDaemon.LABEL_FOLDER, daemon.folder().toString());
-    try {
-      containerId = docker.createAndStart(daemon.apply(new DockerRuntime.ContainerSpec(
-          image, "sandboxes-" + id, labels, env, id, CPU_COUNT, MEMORY_MB * 1024L * 1024L, PIDS_LIMIT, dockerVolumes,
-          startNetwork())
-          .withDiskQuotaMB(diskGuard.mechanism() == DiskGuard.Mechanism.QUOTA ? diskSizeMB : 0), daemonBinary));
-      tStarted = System.nanoTime();
-      daemon.awaitConnected(SandboxDaemon.CONNECT);
-      tConnected = System.nanoTime();
-      for (LocalSandbox.VolumeMount m : mounts) {
-        // a fresh Docker volume's root belongs to root; the sandbox's user must be able to write it. find, where
-        // coreutils fail: under gVisor (runsc 2022-12-19) their statx with AT_NO_AUTOMOUNT is refused
-        docker.runAsRoot(containerId, "/bin/sh", "-c", "[ \"$(stat -c %u \"$1\" 2>/dev/null || find \"$1\" -maxdepth 0 -printf %U)\" = 0 ]"
-            + " && [ -z \"$(ls -A \"$1\" 2>/dev/null || find \"$1\" -mindepth 1 -maxdepth 1)\" ] && chown 1000:1000 \"$1\"; true",
-            "sh", m.path());
-      }
-      startService(image, daemon, containerId, id);
-    } catch (RuntimeException | IOException | java.util.concurrent.TimeoutException e) {
-      if (containerId != null) {
-        docker.remove(containerId);
-      }
-      daemon.delete();
-      LOG.warn("creating a sandbox from {} failed: {}", image, e.toString());
-      throw new RpcError("internal", "the sandbox container could not be created: " + e.getMessage());
-    }
-    LocalSandbox sandbox = new LocalSandbox(id, containerId, templateId, token, metadata, envVars, started, end,
-        CPU_COUNT, MEMORY_MB, diskSizeMB, lifecycle, mounts, docker, daemon);
-    sandbox.proxyVars(proxyVars());
-    if (network.isPresent() && network.get().startsOnBridge()) {
-      // open mode only: every other sandbox starts deny-all on "none" and joins the network when
-      // a policy that allows something is set (setNetwork)
-      try {
-        sandbox.networkAddress(network.get().attach(containerId, sandbox::egressPolicy));
-      } catch (IOException | RuntimeException e) {
-        docker.remove(containerId);
-        daemon.delete();
-        LOG.warn("sandbox {} could not be put behind its egress firewall: {}", id, e.toString());
-        throw new RpcError("internal", "the sandbox's egress firewall could not be set up: " + e.getMessage());
-      }
-    }
-    // the state file is the create's commit: a container without one was never answered (the
-    // server stopped midway), and a restarted server removes it rather than bring it back
-    try {
-      record(sandbox);
-    } catch (IOException e) {
-      docker.remove(containerId);
-      daemon.delete();
-      network.ifPresent(n -> n.detach(sandbox.networkAddress(), sandbox.containerId()));
-      throw new RpcError("internal", "the sandbox's state could not be recorded in " + stateDir + ": " + e.getMessage());
-    }
-    sandbox.onDaemonLost(() -> daemonLost(sandbox));
-    sandbox.freeze().lookWith(() -> lookForFreeze(sandbox));
-    if (!forkImage.isEmpty()) {
-      forkImages.put(id, forkImage);
-    }
-    sandboxes.put(id, sandbox);
-    sandbox.log("info", "sandbox created from template " + templateId + ", ends at " + end);
-    long tDone = System.nanoTime();
-    // where a cold create's time goes: Docker's create and start, the daemon's first connection, the rest
-    StructuredLog.atInfo(LOG).addKeyValue("event", "sandbox.created").addKeyValue("sandbox", id).addKeyValue("template", templateId)
-        .addKeyValue("container", containerId.substring(0, 12)).addKeyValue("endAt", end)
-        .addKeyValue("dockerMs", (tStarted - t0) / 1_000_000).addKeyValue("daemonMs", (tConnected - tStarted) / 1_000_000)
-        .addKeyValue("totalMs", (tDone - t0) / 1_000_000).log("sandbox created");
-    return sandbox;
-  }
-
-  /** Runs the image's start command (the code interpreter's bridge), if it names one, and waits for its port. */
-  private void startService(String image, SandboxDaemon daemon, String containerId, String id)
-      throws IOException, java.util.concurrent.TimeoutException {
-    Optional<StartCommand> service = StartCommand.of(docker, image);
-    if (service.isEmpty()) {
-      return;
-    }
-    io.sandboxes.local.internal.daemon.DaemonConnection conn = daemon.current();
-    if (conn == null) {
-      throw new IOException("the sandbox's daemon disconnected before its start command could run");
-    }
-    service.get().run(conn, daemon.containerEnv(docker, containerId), id);
-  }
-
-  // ---- the warm pool ----
-
-  /**
-   * Makes a claimed member a sandbox: its identity bound (held in memory and in the state file,
-   * never in the container's config), the create's policy enforced through the gateway and, when
-   * it allows more than the member's deny-all, its firewall, and the state file written as the
-   * create's commit.
-   *
-   * @return the sandbox, or null when the member was unusable (it is then discarded)
-   */
-  private @Nullable LocalSandbox claim(WarmPool.Member m, String image, String templateId, Duration timeout,
-      Map<String, String> metadata, Map<String, String> envVars, LocalSandbox.Lifecycle lifecycle) {
-    if (!m.image().equals(image) || m.daemon().current() == null) {
-      LOG.info("warm pool member {} is stale or lost its daemon; discarding it", m.id());
-      discardMember(m);
-      return null;
-    }
-    Instant started = Instant.now();
-    LocalSandbox sandbox = new LocalSandbox(m.id(), m.containerId(), templateId, newToken(), metadata, envVars, started,
-        started.plus(timeout), CPU_COUNT, MEMORY_MB, diskSizeMB, lifecycle, List.of(), docker, m.daemon());
-    sandbox.proxyVars(proxyVars());
-    sandbox.markPooled();
-    try {
-      if (network.isPresent() && m.networkAddress() != null) {
-        // open mode; every other member waits on "none" and joins when its policy allows something
-        network.get().rebind(m.networkAddress(), m.containerId(), sandbox::egressPolicy);
-        sandbox.networkAddress(m.networkAddress());
-      }
-      record(sandbox);
-    } catch (IOException | RuntimeException e) {
-      LOG.warn("claiming warm pool member {} failed; the create goes cold: {}", m.id(), e.toString());
-      discardMember(m);
-      forget(m.id());
-      return null;
-    }
-    sandbox.onDaemonLost(() -> daemonLost(sandbox));
-    sandbox.freeze().lookWith(() -> lookForFreeze(sandbox));
-    sandboxes.put(m.id(), sandbox);
-    // the name tells `status` and `docker ps` it is claimed; nothing depends on it, so it is not waited for
-    Thread.ofVirtual().name("sandboxes-rename-" + m.id()).start(() -> {
-      try {
-        docker.client().renameContainerCmd(m.containerId()).withName("sandboxes-" + m.id()).exec();
-      } catch (RuntimeException e) {
-        LOG.debug("renaming claimed container of {} failed: {}", m.id(), e.toString());
-      }
-    });
-    sandbox.log("info", "sandbox created from template " + templateId + " (warm pool), ends at " + sandbox.endAt());
-    StructuredLog.atInfo(LOG).addKeyValue("event", "sandbox.created").addKeyValue("sandbox", m.id()).addKeyValue("template", templateId)
-        .addKeyValue("container", m.containerId().substring(0, 12)).addKeyValue("endAt", sandbox.endAt())
-        .addKeyValue("warm", true).log("sandbox created");
-    return sandbox;
-  }
-
-  /**
-   * Starts a pool member: no sandbox id, token, metadata, env or deadline in its config (the id it
-   * will take is its hostname and name only), its daemon connected, its firewall deny-all before
-   * it can be handed out.
-   */
-  private WarmPool.Member startMember(String templateId) throws Exception {
-    String image = templates.resolve(templateId);
-    if (image == null) {
-      throw new IOException("template '" + templateId + "' not found");
-    }
-    String id = newSandboxId();
-    Map<String, String> labels = new HashMap<>();
-    labels.put(DockerRuntime.LABEL_OURS, "true");
-    labels.put(DockerRuntime.LABEL_SERVER, serverId);
-    labels.put(DockerRuntime.LABEL_TEMPLATE, templateId);
-    labels.put(WarmPool.LABEL_POOL, "true");
-    // as a cold sandbox's: never inherited from the image, and the disk limit it is held to
-    labels.put(LABEL_FORK_IMAGE, "");
-    labels.put(LABEL_FORK_OF, "");
-    labels.put(LABEL_DISK, Integer.toString(diskSizeMB));
-    List<String> env = new ArrayList<>();
-    network.ifPresent(n -> env.addAll(n.proxyEnv()));
-    SandboxDaemon daemon = SandboxDaemon.open(SandboxDaemon.folderFor(stateDir, id));
-    labels.put(SandboxDaemon.LABEL_FOLDER, daemon.folder().toString());
-    String containerId = null;
-    String ip = null;
-    try {
-      containerId = docker.createAndStart(daemon.apply(new DockerRuntime.ContainerSpec(
-          image, WarmPool.NAME_PREFIX + id, labels, env, id, CPU_COUNT, MEMORY_MB * 1024L * 1024L, PIDS_LIMIT, Map.of(),
-          startNetwork())
-          .withDiskQuotaMB(diskGuard.mechanism() == DiskGuard.Mechanism.QUOTA ? diskSizeMB : 0), daemonBinary));
-      daemon.awaitConnected(SandboxDaemon.CONNECT);
-      // a member's service is up before it is handed out: a claimed code interpreter has a warm kernel
-      startService(image, daemon, containerId, id);
-      if (network.isPresent() && network.get().startsOnBridge()) {
-        ip = network.get().attach(containerId, () -> io.sandboxes.local.internal.egress.EgressPolicy.DENY_ALL);
-      }
-      return new WarmPool.Member(id, containerId, templateId, image, daemon, ip);
-    } catch (Exception e) {
-      if (containerId != null) {
-        docker.remove(containerId);
-      }
-      daemon.delete();
-      String gone = ip;
-      String goneContainer = containerId;
-      network.ifPresent(n -> n.detach(gone, goneContainer));
-      throw e;
-    }
-  }
-
-  private void discardMember(WarmPool.Member m) {
-    try {
-      docker.remove(m.containerId());
-    } catch (RuntimeException e) {
-      LOG.warn("removing warm pool member {} failed: {}", m.id(), e.toString());
-    }
-    m.daemon().delete();
-    network.ifPresent(n -> n.detach(m.networkAddress(), m.containerId()));
   }
 
   /** @return per template with a pool: how many members are ready now, and how many it keeps */
@@ -480,10 +198,8 @@ public final class Registry implements AutoCloseable {
    * was killed, stopped or removed from outside).
    */
   public Optional<String> endedFromOutside(String id) {
-    return Optional.ofNullable(endedFromOutside.get(id));
+    return outside.endedFromOutside(id);
   }
-
-  // ---- containers that die or go away without this server doing it ----
 
   /** Docker says a container of this server died or was removed: its sandbox is looked at again. */
   private void containerChanged(String containerId) {
@@ -491,105 +207,7 @@ public final class Registry implements AutoCloseable {
     if (p != null) {
       p.containerGone(containerId);
     }
-    for (LocalSandbox s : sandboxes.values()) {
-      if (s.containerId().equals(containerId)) {
-        Thread.ofVirtual().name("sandboxes-check-" + s.id()).start(() -> verify(s));
-        return;
-      }
-    }
-  }
-
-  /**
-   * Docker says a container of this server was paused or unpaused: whether its sandbox is frozen
-   * from outside is looked at again, once this server's own transition of it (its own pause,
-   * resume, snapshot or fork, which pause the container themselves) is over.
-   */
-  private void freezeChanged(String containerId) {
-    for (LocalSandbox s : sandboxes.values()) {
-      if (s.containerId().equals(containerId)) {
-        Thread.ofVirtual().name("sandboxes-freeze-" + s.id()).start(() -> {
-          s.transitions.lock();
-          try {
-            lookForFreezeLocked(s);
-          } finally {
-            s.transitions.unlock();
-          }
-        });
-        return;
-      }
-    }
-  }
-
-  /**
-   * A call into a sandbox has waited long: whether its container is frozen from outside this
-   * server, looked at now unless this server is in a transition of it (then it is not).
-   */
-  private boolean lookForFreeze(LocalSandbox s) {
-    try {
-      if (!s.transitions.tryLock(1, java.util.concurrent.TimeUnit.SECONDS)) {
-        return false;
-      }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      return false;
-    }
-    try {
-      return lookForFreezeLocked(s);
-    } finally {
-      s.transitions.unlock();
-    }
-  }
-
-  /** @return whether the container is frozen while this server holds it running; recorded on the sandbox */
-  private boolean lookForFreezeLocked(LocalSandbox s) {
-    if (sandboxes.get(s.id()) != s) {
-      return false;
-    }
-    try {
-      var state = docker.client().inspectContainerCmd(s.containerId()).exec().getState();
-      return frozenFromOutside(s, Boolean.TRUE.equals(state.getRunning()) && Boolean.TRUE.equals(state.getPaused()));
-    } catch (RuntimeException e) {
-      LOG.debug("could not look whether the container of sandbox {} is frozen: {}", s.id(), e.toString());
-      return s.frozenFromOutside(); // could not look: what was last seen stands
-    }
-  }
-
-  /** How long a freeze Docker shows, and this server did not make, must last to be taken for one from outside. */
-  private static final java.time.Duration OUTSIDE_FREEZE_CONFIRM = java.time.Duration.ofSeconds(1);
-
-  /**
-   * Records what Docker shows of a sandbox's container; a freeze this server made itself is its
-   * pause, not one from outside. A freeze newly seen is looked at again a second later before it
-   * counts: Docker records a pause twice (the call, then containerd's event, handled later), so
-   * right after this server's own quick pause and resume, a late pause event shows a running
-   * container as paused until the unpause event follows (a pause-resume loop was once told its
-   * sandbox was frozen from outside).
-   */
-  private boolean frozenFromOutside(LocalSandbox s, boolean containerFrozen) {
-    boolean outside = containerFrozen && !s.paused();
-    if (outside && !s.frozenFromOutside()) {
-      try {
-        Thread.sleep(OUTSIDE_FREEZE_CONFIRM);
-        var again = docker.client().inspectContainerCmd(s.containerId()).exec().getState();
-        outside = Boolean.TRUE.equals(again.getRunning()) && Boolean.TRUE.equals(again.getPaused()) && !s.paused();
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        outside = false;
-      } catch (RuntimeException e) {
-        LOG.debug("could not look again whether the container of sandbox {} is frozen: {}", s.id(), e.toString());
-        outside = false;
-      }
-    }
-    if (s.freeze().set(outside)) {
-      if (outside) {
-        s.log("warn", "frozen from outside this server (docker pause): calls into it fail until it is unpaused");
-      } else {
-        s.log("info", "no longer frozen from outside this server");
-      }
-      StructuredLog.atWarn(LOG).addKeyValue("event", outside ? "sandbox.frozen-outside" : "sandbox.thawed-outside").addKeyValue("sandbox", s.id())
-          .log(outside ? "sandbox frozen from outside this server (docker pause)" : "sandbox no longer frozen from outside this server");
-    }
-    return outside;
+    outside.containerChanged(containerId);
   }
 
   /**
@@ -600,136 +218,6 @@ public final class Registry implements AutoCloseable {
    */
   public AutoCloseable suspendEventsForTesting() {
     return events.suspend();
-  }
-
-  /** After the event stream is (re)opened: every sandbox is looked at again, in case an event was missed. */
-  private void resync() {
-    for (LocalSandbox s : List.copyOf(sandboxes.values())) {
-      Thread.ofVirtual().name("sandboxes-check-" + s.id()).start(() -> verify(s));
-    }
-  }
-
-  /** What {@link #verify} found. */
-  private enum Verdict { FINE, ENDED, BUSY, UNKNOWN }
-
-  private void verify(LocalSandbox s) {
-    s.transitions.lock();
-    try {
-      verifyLocked(s);
-    } finally {
-      s.transitions.unlock();
-    }
-  }
-
-  /**
-   * Compares a sandbox with its container as Docker shows it now and ends the sandbox when the
-   * container is gone, or stopped while this server holds it running or memory-paused. Runs under
-   * the sandbox's transition lock, so this server's own kill, pause and resume (which stop, freeze
-   * and remove the container themselves) are never taken for outside events: a kill has taken the
-   * sandbox out of the table first, a filesystem-only pause is recorded before anyone looks.
-   */
-  private Verdict verifyLocked(LocalSandbox s) {
-    if (sandboxes.get(s.id()) != s) {
-      return endedFromOutside.containsKey(s.id()) ? Verdict.ENDED : Verdict.FINE;
-    }
-    String reason;
-    try {
-      com.github.dockerjava.api.command.InspectContainerResponse.ContainerState state =
-          docker.client().inspectContainerCmd(s.containerId()).exec().getState();
-      if (Boolean.TRUE.equals(state.getRunning())) {
-        frozenFromOutside(s, Boolean.TRUE.equals(state.getPaused()));
-        return Verdict.FINE; // running, or frozen (Docker reports a frozen container as running too)
-      }
-      if (s.paused() && !s.memoryKept()) {
-        return Verdict.FINE; // this server stopped it for a filesystem-only pause
-      }
-      reason = exitReason(state);
-    } catch (NotFoundException e) {
-      reason = "its container was removed from outside this server";
-    } catch (RuntimeException e) {
-      LOG.warn("could not look at the container of sandbox {}: {}", s.id(), e.toString());
-      return Verdict.UNKNOWN; // could not look: nothing is concluded
-    }
-    endFromOutside(s, reason);
-    return Verdict.ENDED;
-  }
-
-  private static String exitReason(com.github.dockerjava.api.command.InspectContainerResponse.ContainerState state) {
-    if ("removing".equals(state.getStatus())) {
-      return "its container was removed from outside this server"; // Docker marks the removal before it kills
-    }
-    if (Boolean.TRUE.equals(state.getOOMKilled())) {
-      return "its container ran out of memory and stopped";
-    }
-    Long code = state.getExitCodeLong();
-    String detail = code == null ? "" : code > 128 && code < 160 ? " (exit code " + code + ", signal " + (code - 128) + ")"
-        : " (exit code " + code + ")";
-    return "its container stopped without this server stopping it" + detail;
-  }
-
-  /**
-   * Ends a sandbox whose container died or went away, as a kill would: out of the table, its
-   * process streams failed with the reason, its forwards closed, its daemon folder, state file and
-   * firewall entry gone, a dead container removed. The caller holds its transition lock.
-   */
-  private void endFromOutside(LocalSandbox s, String reason) {
-    String id = s.id();
-    endedFromOutside.put(id, reason);
-    sandboxes.remove(id, s);
-    s.abandonProcesses(new SandboxProcess.Failure("unavailable", "sandbox " + id + " ended: " + reason));
-    s.ports().close();
-    try {
-      docker.remove(s.containerId());
-      releaseForkImage(forkImages.remove(id));
-    } catch (RuntimeException e) {
-      LOG.warn("removing the dead container of sandbox {} failed: {}", id, e.toString());
-    }
-    s.closeDaemon(true);
-    network.ifPresent(n -> n.detach(s.networkAddress(), s.containerId()));
-    forget(id);
-    s.log("warn", "ended: " + reason);
-    StructuredLog.atWarn(LOG).addKeyValue("event", "sandbox.lost").addKeyValue("sandbox", id)
-        .addKeyValue("container", s.containerId().substring(0, Math.min(12, s.containerId().length())))
-        .addKeyValue("reason", reason).log("sandbox ended from outside: " + reason);
-  }
-
-  /**
-   * A process's daemon connection dropped: whether that is because the sandbox is gone. Looks
-   * at the container for up to {@link #LOST_CHECK} (Docker marks a killed container exited a
-   * moment after its processes die), giving way to this server's own transitions.
-   */
-  private boolean daemonLost(LocalSandbox s) {
-    long deadline = System.nanoTime() + LOST_CHECK.toNanos();
-    while (true) {
-      Verdict v = Verdict.BUSY;
-      try {
-        if (s.transitions.tryLock(50, java.util.concurrent.TimeUnit.MILLISECONDS)) {
-          try {
-            v = verifyLocked(s);
-          } finally {
-            s.transitions.unlock();
-          }
-        }
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        return false;
-      }
-      // a sandbox no longer registered was ended by whoever removed it (a kill cuts its streams,
-      // an outside end gives them its reason): the process's stream is theirs to end
-      if (v == Verdict.ENDED || sandboxes.get(s.id()) != s) {
-        return true;
-      }
-      if (v == Verdict.UNKNOWN || (s.paused() && !s.memoryKept())
-          || System.nanoTime() - deadline > 0) {
-        return false;
-      }
-      try {
-        Thread.sleep(100);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        return false;
-      }
-    }
   }
 
   /** What one fork came to: the new sandbox, or why it could not be started. */
@@ -753,122 +241,7 @@ public final class Registry implements AutoCloseable {
    *     internal when its filesystem could not be captured (then no fork was attempted)
    */
   public List<ForkOutcome> fork(LocalSandbox parent, int count, Duration timeout) throws RpcError {
-    if (count < 1 || count > MAX_FORKS) {
-      throw new RpcError("invalid_argument", "count must be between 1 and " + MAX_FORKS + ", got " + count);
-    }
-    String image;
-    parent.transitions.lock();
-    try {
-      if (sandboxes.get(parent.id()) != parent) {
-        throw new RpcError("not_found", "Sandbox \"" + parent.id() + "\" doesn't exist or you don't have access to it");
-      }
-      if (parent.paused()) {
-        throw new RpcError("already_exists", "Sandbox '" + parent.id() + "' is paused and cannot be forked; resume it first");
-      }
-      image = captureForFork(parent);
-      forkImagesInUse.add(image);
-    } finally {
-      parent.transitions.unlock();
-    }
-    ForkOutcome[] outcomes = new ForkOutcome[count];
-    java.util.Arrays.fill(outcomes, new ForkOutcome(null, new RpcError("internal", "the fork could not be started")));
-    java.util.concurrent.Semaphore slots = new java.util.concurrent.Semaphore(FORK_PARALLELISM);
-    try (java.util.concurrent.ExecutorService starts = java.util.concurrent.Executors.newVirtualThreadPerTaskExecutor()) {
-      for (int i = 0; i < count; i++) {
-        int n = i;
-        starts.submit(() -> {
-          slots.acquireUninterruptibly();
-          try {
-            outcomes[n] = startFork(parent, image, timeout);
-          } finally {
-            slots.release();
-          }
-        });
-      }
-    } finally {
-      forkImagesInUse.remove(image);
-      releaseForkImage(image); // when no fork started, nothing holds it
-    }
-    List<String> started = new ArrayList<>();
-    for (ForkOutcome o : outcomes) {
-      if (o.sandbox() != null) {
-        started.add(o.sandbox().id());
-      }
-    }
-    parent.log("info", "forked (filesystem only): " + started.size() + " of " + count + " started"
-        + (started.isEmpty() ? "" : ": " + String.join(", ", started)));
-    StructuredLog.atInfo(LOG).addKeyValue("event", "sandbox.forked").addKeyValue("sandbox", parent.id()).addKeyValue("requested", count)
-        .addKeyValue("started", started.size()).log("sandbox forked");
-    return List.of(outcomes);
-  }
-
-  private ForkOutcome startFork(LocalSandbox parent, String image, Duration timeout) {
-    LocalSandbox.Lifecycle from = parent.lifecycle();
-    LocalSandbox fork;
-    Runnable ended = pool.createBegins(); // a fork's start is a cold create too
-    try {
-      fork = start(image, image, parent.templateId(), timeout, parent.metadata(), parent.envVars(),
-          new LocalSandbox.Lifecycle(from.pauseOnTimeout(), from.autoPauseMemory(), from.autoResume(), timeout.toSeconds()),
-          parent.volumeMounts());
-    } catch (RpcError e) {
-      return new ForkOutcome(null, e);
-    } catch (RuntimeException e) {
-      LOG.warn("a fork of sandbox {} could not be started: {}", parent.id(), e.toString());
-      return new ForkOutcome(null, new RpcError("internal", "the fork could not be started: " + e.getMessage()));
-    } finally {
-      ended.run();
-    }
-    ObjectNode policy = parent.network();
-    Boolean internet = parent.allowInternetAccess();
-    if (policy != null || internet != null) {
-      try {
-        setNetwork(fork, policy == null ? Json.object() : policy.deepCopy(), internet);
-      } catch (RpcError | RuntimeException e) {
-        kill(fork.id());
-        RpcError why = e instanceof RpcError r ? r : new RpcError("internal", String.valueOf(e.getMessage()));
-        return new ForkOutcome(null, new RpcError(why.code(), "the fork's network policy could not be enforced: " + why.getMessage()));
-      }
-    }
-    fork.log("info", "a fork of sandbox " + parent.id() + " (its filesystem; no memory, nothing running)");
-    return new ForkOutcome(fork, null);
-  }
-
-  /** {@code docker commit} of a sandbox for its forks: an image of this server, no template. */
-  private String captureForFork(LocalSandbox parent) throws RpcError {
-    Map<String, String> labels = new HashMap<>();
-    labels.put(DockerRuntime.LABEL_OURS, "true");
-    labels.put(DockerRuntime.LABEL_SERVER, serverId);
-    labels.put(LABEL_FORK_OF, parent.id());
-    // what the parent's container carries (its identity, a snapshot's id it was made from) is not the image's
-    labels.put(DockerRuntime.LABEL_SANDBOX_ID, "");
-    labels.put(DockerRuntime.LABEL_ENVD_TOKEN, "");
-    labels.put(Templates.LABEL_SNAPSHOT_ID, "");
-    labels.put(LABEL_FORK_IMAGE, "");
-    try {
-      return docker.client().commitCmd(parent.containerId()).withRepository(FORK_REPOSITORY).withTag(newSandboxId())
-          .withLabels(labels).withPause(true).exec();
-    } catch (RuntimeException e) {
-      throw new RpcError("internal", "capturing sandbox " + parent.id() + " for its forks failed: " + e.getMessage());
-    }
-  }
-
-  /**
-   * Removes a fork image when nothing uses it any more: no fork still being started, no
-   * container (Docker refuses the removal of an image a container uses, and that refusal is
-   * the answer), no image made on top of it.
-   */
-  private void releaseForkImage(@Nullable String image) {
-    if (image == null || image.isEmpty() || forkImagesInUse.contains(image)) {
-      return;
-    }
-    try {
-      docker.client().removeImageCmd(image).withForce(false).exec();
-      LOG.debug("fork image {} removed: no sandbox uses it any more", image);
-    } catch (com.github.dockerjava.api.exception.ConflictException | NotFoundException e) {
-      // still used by another fork, or already gone
-    } catch (RuntimeException e) {
-      LOG.warn("the fork image {} could not be removed: {}", image, e.toString());
-    }
+    return forks.fork(parent, count, timeout);
   }
 
   /** @return the sandboxes, newest first */
@@ -885,36 +258,7 @@ public final class Registry implements AutoCloseable {
 
   /** @return false when there was no such sandbox */
   public boolean kill(String id) {
-    LocalSandbox s = sandboxes.get(id);
-    if (s == null) {
-      return false;
-    }
-    s.transitions.lock();
-    try {
-      if (sandboxes.remove(id) == null) {
-        return false;
-      }
-      if (s.paused() && s.memoryKept()) {
-        try {
-          docker.unpause(s.containerId());
-        } catch (RuntimeException e) {
-          LOG.debug("unpause before removal of {} failed: {}", id, e.toString());
-        }
-      }
-      // streams into the sandbox break off, as E2B's do when a sandbox goes, rather than end
-      // with an exit status nobody observed
-      s.severProcesses("sandbox " + id + " was killed");
-      s.ports().close();
-      docker.remove(s.containerId());
-      releaseForkImage(forkImages.remove(id));
-      s.closeDaemon(true);
-      network.ifPresent(n -> n.detach(s.networkAddress(), s.containerId()));
-      forget(id);
-      StructuredLog.atInfo(LOG).addKeyValue("event", "sandbox.killed").addKeyValue("sandbox", id).log("sandbox killed");
-      return true;
-    } finally {
-      s.transitions.unlock();
-    }
+    return lifecycle.kill(id);
   }
 
   /**
@@ -924,63 +268,7 @@ public final class Registry implements AutoCloseable {
    * @return false when it was already paused
    */
   public boolean pause(LocalSandbox s, boolean memory) throws RpcError {
-    s.transitions.lock();
-    try {
-      if (!sandboxes.containsKey(s.id())) {
-        throw new RpcError("not_found", "Sandbox \"" + s.id() + "\" doesn't exist or you don't have access to it");
-      }
-      if (s.paused()) {
-        return false;
-      }
-      if (s.frozenFromOutside()) {
-        throw new RpcError("failed_precondition", "sandbox " + s.id() + " is frozen from outside this server (its container was paused with"
-            + " docker pause): it cannot be paused until it is unpaused (docker unpause)");
-      }
-      try {
-        if (memory) {
-          freeze(s);
-        } else {
-          docker.client().stopContainerCmd(s.containerId()).withTimeout(2).exec();
-        }
-      } catch (RuntimeException e) {
-        throw new RpcError("internal", "pausing sandbox " + s.id() + " failed: " + e.getMessage());
-      }
-      s.markPaused(memory);
-      persist(s);
-      s.log("info", memory ? "paused with its memory" : "paused, filesystem only");
-      StructuredLog.atInfo(LOG).addKeyValue("event", "sandbox.paused").addKeyValue("sandbox", s.id()).addKeyValue("memory", memory)
-          .log("sandbox paused");
-      return true;
-    } finally {
-      s.transitions.unlock();
-    }
-  }
-
-  /**
-   * {@code docker pause}, tried again a few times: the cgroup freezer gives up ("unable to
-   * freeze") when a process is caught mid-fork, which a busy sandbox does all the time.
-   */
-  private void freeze(LocalSandbox s) {
-    RuntimeException last = null;
-    for (int attempt = 1; attempt <= 5; attempt++) {
-      try {
-        docker.pause(s.containerId());
-        return;
-      } catch (RuntimeException e) {
-        last = e;
-        if (!String.valueOf(e.getMessage()).contains("unable to freeze")) {
-          throw e;
-        }
-        LOG.debug("freezing sandbox {} failed (attempt {}): {}", s.id(), attempt, e.toString());
-        try {
-          Thread.sleep(100L * attempt);
-        } catch (InterruptedException ie) {
-          Thread.currentThread().interrupt();
-          throw e;
-        }
-      }
-    }
-    throw last;
+    return lifecycle.pause(s, memory);
   }
 
   /**
@@ -990,182 +278,24 @@ public final class Registry implements AutoCloseable {
    * @return true when it was paused and is now resumed
    */
   public boolean resume(LocalSandbox s, Duration timeout) throws RpcError {
-    s.transitions.lock();
-    try {
-      if (!sandboxes.containsKey(s.id())) {
-        throw new RpcError("not_found", "Sandbox \"" + s.id() + "\" doesn't exist or you don't have access to it"
-            + stoppedReason(s.id()).map(r -> ": " + r).orElse(""));
-      }
-      if (!s.paused()) {
-        setTimeout(s, timeout, true);
-        return false;
-      }
-      try {
-        if (s.memoryKept()) {
-          docker.unpause(s.containerId());
-        } else {
-          DockerRuntime.startingOrRemoving(() -> docker.client().startContainerCmd(s.containerId()).exec());
-          reattach(s);
-          // its processes did not survive the stop: the template's service starts again
-          String image = docker.client().inspectContainerCmd(s.containerId()).exec().getImageId();
-          Optional<StartCommand> service = StartCommand.of(docker, image);
-          if (service.isPresent()) {
-            service.get().run(s.daemon(), s.containerEnv(), s.id());
-          }
-        }
-      } catch (RuntimeException | IOException | java.util.concurrent.TimeoutException e) {
-        throw new RpcError("internal", "resuming sandbox " + s.id() + " failed: " + e.getMessage());
-      }
-      s.markRunning();
-      s.endAt(Instant.now().plus(timeout));
-      persist(s);
-      s.log("info", "resumed, ends at " + s.endAt());
-      StructuredLog.atInfo(LOG).addKeyValue("event", "sandbox.resumed").addKeyValue("sandbox", s.id()).addKeyValue("endAt", s.endAt())
-          .log("sandbox resumed");
-      return true;
-    } finally {
-      s.transitions.unlock();
-    }
+    return lifecycle.resume(s, timeout);
   }
 
   /** Sets the deadline to now + timeout; with {@code extendOnly} it never moves earlier. */
   public void setTimeout(LocalSandbox s, Duration timeout, boolean extendOnly) {
-    Instant end = Instant.now().plus(timeout);
-    if (extendOnly && end.isBefore(s.endAt())) {
-      return;
-    }
-    s.endAt(end);
-    persist(s);
-    s.log("info", "timeout set, ends at " + end);
+    lifecycle.setTimeout(s, timeout, extendOnly);
   }
-
-  /** A restarted container has a new network namespace (and maybe address): its firewall is written again. */
-  private void reattach(LocalSandbox s) throws IOException {
-    if (network.isPresent()) {
-      network.get().detach(s.networkAddress(), s.containerId());
-      s.networkAddress(null);
-      connectNetwork(s);
-      if (s.networkAddress() != null) {
-        // Docker wrote /etc/hosts afresh for the start: the "none" line is back beside the network's
-        Thread.ofVirtual().name("sandboxes-hosts-" + s.id()).start(() -> settleHosts(s));
-      }
-    }
-  }
-
-  /** Where a sandbox's container starts: on "none" (null), unless every sandbox gets open egress. */
-  private @Nullable String startNetwork() {
-    return network.filter(io.sandboxes.local.internal.egress.SandboxNetwork::startsOnBridge)
-        .map(io.sandboxes.local.internal.egress.SandboxNetwork::networkName).orElse(null);
-  }
-
-  private Map<String, String> proxyVars() {
-    return network.map(io.sandboxes.local.internal.egress.SandboxNetwork::proxyVars).orElse(Map.of());
-  }
-
-  /**
-   * Puts a running sandbox's container, as Docker has it now, under its policy: one on the sandbox
-   * network gets its firewall written and its address registered; one still on "none" joins the
-   * network (firewall first) when its policy allows something, and otherwise stays where nothing
-   * can leave.
-   */
-  private void connectNetwork(LocalSandbox s) throws IOException {
-    io.sandboxes.local.internal.egress.SandboxNetwork n = network.orElseThrow();
-    String ip = n.attachIfJoined(s.containerId(), s::egressPolicy);
-    if (ip == null && n.wantsBridge(s.egressPolicy())) {
-      ip = n.join(s.containerId(), s::egressPolicy);
-      s.networkAddress(ip);
-      settleHosts(s);
-      return;
-    }
-    s.networkAddress(ip);
-  }
-
-  /**
-   * A sandbox that started on "none" has its hostname at {@link DockerRuntime#NO_NETWORK_HOST_ADDRESS}
-   * in /etc/hosts; once on the network Docker adds its address there too. The first line goes, so
-   * /etc/hosts reads as a sandbox's that started on the network. Done in the sandbox by its daemon
-   * (as root, writing the file in place: it is a mount point); best effort, as the sandbox owns
-   * the file and may have changed it.
-   */
-  private void settleHosts(LocalSandbox s) {
-    io.sandboxes.local.internal.daemon.DaemonProcess p;
-    try {
-      p = s.daemon().start(new io.sandboxes.local.internal.daemon.ProcessSpec(
-          List.of("/bin/sh", "-c", SETTLE_HOSTS, "sh", DockerRuntime.NO_NETWORK_HOST_ADDRESS.replace(".", "\\.")),
-          Map.of(), "/", null, null, false, null));
-    } catch (IOException | RpcError | RuntimeException e) {
-      LOG.debug("settling /etc/hosts of {} failed: {}", s.id(), e.toString());
-      return;
-    }
-    try {
-      p.exit().get(5, java.util.concurrent.TimeUnit.SECONDS);
-      io.sandboxes.local.internal.daemon.DaemonProcess.Result r = p.collect();
-      if (!r.status().exited() || r.status().exitCode() != 0) {
-        LOG.debug("settling /etc/hosts of {} ended {}: {}", s.id(), r.status(), r.stderrText().strip());
-      }
-    } catch (java.util.concurrent.TimeoutException e) {
-      try {
-        p.signal(9, true);
-      } catch (IOException | RuntimeException again) {
-        LOG.debug("could not stop the /etc/hosts edit in {}: {}", s.id(), again.toString());
-      }
-      LOG.debug("settling /etc/hosts of {} took over 5 s; stopped", s.id());
-    } catch (Exception e) {
-      LOG.debug("settling /etc/hosts of {} failed: {}", s.id(), e.toString());
-    } finally {
-      p.close();
-    }
-  }
-
-  /**
-   * Drops the {@code $1} (a regex of the "none" address) lines of /etc/hosts when another line
-   * still names the hostname; writes in place, since /etc/hosts is a mount point.
-   */
-  private static final String SETTLE_HOSTS = """
-      f=/etc/hosts
-      grep -q "^$1[[:space:]]" "$f" || exit 0
-      h=$(grep -v "^$1[[:space:]]" "$f")
-      printf '%s\n' "$h" | grep -qwF -- "$(hostname)" || exit 0
-      printf '%s\n' "$h" > "$f"
-      """;
 
   /** @return whether egress policies can be enforced (otherwise sandboxes have no network at all) */
   public boolean egressEnforced() {
-    return network.isPresent();
+    return networking.egressEnforced();
   }
 
   /** Stores a sandbox's network policy (a full replace) and enforces it at once. */
   public void setNetwork(LocalSandbox s, com.fasterxml.jackson.databind.node.ObjectNode policy, @Nullable Boolean allowInternetAccess)
       throws RpcError {
-    s.transitions.lock(); // a join must not meet a pause, a resume or another join
-    try {
-      com.fasterxml.jackson.databind.node.ObjectNode before = s.network();
-      Boolean beforeInternet = s.allowInternetAccess();
-      s.network(policy, allowInternetAccess);
-      if (network.isPresent() && !s.paused()) {
-        try {
-          if (s.networkAddress() != null) {
-            network.get().apply(s.containerId(), s.egressPolicy());
-          } else {
-            connectNetwork(s);
-          }
-        } catch (IOException | RuntimeException e) {
-          s.network(before, beforeInternet);
-          throw new RpcError("internal", "the network policy could not be enforced: " + e.getMessage());
-        }
-      }
-      persist(s);
-    } finally {
-      s.transitions.unlock();
-    }
-    s.log("info", "network policy set: " + Json.string(policy)
-        + (allowInternetAccess == null ? "" : ", allow_internet_access=" + allowInternetAccess));
+    networking.setNetwork(s, policy, allowInternetAccess);
   }
-
-  /** How often each running sandbox's resource use is sampled (E2B's is every few seconds too). */
-  static final Duration SAMPLE_EVERY = Duration.ofSeconds(5);
-  /** How often the sampler reads disk use with {@code df} in the sandbox; between, it keeps the last figures. */
-  static final Duration DISK_EVERY = Duration.ofSeconds(30);
 
   /**
    * A sandbox's metric samples from {@code start} to {@code end} (Unix seconds, both included),
@@ -1174,216 +304,7 @@ public final class Registry implements AutoCloseable {
    * first; a paused sandbox gets none while paused.
    */
   public List<Metrics.Sample> metrics(LocalSandbox s, long start, long end) throws RpcError {
-    if (!s.paused() && end >= Instant.now().getEpochSecond() - 1) {
-      sampleIfOlderThan(s, SAMPLE_EVERY, false);
-    }
-    return s.samples(start, end);
-  }
-
-  /**
-   * Takes a sample unless the newest is younger than {@code age}; one sampling of a sandbox at a
-   * time, so the sampler and a request never add two samples of the same moment.
-   */
-  private void sampleIfOlderThan(LocalSandbox s, Duration age, boolean reuseDisk) throws RpcError {
-    s.sampling.lock();
-    try {
-      Metrics.Sample previous = s.lastSample();
-      Instant now = Instant.now();
-      if (previous != null && previous.at().isAfter(now.minus(age))) {
-        return;
-      }
-      // never sampled while the sandbox changes state: Docker 20.10 deadlocks a container whose
-      // stats are read while it is stopped or removed (seen here: stats, stop and remove each
-      // waiting on the container's lock, and the whole engine unanswering), so a sandbox being
-      // killed, paused or resumed is skipped this time
-      boolean quiet;
-      try {
-        quiet = s.transitions.tryLock(2, java.util.concurrent.TimeUnit.SECONDS);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        return;
-      }
-      if (!quiet) {
-        return;
-      }
-      try {
-        if (s.paused() || !sandboxes.containsKey(s.id())) {
-          return;
-        }
-        Metrics.Sample m = Metrics.read(docker, cgroups, s,
-            reuseDisk && previous != null && previous.diskAt().isAfter(now.minus(DISK_EVERY)) ? previous : null);
-        s.addSample(m);
-      } finally {
-        s.transitions.unlock();
-      }
-    } finally {
-      s.sampling.unlock();
-    }
-  }
-
-  /** Samples every running sandbox about every {@link #SAMPLE_EVERY}, one at a time, so the load stays bounded. */
-  private void sample() {
-    while (!Thread.currentThread().isInterrupted()) {
-      Instant round = Instant.now();
-      for (LocalSandbox s : List.copyOf(sandboxes.values())) {
-        if (s.paused() || !sandboxes.containsKey(s.id())) {
-          continue;
-        }
-        try {
-          sampleIfOlderThan(s, SAMPLE_EVERY.minusMillis(500), true);
-        } catch (RpcError | RuntimeException e) {
-          // a sandbox that is going, or pausing, has no sample this round
-          LOG.debug("sampling sandbox {} failed: {}", s.id(), e.getMessage());
-        }
-      }
-      cgroups.retain(sandboxes.values().stream().map(LocalSandbox::containerId).collect(java.util.stream.Collectors.toSet()));
-      Duration rest = SAMPLE_EVERY.minus(Duration.between(round, Instant.now()));
-      try {
-        Thread.sleep(rest.isNegative() ? Duration.ofMillis(100) : rest);
-      } catch (InterruptedException e) {
-        return;
-      }
-    }
-  }
-
-  private void reap() {
-    while (!Thread.currentThread().isInterrupted()) {
-      try {
-        Thread.sleep(Duration.ofMillis(500));
-      } catch (InterruptedException e) {
-        return;
-      }
-      Instant now = Instant.now();
-      for (LocalSandbox s : List.copyOf(sandboxes.values())) {
-        if (s.paused() || s.endAt().isAfter(now)) {
-          continue;
-        }
-        try {
-          if (s.lifecycle().pauseOnTimeout()) {
-            StructuredLog.atInfo(LOG).addKeyValue("event", "sandbox.deadline").addKeyValue("sandbox", s.id())
-                .addKeyValue("action", "pause").log("sandbox reached its deadline");
-            pause(s, s.lifecycle().autoPauseMemory());
-          } else {
-            StructuredLog.atInfo(LOG).addKeyValue("event", "sandbox.deadline").addKeyValue("sandbox", s.id())
-                .addKeyValue("action", "kill").log("sandbox reached its deadline");
-            kill(s.id(), "killed at its deadline, " + s.endAt());
-          }
-        } catch (RpcError | RuntimeException e) {
-          LOG.warn("ending expired sandbox {} failed: {}", s.id(), e.getMessage());
-        }
-      }
-    }
-  }
-
-  // ---- state kept across restarts ----
-
-  private Path stateFile(String id) {
-    return stateDir.resolve(id + ".json");
-  }
-
-  private void persist(LocalSandbox s) {
-    try {
-      record(s);
-    } catch (IOException e) {
-      LOG.warn("could not record the state of sandbox {} in {}: {}", s.id(), stateDir, e.toString());
-    }
-  }
-
-  private void record(LocalSandbox s) throws IOException {
-    ObjectNode state = Json.object()
-        .put("endAt", s.endAt().toString())
-        .put("paused", s.paused())
-        .put("memoryKept", s.memoryKept());
-    if (s.network() != null) {
-      state.set("network", s.network());
-    }
-    if (s.allowInternetAccess() != null) {
-      state.put("allowInternetAccess", s.allowInternetAccess());
-    }
-    if (s.pooled()) {
-      // a claimed pool member's identity is nowhere in its container's config: this file holds it
-      state.put("pooled", true)
-          .put("template", s.templateId())
-          .put("envdToken", s.envdToken())
-          .put("startedAt", s.startedAt().toString());
-      state.set("metadata", Json.toObject(s.metadata()));
-      state.set("envVars", Json.toObject(s.envVars()));
-      state.set("lifecycle", Json.object()
-          .put("pauseOnTimeout", s.lifecycle().pauseOnTimeout())
-          .put("autoPauseMemory", s.lifecycle().autoPauseMemory())
-          .put("autoResume", s.lifecycle().autoResume())
-          .put("timeoutSeconds", s.lifecycle().timeoutSeconds()));
-    }
-    Files.createDirectories(stateDir);
-    Path tmp = stateDir.resolve(s.id() + ".json.tmp");
-    Files.write(tmp, Json.bytes(state));
-    if (s.pooled()) {
-      try {
-        Files.setPosixFilePermissions(tmp, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
-      } catch (UnsupportedOperationException e) {
-        // not a POSIX file system: the folder's own permissions guard the token
-      }
-    }
-    Files.move(tmp, stateFile(s.id()), StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
-  }
-
-  private void forget(String id) {
-    try {
-      Files.deleteIfExists(stateFile(id));
-    } catch (IOException e) {
-      LOG.debug("could not remove the state file of {}: {}", id, e.toString());
-    }
-  }
-
-  private @Nullable JsonNode readState(String id) {
-    Path f = stateFile(id);
-    if (!Files.exists(f)) {
-      return null;
-    }
-    try {
-      return Json.parse(Files.readAllBytes(f));
-    } catch (IOException e) {
-      LOG.warn("unreadable state file {}: {}", f, e.toString());
-      return null;
-    }
-  }
-
-  private void recover() {
-    List<Container> ours;
-    try {
-      ours = docker.client().listContainersCmd().withShowAll(true)
-          .withLabelFilter(Map.of(DockerRuntime.LABEL_OURS, "true", DockerRuntime.LABEL_SERVER, serverId)).exec();
-    } catch (RuntimeException e) {
-      LOG.warn("could not list this server's containers to take them back: {}", e.toString());
-      return;
-    }
-    java.util.Set<String> withContainer = new java.util.HashSet<>();
-    for (Container c : ours) {
-      Map<String, String> labels = c.getLabels();
-      String id = labels.get(DockerRuntime.LABEL_SANDBOX_ID);
-      boolean pooled = false;
-      if (id == null || id.isEmpty()) {
-        if (!"true".equals(labels.get(WarmPool.LABEL_POOL))) {
-          continue;
-        }
-        // a pool member: its id is only in its name; a state file says it was claimed
-        id = memberId(c);
-        if (id == null) {
-          LOG.warn("removing warm pool container {} with an unexpected name", c.getId());
-          docker.remove(c.getId());
-          continue;
-        }
-        pooled = true;
-      }
-      withContainer.add(id);
-      try {
-        adopt(c, labels, id, pooled);
-      } catch (RuntimeException | IOException e) {
-        LOG.warn("could not take back sandbox {} (container {}): {}", id, c.getId(), e.toString());
-      }
-    }
-    forgetRemoved(withContainer);
-    sweepForkImages();
+    return metrics.metrics(s, start, end);
   }
 
   /**
@@ -1392,208 +313,7 @@ public final class Registry implements AutoCloseable {
    * made on top of one (a snapshot of a fork) was just deleted.
    */
   public void sweepForkImages() {
-    List<com.github.dockerjava.api.model.Image> images;
-    try {
-      images = docker.client().listImagesCmd()
-          .withLabelFilter(Map.of(DockerRuntime.LABEL_OURS, "true", DockerRuntime.LABEL_SERVER, serverId)).exec();
-    } catch (RuntimeException e) {
-      LOG.warn("could not list this server's images to remove unused fork images: {}", e.toString());
-      return;
-    }
-    for (com.github.dockerjava.api.model.Image i : images) {
-      Map<String, String> l = i.getLabels() == null ? Map.of() : i.getLabels();
-      // a snapshot of a fork inherits the fork's mark from its container; it is a template, never swept
-      if (!l.getOrDefault(LABEL_FORK_OF, "").isEmpty() && l.getOrDefault(Templates.LABEL_SNAPSHOT_ID, "").isEmpty()) {
-        releaseForkImage(i.getId());
-      }
-    }
-  }
-
-  /**
-   * The state a sandbox left whose container was removed while no server watched (by hand, or by
-   * a cleanup): nothing to take back, so its state file and daemon folder go.
-   */
-  private void forgetRemoved(java.util.Set<String> withContainer) {
-    if (!Files.isDirectory(stateDir)) {
-      return;
-    }
-    try (java.util.stream.Stream<Path> files = Files.list(stateDir)) {
-      for (Path f : files.toList()) {
-        String name = f.getFileName().toString();
-        if (!name.endsWith(".json") || !Files.isRegularFile(f, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
-          continue;
-        }
-        String id = name.substring(0, name.length() - ".json".length());
-        if (!withContainer.contains(id) && id.matches("[a-z0-9]{20}")) {
-          LOG.info("sandbox {} is gone: its container was removed while the server was down", id);
-          forget(id);
-          SandboxDaemon.deleteTree(SandboxDaemon.folderFor(stateDir, id));
-        }
-      }
-    } catch (IOException e) {
-      LOG.debug("could not look for the state of removed sandboxes in {}: {}", stateDir, e.toString());
-    }
-  }
-
-  /** The sandbox id in a pool container's name ({@code sandboxes-pool-<id>} or, once claimed, {@code sandboxes-<id>}). */
-  private static @Nullable String memberId(Container c) {
-    String[] names = c.getNames();
-    if (names == null) {
-      return null;
-    }
-    for (String n : names) {
-      String name = n.startsWith("/") ? n.substring(1) : n;
-      String id = name.startsWith(WarmPool.NAME_PREFIX) ? name.substring(WarmPool.NAME_PREFIX.length())
-          : name.startsWith("sandboxes-") ? name.substring("sandboxes-".length()) : null;
-      if (id != null && id.matches("[a-z0-9]{20}")) {
-        return id;
-      }
-    }
-    return null;
-  }
-
-  private void adopt(Container c, Map<String, String> labels, String id, boolean pooled) throws IOException {
-    String dockerState;
-    try {
-      dockerState = String.valueOf(docker.client().inspectContainerCmd(c.getId()).exec().getState().getStatus());
-    } catch (NotFoundException e) {
-      forget(id);
-      return;
-    }
-    JsonNode state = readState(id);
-    if (pooled && (state == null || !state.path("pooled").asBoolean(false))) {
-      // a pool member nobody claimed (or whose claim never committed): nobody holds it
-      LOG.info("removing unclaimed warm pool member {} left by an earlier run", id);
-      docker.remove(c.getId());
-      String folder = labels.get(SandboxDaemon.LABEL_FOLDER);
-      if (folder != null && !folder.isEmpty()) {
-        SandboxDaemon.deleteTree(Path.of(folder));
-      }
-      forget(id);
-      return;
-    }
-    // where its identity is: the labels of a cold sandbox, the state file of a claimed pool member
-    Map<String, String> identity = new HashMap<>(labels);
-    if (pooled) {
-      identity.put(LABEL_LIFECYCLE, Json.string(state.path("lifecycle")));
-      identity.put(DockerRuntime.LABEL_TEMPLATE, state.path("template").asText("base"));
-      identity.put(DockerRuntime.LABEL_ENVD_TOKEN, state.path("envdToken").asText(""));
-      identity.put(DockerRuntime.LABEL_METADATA, Json.string(state.path("metadata")));
-      identity.put("io.sandboxes.env", Json.string(state.path("envVars")));
-      identity.put(DockerRuntime.LABEL_STARTED, state.path("startedAt").asText(Instant.now().toString()));
-      identity.put(LABEL_VOLUMES, "[]");
-      identity.remove(DockerRuntime.LABEL_DEADLINE);
-    }
-    labels = identity;
-    if (state == null && !Files.exists(stateFile(id))) {
-      // no state file: the create never committed (the server stopped before answering it), so
-      // nobody holds this sandbox; it is removed, not brought back to live out its deadline
-      LOG.warn("sandbox {} was never answered (its server stopped while creating it); removing its container", id);
-      docker.remove(c.getId());
-      String folder = labels.get(SandboxDaemon.LABEL_FOLDER);
-      if (folder != null && !folder.isEmpty()) {
-        SandboxDaemon.deleteTree(Path.of(folder));
-      }
-      return;
-    }
-    JsonNode lc = Json.parse(labels.getOrDefault(LABEL_LIFECYCLE, "{}").getBytes(java.nio.charset.StandardCharsets.UTF_8));
-    LocalSandbox.Lifecycle lifecycle = new LocalSandbox.Lifecycle(lc.path("pauseOnTimeout").asBoolean(false),
-        lc.path("autoPauseMemory").asBoolean(true), lc.path("autoResume").asBoolean(false), lc.path("timeoutSeconds").asLong(300));
-    Instant endAt = state != null && state.has("endAt") ? Instant.parse(state.get("endAt").asText())
-        : Instant.parse(labels.getOrDefault(DockerRuntime.LABEL_DEADLINE, Instant.now().toString()));
-    boolean recordedPause = state != null && state.path("paused").asBoolean(false);
-    boolean recordedMemory = state != null && state.path("memoryKept").asBoolean(false);
-    Boolean pausedNow = null;
-    switch (dockerState) {
-      case "running" -> pausedNow = false;
-      case "paused" -> pausedNow = true;
-      case "exited", "created" -> {
-        if (recordedPause && !recordedMemory) {
-          pausedNow = true;
-        }
-      }
-      default -> { }
-    }
-    if (pausedNow == null) {
-      LOG.warn("sandbox {} is gone: its container is '{}'{}; removing it", id, dockerState,
-          recordedPause && recordedMemory ? " and the memory of its pause did not survive a Docker restart" : "");
-      docker.remove(c.getId());
-      releaseForkImage(labels.get(LABEL_FORK_IMAGE));
-      forget(id);
-      String gone = labels.get(SandboxDaemon.LABEL_FOLDER);
-      if (gone != null && !gone.isEmpty()) {
-        SandboxDaemon.deleteTree(Path.of(gone));
-      }
-      return;
-    }
-    String folder = labels.get(SandboxDaemon.LABEL_FOLDER);
-    SandboxDaemon daemon = null;
-    if (folder == null || folder.isEmpty()) {
-      LOG.warn("sandbox {} was made without the in-sandbox daemon; its process and file calls will fail", id);
-    } else {
-      daemon = SandboxDaemon.open(Path.of(folder));
-    }
-    LocalSandbox s = new LocalSandbox(id, c.getId(), labels.getOrDefault(DockerRuntime.LABEL_TEMPLATE, "base"),
-        labels.getOrDefault(DockerRuntime.LABEL_ENVD_TOKEN, ""),
-        Json.stringMap(Json.parse(labels.getOrDefault(DockerRuntime.LABEL_METADATA, "{}").getBytes(java.nio.charset.StandardCharsets.UTF_8))),
-        Json.stringMap(Json.parse(labels.getOrDefault("io.sandboxes.env", "{}").getBytes(java.nio.charset.StandardCharsets.UTF_8))),
-        Instant.parse(labels.getOrDefault(DockerRuntime.LABEL_STARTED, Instant.now().toString())), endAt,
-        CPU_COUNT, MEMORY_MB, diskFromLabel(labels), lifecycle, mountsFromLabel(labels.getOrDefault(LABEL_VOLUMES, "[]")), docker, daemon);
-    s.proxyVars(proxyVars());
-    if (pooled) {
-      s.markPooled();
-    }
-    if (pausedNow) {
-      s.markPaused("paused".equals(dockerState));
-    }
-    if (daemon != null && (!pausedNow || "paused".equals(dockerState))) {
-      s.processesToTakeBack(); // a stopped container's processes are gone; a running or frozen one's run on
-    }
-    if (state != null && (state.has("network") || state.has("allowInternetAccess"))) {
-      s.network(state.has("network") ? (ObjectNode) state.get("network") : null,
-          state.has("allowInternetAccess") ? state.get("allowInternetAccess").asBoolean() : null);
-    }
-    if (network.isPresent()) {
-      network.get().keepProxyPortOf(s.containerEnv());
-    }
-    if (!pausedNow) {
-      if (network.isPresent()) {
-        // on the network (it started there, or joined before the restart), or still on "none": a
-        // policy that allows something and never made it there (the server stopped mid-join) joins now
-        connectNetwork(s);
-      }
-    } else if ("paused".equals(dockerState) && network.isPresent()) {
-      // frozen: its namespace is still there to write (nsenter does not need it to run); a join waits for it to run
-      s.networkAddress(network.get().attachIfJoined(c.getId(), s::egressPolicy));
-    }
-    s.onDaemonLost(() -> daemonLost(s));
-    s.freeze().lookWith(() -> lookForFreeze(s));
-    String forkImage = labels.get(LABEL_FORK_IMAGE);
-    if (forkImage != null && !forkImage.isEmpty()) {
-      forkImages.put(id, forkImage);
-    }
-    sandboxes.put(id, s);
-    persist(s);
-    s.log("info", "taken back by a restarted server (" + (pausedNow ? "paused" : "running") + ")");
-    StructuredLog.atInfo(LOG).addKeyValue("event", "sandbox.recovered").addKeyValue("sandbox", id)
-        .addKeyValue("state", pausedNow ? "paused" : "running").log("sandbox taken back after a restart");
-  }
-
-  /** The limit a sandbox was made with (a quota cannot change later); the server's for one made before limits. */
-  private int diskFromLabel(Map<String, String> labels) {
-    try {
-      return Integer.parseInt(labels.getOrDefault(LABEL_DISK, Integer.toString(diskSizeMB)));
-    } catch (NumberFormatException e) {
-      return diskSizeMB;
-    }
-  }
-
-  private static List<LocalSandbox.VolumeMount> mountsFromLabel(String json) throws IOException {
-    List<LocalSandbox.VolumeMount> out = new ArrayList<>();
-    for (JsonNode m : Json.parse(json.getBytes(java.nio.charset.StandardCharsets.UTF_8))) {
-      out.add(new LocalSandbox.VolumeMount(m.path("volumeId").asText(), m.path("name").asText(), m.path("path").asText()));
-    }
-    return out;
+    forkImages.sweep();
   }
 
   /** Stops the reaper; with {@code killSandboxes} also removes every sandbox this server made. */
@@ -1601,13 +321,8 @@ public final class Registry implements AutoCloseable {
     pool.close(); // members are nobody's sandboxes: they go whether or not sandboxes are kept
     events.close();
     diskGuard.close();
-    sampler.interrupt();
-    reaper.interrupt();
-    try {
-      reaper.join(Duration.ofSeconds(5));
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
+    metrics.close();
+    lifecycle.stopReaper();
     if (killSandboxes) {
       for (String id : List.copyOf(sandboxes.keySet())) {
         try {
@@ -1616,8 +331,7 @@ public final class Registry implements AutoCloseable {
           LOG.warn("removing sandbox {} at shutdown failed: {}", id, e.toString());
         }
       }
-      SandboxDaemon.deleteTree(stateDir.resolve("envd"));
-      SandboxDaemon.deleteTree(stateDir.resolve("envd-bin"));
+      engine.discardDaemons();
       try {
         Files.deleteIfExists(stateDir);
       } catch (IOException e) {

@@ -8,7 +8,7 @@ import io.sandboxes.local.internal.daemon.DaemonProcess;
 import io.sandboxes.local.internal.daemon.PortStream;
 import io.sandboxes.local.internal.daemon.ProcessSpec;
 import io.sandboxes.local.internal.docker.CodeInterpreterImage;
-import io.sandboxes.local.internal.docker.DockerRuntime;
+import io.sandboxes.local.internal.runtime.SandboxEngine;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -47,12 +47,11 @@ final class StartCommand {
   }
 
   /** The start command an image names, read once per image. */
-  static Optional<StartCommand> of(DockerRuntime docker, String image) {
+  static Optional<StartCommand> of(SandboxEngine engine, String image) {
     return BY_IMAGE.computeIfAbsent(image, i -> {
       Map<String, String> labels;
       try {
-        var config = docker.client().inspectImageCmd(i).exec().getConfig();
-        labels = config == null || config.getLabels() == null ? Map.of() : config.getLabels();
+        labels = engine.imageLabels(i);
       } catch (RuntimeException e) {
         LOG.warn("could not read image {}'s labels; it starts no service: {}", i, e.toString());
         return Optional.empty();

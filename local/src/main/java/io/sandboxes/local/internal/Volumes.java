@@ -4,6 +4,7 @@ import com.github.dockerjava.api.command.InspectVolumeResponse;
 import com.github.dockerjava.api.exception.ConflictException;
 import com.github.dockerjava.api.exception.NotFoundException;
 import io.sandboxes.local.internal.docker.DockerRuntime;
+import io.sandboxes.local.internal.docker.DockerSandboxEngine;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
@@ -71,7 +72,7 @@ public final class Volumes {
       labels.put(LABEL_VOLUME_ID, id);
       labels.put(LABEL_VOLUME_NAME, name);
       labels.put(LABEL_VOLUME_TOKEN, Registry.newToken());
-      String dockerName = "sandboxes-vol-" + id;
+      String dockerName = DockerSandboxEngine.VOLUME_PREFIX + id;
       docker.client().createVolumeCmd().withName(dockerName).withLabels(labels).exec();
       return byId(id).orElseThrow(() -> new RpcError("internal", "volume " + name + " vanished right after it was created"));
     } finally {

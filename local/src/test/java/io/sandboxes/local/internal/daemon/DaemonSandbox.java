@@ -1,6 +1,7 @@
 package io.sandboxes.local.internal.daemon;
 
 import io.sandboxes.local.internal.docker.BaseImage;
+import io.sandboxes.local.internal.docker.DaemonInjection;
 import io.sandboxes.local.internal.docker.DockerRuntime;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -50,7 +51,7 @@ final class DaemonSandbox implements AutoCloseable {
         .withTmpfs(tmpfs);
     String id;
     try {
-      id = docker.createAndStart(DaemonMounts.withDaemon(spec, folder, binary));
+      id = docker.createAndStart(DaemonInjection.withDaemon(spec, folder, binary));
     } catch (RuntimeException e) {
       listener.close();
       deleteTree(root);

@@ -1,0 +1,122 @@
+package io.sandboxes.local.internal;
+
+import io.sandboxes.local.internal.docker.DockerRuntime;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The sandboxes' resource use over time: a background sampler that reads every running sandbox
+ * about every {@link #SAMPLE_EVERY}, and the samples a metrics request gets (a fresh one first
+ * when the newest is old).
+ */
+final class MetricsSampler implements AutoCloseable {
+  /** Logs under the registry's name, which operators filter on. */
+  private static final Logger LOG = LoggerFactory.getLogger(Registry.class);
+
+  private final Map<String, LocalSandbox> sandboxes;
+  private final DockerRuntime docker;
+  /** The sampler's source of CPU and memory use: the sandboxes' cgroup files, not Docker's stats. */
+  private final CgroupReader cgroups = new CgroupReader();
+  private final Thread sampler;
+
+  /** Starts sampling the sandboxes of {@code sandboxes} (the live table, read each round). */
+  MetricsSampler(Map<String, LocalSandbox> sandboxes, DockerRuntime docker) {
+    this.sandboxes = sandboxes;
+    this.docker = docker;
+    this.sampler = Thread.ofVirtual().name("sandboxes-metrics").start(this::run);
+  }
+
+  /** How often each running sandbox's resource use is sampled (E2B's is every few seconds too). */
+  static final Duration SAMPLE_EVERY = Duration.ofSeconds(5);
+  /** How often the sampler reads disk use with {@code df} in the sandbox; between, it keeps the last figures. */
+  static final Duration DISK_EVERY = Duration.ofSeconds(30);
+
+  /**
+   * A sandbox's metric samples from {@code start} to {@code end} (Unix seconds, both included),
+   * oldest first. When the range reaches the present and the newest sample is older than the
+   * sampling interval (a sandbox just made, or many sandboxes to sample), a fresh one is taken
+   * first; a paused sandbox gets none while paused.
+   */
+  List<Metrics.Sample> metrics(LocalSandbox s, long start, long end) throws RpcError {
+    if (!s.paused() && end >= Instant.now().getEpochSecond() - 1) {
+      sampleIfOlderThan(s, SAMPLE_EVERY, false);
+    }
+    return s.samples(start, end);
+  }
+
+  /**
+   * Takes a sample unless the newest is younger than {@code age}; one sampling of a sandbox at a
+   * time, so the sampler and a request never add two samples of the same moment.
+   */
+  private void sampleIfOlderThan(LocalSandbox s, Duration age, boolean reuseDisk) throws RpcError {
+    s.sampling.lock();
+    try {
+      Metrics.Sample previous = s.lastSample();
+      Instant now = Instant.now();
+      if (previous != null && previous.at().isAfter(now.minus(age))) {
+        return;
+      }
+      // never sampled while the sandbox changes state: Docker 20.10 deadlocks a container whose
+      // stats are read while it is stopped or removed (seen here: stats, stop and remove each
+      // waiting on the container's lock, and the whole engine unanswering), so a sandbox being
+      // killed, paused or resumed is skipped this time
+      boolean quiet;
+      try {
+        quiet = s.transitions.tryLock(2, java.util.concurrent.TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      }
+      if (!quiet) {
+        return;
+      }
+      try {
+        if (s.paused() || !sandboxes.containsKey(s.id())) {
+          return;
+        }
+        Metrics.Sample m = Metrics.read(docker, cgroups, s,
+            reuseDisk && previous != null && previous.diskAt().isAfter(now.minus(DISK_EVERY)) ? previous : null);
+        s.addSample(m);
+      } finally {
+        s.transitions.unlock();
+      }
+    } finally {
+      s.sampling.unlock();
+    }
+  }
+
+  /** Samples every running sandbox about every {@link #SAMPLE_EVERY}, one at a time, so the load stays bounded. */
+  private void run() {
+    while (!Thread.currentThread().isInterrupted()) {
+      Instant round = Instant.now();
+      for (LocalSandbox s : List.copyOf(sandboxes.values())) {
+        if (s.paused() || !sandboxes.containsKey(s.id())) {
+          continue;
+        }
+        try {
+          sampleIfOlderThan(s, SAMPLE_EVERY.minusMillis(500), true);
+        } catch (RpcError | RuntimeException e) {
+          // a sandbox that is going, or pausing, has no sample this round
+          LOG.debug("sampling sandbox {} failed: {}", s.id(), e.getMessage());
+        }
+      }
+      cgroups.retain(sandboxes.values().stream().map(LocalSandbox::containerId).collect(java.util.stream.Collectors.toSet()));
+      Duration rest = SAMPLE_EVERY.minus(Duration.between(round, Instant.now()));
+      try {
+        Thread.sleep(rest.isNegative() ? Duration.ofMillis(100) : rest);
+      } catch (InterruptedException e) {
+        return;
+      }
+    }
+  }
+
+  /** Stops the sampler. */
+  @Override
+  public void close() {
+    sampler.interrupt();
+  }
+}

@@ -1,0 +1,280 @@
+package io.sandboxes.local.internal;
+
+import io.sandboxes.local.internal.runtime.SandboxEngine;
+import java.io.IOException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * What happens to a sandbox once it runs: kill (by a caller, at its deadline, or by the server for
+ * a reason later calls are told), pause with or without its memory, resume, a new deadline, and
+ * the reaper that pauses or kills sandboxes whose deadline passed. Every transition holds the
+ * sandbox's transition lock, so outside-event checks never take this server's own for one.
+ */
+final class SandboxLifecycle {
+  /** Logs under the registry's name, which operators filter on. */
+  private static final Logger LOG = LoggerFactory.getLogger(Registry.class);
+  /** How long a sandbox stopped for its disk stays known, so calls for it say why it is gone. */
+  static final Duration STOPPED_RETENTION = Duration.ofHours(1);
+
+  private final Map<String, LocalSandbox> sandboxes;
+  private final SandboxEngine engine;
+  private final StateFiles states;
+  private final SandboxNetworking networking;
+  private final ForkImages forkImages;
+  /** Sandboxes stopped by the server (not by a caller), with why and when, for {@link #STOPPED_RETENTION}. */
+  private final ConcurrentMap<String, Stopped> stopped = new ConcurrentHashMap<>();
+  private volatile Thread reaper;
+
+  private record Stopped(String reason, Instant at) {}
+
+  SandboxLifecycle(Map<String, LocalSandbox> sandboxes, SandboxEngine engine, StateFiles states, SandboxNetworking networking,
+      ForkImages forkImages) {
+    this.sandboxes = sandboxes;
+    this.engine = engine;
+    this.states = states;
+    this.networking = networking;
+    this.forkImages = forkImages;
+  }
+
+  /** Starts the reaper: sandboxes past their deadline are paused or killed, as their lifecycle says. */
+  void startReaper() {
+    this.reaper = Thread.ofVirtual().name("sandboxes-reaper").start(this::reap);
+  }
+
+  /** Stops the reaper, waiting a while for its round to end. */
+  void stopReaper() {
+    Thread r = reaper;
+    if (r == null) {
+      return;
+    }
+    r.interrupt();
+    try {
+      r.join(Duration.ofSeconds(5));
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /**
+   * Why the server stopped a sandbox that is gone, if it did within {@link #STOPPED_RETENTION}.
+   *
+   * @return the reason, e.g. {@code stopped: its writable layer passed its disk limit of 64 MB}
+   */
+  Optional<String> stoppedReason(String id) {
+    Stopped s = stopped.get(id);
+    if (s == null || s.at().plus(STOPPED_RETENTION).isBefore(Instant.now())) {
+      return Optional.empty();
+    }
+    return Optional.of(s.reason());
+  }
+
+  /** Kills a sandbox for a reason, which later calls for its id are told (for an hour). */
+  boolean kill(String id, String reason) {
+    Instant now = Instant.now();
+    stopped.values().removeIf(s -> s.at().plus(STOPPED_RETENTION).isBefore(now));
+    boolean recorded = stopped.size() < 10_000;
+    Stopped before = recorded ? stopped.put(id, new Stopped(reason, now)) : null;
+    boolean killed = kill(id);
+    if (!killed && recorded) {
+      // no such sandbox: an earlier stop's reason (a second DELETE's first) stays what it was
+      if (before != null) {
+        stopped.put(id, before);
+      } else {
+        stopped.remove(id);
+      }
+    }
+    return killed;
+  }
+
+  /** @return false when there was no such sandbox */
+  boolean kill(String id) {
+    LocalSandbox s = sandboxes.get(id);
+    if (s == null) {
+      return false;
+    }
+    s.transitions.lock();
+    try {
+      if (sandboxes.remove(id) == null) {
+        return false;
+      }
+      if (s.paused() && s.memoryKept()) {
+        try {
+          engine.thaw(s.containerId());
+        } catch (RuntimeException e) {
+          LOG.debug("unpause before removal of {} failed: {}", id, e.toString());
+        }
+      }
+      // streams into the sandbox break off, as E2B's do when a sandbox goes, rather than end
+      // with an exit status nobody observed
+      s.severProcesses("sandbox " + id + " was killed");
+      s.ports().close();
+      engine.remove(s.containerId());
+      forkImages.sandboxGone(id);
+      s.closeDaemon(true);
+      networking.detach(s);
+      states.forget(id);
+      StructuredLog.atInfo(LOG).addKeyValue("event", "sandbox.killed").addKeyValue("sandbox", id).log("sandbox killed");
+      return true;
+    } finally {
+      s.transitions.unlock();
+    }
+  }
+
+  /**
+   * Pauses a running sandbox: with {@code memory} the container is frozen, so its processes
+   * carry on after resume; without, it is stopped, so only its filesystem is kept.
+   *
+   * @return false when it was already paused
+   */
+  boolean pause(LocalSandbox s, boolean memory) throws RpcError {
+    s.transitions.lock();
+    try {
+      if (!sandboxes.containsKey(s.id())) {
+        throw new RpcError("not_found", "Sandbox \"" + s.id() + "\" doesn't exist or you don't have access to it");
+      }
+      if (s.paused()) {
+        return false;
+      }
+      if (s.frozenFromOutside()) {
+        throw new RpcError("failed_precondition", "sandbox " + s.id() + " is frozen from outside this server (its container was paused with"
+            + " docker pause): it cannot be paused until it is unpaused (docker unpause)");
+      }
+      try {
+        if (memory) {
+          freeze(s);
+        } else {
+          engine.stop(s.containerId(), Duration.ofSeconds(2));
+        }
+      } catch (RuntimeException e) {
+        throw new RpcError("internal", "pausing sandbox " + s.id() + " failed: " + e.getMessage());
+      }
+      s.markPaused(memory);
+      states.persist(s);
+      s.log("info", memory ? "paused with its memory" : "paused, filesystem only");
+      StructuredLog.atInfo(LOG).addKeyValue("event", "sandbox.paused").addKeyValue("sandbox", s.id()).addKeyValue("memory", memory)
+          .log("sandbox paused");
+      return true;
+    } finally {
+      s.transitions.unlock();
+    }
+  }
+
+  /**
+   * {@code docker pause}, tried again a few times: the cgroup freezer gives up ("unable to
+   * freeze") when a process is caught mid-fork, which a busy sandbox does all the time.
+   */
+  private void freeze(LocalSandbox s) {
+    RuntimeException last = null;
+    for (int attempt = 1; attempt <= 5; attempt++) {
+      try {
+        engine.freeze(s.containerId());
+        return;
+      } catch (RuntimeException e) {
+        last = e;
+        if (!String.valueOf(e.getMessage()).contains("unable to freeze")) {
+          throw e;
+        }
+        LOG.debug("freezing sandbox {} failed (attempt {}): {}", s.id(), attempt, e.toString());
+        try {
+          Thread.sleep(100L * attempt);
+        } catch (InterruptedException ie) {
+          Thread.currentThread().interrupt();
+          throw e;
+        }
+      }
+    }
+    throw last;
+  }
+
+  /**
+   * Resumes a paused sandbox, or extends a running one's deadline to at least {@code timeout}
+   * from now.
+   *
+   * @return true when it was paused and is now resumed
+   */
+  boolean resume(LocalSandbox s, Duration timeout) throws RpcError {
+    s.transitions.lock();
+    try {
+      if (!sandboxes.containsKey(s.id())) {
+        throw new RpcError("not_found", "Sandbox \"" + s.id() + "\" doesn't exist or you don't have access to it"
+            + stoppedReason(s.id()).map(r -> ": " + r).orElse(""));
+      }
+      if (!s.paused()) {
+        setTimeout(s, timeout, true);
+        return false;
+      }
+      try {
+        if (s.memoryKept()) {
+          engine.thaw(s.containerId());
+        } else {
+          engine.restart(s.containerId());
+          networking.reattach(s);
+          // its processes did not survive the stop: the template's service starts again
+          Optional<StartCommand> service = StartCommand.of(engine, engine.imageOf(s.containerId()));
+          if (service.isPresent()) {
+            service.get().run(s.daemon(), s.containerEnv(), s.id());
+          }
+        }
+      } catch (RuntimeException | IOException | java.util.concurrent.TimeoutException e) {
+        throw new RpcError("internal", "resuming sandbox " + s.id() + " failed: " + e.getMessage());
+      }
+      s.markRunning();
+      s.endAt(Instant.now().plus(timeout));
+      states.persist(s);
+      s.log("info", "resumed, ends at " + s.endAt());
+      StructuredLog.atInfo(LOG).addKeyValue("event", "sandbox.resumed").addKeyValue("sandbox", s.id()).addKeyValue("endAt", s.endAt())
+          .log("sandbox resumed");
+      return true;
+    } finally {
+      s.transitions.unlock();
+    }
+  }
+
+  /** Sets the deadline to now + timeout; with {@code extendOnly} it never moves earlier. */
+  void setTimeout(LocalSandbox s, Duration timeout, boolean extendOnly) {
+    Instant end = Instant.now().plus(timeout);
+    if (extendOnly && end.isBefore(s.endAt())) {
+      return;
+    }
+    s.endAt(end);
+    states.persist(s);
+    s.log("info", "timeout set, ends at " + end);
+  }
+
+  private void reap() {
+    while (!Thread.currentThread().isInterrupted()) {
+      try {
+        Thread.sleep(Duration.ofMillis(500));
+      } catch (InterruptedException e) {
+        return;
+      }
+      Instant now = Instant.now();
+      for (LocalSandbox s : List.copyOf(sandboxes.values())) {
+        if (s.paused() || s.endAt().isAfter(now)) {
+          continue;
+        }
+        try {
+          if (s.lifecycle().pauseOnTimeout()) {
+            StructuredLog.atInfo(LOG).addKeyValue("event", "sandbox.deadline").addKeyValue("sandbox", s.id())
+                .addKeyValue("action", "pause").log("sandbox reached its deadline");
+            pause(s, s.lifecycle().autoPauseMemory());
+          } else {
+            StructuredLog.atInfo(LOG).addKeyValue("event", "sandbox.deadline").addKeyValue("sandbox", s.id())
+                .addKeyValue("action", "kill").log("sandbox reached its deadline");
+            kill(s.id(), "killed at its deadline, " + s.endAt());
+          }
+        } catch (RpcError | RuntimeException e) {
+          LOG.warn("ending expired sandbox {} failed: {}", s.id(), e.getMessage());
+        }
+      }
+    }
+  }
+}

@@ -1,0 +1,112 @@
+package io.sandboxes.local.internal;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.sandboxes.e2b.internal.Json;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The state kept across restarts: one small JSON file per sandbox in the server's state folder,
+ * holding what changes during its life (its deadline, whether and how it is paused, its network
+ * policy) and, for a claimed warm pool member, its identity. The file is a create's commit: a
+ * container without one was never answered.
+ */
+final class StateFiles {
+  /** Logs under the registry's name, which operators filter on. */
+  private static final Logger LOG = LoggerFactory.getLogger(Registry.class);
+
+  private final Path stateDir;
+
+  StateFiles(Path stateDir) {
+    this.stateDir = stateDir;
+  }
+
+  /** @return the state folder */
+  Path dir() {
+    return stateDir;
+  }
+
+  Path file(String id) {
+    return stateDir.resolve(id + ".json");
+  }
+
+  /** Records a sandbox's changing state; a failure is logged, the sandbox carries on. */
+  void persist(LocalSandbox s) {
+    try {
+      record(s);
+    } catch (IOException e) {
+      LOG.warn("could not record the state of sandbox {} in {}: {}", s.id(), stateDir, e.toString());
+    }
+  }
+
+  /**
+   * Records a sandbox's changing state (its deadline, pause, network policy and, for a claimed
+   * pool member, its identity), replacing the file atomically.
+   */
+  void record(LocalSandbox s) throws IOException {
+    ObjectNode state = Json.object()
+        .put("endAt", s.endAt().toString())
+        .put("paused", s.paused())
+        .put("memoryKept", s.memoryKept());
+    if (s.network() != null) {
+      state.set("network", s.network());
+    }
+    if (s.allowInternetAccess() != null) {
+      state.put("allowInternetAccess", s.allowInternetAccess());
+    }
+    if (s.pooled()) {
+      // a claimed pool member's identity is nowhere in its container's config: this file holds it
+      state.put("pooled", true)
+          .put("template", s.templateId())
+          .put("envdToken", s.envdToken())
+          .put("startedAt", s.startedAt().toString());
+      state.set("metadata", Json.toObject(s.metadata()));
+      state.set("envVars", Json.toObject(s.envVars()));
+      state.set("lifecycle", Json.object()
+          .put("pauseOnTimeout", s.lifecycle().pauseOnTimeout())
+          .put("autoPauseMemory", s.lifecycle().autoPauseMemory())
+          .put("autoResume", s.lifecycle().autoResume())
+          .put("timeoutSeconds", s.lifecycle().timeoutSeconds()));
+    }
+    Files.createDirectories(stateDir);
+    Path tmp = stateDir.resolve(s.id() + ".json.tmp");
+    Files.write(tmp, Json.bytes(state));
+    if (s.pooled()) {
+      try {
+        Files.setPosixFilePermissions(tmp, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+      } catch (UnsupportedOperationException e) {
+        // not a POSIX file system: the folder's own permissions guard the token
+      }
+    }
+    Files.move(tmp, file(s.id()), StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+  }
+
+  /** Removes a sandbox's state file: the sandbox is gone. */
+  void forget(String id) {
+    try {
+      Files.deleteIfExists(file(id));
+    } catch (IOException e) {
+      LOG.debug("could not remove the state file of {}: {}", id, e.toString());
+    }
+  }
+
+  /** @return a sandbox's recorded state, or null when it has none or it cannot be read */
+  @Nullable JsonNode read(String id) {
+    Path f = file(id);
+    if (!Files.exists(f)) {
+      return null;
+    }
+    try {
+      return Json.parse(Files.readAllBytes(f));
+    } catch (IOException e) {
+      LOG.warn("unreadable state file {}: {}", f, e.toString());
+      return null;
+    }
+  }
+}

@@ -1,0 +1,137 @@
+package io.sandboxes.local.internal.runtime;
+
+import java.io.IOException;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * What the sandbox side of the server asks of the runtime that runs sandboxes, by the id of a
+ * sandbox's instance (a container on Docker). Docker implements it today; another runtime (pods
+ * on Kubernetes) implements the same operations its own way. A call the runtime could not carry
+ * out throws a {@link RuntimeException}; an instance that does not exist is an answer, never an
+ * exception, where the operation says so.
+ */
+public interface SandboxEngine {
+
+  /**
+   * Opens the server's end of a new sandbox's daemon link, before its instance exists.
+   *
+   * @throws IOException when it could not be made
+   */
+  DaemonLink openDaemon(String sandboxId) throws IOException;
+
+  /**
+   * Opens again the daemon link of a sandbox a restarted server takes back.
+   *
+   * @param labels what its instance recorded
+   * @return the link, or null when the instance records none (it was made without the daemon)
+   */
+  @Nullable DaemonLink reopenDaemon(Map<String, String> labels) throws IOException;
+
+  /** Removes what the daemon link of a sandbox that is gone kept, from what its instance recorded. */
+  void discardDaemon(Map<String, String> labels);
+
+  /** Removes what the daemon link of a sandbox that is gone kept, when only its id is known. */
+  void discardDaemon(String sandboxId);
+
+  /** Removes what every daemon link kept, and the daemon itself: the server is stopping and its sandboxes are gone. */
+  void discardDaemons();
+
+  /**
+   * Makes and starts a sandbox's instance with its daemon injected, connecting out over
+   * {@code daemon} (opened by {@link #openDaemon}).
+   *
+   * @return the instance's id
+   * @throws RuntimeException when it could not be made or started
+   */
+  String launch(InstanceSpec spec, DaemonLink daemon);
+
+  /**
+   * Makes a freshly mounted volume writable by the sandbox's user, when its root is root's and empty.
+   *
+   * @throws IOException when the instance could not be reached
+   */
+  void prepareVolume(String instanceId, String path) throws IOException;
+
+  /**
+   * Freezes an instance's processes, memory kept: they carry on after {@link #thaw}.
+   *
+   * @throws RuntimeException when the runtime refused, e.g. a freezer that gave up mid-fork
+   *     (its message then says {@code unable to freeze})
+   */
+  void freeze(String instanceId);
+
+  /** Thaws an instance {@link #freeze} froze. */
+  void thaw(String instanceId);
+
+  /** Stops an instance, only its filesystem kept, its processes given {@code grace} to end. */
+  void stop(String instanceId, Duration grace);
+
+  /** Starts a stopped instance again, with its filesystem as {@link #stop} left it. */
+  void restart(String instanceId);
+
+  /**
+   * Removes an instance and what only it used.
+   *
+   * @return false when it did not exist
+   */
+  boolean remove(String instanceId);
+
+  /**
+   * Lists instances, running or not.
+   *
+   * @return the instances carrying every one of {@code labels}
+   * @throws RuntimeException when the runtime could not be asked
+   */
+  List<Instance> instances(Map<String, String> labels);
+
+  /**
+   * Looks at an instance now.
+   *
+   * @return its state, {@link InstanceState#GONE} when it does not exist
+   * @throws RuntimeException when the runtime could not be asked (nothing is then known)
+   */
+  InstanceState state(String instanceId);
+
+  /** @return the environment the instance was made with (its image's and its sandbox's), as {@code NAME=value} */
+  List<String> environment(String instanceId);
+
+  /** @return the id of the image the instance was made from */
+  String imageOf(String instanceId);
+
+  /**
+   * The labels an image carries (what a template recorded, e.g. the service it starts).
+   *
+   * @return its labels, empty when it has none
+   * @throws RuntimeException when the image could not be read
+   */
+  Map<String, String> imageLabels(String imageId);
+
+  /** Gives an instance a new name in the runtime's own listings; nothing depends on it. */
+  void rename(String instanceId, String name);
+
+  /**
+   * Captures an instance's filesystem as an image, the instance frozen for the moment of the copy.
+   *
+   * @return the new image's id
+   */
+  String capture(String instanceId, String repository, String tag, Map<String, String> labels);
+
+  /** What {@link #removeImage} came to. */
+  enum ImageRemoval {
+    /** It is removed. */
+    REMOVED,
+    /** Something still uses it (an instance, or an image made on top of it): it stays. */
+    IN_USE,
+    /** It did not exist. */
+    GONE
+  }
+
+  /** Removes an image unless something still uses it. */
+  ImageRemoval removeImage(String imageId);
+
+  /** @return the images carrying every one of {@code labels} */
+  List<CapturedImage> images(Map<String, String> labels);
+}
