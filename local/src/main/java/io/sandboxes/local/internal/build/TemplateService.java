@@ -1,5 +1,7 @@
 package io.sandboxes.local.internal.build;
 
+import static io.sandboxes.local.internal.build.BuildLabels.*;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.github.dockerjava.api.async.ResultCallback;
@@ -61,35 +63,8 @@ import org.slf4j.LoggerFactory;
  */
 public class TemplateService implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(TemplateService.class);
-  /**
-   * A template's tags are its image's tags here: {@code <repository>:<template id>} is its {@code default}
-   * tag, {@code <repository>:<template id>.<tag>} any other; each is moved by a build or an assignment
-   * of that tag, removed by a delete. An image with none of them is no template's any more.
-   */
-  static final String REPOSITORY = "sandboxes-local/template";
-  /** Every finished build's image is also tagged here by its build id, so taking the registration tag off never waits on layer removal. */
-  static final String BUILD_REPOSITORY = "sandboxes-local/template-build";
-  public static final String LABEL_TEMPLATE_ID = "io.sandboxes.template-id";
-  public static final String LABEL_TEMPLATE_NAME = "io.sandboxes.template-name";
-  public static final String LABEL_TEMPLATE_BUILD = "io.sandboxes.template-build";
-  public static final String LABEL_TEMPLATE_CREATED = "io.sandboxes.template-created";
-  /** A build's {@code <cpuCount>/<memoryMB>}. */
-  public static final String LABEL_TEMPLATE_RESOURCES = "io.sandboxes.template-resources";
-  /** The template's defaults for its sandboxes: {@code {env, workdir, user, startCmd, readyCmd}} as JSON. */
-  public static final String LABEL_TEMPLATE_DEFAULTS = "io.sandboxes.template-defaults";
-  public static final String LABEL_CACHE_KEY = "io.sandboxes.template-cache";
-  /** The template whose build committed a step's image: removed with that template, or at once when the build fails. */
-  public static final String LABEL_STEP_OF = "io.sandboxes.template-step-of";
-  /** The server whose build committed a step's image: its next start removes those nothing is built on. */
-  public static final String LABEL_STEP_SERVER = "io.sandboxes.template-step-server";
-  /** The server that built a template's build (a test run removes what its servers built). */
-  public static final String LABEL_BUILT_BY = "io.sandboxes.template-built-by";
   /** The tag a build without tags gets, and the one a bare name means. */
   public static final String DEFAULT_TAG = "default";
-  private static final Pattern TAG = Pattern.compile("^[a-z0-9_.-]{1,100}$");
-  private static final Pattern UUID_LIKE = Pattern.compile("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$");
-  /** Marks a build step's container with the server that runs it; a restarted server removes its leftovers. */
-  public static final String LABEL_BUILD_CONTAINER = "io.sandboxes.template-build-of";
   private static final Pattern NAME = Pattern.compile("^[a-z0-9][a-z0-9_.-]{0,62}$");
   private static final Pattern HASH = Pattern.compile("^[a-f0-9]{64}$");
   private static final Pattern ENV_KEY = Pattern.compile("^[A-Za-z_][A-Za-z0-9_]*$");
@@ -159,7 +134,6 @@ public class TemplateService implements AutoCloseable {
   private final Set<String> sandboxLabels;
   private final Map<String, Requested> requested = new ConcurrentHashMap<>();
   private final Map<String, Build> builds = new ConcurrentHashMap<>();
-  private final Map<String, Optional<Defaults>> defaultsCache = new ConcurrentHashMap<>();
   private final ExecutorService runner = Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("template-build-", 0).factory());
   /**
    * Where the builds' CPU-heavy work runs (decompressing, hashing and re-packing COPY archives): a
@@ -175,6 +149,8 @@ public class TemplateService implements AutoCloseable {
   private final Set<String> doomed = ConcurrentHashMap.newKeySet();
   /** Held while a template is registered or deleted; a lock, not a monitor, so virtual threads waiting on Docker under it stay unpinned. */
   private final java.util.concurrent.locks.ReentrantLock registration = new java.util.concurrent.locks.ReentrantLock();
+  private final ImageSweeper sweeper;
+  private final TemplateCatalogue catalogue;
 
   /** How many threads run the builds' CPU-heavy work: half the cores, at least one. */
   static final int CPU_THREADS = Math.max(1, Runtime.getRuntime().availableProcessors() / 2);
@@ -200,7 +176,9 @@ public class TemplateService implements AutoCloseable {
     this.budgetMB = budgetMB;
     this.uploads = new BuildUploads(files, budgetMB << 20);
     this.cpu = Executors.newFixedThreadPool(CPU_THREADS, Thread.ofPlatform().name("template-build-cpu-", 0).daemon(true).factory());
-    removeLeftovers();
+    this.sweeper = new ImageSweeper(docker, serverId, registration);
+    this.catalogue = new TemplateCatalogue(docker, sweeper, runner, registration);
+    sweeper.removeLeftoverContainers();
   }
 
   /** The uploads of COPY contexts (for tests: their sweep). */
@@ -224,28 +202,7 @@ public class TemplateService implements AutoCloseable {
    * delete). A step image another image is built on, or a container uses, stays.
    */
   public void sweepAtStart() {
-    runner.execute(() -> {
-      try {
-        removeSteps(docker.client().listImagesCmd().withShowAll(true).withLabelFilter(Map.of(LABEL_STEP_SERVER, serverId)).exec()
-            .stream().sorted(Comparator.comparing(Image::getCreated).reversed()).map(Image::getId).toList());
-      } catch (RuntimeException e) {
-        LOG.warn("could not look for the step images a previous run left: {}", e.toString());
-      }
-      sweepUntagged(null);
-    });
-  }
-
-  /** Removes the step containers a previous run of this server left (it stopped mid-build). */
-  private void removeLeftovers() {
-    try {
-      for (Container c : docker.client().listContainersCmd().withShowAll(true)
-          .withLabelFilter(Map.of(LABEL_BUILD_CONTAINER, serverId)).exec()) {
-        LOG.info("removing template build container {} a previous run left", c.getId());
-        docker.remove(c.getId());
-      }
-    } catch (RuntimeException e) {
-      LOG.warn("could not look for template build containers a previous run left: {}", e.toString());
-    }
+    runner.execute(sweeper::previousRun);
   }
 
   // ---- requests and uploads ----
@@ -271,7 +228,7 @@ public class TemplateService implements AutoCloseable {
           + name + "'");
     }
     named.addAll(tags);
-    List<String> allTags = validTags(named);
+    List<String> allTags = TemplateTags.validTags(named);
     if (allTags.isEmpty()) {
       allTags = List.of(DEFAULT_TAG);
     }
@@ -289,32 +246,6 @@ public class TemplateService implements AutoCloseable {
     Requested r = new Requested(templateId, java.util.UUID.randomUUID().toString(), name, allTags, cpuCount, memoryMB, Instant.now());
     requested.put(r.buildId(), r);
     return r;
-  }
-
-  /**
-   * Tags as E2B takes them: trimmed, lowercased, deduplicated in order; {@code default} is a tag
-   * like any other here.
-   *
-   * @throws RpcError invalid_argument for a malformed tag or one shaped like a build id
-   */
-  static List<String> validTags(List<String> raw) throws RpcError {
-    Set<String> out = new LinkedHashSet<>();
-    for (String t : raw) {
-      String c = t == null ? "" : t.trim().toLowerCase(java.util.Locale.ROOT);
-      if (!TAG.matcher(c).matches()) {
-        throw new RpcError("invalid_argument", "invalid tag '" + t + "': a tag is 1 to 100 lowercase letters, digits, '_', '.' or '-'");
-      }
-      if (UUID_LIKE.matcher(c).matches()) {
-        throw new RpcError("invalid_argument", "invalid tag '" + t + "': a tag cannot be a UUID (build ids are)");
-      }
-      out.add(c);
-    }
-    return List.copyOf(out);
-  }
-
-  /** The Docker tag (in {@link #REPOSITORY}) that stands for a template's tag. */
-  static String registrationTag(String templateId, String tag) {
-    return tag.equals(DEFAULT_TAG) ? templateId : templateId + "." + tag;
   }
 
   private Requested requested(String templateId, String buildId) throws RpcError {
@@ -494,7 +425,7 @@ public class TemplateService implements AutoCloseable {
           cacheLock.unlock();
         }
         try {
-          removeSteps(gone);
+          sweeper.removeSteps(gone);
         } finally {
           gone.forEach(doomed::remove);
         }
@@ -993,186 +924,31 @@ public class TemplateService implements AutoCloseable {
       }
       // the registration itself: each tag moved from an earlier build at once
       for (String tag : b.request.tags()) {
-        docker.client().tagImageCmd(committed, REPOSITORY, registrationTag(b.request.templateId(), tag)).withForce(true).exec();
+        docker.client().tagImageCmd(committed, REPOSITORY, TemplateTags.registrationTag(b.request.templateId(), tag)).withForce(true).exec();
       }
-      defaultsCache.clear();
+      catalogue.forgetDefaults();
     } finally {
       registration.unlock();
     }
     // earlier builds no tag points at go in the background: the tags resolve to this build already
-    runner.execute(() -> sweepUntagged(b.request.templateId()));
+    runner.execute(() -> sweeper.sweepUntagged(b.request.templateId()));
   }
 
-  /**
-   * Removes the builds of a template (or of every template, for null) that no tag points at,
-   * unless a sandbox still runs from one (it is swept again later).
-   */
-  void sweepUntagged(@Nullable String templateId) {
-    List<String> gone = new ArrayList<>();
-    registration.lock();
-    try {
-      List<Image> images = docker.client().listImagesCmd().withShowAll(true)
-          .withLabelFilter(templateId == null ? Map.of(DockerRuntime.LABEL_OURS, "true") : Map.of(LABEL_TEMPLATE_ID, templateId)).exec();
-      for (Image i : images) {
-        Map<String, String> l = i.getLabels();
-        String of = l == null ? "" : l.getOrDefault(LABEL_TEMPLATE_ID, "");
-        Instant made = parseInstant(l == null ? null : l.get(LABEL_TEMPLATE_CREATED));
-        // a build just committed gets its tags next, under this lock; the age guards builds of another server on this engine
-        boolean settled = templateId != null || made.isBefore(Instant.now().minus(Duration.ofMinutes(1)));
-        if (!of.isEmpty() && settled && isBuild(i) && registeredTags(i, of).isEmpty()) {
-          gone.add(i.getId());
-        }
-      }
-    } catch (RuntimeException e) {
-      LOG.warn("could not look for template builds no tag points at: {}", e.toString());
-      return;
-    } finally {
-      registration.unlock();
-    }
-    // an image no tag points at gains none (tags are assigned to tagged builds only), so it is removed outside the lock
-    gone.forEach(this::removeQuietly);
-  }
-
-  /** Rounds of {@link #removeImagesOf}: a container just removed, or a step image's child, may hold an image for a moment. */
-  private static final int REMOVAL_ROUNDS = 6;
-
-  /**
-   * Removes a deleted template's builds and the step images its builds made that nothing else is
-   * built on, in a few rounds a few seconds apart while some remain (what a sandbox or snapshot
-   * still uses stays; a restart sweeps again).
-   */
-  private void removeImagesOf(String templateId) {
-    for (int round = 0; round < REMOVAL_ROUNDS; round++) {
-      try {
-        List<Image> builds = docker.client().listImagesCmd().withShowAll(true).withLabelFilter(Map.of(LABEL_TEMPLATE_ID, templateId))
-            .exec().stream().filter(TemplateService::isBuild).toList();
-        builds.forEach(i -> removeQuietly(i.getId()));
-        List<String> steps = docker.client().listImagesCmd().withShowAll(true).withLabelFilter(Map.of(LABEL_STEP_OF, templateId)).exec()
-            .stream().sorted(Comparator.comparing(Image::getCreated).reversed()).map(Image::getId).toList();
-        if (builds.isEmpty() && steps.isEmpty()) {
-          return;
-        }
-        removeSteps(steps);
-        Thread.sleep(5_000);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        return;
-      } catch (RuntimeException e) {
-        LOG.warn("the images of deleted template {} could not be listed: {}", templateId, e.toString());
-        return;
-      }
-    }
-    LOG.info("some images of deleted template {} stay: a sandbox or snapshot still uses them", templateId);
-  }
-
-  /**
-   * Removes step images, newest first, leaving any that another image is built on or a container
-   * uses (Docker refuses those without force): they stay as the cache of what uses them.
-   */
-  private void removeSteps(List<String> imageIds) {
-    for (String id : imageIds) {
-      try {
-        docker.client().removeImageCmd(id).withForce(false).exec();
-      } catch (NotFoundException | ConflictException e) {
-        // gone with its child already, or still a parent or in use
-      } catch (RuntimeException e) {
-        LOG.warn("step image {} could not be removed: {}", id, e.toString());
-      }
-    }
-  }
-
-  private void removeQuietly(String imageId) {
-    try {
-      docker.client().removeImageCmd(imageId).withForce(false).exec();
-    } catch (NotFoundException e) {
-      // removed already
-    } catch (ConflictException e) {
-      // a sandbox still runs from the earlier build; the newer one is what the name resolves to
-      LOG.info("the earlier build {} stays while a sandbox uses it", imageId);
-    } catch (RuntimeException e) {
-      LOG.warn("the earlier build {} could not be removed: {}", imageId, e.toString());
-    }
-  }
-
-  // ---- registered templates ----
+  // ---- registered templates (the catalogue's) ----
 
   /** @return every built template, newest first (one per id: its newest build) */
   public List<Built> list() {
-    Map<String, Built> byId = new LinkedHashMap<>();
-    builds().forEach(t -> byId.putIfAbsent(t.templateId(), t));
-    return List.copyOf(byId.values());
+    return catalogue.list();
   }
 
   /** @return every registered build of every template, newest first */
   public List<Built> builds() {
-    List<Image> images = docker.client().listImagesCmd().withLabelFilter(Map.of(DockerRuntime.LABEL_OURS, "true")).exec();
-    return images.stream().map(TemplateService::builtOf).flatMap(Optional::stream)
-        .sorted(Comparator.comparing(Built::createdAt).reversed().thenComparing(Built::buildId)).toList();
+    return catalogue.builds();
   }
 
   /** @return the registered builds of one template (by its id or name, a tag ignored), newest first */
   public List<Built> buildsOf(String idOrName) {
-    String n = idOrName.contains(":") ? idOrName.substring(0, idOrName.indexOf(':')) : idOrName;
-    List<Built> all = builds();
-    Optional<String> id = all.stream().filter(t -> t.templateId().equals(n) || t.name().equals(n)).map(Built::templateId).findFirst();
-    return id.map(x -> all.stream().filter(t -> t.templateId().equals(x)).toList()).orElse(List.of());
-  }
-
-  /**
-   * Whether an image is a build (tagged in {@link #BUILD_REPOSITORY}): a snapshot or fork of a
-   * template's sandbox carries the template's labels too, and is no build to remove.
-   */
-  private static boolean isBuild(Image i) {
-    return i.getRepoTags() != null && java.util.Arrays.stream(i.getRepoTags()).anyMatch(t -> t.startsWith(BUILD_REPOSITORY + ":"));
-  }
-
-  /** The template's tags an image carries (its Docker tags in {@link #REPOSITORY} for that template id). */
-  private static List<String> registeredTags(Image i, String templateId) {
-    List<String> tags = new ArrayList<>();
-    if (i.getRepoTags() == null) {
-      return tags;
-    }
-    String prefix = REPOSITORY + ":" + templateId;
-    for (String t : i.getRepoTags()) {
-      if (t.equals(prefix)) {
-        tags.add(DEFAULT_TAG);
-      } else if (t.startsWith(prefix + ".") && t.length() > prefix.length() + 1) {
-        tags.add(t.substring(prefix.length() + 1));
-      }
-    }
-    tags.sort(Comparator.naturalOrder());
-    return tags;
-  }
-
-  private static Instant parseInstant(@Nullable String s) {
-    try {
-      return s == null ? Instant.EPOCH : Instant.parse(s);
-    } catch (java.time.format.DateTimeParseException e) {
-      return Instant.EPOCH;
-    }
-  }
-
-  private static Optional<Built> builtOf(Image i) {
-    Map<String, String> l = i.getLabels();
-    if (l == null || l.getOrDefault(LABEL_TEMPLATE_ID, "").isEmpty() || l.getOrDefault(LABEL_TEMPLATE_NAME, "").isEmpty()) {
-      return Optional.empty();
-    }
-    // only an image a tag of the template points at is a build of it: an earlier build, a deleted one or one half-made is not
-    List<String> tags = registeredTags(i, l.get(LABEL_TEMPLATE_ID));
-    if (tags.isEmpty()) {
-      return Optional.empty();
-    }
-    try {
-      JsonNode d = Json.parse(l.getOrDefault(LABEL_TEMPLATE_DEFAULTS, "{}").getBytes(StandardCharsets.UTF_8));
-      Defaults defaults = new Defaults(Json.stringMap(d.get("env")), d.path("workdir").asText("/home/user"), d.path("user").asText("user"),
-          Json.text(d, "startCmd"), Json.text(d, "readyCmd"));
-      String[] res = l.getOrDefault(LABEL_TEMPLATE_RESOURCES, "2/2048").split("/");
-      return Optional.of(new Built(l.get(LABEL_TEMPLATE_ID), l.get(LABEL_TEMPLATE_NAME), l.getOrDefault(LABEL_TEMPLATE_BUILD, ""),
-          Instant.parse(l.getOrDefault(LABEL_TEMPLATE_CREATED, Instant.EPOCH.toString())), i.getId(), defaults, List.copyOf(tags),
-          Integer.parseInt(res[0]), Integer.parseInt(res[res.length - 1])));
-    } catch (IOException | RuntimeException e) {
-      return Optional.empty();
-    }
+    return catalogue.buildsOf(idOrName);
   }
 
   /**
@@ -1180,34 +956,22 @@ public class TemplateService implements AutoCloseable {
    * tag's build, {@code name:tag} that tag's, {@code name:<build id>} that build while a tag points at it.
    */
   public Optional<Built> find(String reference) {
-    int colon = reference.indexOf(':');
-    String tag = colon < 0 ? DEFAULT_TAG : reference.substring(colon + 1).trim().toLowerCase(java.util.Locale.ROOT);
-    return buildsOf(reference).stream().filter(t -> t.tags().contains(tag) || t.buildId().equals(tag)).findFirst();
+    return catalogue.find(reference);
   }
 
   /** A built template by its id or name, whatever its tags: its newest build. */
   public Optional<Built> findTemplate(String idOrName) {
-    List<Built> all = buildsOf(idOrName);
-    return all.isEmpty() ? Optional.empty() : Optional.of(all.get(0));
+    return catalogue.findTemplate(idOrName);
   }
 
   /** @return the image of a built template, or null */
   public @Nullable String resolve(String idOrName) {
-    return find(idOrName).map(Built::imageId).orElse(null);
+    return catalogue.resolve(idOrName);
   }
 
   /** The defaults a template gives its sandboxes; empty for base and snapshots. */
   public Optional<Defaults> defaults(String templateId) {
-    if (templateId.equals(Templates.BASE)) {
-      return Optional.empty();
-    }
-    // looked up outside the map's lock: a Docker call must not hold it (nor pin a virtual thread's carrier)
-    Optional<Defaults> known = defaultsCache.get(templateId);
-    if (known == null) {
-      known = find(templateId).map(Built::defaults);
-      defaultsCache.put(templateId, known);
-    }
-    return known;
+    return catalogue.defaults(templateId);
   }
 
   /**
@@ -1217,38 +981,38 @@ public class TemplateService implements AutoCloseable {
    * @throws RpcError already_exists when a sandbox was created from it
    */
   public boolean delete(String idOrName, List<LocalSandbox> sandboxes) throws RpcError {
-    registration.lock();
-    try {
-      Optional<Built> t = findTemplate(idOrName);
-      if (t.isEmpty()) {
-        return false;
-      }
-      String templateId = t.get().templateId();
-      for (LocalSandbox s : sandboxes) {
-        Optional<Built> of = findTemplate(s.templateId());
-        if (of.isPresent() && of.get().templateId().equals(templateId)) {
-          throw new RpcError("already_exists", "cannot delete template " + t.get().name() + ": sandbox " + s.id() + " ("
-              + (s.paused() ? "paused" : "running") + ") was created from it");
-        }
-      }
-      for (Built b : buildsOf(templateId)) {
-        for (String tag : b.tags()) {
-          try {
-            // the image keeps its build tag, so this only unregisters: it never waits on layers
-            docker.client().removeImageCmd(REPOSITORY + ":" + registrationTag(templateId, tag)).withForce(false).exec();
-          } catch (NotFoundException e) {
-            // gone already
-          } catch (ConflictException e) {
-            throw new RpcError("already_exists", "template " + t.get().name() + " is in use: " + e.getMessage());
-          }
-        }
-      }
-      defaultsCache.clear();
-      runner.execute(() -> removeImagesOf(templateId));
-      return true;
-    } finally {
-      registration.unlock();
-    }
+    return catalogue.delete(idOrName, sandboxes);
+  }
+
+  /**
+   * Points tags at the build {@code target} ({@code name:tag}, or a bare name for its
+   * {@code default}) stands for, moving each from where it pointed; a build no tag points at any
+   * more goes.
+   *
+   * @throws RpcError invalid_argument for no or bad tags, not_found for an unknown target
+   */
+  public Assigned assignTags(@Nullable String target, List<String> rawTags) throws RpcError {
+    return catalogue.assignTags(target, rawTags);
+  }
+
+  /**
+   * Removes tags from a template. The {@code default} tag stays (as on E2B), and so does a
+   * template's last tag (delete the template instead); a tag it does not have is already gone.
+   *
+   * @throws RpcError invalid_argument for a name with a tag, no or bad tags, {@code default} or the
+   *     last tag; not_found for an unknown template
+   */
+  public void removeTags(@Nullable String name, List<String> rawTags) throws RpcError {
+    catalogue.removeTags(name, rawTags);
+  }
+
+  /**
+   * @return the tags of a template by id or name, each with its build (its time is the build's: the
+   *     local runtime keeps no time of an assignment)
+   * @throws RpcError not_found for an unknown template
+   */
+  public List<TagInfo> tagsOf(String idOrName) throws RpcError {
+    return catalogue.tagsOf(idOrName);
   }
 
   /** One build of a template as {@code GET /templates/{id}} lists it. */
@@ -1257,6 +1021,12 @@ public class TemplateService implements AutoCloseable {
 
   /** A template with its builds, newest first: those a tag points at, and those of this server's run not finished or failed. */
   public record TemplateInfo(String templateId, String name, Instant createdAt, Instant updatedAt, List<BuildInfo> builds) {}
+
+  /** What an assignment of tags answers: the build they point at now. */
+  public record Assigned(String buildId, List<String> tags) {}
+
+  /** One tag of a template as E2B lists it. */
+  public record TagInfo(String tag, String buildId, Instant createdAt) {}
 
   /** @return a built template by id or name with its builds; empty when no build of it is registered */
   public Optional<TemplateInfo> template(String idOrName) {
@@ -1284,115 +1054,6 @@ public class TemplateService implements AutoCloseable {
     Instant created = out.stream().map(BuildInfo::createdAt).min(Comparator.naturalOrder()).orElseThrow();
     Instant updated = out.stream().map(BuildInfo::updatedAt).max(Comparator.naturalOrder()).orElseThrow();
     return Optional.of(new TemplateInfo(templateId, registered.get(0).name(), created, updated, out));
-  }
-
-  /** What an assignment of tags answers: the build they point at now. */
-  public record Assigned(String buildId, List<String> tags) {}
-
-  /**
-   * Points tags at the build {@code target} ({@code name:tag}, or a bare name for its
-   * {@code default}) stands for, moving each from where it pointed; a build no tag points at any
-   * more goes.
-   *
-   * @throws RpcError invalid_argument for no or bad tags, not_found for an unknown target
-   */
-  public Assigned assignTags(@Nullable String target, List<String> rawTags) throws RpcError {
-    if (target == null || target.isBlank()) {
-      throw new RpcError("invalid_argument", "'target' is required: the template as name:tag");
-    }
-    if (rawTags.isEmpty()) {
-      throw new RpcError("invalid_argument", "at least one tag is required");
-    }
-    List<String> tags = validTags(rawTags);
-    Built b;
-    registration.lock();
-    try {
-      b = find(target.trim()).orElseThrow(() -> new RpcError("not_found", "template '" + target + "' not found"
-          + (target.contains(":") ? "" : " (a bare name means its 'default' tag)")));
-      for (String tag : tags) {
-        docker.client().tagImageCmd(b.imageId(), REPOSITORY, registrationTag(b.templateId(), tag)).withForce(true).exec();
-      }
-      defaultsCache.clear();
-    } finally {
-      registration.unlock();
-    }
-    runner.execute(() -> sweepUntagged(b.templateId()));
-    return new Assigned(b.buildId(), tags);
-  }
-
-  /**
-   * Removes tags from a template. The {@code default} tag stays (as on E2B), and so does a
-   * template's last tag (delete the template instead); a tag it does not have is already gone.
-   *
-   * @throws RpcError invalid_argument for a name with a tag, no or bad tags, {@code default} or the
-   *     last tag; not_found for an unknown template
-   */
-  public void removeTags(@Nullable String name, List<String> rawTags) throws RpcError {
-    if (name == null || name.isBlank()) {
-      throw new RpcError("invalid_argument", "'name' is required");
-    }
-    if (name.contains(":")) {
-      throw new RpcError("invalid_argument", "the template name should not contain a tag, use the 'tags' field instead");
-    }
-    List<String> tags = validTags(rawTags);
-    if (tags.isEmpty()) {
-      throw new RpcError("invalid_argument", "at least one tag is required");
-    }
-    if (tags.contains(DEFAULT_TAG)) {
-      throw new RpcError("invalid_argument", "cannot delete the '" + DEFAULT_TAG + "' tag");
-    }
-    String templateId;
-    registration.lock();
-    try {
-      List<Built> all = buildsOf(name.trim());
-      if (all.isEmpty()) {
-        throw new RpcError("not_found", "template '" + name + "' not found");
-      }
-      templateId = all.get(0).templateId();
-      Set<String> left = new java.util.HashSet<>();
-      all.forEach(b -> left.addAll(b.tags()));
-      tags.forEach(left::remove);
-      if (left.isEmpty()) {
-        throw new RpcError("invalid_argument", "cannot remove every tag of template '" + name + "': it would leave no build to create"
-            + " from; delete the template instead");
-      }
-      for (Built b : all) {
-        for (String tag : tags) {
-          if (b.tags().contains(tag)) {
-            try {
-              docker.client().removeImageCmd(REPOSITORY + ":" + registrationTag(templateId, tag)).withForce(false).exec();
-            } catch (NotFoundException e) {
-              // gone already
-            }
-          }
-        }
-      }
-      defaultsCache.clear();
-    } finally {
-      registration.unlock();
-    }
-    runner.execute(() -> sweepUntagged(templateId));
-  }
-
-  /** One tag of a template as E2B lists it. */
-  public record TagInfo(String tag, String buildId, Instant createdAt) {}
-
-  /**
-   * @return the tags of a template by id or name, each with its build (its time is the build's: the
-   *     local runtime keeps no time of an assignment)
-   * @throws RpcError not_found for an unknown template
-   */
-  public List<TagInfo> tagsOf(String idOrName) throws RpcError {
-    List<Built> all = buildsOf(idOrName);
-    if (all.isEmpty()) {
-      throw new RpcError("not_found", "template '" + idOrName + "' not found");
-    }
-    List<TagInfo> out = new ArrayList<>();
-    for (Built b : all) {
-      b.tags().forEach(t -> out.add(new TagInfo(t, b.buildId(), b.createdAt())));
-    }
-    out.sort(Comparator.comparing(TagInfo::tag));
-    return out;
   }
 
   @Override
