@@ -275,14 +275,14 @@ final class CopyArchive {
   /** Puts an entry's copy, staged under its target, into the re-packed archive (its content follows). */
   private static void putEntry(Step step, TarArchiveOutputStream o, TarArchiveEntry e, String path, String target,
       Map<String, String> staged, BuildBudget budget, long limit) throws IOException, StepFailed {
-    if (SafeTar.utf8Length(target) + TemplateService.STAGE.length() > SafeTar.MAX_NAME) {
+    if (SafeTar.utf8Length(target) + CopyStep.STAGE.length() > SafeTar.MAX_NAME) {
       throw new StepFailed(step.name(), "COPY " + step.src() + ": " + SafeTar.abbreviate(target) + " would be longer"
           + " than " + SafeTar.MAX_NAME + " bytes");
     }
     if (!budget.entry()) {
       throw new SafeTar.TooLarge(limit);
     }
-    String stagedName = TemplateService.STAGE.substring(1) + target + (e.isDirectory() ? "/" : "");
+    String stagedName = CopyStep.STAGE.substring(1) + target + (e.isDirectory() ? "/" : "");
     String linkName = null;
     byte type;
     if (e.isSymbolicLink()) {
