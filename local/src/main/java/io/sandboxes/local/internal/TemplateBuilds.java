@@ -1,6 +1,7 @@
 package io.sandboxes.local.internal;
 
 import io.sandboxes.local.internal.build.TemplateService;
+import io.sandboxes.local.internal.docker.DockerBuildRuntime;
 import io.sandboxes.local.internal.docker.DockerRuntime;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -11,8 +12,9 @@ import java.util.Set;
  * {@code LocalServer} know them by. The work is the build package's ({@link TemplateService} and
  * its collaborators); this class adds nothing, so its callers' names ({@code TemplateBuilds.Built},
  * {@code TemplateBuilds.MAX_UPLOAD}, ...) keep resolving while they move to the build package's.
- * It tells the build package which sandbox-side labels a build image must not carry, and runs a
- * template's start and ready commands in its sandboxes ({@link TemplateStartCommands}).
+ * It gives the build package its runtime (Docker's, {@link DockerBuildRuntime}), tells it which
+ * sandbox-side labels a build image must not carry, and runs a template's start and ready
+ * commands in its sandboxes ({@link TemplateStartCommands}).
  */
 public final class TemplateBuilds extends TemplateService {
   /**
@@ -24,9 +26,9 @@ public final class TemplateBuilds extends TemplateService {
    */
   public TemplateBuilds(DockerRuntime docker, Templates templates, Path files, String serverId, String baseImage,
       String buildNetwork, long budgetMB) {
-    super(docker, templates, files, serverId, baseImage, buildNetwork, budgetMB, Set.of(Templates.LABEL_SNAPSHOT_ID,
-        DockerRuntime.LABEL_SANDBOX_ID, DockerRuntime.LABEL_ENVD_TOKEN, WarmPool.LABEL_POOL, Registry.LABEL_FORK_OF,
-        Registry.LABEL_FORK_IMAGE));
+    super(new DockerBuildRuntime(docker, buildNetwork), templates, files, serverId, baseImage, budgetMB,
+        Set.of(Templates.LABEL_SNAPSHOT_ID, DockerRuntime.LABEL_SANDBOX_ID, DockerRuntime.LABEL_ENVD_TOKEN, WarmPool.LABEL_POOL,
+            Registry.LABEL_FORK_OF, Registry.LABEL_FORK_IMAGE));
   }
 
   /** How long a sandbox of a template with a {@code readyCmd} may take to become ready. */

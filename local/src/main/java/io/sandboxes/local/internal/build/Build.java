@@ -6,7 +6,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import org.jspecify.annotations.Nullable;
 
-/** One started build: its state, log and budget, and the containers and images it made or uses. */
+/** One started build: its state, log and budget, and the steps and images it made or uses. */
 final class Build {
   final TemplateService.Requested request;
   volatile String state = "waiting";
@@ -15,7 +15,7 @@ final class Build {
   volatile @Nullable String reason;
   volatile @Nullable String reasonStep;
   volatile @Nullable Instant finishedAt;
-  final Set<String> containers = ConcurrentHashMap.newKeySet();
+  final Set<String> steps = ConcurrentHashMap.newKeySet();
   /** The step images this build committed, oldest first: removed when it does not finish. */
   final List<String> committed = new java.util.concurrent.CopyOnWriteArrayList<>();
   /** The cached step images this build goes on from: a failed build does not remove them meanwhile. */

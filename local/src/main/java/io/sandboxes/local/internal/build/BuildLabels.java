@@ -8,6 +8,9 @@ package io.sandboxes.local.internal.build;
 public final class BuildLabels {
   private BuildLabels() {}
 
+  /** Marks every image of the local runtime's making (the key the sandbox side marks its own with). */
+  public static final String LABEL_OURS = "io.sandboxes.local";
+
   /**
    * A template's tags are its image's tags here: {@code <repository>:<template id>} is its {@code default}
    * tag, {@code <repository>:<template id>.<tag>} any other; each is moved by a build or an assignment

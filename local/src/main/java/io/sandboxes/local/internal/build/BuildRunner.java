@@ -1,13 +1,11 @@
 package io.sandboxes.local.internal.build;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.github.dockerjava.api.command.InspectImageResponse;
-import com.github.dockerjava.api.exception.NotFoundException;
 import io.sandboxes.e2b.internal.Json;
 import io.sandboxes.local.internal.StructuredLog;
 import io.sandboxes.local.internal.Templates;
 import io.sandboxes.local.internal.build.TemplateService.Defaults;
-import io.sandboxes.local.internal.docker.DockerRuntime;
+import io.sandboxes.local.internal.runtime.BuildRuntime;
 import java.io.IOException;
 import java.time.Duration;
 import java.time.Instant;
@@ -21,9 +19,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Runs a started build: its base (a template, a snapshot or an image in the local Docker), its
+ * Runs a started build: its base (a template, a snapshot or an image the runtime has), its
  * steps in order (ENV, WORKDIR and USER carried in its {@link BuildState}, RUN and COPY as
- * committed containers), then its registration; a build that fails or is cancelled leaves no
+ * steps committed to images), then its registration; a build that fails or is cancelled leaves no
  * template and removes the step images it made.
  */
 final class BuildRunner {
@@ -32,24 +30,24 @@ final class BuildRunner {
   private static final Pattern ENV_KEY = Pattern.compile("^[A-Za-z_][A-Za-z0-9_]*$");
   static final Pattern USER = Pattern.compile("^[a-z_][a-z0-9_-]{0,31}$|^[0-9]{1,9}$");
 
-  private final DockerRuntime docker;
+  private final BuildRuntime runtime;
   private final Templates templates;
   private final TemplateCatalogue catalogue;
   private final BuildUploads uploads;
-  private final StepContainers containers;
+  private final StepRunner stepRunner;
   private final CopyStep copies;
   private final TemplateRegistration registration;
   private final String baseImage;
   /** Every build of this server's run: a failed build keeps what a running one goes on from. */
   private final Collection<Build> builds;
 
-  BuildRunner(DockerRuntime docker, Templates templates, TemplateCatalogue catalogue, BuildUploads uploads, StepContainers containers,
+  BuildRunner(BuildRuntime runtime, Templates templates, TemplateCatalogue catalogue, BuildUploads uploads, StepRunner stepRunner,
       CopyStep copies, TemplateRegistration registration, String baseImage, Collection<Build> builds) {
-    this.docker = docker;
+    this.runtime = runtime;
     this.templates = templates;
     this.catalogue = catalogue;
     this.uploads = uploads;
-    this.containers = containers;
+    this.stepRunner = stepRunner;
     this.copies = copies;
     this.registration = registration;
     this.baseImage = baseImage;
@@ -99,10 +97,10 @@ final class BuildRunner {
       Thread.currentThread().interrupt();
       b.reason = "the server stopped during the build";
     } finally {
-      b.containers.forEach(docker::remove);
+      b.steps.forEach(runtime::removeStep);
       if (!outcome.equals("ready")) {
         // a build that did not finish leaves no images: what it committed is no template's cache, unless a running build uses it
-        containers.discard(b, builds);
+        stepRunner.discard(b, builds);
       }
       refers.forEach(uploads::release);
       b.finishedAt = Instant.now();
@@ -128,15 +126,13 @@ final class BuildRunner {
     }
     String ref = java.util.Objects.requireNonNull(fromImage);
     if (ref.equals("e2bdev/base") || ref.equals("e2bdev/base:latest")) {
-      if (!docker.imageExists(ref)) {
+      if (!runtime.imageExists(ref)) {
         b.log("info", "[base] FROM " + ref + ": E2B's base image stands for the local base template (" + baseImage + ")", "base");
         return new BuildState(imageId(baseImage), "/home/user", "user");
       }
     }
-    InspectImageResponse img;
-    try {
-      img = docker.client().inspectImageCmd(ref).exec();
-    } catch (NotFoundException e) {
+    Optional<BuildRuntime.ImageConfig> found = runtime.inspect(ref);
+    if (found.isEmpty()) {
       java.util.regex.Matcher debian = DEBIAN.matcher(ref);
       if (!debian.matches()) {
         throw new StepFailed("base", "image '" + ref + "' is not in the local Docker, and the local runtime pulls nothing: "
@@ -146,34 +142,31 @@ final class BuildRunner {
       try {
         b.log("info", "[base] FROM " + ref + ": not in the local Docker; Debian " + debian.group(1)
             + " is built here from the Debian mirror with debootstrap (once per machine, about a minute)", "base");
-        built = io.sandboxes.local.internal.docker.BaseImage.ensureDebian(docker, debian.group(1), line -> b.log("info", "[base] " + line, "base"));
+        built = runtime.ensureDebian(debian.group(1), line -> b.log("info", "[base] " + line, "base"));
       } catch (IllegalArgumentException | io.sandboxes.SandboxException failed) {
         throw new StepFailed("base", "image '" + ref + "' is not in the local Docker and could not be built here: " + failed.getMessage());
       }
-      try {
-        img = docker.client().inspectImageCmd(built).exec();
-      } catch (NotFoundException gone) {
+      found = runtime.inspect(built);
+      if (found.isEmpty()) {
         throw new StepFailed("base", "the image built for '" + ref + "' (" + built + ") is gone");
       }
     }
+    BuildRuntime.ImageConfig img = found.get();
     b.log("info", "[base] FROM image " + ref, "base");
-    var cfg = img.getConfig();
-    String user = cfg == null || cfg.getUser() == null || cfg.getUser().isEmpty() ? "root" : cfg.getUser();
-    String dir = cfg == null || cfg.getWorkingDir() == null || cfg.getWorkingDir().isEmpty() ? "/" : cfg.getWorkingDir();
-    BuildState st = new BuildState(img.getId(), dir, user);
-    if (cfg != null && cfg.getEnv() != null) {
-      for (String kv : cfg.getEnv()) {
-        int eq = kv.indexOf('=');
-        if (eq > 0) {
-          st.env.put(kv.substring(0, eq), kv.substring(eq + 1));
-        }
+    String user = img.user() == null || img.user().isEmpty() ? "root" : img.user();
+    String dir = img.workdir() == null || img.workdir().isEmpty() ? "/" : img.workdir();
+    BuildState st = new BuildState(img.id(), dir, user);
+    for (String kv : img.env()) {
+      int eq = kv.indexOf('=');
+      if (eq > 0) {
+        st.env.put(kv.substring(0, eq), kv.substring(eq + 1));
       }
     }
     return st;
   }
 
   private String imageId(String ref) {
-    return docker.client().inspectImageCmd(ref).exec().getId();
+    return runtime.imageId(ref);
   }
 
   private void step(Build b, BuildState st, String name, JsonNode step, boolean force, Instant deadline)
@@ -204,9 +197,9 @@ final class BuildRunner {
         }
         String dir = args.get(0).startsWith("/") ? args.get(0) : CopyArchive.stripTrailingSlashes(st.workdir) + "/" + args.get(0);
         st.workdir = java.nio.file.Path.of(dir).normalize().toString();
-        // Docker makes the directory when a container starts in it; make it now, as E2B does
-        containers.runContainer(b, st, name, List.of("/bin/sh", "-c", "mkdir -p \"$0\"", st.workdir), "root", "/", null, deadline,
-            StepContainers.cacheKey(st, "WORKDIR", List.of(st.workdir), null), force);
+        // a runtime may make the directory when a step starts in it; make it now, as E2B does
+        stepRunner.runStep(b, st, name, List.of("/bin/sh", "-c", "mkdir -p \"$0\"", st.workdir), "root", "/", null, deadline,
+            StepRunner.cacheKey(st, "WORKDIR", List.of(st.workdir), null), force);
       }
       case "USER" -> {
         if (args.size() != 1 || !USER.matcher(args.get(0)).matches()) {
@@ -222,8 +215,8 @@ final class BuildRunner {
         if (!USER.matcher(user).matches()) {
           throw new StepFailed(name, "RUN user '" + user + "' is not a user name");
         }
-        containers.runContainer(b, st, name, List.of("/bin/sh", "-c", args.get(0)), user, st.workdir, null, deadline,
-            StepContainers.cacheKey(st, "RUN", args, null), force || step.path("force").asBoolean(false));
+        stepRunner.runStep(b, st, name, List.of("/bin/sh", "-c", args.get(0)), user, st.workdir, null, deadline,
+            StepRunner.cacheKey(st, "RUN", args, null), force || step.path("force").asBoolean(false));
       }
       case "COPY" -> copies.copy(b, st, name, args, hash, force || step.path("force").asBoolean(false), deadline);
       default -> throw new StepFailed(name, "unknown step type " + type);

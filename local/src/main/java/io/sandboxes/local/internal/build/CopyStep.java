@@ -1,9 +1,7 @@
 package io.sandboxes.local.internal.build;
 
-import io.sandboxes.local.internal.docker.DockerRuntime;
+import io.sandboxes.local.internal.runtime.BuildRuntime;
 import java.io.IOException;
-import java.io.InputStream;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -13,10 +11,10 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * A COPY step: its uploaded context checked against its hash and re-packed ({@link CopyArchive},
- * on the CPU pool), put into a step container and placed there by {@link #COPY_SCRIPT}.
+ * on the CPU pool), put into a step and placed there by {@link #COPY_SCRIPT}.
  */
 final class CopyStep {
-  /** Where COPY stages its files in the step's container before placing them. */
+  /** Where COPY stages its files in the step before placing them. */
   static final String STAGE = "/.sandboxes-copy";
 
   /**
@@ -36,9 +34,9 @@ final class CopyStep {
       "done",
       "rm -rf " + STAGE);
 
-  private final DockerRuntime docker;
+  private final BuildRuntime runtime;
   private final BuildUploads uploads;
-  private final StepContainers containers;
+  private final StepRunner steps;
   /**
    * Where the builds' CPU-heavy work runs (decompressing, hashing and re-packing COPY archives): a
    * few platform threads, so a build busy with it never holds the carriers of the virtual threads
@@ -46,10 +44,10 @@ final class CopyStep {
    */
   private final ExecutorService cpu;
 
-  CopyStep(DockerRuntime docker, BuildUploads uploads, StepContainers containers, ExecutorService cpu) {
-    this.docker = docker;
+  CopyStep(BuildRuntime runtime, BuildUploads uploads, StepRunner steps, ExecutorService cpu) {
+    this.runtime = runtime;
     this.uploads = uploads;
-    this.containers = containers;
+    this.steps = steps;
     this.cpu = cpu;
   }
 
@@ -104,13 +102,13 @@ final class CopyStep {
       }
       List<String> cmd = new ArrayList<>(List.of("/bin/sh", "-c", COPY_SCRIPT, user, mode));
       cmd.addAll(targets);
-      containers.runContainer(b, st, name, cmd, "root", "/", id -> {
-        try (InputStream in = Files.newInputStream(out)) {
-          docker.client().copyArchiveToContainerCmd(id).withRemotePath("/").withTarInputStream(in).exec();
+      steps.runStep(b, st, name, cmd, "root", "/", id -> {
+        try {
+          runtime.putArchive(id, out);
         } catch (IOException e) {
           throw new java.io.UncheckedIOException(e);
         }
-      }, deadline, StepContainers.cacheKey(st, "COPY", List.of(rel, destPath, user, mode), hash), force);
+      }, deadline, StepRunner.cacheKey(st, "COPY", List.of(rel, destPath, user, mode), hash), force);
     } catch (CopyArchive.Mismatch e) {
       uploads.refuse(hash, "not what its hash says");
       throw new StepFailed(name, "COPY " + SafeTar.abbreviate(src) + ": " + e.getMessage());

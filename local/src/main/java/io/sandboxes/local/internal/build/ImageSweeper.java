@@ -2,11 +2,8 @@ package io.sandboxes.local.internal.build;
 
 import static io.sandboxes.local.internal.build.BuildLabels.*;
 
-import com.github.dockerjava.api.exception.ConflictException;
-import com.github.dockerjava.api.exception.NotFoundException;
-import com.github.dockerjava.api.model.Container;
-import com.github.dockerjava.api.model.Image;
-import io.sandboxes.local.internal.docker.DockerRuntime;
+import io.sandboxes.local.internal.runtime.BuildRuntime;
+import io.sandboxes.local.internal.runtime.BuildRuntime.Image;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -21,16 +18,16 @@ import org.slf4j.LoggerFactory;
 /**
  * Removes what builds no longer need: builds no tag points at, a deleted template's images, the
  * step images of a build that did not finish, and what a previous run of this server left. An
- * image Docker refuses to remove (a child is built on it, a container uses it) stays.
+ * image the runtime refuses to remove (a child is built on it, a container uses it) stays.
  */
 final class ImageSweeper {
   private static final Logger LOG = LoggerFactory.getLogger(ImageSweeper.class);
-  private final DockerRuntime docker;
+  private final BuildRuntime runtime;
   private final String serverId;
   private final ReentrantLock registration;
 
-  ImageSweeper(DockerRuntime docker, String serverId, ReentrantLock registration) {
-    this.docker = docker;
+  ImageSweeper(BuildRuntime runtime, String serverId, ReentrantLock registration) {
+    this.runtime = runtime;
     this.serverId = serverId;
     this.registration = registration;
   }
@@ -41,8 +38,8 @@ final class ImageSweeper {
    */
   void previousRun() {
     try {
-      removeSteps(docker.client().listImagesCmd().withShowAll(true).withLabelFilter(Map.of(LABEL_STEP_SERVER, serverId)).exec()
-          .stream().sorted(Comparator.comparing(Image::getCreated).reversed()).map(Image::getId).toList());
+      removeSteps(runtime.images(Map.of(LABEL_STEP_SERVER, serverId), true)
+          .stream().sorted(Comparator.comparingLong(Image::created).reversed()).map(Image::id).toList());
     } catch (RuntimeException e) {
       LOG.warn("could not look for the step images a previous run left: {}", e.toString());
     }
@@ -57,16 +54,15 @@ final class ImageSweeper {
     List<String> gone = new ArrayList<>();
     registration.lock();
     try {
-      List<Image> images = docker.client().listImagesCmd().withShowAll(true)
-          .withLabelFilter(templateId == null ? Map.of(DockerRuntime.LABEL_OURS, "true") : Map.of(LABEL_TEMPLATE_ID, templateId)).exec();
+      List<Image> images = runtime.images(templateId == null ? Map.of(LABEL_OURS, "true") : Map.of(LABEL_TEMPLATE_ID, templateId), true);
       for (Image i : images) {
-        Map<String, String> l = i.getLabels();
-        String of = l == null ? "" : l.getOrDefault(LABEL_TEMPLATE_ID, "");
-        Instant made = TemplateCatalogue.parseInstant(l == null ? null : l.get(LABEL_TEMPLATE_CREATED));
+        Map<String, String> l = i.labels();
+        String of = l.getOrDefault(LABEL_TEMPLATE_ID, "");
+        Instant made = TemplateCatalogue.parseInstant(l.get(LABEL_TEMPLATE_CREATED));
         // a build just committed gets its tags next, under this lock; the age guards builds of another server on this engine
         boolean settled = templateId != null || made.isBefore(Instant.now().minus(Duration.ofMinutes(1)));
         if (!of.isEmpty() && settled && TemplateCatalogue.isBuild(i) && TemplateCatalogue.registeredTags(i, of).isEmpty()) {
-          gone.add(i.getId());
+          gone.add(i.id());
         }
       }
     } catch (RuntimeException e) {
@@ -90,11 +86,11 @@ final class ImageSweeper {
   void removeImagesOf(String templateId) {
     for (int round = 0; round < REMOVAL_ROUNDS; round++) {
       try {
-        List<Image> builds = docker.client().listImagesCmd().withShowAll(true).withLabelFilter(Map.of(LABEL_TEMPLATE_ID, templateId))
-            .exec().stream().filter(TemplateCatalogue::isBuild).toList();
-        builds.forEach(i -> removeQuietly(i.getId()));
-        List<String> steps = docker.client().listImagesCmd().withShowAll(true).withLabelFilter(Map.of(LABEL_STEP_OF, templateId)).exec()
-            .stream().sorted(Comparator.comparing(Image::getCreated).reversed()).map(Image::getId).toList();
+        List<Image> builds = runtime.images(Map.of(LABEL_TEMPLATE_ID, templateId), true).stream().filter(TemplateCatalogue::isBuild)
+            .toList();
+        builds.forEach(i -> removeQuietly(i.id()));
+        List<String> steps = runtime.images(Map.of(LABEL_STEP_OF, templateId), true)
+            .stream().sorted(Comparator.comparingLong(Image::created).reversed()).map(Image::id).toList();
         if (builds.isEmpty() && steps.isEmpty()) {
           return;
         }
@@ -113,14 +109,14 @@ final class ImageSweeper {
 
   /**
    * Removes step images, newest first, leaving any that another image is built on or a container
-   * uses (Docker refuses those without force): they stay as the cache of what uses them.
+   * uses (the runtime refuses those without force): they stay as the cache of what uses them.
    */
   void removeSteps(List<String> imageIds) {
     for (String id : imageIds) {
       try {
-        docker.client().removeImageCmd(id).withForce(false).exec();
-      } catch (NotFoundException | ConflictException e) {
-        // gone with its child already, or still a parent or in use
+        runtime.removeImage(id); // false: gone with its child already
+      } catch (BuildRuntime.InUse e) {
+        // still a parent or in use
       } catch (RuntimeException e) {
         LOG.warn("step image {} could not be removed: {}", id, e.toString());
       }
@@ -129,10 +125,8 @@ final class ImageSweeper {
 
   private void removeQuietly(String imageId) {
     try {
-      docker.client().removeImageCmd(imageId).withForce(false).exec();
-    } catch (NotFoundException e) {
-      // removed already
-    } catch (ConflictException e) {
+      runtime.removeImage(imageId); // false: removed already
+    } catch (BuildRuntime.InUse e) {
       // a sandbox still runs from the earlier build; the newer one is what the name resolves to
       LOG.info("the earlier build {} stays while a sandbox uses it", imageId);
     } catch (RuntimeException e) {
@@ -140,13 +134,12 @@ final class ImageSweeper {
     }
   }
 
-  /** Removes the step containers a previous run of this server left (it stopped mid-build). */
-  void removeLeftoverContainers() {
+  /** Removes the steps a previous run of this server left (it stopped mid-build). */
+  void removeLeftoverSteps() {
     try {
-      for (Container c : docker.client().listContainersCmd().withShowAll(true)
-          .withLabelFilter(Map.of(LABEL_BUILD_CONTAINER, serverId)).exec()) {
-        LOG.info("removing template build container {} a previous run left", c.getId());
-        docker.remove(c.getId());
+      for (String id : runtime.steps(Map.of(LABEL_BUILD_CONTAINER, serverId))) {
+        LOG.info("removing template build container {} a previous run left", id);
+        runtime.removeStep(id);
       }
     } catch (RuntimeException e) {
       LOG.warn("could not look for template build containers a previous run left: {}", e.toString());

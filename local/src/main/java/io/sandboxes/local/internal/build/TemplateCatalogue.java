@@ -4,9 +4,6 @@ import static io.sandboxes.local.internal.build.BuildLabels.*;
 import static io.sandboxes.local.internal.build.TemplateService.DEFAULT_TAG;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.github.dockerjava.api.exception.ConflictException;
-import com.github.dockerjava.api.exception.NotFoundException;
-import com.github.dockerjava.api.model.Image;
 import io.sandboxes.e2b.internal.Json;
 import io.sandboxes.local.internal.LocalSandbox;
 import io.sandboxes.local.internal.RpcError;
@@ -15,7 +12,8 @@ import io.sandboxes.local.internal.build.TemplateService.Assigned;
 import io.sandboxes.local.internal.build.TemplateService.Built;
 import io.sandboxes.local.internal.build.TemplateService.Defaults;
 import io.sandboxes.local.internal.build.TemplateService.TagInfo;
-import io.sandboxes.local.internal.docker.DockerRuntime;
+import io.sandboxes.local.internal.runtime.BuildRuntime;
+import io.sandboxes.local.internal.runtime.BuildRuntime.Image;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
@@ -32,22 +30,22 @@ import java.util.concurrent.locks.ReentrantLock;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The built templates: what Docker's images say of them (a build is an image tagged in {@link
+ * The built templates: what the runtime's images say of them (a build is an image tagged in {@link
  * BuildLabels#BUILD_REPOSITORY}, each of its template's tags a tag in {@link
  * BuildLabels#REPOSITORY}), looked up by id, name or {@code name:tag}, their tags moved or
  * removed, a template deleted. Nothing is kept here but the defaults' cache: a restarted server
  * reads the same catalogue back.
  */
 final class TemplateCatalogue {
-  private final DockerRuntime docker;
+  private final BuildRuntime runtime;
   private final ImageSweeper sweeper;
   private final Executor background;
-  /** Held while a template is registered or deleted; a lock, not a monitor, so virtual threads waiting on Docker under it stay unpinned. */
+  /** Held while a template is registered or deleted; a lock, not a monitor, so virtual threads waiting on the runtime under it stay unpinned. */
   private final ReentrantLock registration;
   private final Map<String, Optional<Defaults>> defaultsCache = new ConcurrentHashMap<>();
 
-  TemplateCatalogue(DockerRuntime docker, ImageSweeper sweeper, Executor background, ReentrantLock registration) {
-    this.docker = docker;
+  TemplateCatalogue(BuildRuntime runtime, ImageSweeper sweeper, Executor background, ReentrantLock registration) {
+    this.runtime = runtime;
     this.sweeper = sweeper;
     this.background = background;
     this.registration = registration;
@@ -67,7 +65,7 @@ final class TemplateCatalogue {
 
   /** @return every registered build of every template, newest first */
   public List<Built> builds() {
-    List<Image> images = docker.client().listImagesCmd().withLabelFilter(Map.of(DockerRuntime.LABEL_OURS, "true")).exec();
+    List<Image> images = runtime.images(Map.of(LABEL_OURS, "true"), false);
     return images.stream().map(TemplateCatalogue::builtOf).flatMap(Optional::stream)
         .sorted(Comparator.comparing(Built::createdAt).reversed().thenComparing(Built::buildId)).toList();
   }
@@ -85,17 +83,14 @@ final class TemplateCatalogue {
    * template's sandbox carries the template's labels too, and is no build to remove.
    */
   static boolean isBuild(Image i) {
-    return i.getRepoTags() != null && java.util.Arrays.stream(i.getRepoTags()).anyMatch(t -> t.startsWith(BUILD_REPOSITORY + ":"));
+    return i.tags().stream().anyMatch(t -> t.startsWith(BUILD_REPOSITORY + ":"));
   }
 
-  /** The template's tags an image carries (its Docker tags in {@link #REPOSITORY} for that template id). */
+  /** The template's tags an image carries (its tags in {@link BuildLabels#REPOSITORY} for that template id). */
   static List<String> registeredTags(Image i, String templateId) {
     List<String> tags = new ArrayList<>();
-    if (i.getRepoTags() == null) {
-      return tags;
-    }
     String prefix = REPOSITORY + ":" + templateId;
-    for (String t : i.getRepoTags()) {
+    for (String t : i.tags()) {
       if (t.equals(prefix)) {
         tags.add(DEFAULT_TAG);
       } else if (t.startsWith(prefix + ".") && t.length() > prefix.length() + 1) {
@@ -115,8 +110,8 @@ final class TemplateCatalogue {
   }
 
   private static Optional<Built> builtOf(Image i) {
-    Map<String, String> l = i.getLabels();
-    if (l == null || l.getOrDefault(LABEL_TEMPLATE_ID, "").isEmpty() || l.getOrDefault(LABEL_TEMPLATE_NAME, "").isEmpty()) {
+    Map<String, String> l = i.labels();
+    if (l.getOrDefault(LABEL_TEMPLATE_ID, "").isEmpty() || l.getOrDefault(LABEL_TEMPLATE_NAME, "").isEmpty()) {
       return Optional.empty();
     }
     // only an image a tag of the template points at is a build of it: an earlier build, a deleted one or one half-made is not
@@ -130,7 +125,7 @@ final class TemplateCatalogue {
           Json.text(d, "startCmd"), Json.text(d, "readyCmd"));
       String[] res = l.getOrDefault(LABEL_TEMPLATE_RESOURCES, "2/2048").split("/");
       return Optional.of(new Built(l.get(LABEL_TEMPLATE_ID), l.get(LABEL_TEMPLATE_NAME), l.getOrDefault(LABEL_TEMPLATE_BUILD, ""),
-          Instant.parse(l.getOrDefault(LABEL_TEMPLATE_CREATED, Instant.EPOCH.toString())), i.getId(), defaults, List.copyOf(tags),
+          Instant.parse(l.getOrDefault(LABEL_TEMPLATE_CREATED, Instant.EPOCH.toString())), i.id(), defaults, List.copyOf(tags),
           Integer.parseInt(res[0]), Integer.parseInt(res[res.length - 1])));
     } catch (IOException | RuntimeException e) {
       return Optional.empty();
@@ -163,7 +158,7 @@ final class TemplateCatalogue {
     if (templateId.equals(Templates.BASE)) {
       return Optional.empty();
     }
-    // looked up outside the map's lock: a Docker call must not hold it (nor pin a virtual thread's carrier)
+    // looked up outside the map's lock: a call to the runtime must not hold it (nor pin a virtual thread's carrier)
     Optional<Defaults> known = defaultsCache.get(templateId);
     if (known == null) {
       known = find(templateId).map(Built::defaults);
@@ -197,10 +192,8 @@ final class TemplateCatalogue {
         for (String tag : b.tags()) {
           try {
             // the image keeps its build tag, so this only unregisters: it never waits on layers
-            docker.client().removeImageCmd(REPOSITORY + ":" + TemplateTags.registrationTag(templateId, tag)).withForce(false).exec();
-          } catch (NotFoundException e) {
-            // gone already
-          } catch (ConflictException e) {
+            runtime.removeImage(REPOSITORY + ":" + TemplateTags.registrationTag(templateId, tag)); // false: gone already
+          } catch (BuildRuntime.InUse e) {
             throw new RpcError("already_exists", "template " + t.get().name() + " is in use: " + e.getMessage());
           }
         }
@@ -234,7 +227,7 @@ final class TemplateCatalogue {
       b = find(target.trim()).orElseThrow(() -> new RpcError("not_found", "template '" + target + "' not found"
           + (target.contains(":") ? "" : " (a bare name means its 'default' tag)")));
       for (String tag : tags) {
-        docker.client().tagImageCmd(b.imageId(), REPOSITORY, TemplateTags.registrationTag(b.templateId(), tag)).withForce(true).exec();
+        runtime.tag(b.imageId(), REPOSITORY, TemplateTags.registrationTag(b.templateId(), tag));
       }
       forgetDefaults();
     } finally {
@@ -283,11 +276,7 @@ final class TemplateCatalogue {
       for (Built b : all) {
         for (String tag : tags) {
           if (b.tags().contains(tag)) {
-            try {
-              docker.client().removeImageCmd(REPOSITORY + ":" + TemplateTags.registrationTag(templateId, tag)).withForce(false).exec();
-            } catch (NotFoundException e) {
-              // gone already
-            }
+            runtime.removeImage(REPOSITORY + ":" + TemplateTags.registrationTag(templateId, tag)); // false: gone already
           }
         }
       }

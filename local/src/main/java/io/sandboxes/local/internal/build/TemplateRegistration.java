@@ -6,7 +6,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sandboxes.e2b.internal.Json;
 import io.sandboxes.local.internal.Templates;
 import io.sandboxes.local.internal.build.TemplateService.Defaults;
-import io.sandboxes.local.internal.docker.DockerRuntime;
+import io.sandboxes.local.internal.runtime.BuildRuntime;
 import java.io.IOException;
 import java.time.Instant;
 import java.util.List;
@@ -20,20 +20,20 @@ import java.util.concurrent.locks.ReentrantLock;
  * that stops before this, leaves only unlabelled step images.
  */
 final class TemplateRegistration {
-  private final DockerRuntime docker;
+  private final BuildRuntime runtime;
   private final Templates templates;
-  private final StepContainers containers;
+  private final StepRunner steps;
   private final TemplateCatalogue catalogue;
   private final ImageSweeper sweeper;
   private final Executor background;
   private final ReentrantLock registration;
   private final String serverId;
 
-  TemplateRegistration(DockerRuntime docker, Templates templates, StepContainers containers, TemplateCatalogue catalogue,
+  TemplateRegistration(BuildRuntime runtime, Templates templates, StepRunner steps, TemplateCatalogue catalogue,
       ImageSweeper sweeper, Executor background, ReentrantLock registration, String serverId) {
-    this.docker = docker;
+    this.runtime = runtime;
     this.templates = templates;
-    this.containers = containers;
+    this.steps = steps;
     this.catalogue = catalogue;
     this.sweeper = sweeper;
     this.background = background;
@@ -46,8 +46,8 @@ final class TemplateRegistration {
    * earlier build that no tag points at any more goes.
    */
   void register(Build b, String image, Defaults d) throws IOException {
-    Map<String, String> labels = containers.neutralLabels();
-    labels.put(DockerRuntime.LABEL_OURS, "true");
+    Map<String, String> labels = steps.neutralLabels();
+    labels.put(LABEL_OURS, "true");
     labels.put(LABEL_TEMPLATE_ID, b.request.templateId());
     labels.put(LABEL_TEMPLATE_NAME, b.request.name());
     labels.put(LABEL_TEMPLATE_BUILD, b.request.buildId());
@@ -64,7 +64,7 @@ final class TemplateRegistration {
     }
     labels.put(LABEL_TEMPLATE_DEFAULTS, Json.string(defaults));
     BuildState st = new BuildState(image, "/", "root");
-    String id = containers.createContainer(b, st, List.of("true"), "root", "/");
+    String id = steps.createStep(b, st, List.of("true"), "root", "/");
     registration.lock();
     try {
       if (templates.find(b.request.name()).isPresent()) {
@@ -72,15 +72,14 @@ final class TemplateRegistration {
       }
       String committed;
       try {
-        committed = docker.client().commitCmd(id).withRepository(BUILD_REPOSITORY).withTag(b.request.buildId()).withLabels(labels)
-            .exec();
+        committed = runtime.commit(id, labels, BUILD_REPOSITORY, b.request.buildId());
       } finally {
-        docker.remove(id);
-        b.containers.remove(id);
+        runtime.removeStep(id);
+        b.steps.remove(id);
       }
       // the registration itself: each tag moved from an earlier build at once
       for (String tag : b.request.tags()) {
-        docker.client().tagImageCmd(committed, REPOSITORY, TemplateTags.registrationTag(b.request.templateId(), tag)).withForce(true).exec();
+        runtime.tag(committed, REPOSITORY, TemplateTags.registrationTag(b.request.templateId(), tag));
       }
       catalogue.forgetDefaults();
     } finally {

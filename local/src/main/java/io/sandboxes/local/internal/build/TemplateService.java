@@ -5,7 +5,7 @@ import io.sandboxes.e2b.internal.Json;
 import io.sandboxes.local.internal.LocalSandbox;
 import io.sandboxes.local.internal.RpcError;
 import io.sandboxes.local.internal.Templates;
-import io.sandboxes.local.internal.docker.DockerRuntime;
+import io.sandboxes.local.internal.runtime.BuildRuntime;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Path;
@@ -29,12 +29,18 @@ import org.jspecify.annotations.Nullable;
  * base ({@code fromTemplate}: any local template or snapshot; {@code fromImage}: an image already
  * in the local Docker) and steps COPY, ENV, RUN, WORKDIR and USER.
  *
- * <p>Each RUN and COPY runs as a container from the previous step's image and is committed
- * ({@code docker commit}); ENV, WORKDIR and USER are carried in the build's state and applied to
- * the containers that follow. A step's image is labelled with a key over its parent image, its
+ * <p>Each RUN and COPY runs as a step from the previous step's image and is committed to an
+ * image; ENV, WORKDIR and USER are carried in the build's state and applied to the steps that
+ * follow. A step's image is labelled with a key over its parent image, its
  * content and that state, so an unchanged step is found again instead of run. The template is
  * registered by one last commit that labels the image with the template's id and name: a build
  * that fails or a server that stops before it leaves no template, only unlabelled cache images.
+ *
+ * <p>This class coordinates: {@link BuildRequests} takes requests, {@link BuildUploads} keeps the
+ * uploaded COPY contexts, {@link BuildRunner} runs a build ({@link StepRunner} its steps and
+ * cache, {@link CopyStep} its COPY steps, {@link TemplateRegistration} its last commit), {@link
+ * TemplateCatalogue} answers what is built and moves tags, {@link ImageSweeper} removes what is
+ * no longer needed.
  */
 public class TemplateService implements AutoCloseable {
   /** The tag a build without tags gets, and the one a bare name means. */
@@ -64,14 +70,14 @@ public class TemplateService implements AutoCloseable {
   public record Requested(String templateId, String buildId, String name, List<String> tags, int cpuCount, int memoryMB,
       Instant requestedAt) {}
 
-  private final DockerRuntime docker;
+  private final BuildRuntime runtime;
   private final Map<String, Build> builds = new ConcurrentHashMap<>();
   private final ExecutorService runner = Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("template-build-", 0).factory());
   /** Where the builds' CPU-heavy work runs (see {@link CopyStep}). */
   private final ExecutorService cpu;
   private final BuildUploads uploads;
   private final long budgetMB;
-  /** Held while a template is registered or deleted; a lock, not a monitor, so virtual threads waiting on Docker under it stay unpinned. */
+  /** Held while a template is registered or deleted; a lock, not a monitor, so virtual threads waiting on the runtime under it stay unpinned. */
   private final java.util.concurrent.locks.ReentrantLock registration = new java.util.concurrent.locks.ReentrantLock();
   private final ImageSweeper sweeper;
   private final TemplateCatalogue catalogue;
@@ -83,27 +89,26 @@ public class TemplateService implements AutoCloseable {
 
   /**
    * @param files where uploads are kept (what a previous run left there is removed)
-   * @param buildNetwork the Docker network build steps run on: the builds' own, behind the host
-   *     firewall, when egress is enforced; Docker's default bridge otherwise
+   * @param runtime where steps run and images are kept
    * @param budgetMB what one build's COPY archives may expand to, in MiB; all uploads together
    *     may hold as much
    * @param sandboxLabels the labels the sandbox side puts on containers and images: blanked on
    *     every build image, so none passes for a sandbox, snapshot, fork or pool member
    */
-  public TemplateService(DockerRuntime docker, Templates templates, Path files, String serverId, String baseImage,
-      String buildNetwork, long budgetMB, Set<String> sandboxLabels) {
-    this.docker = docker;
+  public TemplateService(BuildRuntime runtime, Templates templates, Path files, String serverId, String baseImage, long budgetMB,
+      Set<String> sandboxLabels) {
+    this.runtime = runtime;
     this.budgetMB = budgetMB;
     this.uploads = new BuildUploads(files, budgetMB << 20);
     this.cpu = Executors.newFixedThreadPool(CPU_THREADS, Thread.ofPlatform().name("template-build-cpu-", 0).daemon(true).factory());
-    this.sweeper = new ImageSweeper(docker, serverId, registration);
-    this.catalogue = new TemplateCatalogue(docker, sweeper, runner, registration);
+    this.sweeper = new ImageSweeper(runtime, serverId, registration);
+    this.catalogue = new TemplateCatalogue(runtime, sweeper, runner, registration);
     this.requests = new BuildRequests(templates, catalogue);
-    StepContainers containers = new StepContainers(docker, sweeper, serverId, buildNetwork, Set.copyOf(sandboxLabels));
-    this.buildRunner = new BuildRunner(docker, templates, catalogue, uploads, containers, new CopyStep(docker, uploads, containers, cpu),
-        new TemplateRegistration(docker, templates, containers, catalogue, sweeper, runner, registration, serverId), baseImage,
+    StepRunner stepRunner = new StepRunner(runtime, sweeper, serverId, Set.copyOf(sandboxLabels));
+    this.buildRunner = new BuildRunner(runtime, templates, catalogue, uploads, stepRunner, new CopyStep(runtime, uploads, stepRunner, cpu),
+        new TemplateRegistration(runtime, templates, stepRunner, catalogue, sweeper, runner, registration, serverId), baseImage,
         builds.values());
-    sweeper.removeLeftoverContainers();
+    sweeper.removeLeftoverSteps();
   }
 
   /** The uploads of COPY contexts (for tests: their sweep). */
@@ -364,6 +369,6 @@ public class TemplateService implements AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
-    builds.values().forEach(b -> b.containers.forEach(docker::remove));
+    builds.values().forEach(b -> b.steps.forEach(runtime::removeStep));
   }
 }
