@@ -5,6 +5,7 @@ import io.sandboxes.local.internal.docker.DockerBuildRuntime;
 import io.sandboxes.local.internal.docker.DockerRuntime;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Set;
 
 /**
@@ -29,6 +30,16 @@ public final class TemplateBuilds extends TemplateService {
     super(new DockerBuildRuntime(docker, buildNetwork), templates, files, serverId, baseImage, budgetMB,
         Set.of(Templates.LABEL_SNAPSHOT_ID, DockerRuntime.LABEL_SANDBOX_ID, DockerRuntime.LABEL_ENVD_TOKEN, WarmPool.LABEL_POOL,
             Registry.LABEL_FORK_OF, Registry.LABEL_FORK_IMAGE));
+  }
+
+  /**
+   * Deletes a built template, every build of it.
+   *
+   * @return false when there is no such template
+   * @throws RpcError already_exists when a sandbox was created from it
+   */
+  public boolean delete(String idOrName, List<LocalSandbox> sandboxes) throws RpcError {
+    return deleteUnlessUsed(idOrName, sandboxes.stream().map(s -> new SandboxUse(s.id(), s.templateId(), s.paused())).toList());
   }
 
   /** How long a sandbox of a template with a {@code readyCmd} may take to become ready. */

@@ -5,12 +5,12 @@ import static io.sandboxes.local.internal.build.TemplateService.DEFAULT_TAG;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.sandboxes.e2b.internal.Json;
-import io.sandboxes.local.internal.LocalSandbox;
 import io.sandboxes.local.internal.RpcError;
 import io.sandboxes.local.internal.Templates;
 import io.sandboxes.local.internal.build.TemplateService.Assigned;
 import io.sandboxes.local.internal.build.TemplateService.Built;
 import io.sandboxes.local.internal.build.TemplateService.Defaults;
+import io.sandboxes.local.internal.build.TemplateService.SandboxUse;
 import io.sandboxes.local.internal.build.TemplateService.TagInfo;
 import io.sandboxes.local.internal.runtime.BuildRuntime;
 import io.sandboxes.local.internal.runtime.BuildRuntime.Image;
@@ -173,7 +173,7 @@ final class TemplateCatalogue {
    * @return false when there is no such template
    * @throws RpcError already_exists when a sandbox was created from it
    */
-  public boolean delete(String idOrName, List<LocalSandbox> sandboxes) throws RpcError {
+  boolean delete(String idOrName, List<SandboxUse> sandboxes) throws RpcError {
     registration.lock();
     try {
       Optional<Built> t = findTemplate(idOrName);
@@ -181,7 +181,7 @@ final class TemplateCatalogue {
         return false;
       }
       String templateId = t.get().templateId();
-      for (LocalSandbox s : sandboxes) {
+      for (SandboxUse s : sandboxes) {
         Optional<Built> of = findTemplate(s.templateId());
         if (of.isPresent() && of.get().templateId().equals(templateId)) {
           throw new RpcError("already_exists", "cannot delete template " + t.get().name() + ": sandbox " + s.id() + " ("

@@ -2,7 +2,6 @@ package io.sandboxes.local.internal.build;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.sandboxes.e2b.internal.Json;
-import io.sandboxes.local.internal.LocalSandbox;
 import io.sandboxes.local.internal.RpcError;
 import io.sandboxes.local.internal.Templates;
 import io.sandboxes.local.internal.runtime.BuildRuntime;
@@ -279,12 +278,16 @@ public class TemplateService implements AutoCloseable {
   /**
    * Deletes a built template, every build of it.
    *
+   * @param sandboxes the server's sandboxes: one created from the template keeps it
    * @return false when there is no such template
    * @throws RpcError already_exists when a sandbox was created from it
    */
-  public boolean delete(String idOrName, List<LocalSandbox> sandboxes) throws RpcError {
+  public boolean deleteUnlessUsed(String idOrName, List<SandboxUse> sandboxes) throws RpcError {
     return catalogue.delete(idOrName, sandboxes);
   }
+
+  /** A sandbox as a template's delete sees it: which template it was created from, and whether it is paused. */
+  public record SandboxUse(String id, String templateId, boolean paused) {}
 
   /**
    * Points tags at the build {@code target} ({@code name:tag}, or a bare name for its
