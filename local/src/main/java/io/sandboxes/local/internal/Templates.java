@@ -146,8 +146,8 @@ public final class Templates {
       labels.put(DockerRuntime.LABEL_ENVD_TOKEN, "");
       labels.put(WarmPool.LABEL_POOL, "");
       // nor the built template's, when the sandbox was made from one: the snapshot is no build of it
-      for (String l : List.of(TemplateBuilds.LABEL_TEMPLATE_ID, TemplateBuilds.LABEL_TEMPLATE_NAME, TemplateBuilds.LABEL_TEMPLATE_BUILD,
-          TemplateBuilds.LABEL_TEMPLATE_CREATED, TemplateBuilds.LABEL_TEMPLATE_DEFAULTS, TemplateBuilds.LABEL_BUILT_BY)) {
+      for (String l : List.of(io.sandboxes.local.internal.build.BuildLabels.LABEL_TEMPLATE_ID, io.sandboxes.local.internal.build.BuildLabels.LABEL_TEMPLATE_NAME, io.sandboxes.local.internal.build.BuildLabels.LABEL_TEMPLATE_BUILD,
+          io.sandboxes.local.internal.build.BuildLabels.LABEL_TEMPLATE_CREATED, io.sandboxes.local.internal.build.BuildLabels.LABEL_TEMPLATE_DEFAULTS, io.sandboxes.local.internal.build.BuildLabels.LABEL_BUILT_BY)) {
         labels.put(l, "");
       }
       String tag = Registry.newSandboxId();

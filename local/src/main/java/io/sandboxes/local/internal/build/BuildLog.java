@@ -1,4 +1,4 @@
-package io.sandboxes.local.internal;
+package io.sandboxes.local.internal.build;
 
 import java.time.Instant;
 import java.util.ArrayList;
@@ -23,7 +23,7 @@ final class BuildLog {
   /** The longest a line is; a longer one is cut. */
   static final int MAX_LINE = 4096;
 
-  private final List<TemplateBuilds.LogEntry> entries = new ArrayList<>();
+  private final List<TemplateService.LogEntry> entries = new ArrayList<>();
   private int outputLines;
   private long outputBytes;
   private boolean outputCut;
@@ -45,13 +45,13 @@ final class BuildLog {
     long bytes = SafeTar.utf8Length(m);
     if (outputLines >= MAX_OUTPUT_LINES || outputBytes + bytes > MAX_OUTPUT_BYTES) {
       outputCut = true;
-      entries.add(new TemplateBuilds.LogEntry(Instant.now(), "warn", "the build's output passed the log's limit of " + MAX_OUTPUT_LINES
+      entries.add(new TemplateService.LogEntry(Instant.now(), "warn", "the build's output passed the log's limit of " + MAX_OUTPUT_LINES
           + " lines or " + (MAX_OUTPUT_BYTES >> 20) + " MiB: the rest of it is not kept (the build goes on)", step));
       return;
     }
     outputLines++;
     outputBytes += bytes;
-    entries.add(new TemplateBuilds.LogEntry(Instant.now(), level, m, step));
+    entries.add(new TemplateService.LogEntry(Instant.now(), level, m, step));
   }
 
   /** A line of the server's own: a step's heading, an outcome. */
@@ -63,12 +63,12 @@ final class BuildLog {
     long bytes = SafeTar.utf8Length(m);
     if (serverLines >= MAX_SERVER_LINES || serverBytes + bytes > MAX_SERVER_BYTES) {
       serverCut = true;
-      entries.add(new TemplateBuilds.LogEntry(Instant.now(), "warn", "the build's log passed its limit: later lines are not kept", step));
+      entries.add(new TemplateService.LogEntry(Instant.now(), "warn", "the build's log passed its limit: later lines are not kept", step));
       return;
     }
     serverLines++;
     serverBytes += bytes;
-    entries.add(new TemplateBuilds.LogEntry(Instant.now(), level, m, step));
+    entries.add(new TemplateService.LogEntry(Instant.now(), level, m, step));
   }
 
   /** Lets go of the entries (an old finished build), leaving one saying why. */
@@ -76,20 +76,20 @@ final class BuildLog {
     if (dropped == null) {
       dropped = why;
       entries.clear();
-      entries.add(new TemplateBuilds.LogEntry(Instant.now(), "info", why, null));
+      entries.add(new TemplateService.LogEntry(Instant.now(), "info", why, null));
     }
   }
 
   /** @return entries from {@code offset} on, at most {@code limit} */
-  synchronized List<TemplateBuilds.LogEntry> page(int offset, int limit) {
+  synchronized List<TemplateService.LogEntry> page(int offset, int limit) {
     int from = Math.min(Math.max(offset, 0), entries.size());
     return List.copyOf(entries.subList(from, Math.min(entries.size(), from + limit)));
   }
 
   /** @return the last {@code n} entries of a step */
-  synchronized List<TemplateBuilds.LogEntry> lastOf(String step, int n) {
-    List<TemplateBuilds.LogEntry> of = new ArrayList<>();
-    for (TemplateBuilds.LogEntry e : entries) {
+  synchronized List<TemplateService.LogEntry> lastOf(String step, int n) {
+    List<TemplateService.LogEntry> of = new ArrayList<>();
+    for (TemplateService.LogEntry e : entries) {
       if (step.equals(e.step())) {
         of.add(e);
       }

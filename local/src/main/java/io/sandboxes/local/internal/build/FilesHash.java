@@ -1,4 +1,4 @@
-package io.sandboxes.local.internal;
+package io.sandboxes.local.internal.build;
 
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;

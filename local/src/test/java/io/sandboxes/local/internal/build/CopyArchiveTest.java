@@ -1,4 +1,4 @@
-package io.sandboxes.local.internal;
+package io.sandboxes.local.internal.build;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -39,7 +39,7 @@ class CopyArchiveTest {
 
   private static final long MIB = 1024 * 1024;
 
-  private CopyArchive.Step step(String src, String dest, String hash) throws TemplateBuilds.StepFailed {
+  private CopyArchive.Step step(String src, String dest, String hash) throws StepFailed {
     return new CopyArchive.Step("1", src, dest, CopyArchive.normalizeSource("1", src), dest, hash);
   }
 
@@ -126,7 +126,11 @@ class CopyArchiveTest {
     try {
       officialSdkUploadsMatch(root);
     } finally {
-      SandboxDaemon.deleteTree(root);
+      try (java.util.stream.Stream<Path> tree = Files.walk(root)) {
+        for (Path p : tree.sorted(java.util.Comparator.reverseOrder()).toList()) {
+          Files.deleteIfExists(p);
+        }
+      }
     }
   }
 
@@ -399,7 +403,7 @@ class CopyArchiveTest {
       out.write(new byte[1024]);
     }
     assertThatThrownBy(() -> repack(sparse, step(".", "/o/", "0".repeat(64)), 16, false))
-        .isInstanceOf(TemplateBuilds.StepFailed.class).hasMessageContaining("sparse");
+        .isInstanceOf(StepFailed.class).hasMessageContaining("sparse");
   }
 
   @Test

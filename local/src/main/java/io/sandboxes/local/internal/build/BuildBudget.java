@@ -1,4 +1,4 @@
-package io.sandboxes.local.internal;
+package io.sandboxes.local.internal.build;
 
 /**
  * What one template build's COPY steps may expand their uploaded archives to: bytes (everything

@@ -1,4 +1,4 @@
-package io.sandboxes.local.internal;
+package io.sandboxes.local.internal.build;
 
 import java.io.IOException;
 import java.io.OutputStream;
@@ -58,20 +58,20 @@ final class CopyArchive {
    * matched it and uploaded the matches only) stands, as on E2B, for its folder before the first
    * segment with a pattern: that folder's uploaded contents are merged into the destination.
    */
-  static String normalizeSource(String name, String src) throws TemplateBuilds.StepFailed {
+  static String normalizeSource(String name, String src) throws StepFailed {
     if (src.isEmpty() || src.startsWith("/") || src.contains("\\") || src.contains("\0")) {
-      throw new TemplateBuilds.StepFailed(name, "COPY source '" + SafeTar.abbreviate(src)
+      throw new StepFailed(name, "COPY source '" + SafeTar.abbreviate(src)
           + "' is outside the build context: it must be a relative path inside it");
     }
     if (SafeTar.utf8Length(src) > SafeTar.MAX_NAME) {
-      throw new TemplateBuilds.StepFailed(name, "COPY source '" + SafeTar.abbreviate(src) + "' is longer than " + SafeTar.MAX_NAME
+      throw new StepFailed(name, "COPY source '" + SafeTar.abbreviate(src) + "' is longer than " + SafeTar.MAX_NAME
           + " bytes");
     }
     List<String> parts = new ArrayList<>();
     boolean pattern = false;
     for (String p : src.split("/")) {
       if (p.equals("..")) {
-        throw new TemplateBuilds.StepFailed(name, "COPY source '" + src + "' is outside the build context: '..' is refused");
+        throw new StepFailed(name, "COPY source '" + src + "' is outside the build context: '..' is refused");
       }
       pattern |= GLOB.matcher(p).find();
       if (!pattern && !p.isEmpty() && !p.equals(".")) {
@@ -107,7 +107,7 @@ final class CopyArchive {
    *     {@link Mismatch} when it is not what its hash says
    */
   static List<String> repack(Step step, Path archive, Path out, BuildBudget budget, boolean verify)
-      throws TemplateBuilds.StepFailed, IOException {
+      throws StepFailed, IOException {
     long limit = budget.bytesLeft();
     FilesHash first = verify ? new FilesHash(step.src(), step.dest(), FIRST, Map.of()) : null;
     Set<String> targets = new LinkedHashSet<>();
@@ -127,12 +127,12 @@ final class CopyArchive {
         if (!path.isEmpty()) {
           for (String p : path.split("/")) {
             if (p.equals("..")) {
-              throw new TemplateBuilds.StepFailed(step.name(), "the uploaded files hold a path outside the context: "
+              throw new StepFailed(step.name(), "the uploaded files hold a path outside the context: "
                   + SafeTar.abbreviate(e.getName()));
             }
           }
           if (path.startsWith("/")) {
-            throw new TemplateBuilds.StepFailed(step.name(), "the uploaded files hold an absolute path: " + SafeTar.abbreviate(e.getName()));
+            throw new StepFailed(step.name(), "the uploaded files hold an absolute path: " + SafeTar.abbreviate(e.getName()));
           }
         }
         String target = path.isEmpty() ? null : target(step, path, e.isDirectory());
@@ -176,7 +176,7 @@ final class CopyArchive {
    * @throws Mismatch when none gives it
    */
   private static void checkOtherFileSystems(Step step, Path archive, long limit, boolean prunedBefore)
-      throws IOException, TemplateBuilds.StepFailed {
+      throws IOException, StepFailed {
     FilesHash second = new FilesHash(step.src(), step.dest(), SECOND, folders(archive, limit));
     try (SafeTar.Reader in = SafeTar.open(archive, limit)) {
       TarArchiveEntry e;
@@ -249,16 +249,16 @@ final class CopyArchive {
     return target.isEmpty() ? "/" : target;
   }
 
-  private static void refuseUnsupported(Step step, TarArchiveEntry e) throws TemplateBuilds.StepFailed {
+  private static void refuseUnsupported(Step step, TarArchiveEntry e) throws StepFailed {
     if (e.isSparse() || e.isGNUSparse() || e.isOldGNUSparse() || e.isPaxGNUSparse() || e.isStarSparse()) {
-      throw new TemplateBuilds.StepFailed(step.name(), "COPY " + step.src() + ": the uploaded files hold a sparse file ("
+      throw new StepFailed(step.name(), "COPY " + step.src() + ": the uploaded files hold a sparse file ("
           + SafeTar.abbreviate(e.getName()) + "), which the SDKs never send");
     }
   }
 
   /** Hashes what an entry's header says (a file's content follows through {@link FilesHash#content}). */
   private static void hashHeader(FilesHash h, Step step, Path archive, long limit, TarArchiveEntry e)
-      throws IOException, TemplateBuilds.StepFailed {
+      throws IOException, StepFailed {
     String path = FilesHash.hashPath(e.getName());
     int perm = e.getMode() & 07777;
     if (e.isDirectory()) {
@@ -274,15 +274,15 @@ final class CopyArchive {
 
   /** Puts an entry's copy, staged under its target, into the re-packed archive (its content follows). */
   private static void putEntry(Step step, TarArchiveOutputStream o, TarArchiveEntry e, String path, String target,
-      Map<String, String> staged, BuildBudget budget, long limit) throws IOException, TemplateBuilds.StepFailed {
-    if (SafeTar.utf8Length(target) + TemplateBuilds.STAGE.length() > SafeTar.MAX_NAME) {
-      throw new TemplateBuilds.StepFailed(step.name(), "COPY " + step.src() + ": " + SafeTar.abbreviate(target) + " would be longer"
+      Map<String, String> staged, BuildBudget budget, long limit) throws IOException, StepFailed {
+    if (SafeTar.utf8Length(target) + CopyStep.STAGE.length() > SafeTar.MAX_NAME) {
+      throw new StepFailed(step.name(), "COPY " + step.src() + ": " + SafeTar.abbreviate(target) + " would be longer"
           + " than " + SafeTar.MAX_NAME + " bytes");
     }
     if (!budget.entry()) {
       throw new SafeTar.TooLarge(limit);
     }
-    String stagedName = TemplateBuilds.STAGE.substring(1) + target + (e.isDirectory() ? "/" : "");
+    String stagedName = CopyStep.STAGE.substring(1) + target + (e.isDirectory() ? "/" : "");
     String linkName = null;
     byte type;
     if (e.isSymbolicLink()) {
@@ -292,7 +292,7 @@ final class CopyArchive {
       type = TarArchiveEntry.LF_LINK;
       linkName = staged.get(stripTrailingSlashes(stripLeadingDotSlashes(e.getLinkName())));
       if (linkName == null) {
-        throw new TemplateBuilds.StepFailed(step.name(), "COPY " + step.src() + ": " + SafeTar.abbreviate(path) + " is a hard link to "
+        throw new StepFailed(step.name(), "COPY " + step.src() + ": " + SafeTar.abbreviate(path) + " is a hard link to "
             + SafeTar.abbreviate(e.getLinkName()) + ", which is not among the files it copies before it");
       }
     } else {
@@ -374,7 +374,7 @@ final class CopyArchive {
 
   /** A hard link's entry in the hash: its target's size and content, read again from the archive. */
   private static void linkedContent(FilesHash h, Step step, Path archive, long limit, String path, int perm, String linkName)
-      throws IOException, TemplateBuilds.StepFailed {
+      throws IOException, StepFailed {
     String wanted = FilesHash.hashPath(linkName);
     try (SafeTar.Reader in = SafeTar.open(archive, limit)) {
       TarArchiveEntry t;
@@ -390,7 +390,7 @@ final class CopyArchive {
         }
       }
     }
-    throw new TemplateBuilds.StepFailed(step.name(), "COPY " + step.src() + ": " + SafeTar.abbreviate(path) + " is a hard link to "
+    throw new StepFailed(step.name(), "COPY " + step.src() + ": " + SafeTar.abbreviate(path) + " is a hard link to "
         + SafeTar.abbreviate(linkName) + ", which the uploaded files do not hold");
   }
 

@@ -1,4 +1,4 @@
-package io.sandboxes.local.internal;
+package io.sandboxes.local.internal.build;
 
 import java.io.BufferedInputStream;
 import java.io.FilterInputStream;

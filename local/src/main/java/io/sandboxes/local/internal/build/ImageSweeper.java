@@ -1,0 +1,148 @@
+package io.sandboxes.local.internal.build;
+
+import static io.sandboxes.local.internal.build.BuildLabels.*;
+
+import io.sandboxes.local.internal.runtime.BuildRuntime;
+import io.sandboxes.local.internal.runtime.BuildRuntime.Image;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.locks.ReentrantLock;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Removes what builds no longer need: builds no tag points at, a deleted template's images, the
+ * step images of a build that did not finish, and what a previous run of this server left. An
+ * image the runtime refuses to remove (a child is built on it, a container uses it) stays.
+ */
+final class ImageSweeper {
+  private static final Logger LOG = LoggerFactory.getLogger(ImageSweeper.class);
+  private final BuildRuntime runtime;
+  private final String serverId;
+  private final ReentrantLock registration;
+
+  ImageSweeper(BuildRuntime runtime, String serverId, ReentrantLock registration) {
+    this.runtime = runtime;
+    this.serverId = serverId;
+    this.registration = registration;
+  }
+
+  /**
+   * Removes the step images a previous run of this server left (builds that did not finish) and
+   * the builds no tag points at.
+   */
+  void previousRun() {
+    try {
+      removeSteps(runtime.images(Map.of(LABEL_STEP_SERVER, serverId), true)
+          .stream().sorted(Comparator.comparingLong(Image::created).reversed()).map(Image::id).toList());
+    } catch (RuntimeException e) {
+      LOG.warn("could not look for the step images a previous run left: {}", e.toString());
+    }
+    sweepUntagged(null);
+  }
+
+  /**
+   * Removes the builds of a template (or of every template, for null) that no tag points at,
+   * unless a sandbox still runs from one (it is swept again later).
+   */
+  void sweepUntagged(@Nullable String templateId) {
+    List<String> gone = new ArrayList<>();
+    registration.lock();
+    try {
+      List<Image> images = runtime.images(templateId == null ? Map.of(LABEL_OURS, "true") : Map.of(LABEL_TEMPLATE_ID, templateId), true);
+      for (Image i : images) {
+        Map<String, String> l = i.labels();
+        String of = l.getOrDefault(LABEL_TEMPLATE_ID, "");
+        Instant made = TemplateCatalogue.parseInstant(l.get(LABEL_TEMPLATE_CREATED));
+        // a build just committed gets its tags next, under this lock; the age guards builds of another server on this engine
+        boolean settled = templateId != null || made.isBefore(Instant.now().minus(Duration.ofMinutes(1)));
+        if (!of.isEmpty() && settled && TemplateCatalogue.isBuild(i) && TemplateCatalogue.registeredTags(i, of).isEmpty()) {
+          gone.add(i.id());
+        }
+      }
+    } catch (RuntimeException e) {
+      LOG.warn("could not look for template builds no tag points at: {}", e.toString());
+      return;
+    } finally {
+      registration.unlock();
+    }
+    // an image no tag points at gains none (tags are assigned to tagged builds only), so it is removed outside the lock
+    gone.forEach(this::removeQuietly);
+  }
+
+  /** Rounds of {@link #removeImagesOf}: a container just removed, or a step image's child, may hold an image for a moment. */
+  private static final int REMOVAL_ROUNDS = 6;
+
+  /**
+   * Removes a deleted template's builds and the step images its builds made that nothing else is
+   * built on, in a few rounds a few seconds apart while some remain (what a sandbox or snapshot
+   * still uses stays; a restart sweeps again).
+   */
+  void removeImagesOf(String templateId) {
+    for (int round = 0; round < REMOVAL_ROUNDS; round++) {
+      try {
+        List<Image> builds = runtime.images(Map.of(LABEL_TEMPLATE_ID, templateId), true).stream().filter(TemplateCatalogue::isBuild)
+            .toList();
+        builds.forEach(i -> removeQuietly(i.id()));
+        List<String> steps = runtime.images(Map.of(LABEL_STEP_OF, templateId), true)
+            .stream().sorted(Comparator.comparingLong(Image::created).reversed()).map(Image::id).toList();
+        if (builds.isEmpty() && steps.isEmpty()) {
+          return;
+        }
+        removeSteps(steps);
+        Thread.sleep(5_000);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      } catch (RuntimeException e) {
+        LOG.warn("the images of deleted template {} could not be listed: {}", templateId, e.toString());
+        return;
+      }
+    }
+    LOG.info("some images of deleted template {} stay: a sandbox or snapshot still uses them", templateId);
+  }
+
+  /**
+   * Removes step images, newest first, leaving any that another image is built on or a container
+   * uses (the runtime refuses those without force): they stay as the cache of what uses them.
+   */
+  void removeSteps(List<String> imageIds) {
+    for (String id : imageIds) {
+      try {
+        runtime.removeImage(id); // false: gone with its child already
+      } catch (BuildRuntime.InUse e) {
+        // still a parent or in use
+      } catch (RuntimeException e) {
+        LOG.warn("step image {} could not be removed: {}", id, e.toString());
+      }
+    }
+  }
+
+  private void removeQuietly(String imageId) {
+    try {
+      runtime.removeImage(imageId); // false: removed already
+    } catch (BuildRuntime.InUse e) {
+      // a sandbox still runs from the earlier build; the newer one is what the name resolves to
+      LOG.info("the earlier build {} stays while a sandbox uses it", imageId);
+    } catch (RuntimeException e) {
+      LOG.warn("the earlier build {} could not be removed: {}", imageId, e.toString());
+    }
+  }
+
+  /** Removes the steps a previous run of this server left (it stopped mid-build). */
+  void removeLeftoverSteps() {
+    try {
+      for (String id : runtime.steps(Map.of(LABEL_BUILD_CONTAINER, serverId))) {
+        LOG.info("removing template build container {} a previous run left", id);
+        runtime.removeStep(id);
+      }
+    } catch (RuntimeException e) {
+      LOG.warn("could not look for template build containers a previous run left: {}", e.toString());
+    }
+  }
+}

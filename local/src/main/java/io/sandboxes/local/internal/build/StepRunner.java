@@ -1,0 +1,246 @@
+package io.sandboxes.local.internal.build;
+
+import static io.sandboxes.local.internal.build.BuildLabels.*;
+
+import io.sandboxes.local.internal.runtime.BuildRuntime;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The step runner and its cache: a RUN, WORKDIR or COPY step runs in the runtime from the
+ * previous step's image, its output streamed to the build's log, and is committed to an image
+ * labelled with the step's cache key; a step whose key an image carries already is found instead
+ * of run.
+ */
+final class StepRunner {
+  private final BuildRuntime runtime;
+  private final ImageSweeper sweeper;
+  private final String serverId;
+  private final Set<String> sandboxLabels;
+  /** Held while a step's image is looked up in the cache, and while a failed build picks the images it removes. */
+  private final java.util.concurrent.locks.ReentrantLock cacheLock = new java.util.concurrent.locks.ReentrantLock();
+  /** Step images a failed build is removing: the cache does not offer them. */
+  private final Set<String> doomed = ConcurrentHashMap.newKeySet();
+
+  StepRunner(BuildRuntime runtime, ImageSweeper sweeper, String serverId, Set<String> sandboxLabels) {
+    this.runtime = runtime;
+    this.sweeper = sweeper;
+    this.serverId = serverId;
+    this.sandboxLabels = sandboxLabels;
+  }
+
+  static String cacheKey(BuildState st, String type, List<String> args, @Nullable String hash) {
+    try {
+      MessageDigest sha = MessageDigest.getInstance("SHA-256");
+      sha.update((st.image + "\n" + st.describe() + "\n" + type + "\n" + String.join("\u0000", args) + "\n" + hash)
+          .getBytes(StandardCharsets.UTF_8));
+      return HexFormat.of().formatHex(sha.digest());
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /** A step's image found by its key, now one of the build's uses; none that a failed build is removing. */
+  private @Nullable String cached(Build b, String key) {
+    cacheLock.lock();
+    try {
+      // a step's image is the parent of the next one's: only a listing of all images shows it
+      List<BuildRuntime.Image> hits = runtime.images(Map.of(LABEL_CACHE_KEY, key), true);
+      Optional<String> hit = hits.stream().map(BuildRuntime.Image::id).filter(i -> !doomed.contains(i)).findFirst();
+      hit.ifPresent(b.uses::add);
+      return hit.orElse(null);
+    } finally {
+      cacheLock.unlock();
+    }
+  }
+
+  /**
+   * Removes the step images a build that did not finish committed, newest first, except those a
+   * build still running goes on from: what it committed is no template's cache.
+   */
+  void discard(Build b, Collection<Build> all) {
+    List<String> gone = new ArrayList<>();
+    cacheLock.lock();
+    try {
+      Set<String> used = new java.util.HashSet<>();
+      all.stream().filter(o -> o != b && o.finishedAt == null).forEach(o -> used.addAll(o.uses));
+      b.committed.reversed().stream().filter(i -> !used.contains(i)).forEach(gone::add);
+      doomed.addAll(gone);
+    } finally {
+      cacheLock.unlock();
+    }
+    try {
+      sweeper.removeSteps(gone);
+    } finally {
+      gone.forEach(doomed::remove);
+    }
+  }
+
+  /** The labels every image and step of a build carries, blanking what a base image may have passed on. */
+  Map<String, String> neutralLabels() {
+    Map<String, String> l = new HashMap<>();
+    sandboxLabels.forEach(k -> l.put(k, ""));
+    l.put(LABEL_TEMPLATE_ID, "");
+    l.put(LABEL_TEMPLATE_NAME, "");
+    l.put(LABEL_TEMPLATE_DEFAULTS, "");
+    l.put(LABEL_CACHE_KEY, "");
+    // a committed image must not carry its step's server: a sandbox created from it would pass for a build leftover
+    l.put(LABEL_BUILD_CONTAINER, "");
+    l.put(LABEL_STEP_OF, "");
+    l.put(LABEL_STEP_SERVER, "");
+    l.put(LABEL_BUILT_BY, "");
+    l.put(LABEL_TEMPLATE_BUILD, "");
+    l.put(LABEL_TEMPLATE_RESOURCES, "");
+    return l;
+  }
+
+  /** Creates a build's step (not yet started) from the state's image, with the build's resources, as one of the build's. */
+  String createStep(Build b, BuildState st, List<String> cmd, String user, String workdir) {
+    Map<String, String> labels = neutralLabels();
+    labels.put(LABEL_BUILD_CONTAINER, serverId);
+    List<String> env = new ArrayList<>();
+    st.env.forEach((k, v) -> env.add(k + "=" + v));
+    String id = runtime.createStep(new BuildRuntime.StepSpec(st.image, labels, env, user, workdir, cmd, b.request.cpuCount(),
+        b.request.memoryMB()));
+    b.steps.add(id);
+    return id;
+  }
+
+  /**
+   * Runs one step from the state's image (or finds its image in the cache),
+   * streaming its output to the build log, and makes its committed image the state's.
+   */
+  void runStep(Build b, BuildState st, String name, List<String> cmd, String user, String workdir,
+      java.util.function.@Nullable Consumer<String> beforeStart, Instant deadline, String key, boolean force)
+      throws StepFailed, InterruptedException {
+    if (!force) {
+      String hit = cached(b, key);
+      if (hit != null) {
+        b.log("info", "[" + name + "] CACHED", name);
+        st.image = hit;
+        return;
+      }
+    }
+    String id;
+    try {
+      id = createStep(b, st, cmd, user, workdir);
+    } catch (RuntimeException e) {
+      throw new StepFailed(name, "the step's container could not be created: " + e.getMessage());
+    }
+    if (beforeStart != null) {
+      beforeStart.accept(id);
+    }
+    BuildRuntime.Attachment logs = null;
+    try {
+      // attached before the start, so every byte it prints comes here (the step logs nothing on the host); a step
+      // printing faster than its log takes it is held back by the attach, never buffered without bound
+      logs = attachOutput(b, name, id);
+      runtime.start(id);
+      long left = Math.max(1, Duration.between(Instant.now(), deadline).toSeconds());
+      Integer code = runtime.awaitExit(id, Duration.ofSeconds(left));
+      logs.awaitEnd(Duration.ofSeconds(10));
+      if (code == null) {
+        throw new StepFailed(name, "step " + name + " did not report an exit code");
+      }
+      if (code != 0) {
+        throw new StepFailed(name, "step " + name + " failed with exit code " + code);
+      }
+      Map<String, String> labels = neutralLabels();
+      labels.put(LABEL_CACHE_KEY, key);
+      labels.put(LABEL_STEP_OF, b.request.templateId());
+      labels.put(LABEL_STEP_SERVER, serverId);
+      st.image = runtime.commit(id, labels);
+      b.committed.add(st.image);
+      b.uses.add(st.image);
+    } catch (BuildRuntime.Unfinished e) {
+      throw new StepFailed(name, "step " + name + " did not finish within the build's limit of " + TemplateService.BUILD_LIMIT.toMinutes()
+          + " minutes");
+    } catch (RuntimeException e) {
+      throw new StepFailed(name, "step " + name + " could not run: " + e.getMessage());
+    } finally {
+      if (logs != null) {
+        try {
+          logs.close();
+        } catch (IOException ignored) {
+          // the step goes next
+        }
+      }
+      runtime.removeStep(id);
+      b.steps.remove(id);
+    }
+  }
+
+  /** How long an attach to a step may take to be answered. */
+  private static final Duration ATTACHED = Duration.ofSeconds(30);
+
+  /**
+   * Attaches to a created step's stdout and stderr, each line going to the build's log
+   * (which keeps a bounded part of them), and returns once the runtime has answered the attach.
+   */
+  private BuildRuntime.Attachment attachOutput(Build b, String name, String id) throws StepFailed, InterruptedException {
+    BuildRuntime.Attachment out = runtime.attach(id, new Lines(b, name));
+    if (!out.awaitAttached(ATTACHED)) {
+      throw new StepFailed(name, "step " + name + ": Docker did not answer the attach to its container within " + ATTACHED.toSeconds()
+          + " s");
+    }
+    return out;
+  }
+
+  /** A step's output cut into lines for the build's log: standard error's as warnings, a line too long cut at the log's limit. */
+  private static final class Lines implements BuildRuntime.Output {
+    private final Build b;
+    private final String name;
+    private final StringBuilder partial = new StringBuilder();
+    private String partialLevel = "info";
+
+    Lines(Build b, String name) {
+      this.b = b;
+      this.name = name;
+    }
+
+    @Override
+    public void chunk(byte[] bytes, boolean stderr) {
+      String text = new String(bytes, StandardCharsets.UTF_8);
+      String level = stderr ? "warn" : "info";
+      if (!level.equals(partialLevel) && !partial.isEmpty()) {
+        b.output(partialLevel, partial.toString(), name);
+        partial.setLength(0);
+      }
+      partialLevel = level;
+      int from = 0;
+      int nl;
+      while ((nl = text.indexOf('\n', from)) >= 0) {
+        partial.append(text, from, nl);
+        b.output(level, partial.toString(), name);
+        partial.setLength(0);
+        from = nl + 1;
+      }
+      partial.append(text, from, text.length());
+      if (partial.length() > BuildLog.MAX_LINE) {
+        b.output(level, partial.toString(), name);
+        partial.setLength(0);
+      }
+    }
+
+    @Override
+    public void end() {
+      if (!partial.isEmpty()) {
+        b.output(partialLevel, partial.toString(), name);
+      }
+    }
+  }
+}
