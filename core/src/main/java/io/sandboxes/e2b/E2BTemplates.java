@@ -111,7 +111,7 @@ public final class E2BTemplates {
           BuildStatus.State.of(Json.requireText(s, "status")), entries(s), reason);
     } catch (IllegalArgumentException | NullPointerException e) {
       throw new SandboxException("read the status of build " + buildId + " of template " + templateId
-          + ": an answer of a shape this client cannot read: " + Json.abbreviate(s), e);
+          + ": an answer of a shape this client cannot read (" + e.getMessage() + "): " + Json.abbreviate(s), e);
     }
   }
 

@@ -6,7 +6,7 @@ import java.util.Objects;
 /**
  * How E2B's builder signs in to a private registry to pull a template's base image: E2B's three
  * kinds ({@code registry}, {@code aws}, {@code gcp}). The secret parts are held for redaction:
- * {@link #toString()} never shows them, and an exception the SDK makes from a server's answer has
+ * {@code toString()} never shows them, and an exception the SDK makes from a server's answer has
  * them replaced. The local runtime pulls nothing and refuses a build that carries credentials.
  *
  * @since 0.1
