@@ -8,8 +8,12 @@ import java.util.regex.Pattern;
 
 /** The argument checks and shell quoting the template builder's steps share. */
 final class Checks {
-  /** Package names passed to the shell as they are; anything else is single-quoted. */
-  private static final Pattern PLAIN_WORD = Pattern.compile("^[A-Za-z0-9._+:=~@/^<>-]+$");
+  /**
+   * Words passed to the shell as they are; anything else is single-quoted. No {@code <} or
+   * {@code >} (a requirement such as {@code requests>=2} would be a redirection) and no leading
+   * {@code ~} (a home directory).
+   */
+  private static final Pattern PLAIN_WORD = Pattern.compile("^[A-Za-z0-9._+:=@/^-][A-Za-z0-9._+:=~@/^-]*$");
 
   private Checks() {}
 

@@ -19,6 +19,7 @@ import org.jspecify.annotations.Nullable;
  */
 final class DockerfileSteps {
   private static final ObjectMapper JSON = new ObjectMapper();
+  private static final Pattern DIRECTIVE = Pattern.compile("^#\\s*([A-Za-z]+)\\s*=\\s*(\\S+)\\s*$");
   private static final Pattern HEREDOC = Pattern.compile("(^|\\s)<<-?[\"']?[A-Za-z_]");
   private static final Pattern ARCHIVE = Pattern.compile(".*\\.(tar|tar\\.gz|tgz|tar\\.bz2|tbz2?|tar\\.xz|txz|tar\\.zst)$",
       Pattern.CASE_INSENSITIVE);
@@ -98,7 +99,7 @@ final class DockerfileSteps {
     // parser directives: comment lines of the form '# name=value' before anything else
     for (; first < lines.length; first++) {
       String l = lines[first].strip();
-      var m = Pattern.compile("^#\\s*([A-Za-z]+)\\s*=\\s*(\\S+)\\s*$").matcher(l);
+      var m = DIRECTIVE.matcher(l);
       if (!m.matches()) {
         break;
       }
@@ -115,8 +116,8 @@ final class DockerfileSteps {
     for (int n = first; n < lines.length; n++) {
       String raw = lines[n];
       String stripped = raw.strip();
-      if (stripped.startsWith("#") || (stripped.isEmpty() && current == null)) {
-        continue; // a comment, also one inside a continued instruction
+      if (stripped.startsWith("#") || stripped.isEmpty()) {
+        continue; // a comment or an empty line, also inside a continued instruction
       }
       if (current == null) {
         current = new StringBuilder();

@@ -61,6 +61,14 @@ class TemplateStepsTest {
   }
 
   @Test
+  @DisplayName("a word the shell would read as a redirection or a home directory is quoted: in install steps and exec-form RUN")
+  void shellWords() {
+    assertThat(runs(Template.fromTemplate("base").pipInstall("requests>=2.31", "numpy<2", "plain==1.0", "~user", "a~=1")))
+        .containsExactly("RUN pip install 'requests>=2.31' 'numpy<2' plain==1.0 '~user' a~=1 | root");
+    assertThat(runs(Template.fromDockerfile("FROM a\nRUN [\"echo\", \"a>b\"]\n")).get(2)).isEqualTo("RUN echo 'a>b'");
+  }
+
+  @Test
   @DisplayName("copyItems adds one COPY per item with its options, checked as copy checks them")
   void copyItems() {
     Template t = Template.fromTemplate("base").copyItems(List.of(CopyItem.of("a", "/x/"),
@@ -105,6 +113,7 @@ class TemplateStepsTest {
         ENV LEGACY value with spaces
         RUN apt-get update \\
           # a comment inside a continuation
+
           && echo done
         RUN ["echo", "it's", "x"]
         COPY --chown=user:user --chmod=640 a.txt b/ /app/
