@@ -174,10 +174,12 @@ final class DockerfileSteps {
   }
 
   private static Template copy(Template t, Instruction i) {
-    List<String> words = new ArrayList<>(List.of(i.rest().split("\\s+")));
+    String rest = i.rest();
     CopyOptions options = CopyOptions.defaults();
-    while (!words.isEmpty() && words.get(0).startsWith("--")) {
-      String flag = words.remove(0);
+    while (rest.startsWith("--")) {
+      String[] split = rest.split("\\s+", 2);
+      String flag = split[0];
+      rest = split.length > 1 ? split[1] : "";
       String name = flag.contains("=") ? flag.substring(2, flag.indexOf('=')) : flag.substring(2);
       String value = flag.contains("=") ? flag.substring(flag.indexOf('=') + 1) : "";
       switch (name) {
@@ -195,9 +197,8 @@ final class DockerfileSteps {
         default -> throw refused(i, i.keyword() + " flag --" + name + " is not supported");
       }
     }
-    String rest = String.join(" ", words);
     List<String> exec = execForm(new Instruction(i.line(), i.keyword(), rest));
-    List<String> args = exec != null ? exec : words;
+    List<String> args = exec != null ? exec : List.of(rest.split("\\s+"));
     if (args.size() < 2) {
       throw refused(i, i.keyword() + " takes one or more sources and a destination");
     }

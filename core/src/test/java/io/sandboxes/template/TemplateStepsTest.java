@@ -117,7 +117,7 @@ class TemplateStepsTest {
           && echo done
         RUN ["echo", "it's", "x"]
         COPY --chown=user:user --chmod=640 a.txt b/ /app/
-        ADD ["c d.txt", "/app/c.txt"]
+        ADD --chmod=600 ["c  d.txt", "/app/c.txt"]
         EXPOSE 8080
         VOLUME /data
         ENTRYPOINT ["python3", "-m"]
@@ -136,7 +136,7 @@ class TemplateStepsTest {
         "RUN echo 'it'\\''s' x",
         "COPY a.txt | /app/ | user | 0640",
         "COPY b | /app/ | user | 0640",
-        "COPY c d.txt | /app/c.txt |  | ",
+        "COPY c  d.txt | /app/c.txt |  | 0600",
         "USER user",
         "WORKDIR /home/user");
     assertThat(t.startCmd()).isEqualTo("python3 -m http.server 8080");
