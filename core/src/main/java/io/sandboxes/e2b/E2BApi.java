@@ -448,6 +448,15 @@ public final class E2BApi {
   // ---- template builds ----
 
   /**
+   * Template management: builds in the background and their status, names, tags.
+   *
+   * @return the template calls, sharing this API's client, timeout and retries
+   */
+  public E2BTemplates templates() {
+    return new E2BTemplates(this, controlPlane, http);
+  }
+
+  /**
    * Builds a template under a name through E2B's v2 build API, as E2B's {@code Template.build}:
    * each COPY's files are found and hashed, the build is requested ({@code POST /v3/templates}),
    * the files the server does not have yet are uploaded, the build is started, and its status is

@@ -11,6 +11,7 @@ import io.sandboxes.e2b.internal.Json;
 import io.sandboxes.template.BuildInfo;
 import io.sandboxes.template.BuildLogEntry;
 import io.sandboxes.template.BuildOptions;
+import io.sandboxes.template.RegistryCredentials;
 import io.sandboxes.template.Template;
 import io.sandboxes.template.TemplateBuildException;
 import io.sandboxes.template.TemplateStep;
@@ -58,6 +59,16 @@ final class TemplateBuildCall {
 
   BuildInfo run() {
     Instant deadline = Instant.now().plus(options.timeout());
+    BuildInfo started = start(deadline);
+    await(started.templateId(), started.buildId(), deadline);
+    return started;
+  }
+
+  /**
+   * Requests the build, uploads what the server lacks and starts it, as E2B's
+   * {@code buildInBackground}: the build then runs on the server without this client.
+   */
+  BuildInfo start(Instant deadline) {
     List<TemplateStep> steps = template.steps();
     List<@Nullable Copy> copies = new ArrayList<>();
     for (TemplateStep s : steps) {
@@ -95,6 +106,9 @@ final class TemplateBuildCall {
     } else {
       body.put("fromTemplate", template.fromTemplate());
     }
+    if (template.registryCredentials() != null) {
+      body.set("fromImageRegistry", registry(template.registryCredentials()));
+    }
     if (template.startCmd() != null) {
       body.put("startCmd", template.startCmd());
     }
@@ -117,7 +131,6 @@ final class TemplateBuildCall {
     client("All file uploads completed");
     client("Starting building...");
     controlPlane.startTemplateBuild(templateId, buildId, body);
-    await(templateId, buildId, deadline);
     return new BuildInfo(templateId, buildId, name, tags);
   }
 
@@ -209,7 +222,17 @@ final class TemplateBuildCall {
     }
   }
 
-  private static BuildLogEntry entry(JsonNode e) {
+  /** E2B's {@code fromImageRegistry}: the credentials as its build API takes them, sent in this request alone. */
+  static ObjectNode registry(RegistryCredentials credentials) {
+    return switch (credentials) {
+      case RegistryCredentials.Basic b -> Json.object().put("type", "registry").put("username", b.username()).put("password", b.password());
+      case RegistryCredentials.Aws a -> Json.object().put("type", "aws").put("awsAccessKeyId", a.accessKeyId())
+          .put("awsSecretAccessKey", a.secretAccessKey()).put("awsRegion", a.region());
+      case RegistryCredentials.Gcp g -> Json.object().put("type", "gcp").put("serviceAccountJson", g.serviceAccountJson());
+    };
+  }
+
+  static BuildLogEntry entry(JsonNode e) {
     Instant at = Timestamps.instant(Json.text(e, "timestamp"));
     String level = Json.text(e, "level");
     String message = Json.text(e, "message");

@@ -1,12 +1,17 @@
 package io.sandboxes.template;
 
+import static io.sandboxes.template.Checks.joined;
+import static io.sandboxes.template.Checks.packageList;
+import static io.sandboxes.template.Checks.relativeSource;
+import static io.sandboxes.template.Checks.requireText;
+import static io.sandboxes.template.Checks.requireUser;
+
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -36,9 +41,6 @@ import org.jspecify.annotations.Nullable;
  * @since 0.1
  */
 public final class Template {
-  private static final Pattern ENV_KEY = Pattern.compile("^[A-Za-z_][A-Za-z0-9_]*$");
-  /** Package names passed to the shell as they are; anything else is single-quoted. */
-  private static final Pattern PLAIN_WORD = Pattern.compile("^[A-Za-z0-9._+:=~@/^<>-]+$");
   /** The image E2B's SDK starts from by default; the local runtime reads it as its base template. */
   public static final String E2B_BASE_IMAGE = "e2bdev/base";
 
@@ -49,9 +51,11 @@ public final class Template {
   private final @Nullable String startCmd;
   private final @Nullable String readyCmd;
   private final boolean skipCacheFromHere;
+  private final @Nullable RegistryCredentials registry;
 
   private Template(@Nullable String fromImage, @Nullable String fromTemplate, Path contextDir, List<TemplateStep> steps,
-      @Nullable String startCmd, @Nullable String readyCmd, boolean skipCacheFromHere) {
+      @Nullable String startCmd, @Nullable String readyCmd, boolean skipCacheFromHere, @Nullable RegistryCredentials registry) {
+    this.registry = registry;
     this.fromImage = fromImage;
     this.fromTemplate = fromTemplate;
     this.contextDir = contextDir;
@@ -69,7 +73,7 @@ public final class Template {
    * @return a template with no steps yet, its context directory the working directory
    */
   public static Template fromTemplate(String template) {
-    return new Template(null, requireText(template, "template"), defaultContext(), List.of(), null, null, false);
+    return new Template(null, requireText(template, "template"), defaultContext(), List.of(), null, null, false, null);
   }
 
   /**
@@ -80,7 +84,7 @@ public final class Template {
    * @return a template with no steps yet, its context directory the working directory
    */
   public static Template fromImage(String image) {
-    return new Template(requireText(image, "image"), null, defaultContext(), List.of(), null, null, false);
+    return new Template(requireText(image, "image"), null, defaultContext(), List.of(), null, null, false, null);
   }
 
   /**
@@ -93,12 +97,65 @@ public final class Template {
     return fromImage(E2B_BASE_IMAGE);
   }
 
+  /**
+   * Starts from an image in a private registry, signing in with credentials, as E2B's
+   * {@code fromImage(image, {username, password})}, {@code fromAWSRegistry} and
+   * {@code fromGCPRegistry}. The credentials go to the server in the build's start request
+   * ({@code fromImageRegistry}) and nowhere else. The local runtime refuses such a build.
+   *
+   * @param image the image reference
+   * @param credentials how to sign in
+   * @return a template with no steps yet, its context directory the working directory
+   */
+  public static Template fromImage(String image, RegistryCredentials credentials) {
+    Objects.requireNonNull(credentials, "credentials");
+    return new Template(requireText(image, "image"), null, defaultContext(), List.of(), null, null, false, credentials);
+  }
+
+  /**
+   * Starts from a Dockerfile's text, as E2B's {@code fromDockerfile}: its one {@code FROM} image is
+   * the base, and {@code RUN} (shell or exec form), {@code COPY} and {@code ADD} of local files
+   * (with {@code --chown}, {@code --chmod}), {@code ENV}, {@code ARG} (as an environment variable),
+   * {@code WORKDIR}, {@code USER}, and {@code CMD} or {@code ENTRYPOINT} (the start command, with a
+   * 20 second ready wait) become steps. {@code EXPOSE} and {@code VOLUME} mean nothing to a sandbox
+   * and are skipped, as E2B skips them. The steps run as {@code root} in {@code /} as in Docker;
+   * when the Dockerfile sets no user or workdir, E2B's {@code user} and {@code /home/user} follow.
+   * Anything else is refused rather than dropped: other instructions, several stages,
+   * {@code COPY --from}, {@code ADD} of a URL or an archive, {@code RUN} flags, heredocs, and
+   * {@code $} substitution outside {@code RUN}.
+   *
+   * @param dockerfile the Dockerfile's text; copy sources are read from the working directory
+   * @return the template
+   * @throws IllegalArgumentException for an instruction or form it cannot take, naming its line
+   */
+  public static Template fromDockerfile(String dockerfile) {
+    return DockerfileSteps.parse(requireText(dockerfile, "dockerfile"), defaultContext());
+  }
+
+  /**
+   * Starts from a Dockerfile file, its folder the context directory.
+   *
+   * @param dockerfile the Dockerfile
+   * @return the template
+   * @throws IllegalArgumentException for an instruction or form it cannot take, naming its line
+   * @throws java.io.UncheckedIOException when the file cannot be read
+   * @see #fromDockerfile(String)
+   */
+  public static Template fromDockerfile(Path dockerfile) {
+    Path file = Objects.requireNonNull(dockerfile, "dockerfile").toAbsolutePath().normalize();
+    try {
+      return DockerfileSteps.parse(java.nio.file.Files.readString(file), file.getParent());
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException("read " + dockerfile, e);
+    }
+  }
+
   private static Path defaultContext() {
     return Path.of("").toAbsolutePath().normalize();
   }
 
   private Template with(List<TemplateStep> newSteps) {
-    return new Template(fromImage, fromTemplate, contextDir, newSteps, startCmd, readyCmd, skipCacheFromHere);
+    return new Template(fromImage, fromTemplate, contextDir, newSteps, startCmd, readyCmd, skipCacheFromHere, registry);
   }
 
   private Template plus(TemplateStep.Type type, List<String> args, boolean forceUpload) {
@@ -115,7 +172,7 @@ public final class Template {
    */
   public Template withContextDir(Path dir) {
     Objects.requireNonNull(dir, "dir");
-    return new Template(fromImage, fromTemplate, dir.toAbsolutePath().normalize(), steps, startCmd, readyCmd, skipCacheFromHere);
+    return new Template(fromImage, fromTemplate, dir.toAbsolutePath().normalize(), steps, startCmd, readyCmd, skipCacheFromHere, registry);
   }
 
   /**
@@ -148,19 +205,6 @@ public final class Template {
    */
   public Template npmInstall(String... packages) {
     return runCmd("npm install -g " + packageList(packages), "root");
-  }
-
-  private static String packageList(String[] packages) {
-    Objects.requireNonNull(packages, "packages");
-    if (packages.length == 0) {
-      throw new IllegalArgumentException("name at least one package");
-    }
-    List<String> words = new ArrayList<>();
-    for (String p : packages) {
-      requireText(p, "package");
-      words.add(PLAIN_WORD.matcher(p).matches() ? p : shellQuote(p));
-    }
-    return String.join(" ", words);
   }
 
   /**
@@ -205,15 +249,6 @@ public final class Template {
     return runCmd(joined(commands), user);
   }
 
-  private static String joined(List<String> commands) {
-    Objects.requireNonNull(commands, "commands");
-    if (commands.isEmpty()) {
-      throw new IllegalArgumentException("commands must not be empty");
-    }
-    commands.forEach(c -> requireText(c, "command"));
-    return String.join(" && ", commands);
-  }
-
   /**
    * Copies a file or a whole folder from the context directory into the image, owned by the user
    * in effect. A folder's contents land in {@code dest}; a file lands at {@code dest}, or inside
@@ -252,26 +287,140 @@ public final class Template {
   }
 
   /**
-   * A copy source as a normalized relative path inside the context ({@code .} for the context itself).
+   * Copies several sources, one COPY step each, as E2B's {@code copyItems}.
+   *
+   * @param items the copies, in order; each checked as {@link #copy(String, String, CopyOptions)} checks it
+   * @return a template with the COPY steps added
    */
-  static String relativeSource(String src) {
-    requireText(src, "src");
-    if (src.indexOf('\0') >= 0 || src.indexOf('\\') >= 0) {
-      throw new IllegalArgumentException("copy source '" + src + "' must be a plain relative path ('/' separated)");
+  public Template copyItems(List<CopyItem> items) {
+    Objects.requireNonNull(items, "items");
+    if (items.isEmpty()) {
+      throw new IllegalArgumentException("name at least one item");
     }
-    if (src.startsWith("/")) {
-      throw new IllegalArgumentException("copy source '" + src + "' is an absolute path: it must be relative to the context"
-          + " directory and inside it");
+    Template t = this;
+    for (CopyItem item : items) {
+      t = t.copy(Objects.requireNonNull(item, "item").src(), item.dest(), item.options());
     }
-    if (src.matches(".*[*?\\[].*")) {
-      throw new IllegalArgumentException("copy source '" + src + "' is a glob pattern: name a file or a folder");
-    }
-    Path normalized = Path.of(src).normalize();
-    String n = normalized.toString();
-    if (n.equals("..") || n.startsWith("../")) {
-      throw new IllegalArgumentException("copy source '" + src + "' leaves the context directory: it must stay inside it");
-    }
-    return n.isEmpty() ? "." : n;
+    return t;
+  }
+
+  /**
+   * Removes files ({@code rm}), as E2B's {@code remove}: a RUN step.
+   *
+   * @param paths one or more paths in the image
+   * @param options {@code force}, {@code recursive} and {@code user}
+   * @return a template with the RUN step added
+   * @throws IllegalArgumentException for a mode, which remove takes none of
+   */
+  public Template remove(List<String> paths, FileStepOptions options) {
+    return fileStep(FileSteps.remove(paths, Objects.requireNonNull(options, "options")), options.user());
+  }
+
+  /**
+   * Removes a file ({@code rm}); a folder needs {@link FileStepOptions#withRecursive()}.
+   *
+   * @param path a path in the image
+   * @return a template with the RUN step added
+   */
+  public Template remove(String path) {
+    return remove(List.of(Objects.requireNonNull(path, "path")), FileStepOptions.defaults());
+  }
+
+  /**
+   * Moves or renames a file or folder ({@code mv}), as E2B's {@code rename}: a RUN step.
+   *
+   * @param src the path to move
+   * @param dest where it goes
+   * @param options {@code force} and {@code user}
+   * @return a template with the RUN step added
+   */
+  public Template rename(String src, String dest, FileStepOptions options) {
+    return fileStep(FileSteps.rename(src, dest, Objects.requireNonNull(options, "options")), options.user());
+  }
+
+  /**
+   * Moves or renames a file or folder ({@code mv}).
+   *
+   * @param src the path to move
+   * @param dest where it goes
+   * @return a template with the RUN step added
+   */
+  public Template rename(String src, String dest) {
+    return rename(src, dest, FileStepOptions.defaults());
+  }
+
+  /**
+   * Makes folders with their parents ({@code mkdir -p}), as E2B's {@code makeDir}: a RUN step.
+   *
+   * @param paths one or more paths in the image
+   * @param options {@code mode} and {@code user}
+   * @return a template with the RUN step added
+   */
+  public Template makeDir(List<String> paths, FileStepOptions options) {
+    return fileStep(FileSteps.makeDir(paths, Objects.requireNonNull(options, "options")), options.user());
+  }
+
+  /**
+   * Makes a folder with its parents ({@code mkdir -p}).
+   *
+   * @param path a path in the image
+   * @return a template with the RUN step added
+   */
+  public Template makeDir(String path) {
+    return makeDir(List.of(Objects.requireNonNull(path, "path")), FileStepOptions.defaults());
+  }
+
+  /**
+   * Makes a symbolic link at {@code link} pointing at {@code target} ({@code ln -s}), as E2B's
+   * {@code makeSymlink(src, dest)}: a RUN step.
+   *
+   * @param target what the link points at, as stored in the link
+   * @param link where the link is made
+   * @param options {@code force} (replace what is at {@code link}) and {@code user}
+   * @return a template with the RUN step added
+   */
+  public Template makeSymlink(String target, String link, FileStepOptions options) {
+    return fileStep(FileSteps.makeSymlink(target, link, Objects.requireNonNull(options, "options")), options.user());
+  }
+
+  /**
+   * Makes a symbolic link at {@code link} pointing at {@code target} ({@code ln -s}).
+   *
+   * @param target what the link points at
+   * @param link where the link is made
+   * @return a template with the RUN step added
+   */
+  public Template makeSymlink(String target, String link) {
+    return makeSymlink(target, link, FileStepOptions.defaults());
+  }
+
+  /**
+   * Clones a git repository ({@code git clone}), as E2B's {@code gitClone}: a RUN step. The image
+   * needs git, and the build needs to reach the repository.
+   *
+   * @param url the repository's URL
+   * @param path where to clone it, or {@code null} for git's default (a folder named after the
+   *     repository in the workdir in effect)
+   * @param options branch, depth and user
+   * @return a template with the RUN step added
+   */
+  public Template gitClone(String url, @Nullable String path, GitCloneOptions options) {
+    return fileStep(FileSteps.gitClone(url, path, Objects.requireNonNull(options, "options")), options.user());
+  }
+
+  /**
+   * Clones a git repository into a path, its default branch with all of history.
+   *
+   * @param url the repository's URL
+   * @param path where to clone it
+   * @return a template with the RUN step added
+   */
+  public Template gitClone(String url, String path) {
+    return gitClone(url, Objects.requireNonNull(path, "path"), GitCloneOptions.defaults());
+  }
+
+  private Template fileStep(String command, @Nullable String user) {
+    return user == null ? runCmd(command) : runCmd(command, user);
   }
 
   /**
@@ -285,20 +434,7 @@ public final class Template {
     if (envs.isEmpty()) {
       return this;
     }
-    List<String> args = new ArrayList<>();
-    new LinkedHashMap<>(envs).forEach((k, v) -> {
-      if (k == null || !ENV_KEY.matcher(k).matches()) {
-        throw new IllegalArgumentException("environment variable name '" + k + "' must be letters, digits and '_', not starting"
-            + " with a digit");
-      }
-      Objects.requireNonNull(v, () -> "value of " + k);
-      if (v.indexOf('\0') >= 0) {
-        throw new IllegalArgumentException("value of " + k + " must not hold a NUL character");
-      }
-      args.add(k);
-      args.add(v);
-    });
-    return plus(TemplateStep.Type.ENV, args, false);
+    return plus(TemplateStep.Type.ENV, Checks.envArgs(envs), false);
   }
 
   /**
@@ -345,7 +481,7 @@ public final class Template {
    */
   public Template setStartCmd(String startCmd, String readyCmd) {
     return new Template(fromImage, fromTemplate, contextDir, steps, requireText(startCmd, "startCmd"), requireText(readyCmd, "readyCmd"),
-        skipCacheFromHere);
+        skipCacheFromHere, registry);
   }
 
   /**
@@ -355,7 +491,28 @@ public final class Template {
    * @return a copy with it
    */
   public Template setReadyCmd(String readyCmd) {
-    return new Template(fromImage, fromTemplate, contextDir, steps, startCmd, requireText(readyCmd, "readyCmd"), skipCacheFromHere);
+    return new Template(fromImage, fromTemplate, contextDir, steps, startCmd, requireText(readyCmd, "readyCmd"), skipCacheFromHere, registry);
+  }
+
+  /**
+   * Sets the start command and its ready check made by a {@link ReadyCmd} helper.
+   *
+   * @param startCmd the start command
+   * @param ready the ready check, e.g. {@link ReadyCmd#waitForPort(int)}
+   * @return a copy with both
+   */
+  public Template setStartCmd(String startCmd, ReadyCmd ready) {
+    return setStartCmd(startCmd, Objects.requireNonNull(ready, "ready").command());
+  }
+
+  /**
+   * Sets only the ready check, made by a {@link ReadyCmd} helper.
+   *
+   * @param ready the ready check
+   * @return a copy with it
+   */
+  public Template setReadyCmd(ReadyCmd ready) {
+    return setReadyCmd(Objects.requireNonNull(ready, "ready").command());
   }
 
   /**
@@ -366,7 +523,7 @@ public final class Template {
    * @return a copy whose next steps are forced
    */
   public Template skipCache() {
-    return new Template(fromImage, fromTemplate, contextDir, steps, startCmd, readyCmd, true);
+    return new Template(fromImage, fromTemplate, contextDir, steps, startCmd, readyCmd, true, registry);
   }
 
   /**
@@ -385,6 +542,15 @@ public final class Template {
    */
   public @Nullable String fromTemplate() {
     return fromTemplate;
+  }
+
+  /**
+   * Returns the credentials for the base image's registry.
+   *
+   * @return them, or {@code null} when the base needs none
+   */
+  public @Nullable RegistryCredentials registryCredentials() {
+    return registry;
   }
 
   /**
@@ -426,25 +592,5 @@ public final class Template {
   @Override
   public String toString() {
     return "Template[from " + (fromImage != null ? "image " + fromImage : "template " + fromTemplate) + ", " + steps.size() + " steps]";
-  }
-
-  private static String requireText(String value, String name) {
-    Objects.requireNonNull(value, name);
-    if (value.isBlank()) {
-      throw new IllegalArgumentException(name + " must not be blank");
-    }
-    return value;
-  }
-
-  private static String requireUser(String user) {
-    requireText(user, "user");
-    if (!user.matches("^[A-Za-z0-9_][A-Za-z0-9_.-]*$")) {
-      throw new IllegalArgumentException("user '" + user + "' is not a user name");
-    }
-    return user;
-  }
-
-  private static String shellQuote(String s) {
-    return "'" + s.replace("'", "'\\''") + "'";
   }
 }

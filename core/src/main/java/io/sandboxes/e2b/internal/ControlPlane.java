@@ -328,6 +328,30 @@ public final class ControlPlane {
         "read the status of build " + buildId + " of template " + templateId, null);
   }
 
+  /** Points tags at the build a {@code name:tag} names, at {@code POST /templates/tags}; @return {@code {buildID, tags}} */
+  public JsonNode assignTemplateTags(String target, List<String> tags) {
+    ObjectNode body = Json.object().put("target", target);
+    tags.forEach(body.putArray("tags")::add);
+    return call("POST", "/templates/tags", body, "assign tags " + tags + " to template " + target, null);
+  }
+
+  /** Takes tags off a template, at {@code DELETE /templates/tags}. */
+  public void removeTemplateTags(String name, List<String> tags) {
+    ObjectNode body = Json.object().put("name", name);
+    tags.forEach(body.putArray("tags")::add);
+    String context = "remove tags " + tags + " from template " + name;
+    HttpResponse<byte[]> r = exchange("DELETE", "/templates/tags", body, context);
+    if (r.statusCode() == 404) {
+      throw ApiErrors.of(404, errorMessage(r), context);
+    }
+  }
+
+  /** A template's tags at {@code GET /templates/{id}/tags}; @return the answer's rows */
+  public List<JsonNode> templateTags(String templateId) {
+    String context = "list the tags of template " + templateId;
+    return rows(exchange("GET", "/templates/" + seg(templateId) + "/tags", null, context), context);
+  }
+
   private static String seg(String s) {
     return enc(s).replace("+", "%20");
   }
