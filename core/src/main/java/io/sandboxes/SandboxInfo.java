@@ -25,6 +25,9 @@ import org.jspecify.annotations.Nullable;
  * @param envdVersion the version of the sandbox's daemon, or null when not reported
  * @param metadata the metadata it was created with ({@code projectId} included)
  * @param volumeMounts the volumes mounted into it, in mount order
+ * @param network its network as the server reports it (with {@code allowInternetAccess}), or null
+ *     when the server reports none (a listing row does not); a rule's header values are kept but
+ *     never printed, and no proxy password is ever read
  * @since 0.1
  */
 public record SandboxInfo(
@@ -38,7 +41,8 @@ public record SandboxInfo(
     int memoryMB,
     @Nullable String envdVersion,
     Map<String, String> metadata,
-    List<VolumeMount> volumeMounts) {
+    List<VolumeMount> volumeMounts,
+    @Nullable SandboxNetwork network) {
 
   /** Validates and copies the components. */
   public SandboxInfo {
@@ -46,6 +50,27 @@ public record SandboxInfo(
     Objects.requireNonNull(state, "state");
     metadata = Map.copyOf(Objects.requireNonNull(metadata, "metadata"));
     volumeMounts = List.copyOf(Objects.requireNonNull(volumeMounts, "volumeMounts"));
+  }
+
+  /**
+   * A record without the network (as a listing row has it).
+   *
+   * @param id the sandbox id
+   * @param templateId the template it was created from, or null
+   * @param alias the template's alias, or null
+   * @param state running or paused
+   * @param startedAt when it started, or null
+   * @param endAt when its timeout expires, or null
+   * @param cpuCount virtual CPUs, 0 when not reported
+   * @param memoryMB memory in MiB, 0 when not reported
+   * @param envdVersion the version of the sandbox's daemon, or null
+   * @param metadata the metadata it was created with
+   * @param volumeMounts the volumes mounted into it
+   */
+  public SandboxInfo(String id, @Nullable String templateId, @Nullable String alias, SandboxState state,
+      @Nullable Instant startedAt, @Nullable Instant endAt, int cpuCount, int memoryMB, @Nullable String envdVersion,
+      Map<String, String> metadata, List<VolumeMount> volumeMounts) {
+    this(id, templateId, alias, state, startedAt, endAt, cpuCount, memoryMB, envdVersion, metadata, volumeMounts, null);
   }
 
   /**

@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.Objects;
 import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What sandbox to create: its template, how long it may live, its default environment and its
@@ -23,10 +24,12 @@ import java.util.regex.Pattern;
  * @param autoResume whether a paused sandbox resumes by itself when it is called (only with a
  *     memory-keeping {@link OnTimeout#PAUSE})
  * @param volumes named volumes to mount, each at its own path
+ * @param network the sandbox's network, sent in the create request; null for the server's default
  * @since 0.1
  */
 public record SandboxSpec(String template, Duration timeout, Map<String, String> env, Map<String, String> metadata,
-    OnTimeout onTimeout, boolean autoResume, java.util.List<VolumeMount> volumes) {
+    OnTimeout onTimeout, boolean autoResume, java.util.List<VolumeMount> volumes,
+    @Nullable SandboxNetwork network) {
 
   /** The template E2B and the local runtime use when none is named. */
   public static final String DEFAULT_TEMPLATE = "base";
@@ -65,6 +68,22 @@ public record SandboxSpec(String template, Duration timeout, Map<String, String>
   }
 
   /**
+   * A spec with the server's default network.
+   *
+   * @param template template id or alias
+   * @param timeout the sandbox's lifetime, positive
+   * @param env default environment of every process
+   * @param metadata labels stored with the sandbox
+   * @param onTimeout what happens at the timeout
+   * @param autoResume whether a paused sandbox resumes when called; needs {@link OnTimeout#PAUSE}
+   * @param volumes named volumes to mount
+   */
+  public SandboxSpec(String template, Duration timeout, Map<String, String> env, Map<String, String> metadata,
+      OnTimeout onTimeout, boolean autoResume, java.util.List<VolumeMount> volumes) {
+    this(template, timeout, env, metadata, onTimeout, autoResume, volumes, null);
+  }
+
+  /**
    * Returns the default spec.
    *
    * @return template {@code base}, 5 minutes, no env, no metadata, killed at the timeout
@@ -90,7 +109,7 @@ public record SandboxSpec(String template, Duration timeout, Map<String, String>
    * @return a copy with it
    */
   public SandboxSpec withTemplate(String template) {
-    return new SandboxSpec(template, timeout, env, metadata, onTimeout, autoResume, volumes);
+    return new SandboxSpec(template, timeout, env, metadata, onTimeout, autoResume, volumes, network);
   }
 
   /**
@@ -100,7 +119,7 @@ public record SandboxSpec(String template, Duration timeout, Map<String, String>
    * @return a copy with it
    */
   public SandboxSpec withTimeout(Duration timeout) {
-    return new SandboxSpec(template, timeout, env, metadata, onTimeout, autoResume, volumes);
+    return new SandboxSpec(template, timeout, env, metadata, onTimeout, autoResume, volumes, network);
   }
 
   /**
@@ -110,7 +129,7 @@ public record SandboxSpec(String template, Duration timeout, Map<String, String>
    * @return a copy with it
    */
   public SandboxSpec withEnv(Map<String, String> env) {
-    return new SandboxSpec(template, timeout, env, metadata, onTimeout, autoResume, volumes);
+    return new SandboxSpec(template, timeout, env, metadata, onTimeout, autoResume, volumes, network);
   }
 
   /**
@@ -120,7 +139,7 @@ public record SandboxSpec(String template, Duration timeout, Map<String, String>
    * @return a copy with them
    */
   public SandboxSpec withMetadata(Map<String, String> metadata) {
-    return new SandboxSpec(template, timeout, env, metadata, onTimeout, autoResume, volumes);
+    return new SandboxSpec(template, timeout, env, metadata, onTimeout, autoResume, volumes, network);
   }
 
   /**
@@ -131,7 +150,7 @@ public record SandboxSpec(String template, Duration timeout, Map<String, String>
    * @return a copy with it
    */
   public SandboxSpec withOnTimeout(OnTimeout onTimeout) {
-    return new SandboxSpec(template, timeout, env, metadata, onTimeout, autoResume && onTimeout == OnTimeout.PAUSE, volumes);
+    return new SandboxSpec(template, timeout, env, metadata, onTimeout, autoResume && onTimeout == OnTimeout.PAUSE, volumes, network);
   }
 
   /**
@@ -144,7 +163,7 @@ public record SandboxSpec(String template, Duration timeout, Map<String, String>
   public SandboxSpec withVolume(String volume, String mountPath) {
     java.util.List<VolumeMount> more = new java.util.ArrayList<>(volumes);
     more.add(new VolumeMount(volume, mountPath));
-    return new SandboxSpec(template, timeout, env, metadata, onTimeout, autoResume, more);
+    return new SandboxSpec(template, timeout, env, metadata, onTimeout, autoResume, more, network);
   }
 
   /**
@@ -154,6 +173,18 @@ public record SandboxSpec(String template, Duration timeout, Map<String, String>
    * @return a copy
    */
   public SandboxSpec withAutoResume(boolean autoResume) {
-    return new SandboxSpec(template, timeout, env, metadata, onTimeout, autoResume, volumes);
+    return new SandboxSpec(template, timeout, env, metadata, onTimeout, autoResume, volumes, network);
+  }
+
+  /**
+   * Returns a copy with this network, sent in the create request so that the sandbox never runs
+   * under another policy, not even for a moment.
+   *
+   * @param network what the sandbox may reach and how its ports are reached
+   * @return a copy with it
+   */
+  public SandboxSpec withNetwork(SandboxNetwork network) {
+    return new SandboxSpec(template, timeout, env, metadata, onTimeout, autoResume, volumes,
+        Objects.requireNonNull(network, "network"));
   }
 }

@@ -277,7 +277,7 @@ public final class Commands {
     return req;
   }
 
-  private static void requirePid(int pid) {
+  static void requirePid(int pid) {
     if (pid <= 0) {
       throw new IllegalArgumentException("a process id is positive, got " + pid);
     }
@@ -290,7 +290,7 @@ public final class Commands {
    * @param expected the pid asked for, or -1 when any positive pid will do
    * @return the process's pid
    */
-  private int startedPid(ConnectStream stream, String context, int expected) {
+  int startedPid(ConnectStream stream, String context, int expected) {
     try {
       JsonNode first = stream.next();
       if (first == null || !first.path("event").has("start")) {

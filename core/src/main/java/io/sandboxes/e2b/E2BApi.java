@@ -155,6 +155,9 @@ public final class E2BApi {
       com.fasterxml.jackson.databind.node.ArrayNode mounts = body.putArray("volumeMounts");
       spec.volumes().forEach(v -> mounts.addObject().put("name", v.volume()).put("path", v.path()));
     }
+    if (spec.network() != null) {
+      NetworkWire.putCreate(body, spec.network());
+    }
     JsonNode sandbox = controlPlane.create(body);
     return handle(sandbox, "create sandbox");
   }
@@ -174,6 +177,27 @@ public final class E2BApi {
     ensureOpen();
     requirePositive(timeout, "timeout");
     return handle(controlPlane.connect(sandboxId, seconds(timeout)), "connect to sandbox " + sandboxId);
+  }
+
+  /**
+   * Connects to an existing sandbox as {@link #connect(String, Duration)}, saying how a paused one
+   * resumes (E2B's {@code onResume}).
+   *
+   * @param sandboxId the sandbox's id
+   * @param timeout how long it should live from now at least, positive
+   * @param onResume {@link OnResume#RESTORE} to carry on from its memory, {@link OnResume#REBOOT}
+   *     to boot it afresh from its filesystem (sent as {@code "memory": false})
+   * @return a live handle to it
+   * @throws SandboxNotFoundException when the server says there is no such sandbox
+   * @throws io.sandboxes.SandboxApiException when the server refuses the resume asked for (the
+   *     local runtime refuses {@code REBOOT} with 400); it never resumes another way instead
+   */
+  public LiveSandbox connect(String sandboxId, Duration timeout, OnResume onResume) {
+    ensureOpen();
+    requirePositive(timeout, "timeout");
+    java.util.Objects.requireNonNull(onResume, "onResume");
+    return handle(controlPlane.connect(sandboxId, seconds(timeout), onResume == OnResume.RESTORE),
+        "connect to sandbox " + sandboxId);
   }
 
   /**
@@ -300,6 +324,22 @@ public final class E2BApi {
   public void updateNetwork(String sandboxId, List<String> allowOut, List<String> denyOut) {
     ensureOpen();
     controlPlane.updateNetwork(sandboxId, List.copyOf(allowOut), List.copyOf(denyOut));
+  }
+
+  /**
+   * Replaces a sandbox's network policy, as E2B's {@code Sandbox.updateNetwork(id, update)}: what
+   * the update leaves out is cleared, as on E2B.
+   *
+   * @param sandboxId the sandbox's id
+   * @param network allowOut, denyOut, rules and allowInternetAccess
+   * @throws IllegalArgumentException when {@code network} sets allowPublicTraffic or
+   *     maskRequestHost, which are fixed at create
+   * @throws SandboxNotFoundException when there is no such sandbox
+   */
+  public void updateNetwork(String sandboxId, io.sandboxes.SandboxNetwork network) {
+    ObjectNode body = NetworkWire.update(java.util.Objects.requireNonNull(network, "network"));
+    ensureOpen();
+    controlPlane.updateNetwork(sandboxId, body);
   }
 
   /**
@@ -737,7 +777,8 @@ public final class E2BApi {
           Json.intValue(row, "memoryMB", 0),
           Json.requireText(row, "envdVersion"),
           Json.stringMap(row.get("metadata")),
-          volumeMounts(row.get("volumeMounts")));
+          volumeMounts(row.get("volumeMounts")),
+          NetworkWire.read(row));
     } catch (RuntimeException e) {
       throw new SandboxException("a sandbox record of a shape this client cannot read: " + Json.abbreviate(row), e);
     }

@@ -243,8 +243,9 @@ public final class E2BSandboxProvider
   }
 
   /**
-   * Creates with {@code allowOut} applied deny-by-default before returning (none when empty);
-   * the egress probe passes none, so its sandbox's first policy is the probe's own.
+   * Creates with {@code allowOut} sent deny-by-default in the create request (none when empty), so
+   * the sandbox never runs under another policy; the egress probe passes none, so its sandbox's
+   * first policy is the probe's own.
    */
   LiveSandbox create(SandboxConfig config, OnTimeout onTimeout, List<String> allowOut) {
     ensureOpen();
@@ -261,24 +262,10 @@ public final class E2BSandboxProvider
     SandboxSpec spec = new SandboxSpec(config.templateId() != null ? config.templateId() : templateId,
         config.timeout() != null ? config.timeout() : defaultTimeout, config.env(), metadata, onTimeout, false,
         config.volumeName() == null ? List.of() : List.of(new VolumeMount(config.volumeName(), config.volumeMountPath())));
-    LiveSandbox sandbox = api.create(spec);
     if (!allowOut.isEmpty()) {
-      try {
-        api.updateNetwork(sandbox.id(), allowOut, List.of(ALL_TRAFFIC));
-      } catch (RuntimeException policyFailure) {
-        try {
-          api.kill(sandbox.id());
-        } catch (RuntimeException destroyFailure) {
-          SandboxException orphan = new SandboxException("sandbox " + sandbox.id() + ": the egress policy failed to apply ("
-              + policyFailure.getMessage() + ") and destroying it failed too, so it is orphaned: " + destroyFailure.getMessage(),
-              policyFailure);
-          orphan.addSuppressed(destroyFailure);
-          throw orphan;
-        }
-        throw policyFailure;
-      }
+      spec = spec.withNetwork(io.sandboxes.SandboxNetwork.allowOnly(allowOut.toArray(String[]::new)));
     }
-    return sandbox;
+    return api.create(spec);
   }
 
   /**
@@ -884,11 +871,14 @@ public final class E2BSandboxProvider
      * Sets the allow-list every created sandbox gets.
      *
      * @param allowOut domains ({@code *.} wildcards), IPs and CIDRs every created sandbox may reach;
-     *     when not empty, it is applied deny-by-default before {@code create} returns
+     *     when not empty, it is sent deny-by-default in each create request
      * @return this
+     * @throws IllegalArgumentException when an entry is not a domain, {@code *.}domain, IP or CIDR
      */
     public Builder defaultAllowOut(List<String> allowOut) {
-      this.defaultAllowOut = List.copyOf(Objects.requireNonNull(allowOut, "allowOut"));
+      List<String> copy = List.copyOf(Objects.requireNonNull(allowOut, "allowOut"));
+      io.sandboxes.SandboxNetwork.allowOnly(copy.toArray(String[]::new)); // validates the entries now, not at the first create
+      this.defaultAllowOut = copy;
       return this;
     }
 

@@ -87,6 +87,26 @@ public final class LiveSandbox implements Sandbox {
   }
 
   /**
+   * The sandbox's terminals, as E2B's {@code sandbox.pty}: start a shell on a terminal, and type
+   * into, resize, attach to or kill any terminal by its pid.
+   *
+   * @return the terminals of this sandbox
+   */
+  public Pty pty() {
+    return new Pty(this);
+  }
+
+  /**
+   * The sandbox's network, as E2B's {@code sandbox.updateNetwork} and {@code getInfo().network}:
+   * replace the egress policy of the running sandbox, or read it.
+   *
+   * @return the network of this sandbox
+   */
+  public Network network() {
+    return new Network(this);
+  }
+
+  /**
    * Returns the template the sandbox was created from.
    *
    * @return the template's id, or {@code null} when the server did not say
@@ -932,6 +952,32 @@ public final class LiveSandbox implements Sandbox {
   }
 
   /**
+   * Pauses the sandbox, as E2B's {@code sandbox.pause({keepMemory})}.
+   *
+   * @param keepMemory true to keep its memory and processes (they carry on after a resume), false
+   *     to keep only its filesystem (a resume boots it afresh)
+   * @return true when it is paused now, false when it already was
+   */
+  public boolean pause(boolean keepMemory) {
+    return api.pause(id, keepMemory);
+  }
+
+  /**
+   * Connects this handle again, as E2B's {@code sandbox.connect({timeoutMs, onResume})}: a paused
+   * sandbox is resumed as {@code onResume} says and lives {@code timeout} from now; a running one's
+   * deadline only moves later. Calls through this handle then reach the resumed sandbox.
+   *
+   * @param timeout how long it should live from now at least, positive
+   * @param onResume from memory ({@link OnResume#RESTORE}) or a cold boot ({@link OnResume#REBOOT})
+   * @throws io.sandboxes.SandboxApiException when the server refuses that resume; it never resumes
+   *     another way instead
+   */
+  public void connect(Duration timeout, OnResume onResume) {
+    LiveSandbox fresh = api.connect(id, timeout, onResume);
+    this.envd = fresh.envd;
+  }
+
+  /**
    * Kills the sandbox now.
    *
    * @return true when it was killed, false when it was already gone
@@ -954,6 +1000,10 @@ public final class LiveSandbox implements Sandbox {
 
   Envd envd() {
     return envd;
+  }
+
+  E2BApi api() {
+    return api;
   }
 
   @Override

@@ -6,6 +6,7 @@ import io.sandboxes.ExecResult;
 import io.sandboxes.Sandbox;
 import io.sandboxes.SandboxConfig;
 import io.sandboxes.SandboxProvider;
+import io.sandboxes.SandboxNetwork;
 import io.sandboxes.SandboxSpec;
 import io.sandboxes.Tars;
 import io.sandboxes.SandboxRateLimitException;
@@ -14,6 +15,7 @@ import io.sandboxes.e2b.E2BSandboxProvider;
 import io.sandboxes.e2b.CommandHandle;
 import io.sandboxes.e2b.LiveSandbox;
 import io.sandboxes.e2b.ProcessInfo;
+import io.sandboxes.e2b.PtyOptions;
 import io.sandboxes.e2b.SandboxPage;
 import io.sandboxes.e2b.SandboxQuery;
 import java.nio.file.Path;
@@ -64,6 +66,23 @@ final class CoreSnippets {
     // @end
   }
 
+  static void network(LiveSandbox sandbox) {
+    // @start region="network" :
+    sandbox.network().update(SandboxNetwork.allowOnly("api.example.com"));
+    sandbox.network().current().ifPresent(n -> System.out.println(n.allowOut()));
+    // @end
+  }
+
+  static void pty(LiveSandbox sandbox) {
+    // @start region="pty" :
+    CommandHandle shell = sandbox.pty().create(PtyOptions.of(80, 24).withCwd("/tmp")
+        .withOnData(System.out::print));
+    sandbox.pty().sendInput(shell.pid(), "ls -la\n");
+    sandbox.pty().resize(shell.pid(), 120, 40);
+    sandbox.pty().kill(shell.pid());
+    // @end
+  }
+
   static void commandTimeout(Sandbox sandbox) {
     // @start region="command-timeout" :
     try {
@@ -89,6 +108,14 @@ final class CoreSnippets {
     SandboxSpec spec = SandboxSpec.of("base")
         .withTimeout(Duration.ofMinutes(10))
         .withMetadata(Map.of("team", "infra"));
+    // @end
+    return spec;
+  }
+
+  static SandboxSpec sandboxNetwork() {
+    // @start region="sandbox-network" :
+    SandboxSpec spec = SandboxSpec.of("base")
+        .withNetwork(SandboxNetwork.allowOnly("pypi.org", "*.pythonhosted.org"));
     // @end
     return spec;
   }

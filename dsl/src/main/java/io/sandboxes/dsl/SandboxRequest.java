@@ -3,6 +3,7 @@ package io.sandboxes.dsl;
 import com.google.errorprone.annotations.CheckReturnValue;
 import io.sandboxes.ExecResult;
 import io.sandboxes.OnTimeout;
+import io.sandboxes.SandboxNetwork;
 import io.sandboxes.SandboxSpec;
 import io.sandboxes.e2b.LiveSandbox;
 import io.sandboxes.e2b.E2BSandboxProvider;
@@ -185,8 +186,8 @@ public final class SandboxRequest {
   }
 
   /**
-   * Lets the sandbox reach these destinations and nothing else (deny-by-default), applied before
-   * {@link #create()} returns.
+   * Lets the sandbox reach these destinations and nothing else (deny-by-default), sent in the
+   * create request.
    *
    * @param destinations domains ({@code *.} wildcards allowed), IPs or CIDRs
    * @return a copy that allows them too
@@ -245,26 +246,14 @@ public final class SandboxRequest {
   }
 
   /**
-   * Creates the sandbox. With an allow-list, it is applied deny-by-default before this returns;
-   * if that fails the sandbox is destroyed and the failure thrown.
+   * Creates the sandbox. An allow-list is sent deny-by-default in the create request, so the
+   * sandbox never runs under another policy.
    *
    * @return the live sandbox; close it to destroy it
    */
   public LiveSandbox create() {
-    LiveSandbox sandbox = provider.api().create(spec);
-    if (!allowOut.isEmpty()) {
-      try {
-        provider.api().updateNetwork(sandbox.id(), allowOut, List.of("0.0.0.0/0"));
-      } catch (RuntimeException e) {
-        try {
-          sandbox.close();
-        } catch (RuntimeException destroy) {
-          e.addSuppressed(destroy);
-        }
-        throw e;
-      }
-    }
-    return sandbox;
+    SandboxSpec s = allowOut.isEmpty() ? spec : spec.withNetwork(SandboxNetwork.allowOnly(allowOut.toArray(String[]::new)));
+    return provider.api().create(s);
   }
 
   /**

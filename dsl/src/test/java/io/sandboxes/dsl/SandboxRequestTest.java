@@ -108,7 +108,7 @@ class SandboxRequestTest {
   }
 
   @Test
-  @DisplayName("allowOut is applied deny-by-default before start returns: the allowed witness answers, the denied one does not")
+  @DisplayName("allowOut is sent deny-by-default in the create request: the allowed witness answers, the denied one does not")
   void allowOut() {
     String allowed = io.sandboxes.local.internal.egress.SandboxNetwork.ALLOWED_WITNESS;
     String denied = io.sandboxes.local.internal.egress.SandboxNetwork.DENIED_WITNESS;

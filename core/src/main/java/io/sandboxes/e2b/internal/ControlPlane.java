@@ -76,7 +76,18 @@ public final class ControlPlane {
 
   /** Connects at {@code POST /v2/sandboxes/{id}/connect}, as the JS SDK 2.51 does. */
   public JsonNode connect(String sandboxId, long timeoutSeconds) {
+    return connect(sandboxId, timeoutSeconds, true);
+  }
+
+  /**
+   * Connects, resuming a paused sandbox from its memory or, with {@code memory} false, by a cold
+   * boot from its filesystem ({@code "memory": false}, E2B's {@code onResume: 'reboot'}).
+   */
+  public JsonNode connect(String sandboxId, long timeoutSeconds, boolean memory) {
     ObjectNode body = Json.object().put("timeout", timeoutSeconds);
+    if (!memory) {
+      body.put("memory", false);
+    }
     return call("POST", "/v2/sandboxes/" + pathSegment(sandboxId) + "/connect", body, "connect to sandbox " + sandboxId, sandboxId);
   }
 
@@ -119,6 +130,11 @@ public final class ControlPlane {
     ObjectNode body = Json.object();
     allowOut.forEach(body.putArray("allowOut")::add);
     denyOut.forEach(body.putArray("denyOut")::add);
+    updateNetwork(sandboxId, body);
+  }
+
+  /** Replaces a sandbox's network policy with this body ({@code SandboxNetworkUpdateConfig}). */
+  public void updateNetwork(String sandboxId, ObjectNode body) {
     HttpResponse<byte[]> r = exchange("PUT", "/sandboxes/" + pathSegment(sandboxId) + "/network", body, "update network of sandbox " + sandboxId);
     if (r.statusCode() == 404) {
       throw new SandboxNotFoundException(sandboxId, String.valueOf(errorMessage(r)));

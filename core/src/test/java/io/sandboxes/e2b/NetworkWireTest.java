@@ -1,0 +1,214 @@
+package io.sandboxes.e2b;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+import io.sandboxes.OnTimeout;
+import io.sandboxes.SandboxInfo;
+import io.sandboxes.SandboxNetwork;
+import io.sandboxes.SandboxSpec;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The network, lifecycle and resume fields on the wire, against a scripted server (a real JDK HTTP
+ * server on loopback) that records each request's body. The local server serves allowOut, denyOut,
+ * allowInternetAccess and allowPublicTraffic (tested against it in the local module); it refuses
+ * {@code rules} and a cold-boot resume and drops {@code maskRequestHost}, so those are E2B's
+ * cloud's and are checked here in the form E2B's SDK 2.51 sends them.
+ */
+class NetworkWireTest {
+  private static final String KEY = "e2b_network0123456789abcdef";
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final String SANDBOX = "{\"sandboxID\":\"sbx1\",\"templateID\":\"base\",\"envdVersion\":\"0.2.0\","
+      + "\"envdAccessToken\":\"tok\",\"domain\":null}";
+
+  record Request(String method, String path, JsonNode body) {}
+
+  private final ConcurrentLinkedQueue<String> answers = new ConcurrentLinkedQueue<>();
+  private final List<Request> seen = new CopyOnWriteArrayList<>();
+  private HttpServer server;
+  private ExecutorService threads;
+  private E2BSandboxProvider provider;
+
+  @BeforeEach
+  void start() throws IOException {
+    threads = Executors.newVirtualThreadPerTaskExecutor();
+    server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+    server.setExecutor(threads);
+    server.createContext("/", this::answer);
+    server.start();
+    provider = provider(List.of());
+  }
+
+  private E2BSandboxProvider provider(List<String> defaultAllowOut) {
+    URI url = URI.create("http://127.0.0.1:" + server.getAddress().getPort());
+    return E2BSandboxProvider.builder().apiUrl(url).sandboxUrl(url).apiKey(KEY).environment(Map.of())
+        .defaultAllowOut(defaultAllowOut).build();
+  }
+
+  @AfterEach
+  void stop() {
+    provider.close();
+    server.stop(0);
+    threads.shutdownNow();
+  }
+
+  private void answer(HttpExchange ex) throws IOException {
+    byte[] in = ex.getRequestBody().readAllBytes();
+    seen.add(new Request(ex.getRequestMethod(), ex.getRequestURI().getPath(),
+        in.length == 0 ? null : JSON.readTree(in)));
+    String a = answers.poll();
+    int status = ex.getRequestMethod().equals("PUT") || ex.getRequestMethod().equals("DELETE") ? 204 : 200;
+    byte[] body = (a == null ? SANDBOX : a).getBytes(StandardCharsets.UTF_8);
+    ex.getResponseHeaders().add("Content-Type", "application/json");
+    if (status == 204) {
+      ex.sendResponseHeaders(204, -1);
+      ex.close();
+      return;
+    }
+    ex.sendResponseHeaders(status, body.length);
+    try (OutputStream out = ex.getResponseBody()) {
+      out.write(body);
+    }
+  }
+
+  private Request only(String method, String path) {
+    List<Request> r = seen.stream().filter(q -> q.method().equals(method) && q.path().equals(path)).toList();
+    assertThat(r).as(method + " " + path + " among " + seen).hasSize(1);
+    return r.get(0);
+  }
+
+  @Test
+  @DisplayName("every network field and the lifecycle go in the create request, in E2B 2.51's names, and nothing follows it")
+  void createCarriesTheNetwork() throws Exception {
+    SandboxNetwork n = SandboxNetwork.allowOnly("api.example.com", "10.1.0.0/16")
+        .withRule("api.example.com", Map.of("Authorization", "Bearer s3cret"))
+        .withAllowInternetAccess(false).withAllowPublicTraffic(false).withMaskRequestHost("${PORT}-app.example.com");
+    provider.api().create(SandboxSpec.of("base").withNetwork(n).withOnTimeout(OnTimeout.PAUSE_FILESYSTEM));
+    assertThat(seen).hasSize(1);
+    JsonNode body = only("POST", "/v2/sandboxes").body();
+    assertThat(body.get("allow_internet_access").booleanValue()).isFalse();
+    assertThat(body.get("network")).isEqualTo(JSON.readTree("""
+        {"allowOut":["api.example.com","10.1.0.0/16"],"denyOut":["0.0.0.0/0"],
+         "rules":{"api.example.com":[{"transform":{"headers":{"Authorization":"Bearer s3cret"}}}]},
+         "allowPublicTraffic":false,"maskRequestHost":"${PORT}-app.example.com"}"""));
+    assertThat(body.get("autoPause").booleanValue()).isTrue();
+    assertThat(body.get("autoPauseMemory").booleanValue()).isFalse();
+    assertThat(body.has("autoResume")).isFalse();
+  }
+
+  @Test
+  @DisplayName("without a network the create says nothing of it, so the server's default applies")
+  void createWithoutNetwork() {
+    provider.api().create(SandboxSpec.of("base"));
+    JsonNode body = only("POST", "/v2/sandboxes").body();
+    assertThat(body.has("network")).isFalse();
+    assertThat(body.has("allow_internet_access")).isFalse();
+  }
+
+  @Test
+  @DisplayName("the provider's default allow-list is sent deny-by-default in the create request, with no update after it")
+  void providerAllowListAtCreate() throws Exception {
+    provider.close();
+    provider = provider(List.of("pypi.org"));
+    provider.create(io.sandboxes.SandboxConfig.forProject("p1")).close();
+    JsonNode body = only("POST", "/v2/sandboxes").body();
+    assertThat(body.get("network")).isEqualTo(JSON.readTree("{\"allowOut\":[\"pypi.org\"],\"denyOut\":[\"0.0.0.0/0\"]}"));
+    assertThat(seen).noneMatch(r -> r.path().endsWith("/network"));
+    assertThatThrownBy(() -> provider(List.of("not a host!"))).isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("allowOut");
+  }
+
+  @Test
+  @DisplayName("an update sends allowOut, denyOut, rules and allow_internet_access; create-only fields are refused before any request")
+  void update() throws Exception {
+    LiveSandbox s = provider.api().create(SandboxSpec.of("base"));
+    s.network().update(SandboxNetwork.defaults().withDenyOut(List.of("10.0.0.0/8")).withAllowInternetAccess(true)
+        .withRule("*.example.com", Map.of("X-Team", "infra")));
+    assertThat(only("PUT", "/sandboxes/sbx1/network").body()).isEqualTo(JSON.readTree("""
+        {"denyOut":["10.0.0.0/8"],"rules":{"*.example.com":[{"transform":{"headers":{"X-Team":"infra"}}}]},
+         "allow_internet_access":true}"""));
+    int before = seen.size();
+    assertThatThrownBy(() -> s.network().update(SandboxNetwork.defaults().withMaskRequestHost("h.example.com")))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("fixed when the sandbox is created");
+    assertThatThrownBy(() -> s.network().update(SandboxNetwork.defaults().withAllowPublicTraffic(false)))
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThat(seen).hasSize(before);
+  }
+
+  @Test
+  @DisplayName("info reads the network back with allowInternetAccess; no header value or proxy password is ever printed")
+  void infoReadsTheNetwork() {
+    answers.add("""
+        {"sandboxID":"sbx1","templateID":"base","state":"running","envdVersion":"0.2.0","startedAt":"2026-01-01T00:00:00Z","endAt":"2026-01-01T00:05:00Z","allowInternetAccess":false,
+         "network":{"allowOut":["api.example.com"],"denyOut":["0.0.0.0/0"],"allowPublicTraffic":false,
+           "maskRequestHost":"${PORT}-app.example.com",
+           "rules":{"api.example.com":[{"transform":{"headers":{"Authorization":"Bearer s3cret"}}}]},
+           "egressProxy":{"address":"proxy.example.com:1080","username":"u","password":"pr0xy-pass"}}}""");
+    SandboxInfo info = provider.api().info("sbx1");
+    SandboxNetwork n = info.network();
+    assertThat(n).isNotNull();
+    assertThat(n.allowOut()).containsExactly("api.example.com");
+    assertThat(n.denyOut()).containsExactly(SandboxNetwork.ALL_TRAFFIC);
+    assertThat(n.allowInternetAccess()).isFalse();
+    assertThat(n.allowPublicTraffic()).isFalse();
+    assertThat(n.maskRequestHost()).isEqualTo("${PORT}-app.example.com");
+    assertThat(n.rules().get("api.example.com")).singleElement()
+        .satisfies(r -> assertThat(r.headers()).containsEntry("Authorization", "Bearer s3cret"));
+    assertThat(info.toString()).contains("Authorization").doesNotContain("s3cret").doesNotContain("pr0xy-pass");
+  }
+
+  @Test
+  @DisplayName("a record that says nothing of the network reads as none, not as an empty policy")
+  void infoWithoutNetwork() {
+    answers.add("{\"sandboxID\":\"sbx1\",\"templateID\":\"base\",\"state\":\"running\",\"envdVersion\":\"0.2.0\","
+        + "\"startedAt\":\"2026-01-01T00:00:00Z\",\"endAt\":\"2026-01-01T00:05:00Z\"}");
+    assertThat(provider.api().info("sbx1").network()).isNull();
+  }
+
+  @Test
+  @DisplayName("connect says how to resume (memory:false for a cold boot, nothing for a restore); pause says whether to keep memory")
+  void resumeAndPause() {
+    LiveSandbox s = provider.api().create(SandboxSpec.of("base"));
+    s.connect(Duration.ofMinutes(2), OnResume.REBOOT);
+    s.connect(Duration.ofMinutes(3), OnResume.RESTORE);
+    List<Request> connects = seen.stream().filter(r -> r.path().equals("/v2/sandboxes/sbx1/connect")).toList();
+    assertThat(connects).extracting(r -> r.body().toString())
+        .containsExactly("{\"timeout\":120,\"memory\":false}", "{\"timeout\":180}");
+    s.pause(false);
+    assertThat(only("POST", "/sandboxes/sbx1/pause").body().toString()).isEqualTo("{\"memory\":false}");
+  }
+
+  @Test
+  @DisplayName("bad network input is refused with a message naming the field")
+  void badInput() {
+    assertThatThrownBy(() -> SandboxNetwork.allowOnly("bad host")).hasMessageContaining("allowOut");
+    assertThatThrownBy(() -> SandboxNetwork.defaults().withDenyOut(List.of("example.com"))).hasMessageContaining("denyOut");
+    assertThatThrownBy(() -> SandboxNetwork.defaults().withRule("api.example.com", Map.of("Bad Header", "x")))
+        .hasMessageContaining("header name");
+    assertThatThrownBy(() -> SandboxNetwork.defaults().withRule("api.example.com", Map.of("X", "a\r\nB: c")))
+        .hasMessageContaining("one line");
+    assertThatThrownBy(() -> SandboxNetwork.defaults().withMaskRequestHost("a b")).hasMessageContaining("maskRequestHost");
+    assertThatThrownBy(() -> PtyOptions.of(0, 24)).hasMessageContaining("cols and rows");
+  }
+}
