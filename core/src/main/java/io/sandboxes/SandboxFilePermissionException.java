@@ -6,7 +6,7 @@ package io.sandboxes;
  * Connect code {@code permission_denied}, whether the daemon answered through an RPC or with HTTP
  * 403 on its file transfer endpoint.
  *
- * @since 0.2
+ * @since 0.1
  */
 public class SandboxFilePermissionException extends SandboxRpcException {
   private static final long serialVersionUID = 1L;

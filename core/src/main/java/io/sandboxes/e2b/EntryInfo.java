@@ -26,7 +26,7 @@ import org.jspecify.annotations.Nullable;
  * @param symlinkTarget where a symbolic link points, fully resolved; null for anything else
  * @param metadata the file's user metadata (E2B's {@code user.e2b.*} extended attributes, the
  *     prefix removed); empty when it has none
- * @since 0.2
+ * @since 0.1
  */
 public record EntryInfo(String name, FileType type, String path, @Nullable Long size, int mode, String permissions,
     String owner, String group, @Nullable Instant modifiedTime, @Nullable String symlinkTarget, Map<String, String> metadata) {

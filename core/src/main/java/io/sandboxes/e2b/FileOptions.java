@@ -14,7 +14,7 @@ import org.jspecify.annotations.Nullable;
  * concern all, {@code gzip} reads and writes, the stream idle timeout streamed reads, metadata
  * writes.
  *
- * @since 0.2
+ * @since 0.1
  */
 public final class FileOptions {
   private static final FileOptions DEFAULTS = new FileOptions(null, null, false, Map.of(), null);

@@ -4,7 +4,7 @@ package io.sandboxes.e2b;
  * What a path in a sandbox is, as E2B's {@code FileType}. For a symbolic link the daemon reports
  * its target's type and sets {@link EntryInfo#symlinkTarget()}.
  *
- * @since 0.2
+ * @since 0.1
  */
 public enum FileType {
   /** A regular file. */

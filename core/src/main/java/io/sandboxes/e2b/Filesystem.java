@@ -53,7 +53,7 @@ import org.jspecify.annotations.Nullable;
  * <p>Obtained from {@link LiveSandbox#files()}; cheap, holds nothing, and follows the sandbox
  * handle across a resume.
  *
- * @since 0.2
+ * @since 0.1
  */
 public final class Filesystem {
   private final LiveSandbox sandbox;

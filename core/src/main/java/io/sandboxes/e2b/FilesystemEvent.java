@@ -11,7 +11,7 @@ import org.jspecify.annotations.Nullable;
  * @param type what happened to it
  * @param entry what the daemon says of the path now, when the watch asked for entries
  *     ({@link WatchOptions#withIncludeEntry}) and the path was still there to be read
- * @since 0.2
+ * @since 0.1
  */
 public record FilesystemEvent(String name, FileChange.Kind type, @Nullable EntryInfo entry) {
 

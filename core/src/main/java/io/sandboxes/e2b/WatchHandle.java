@@ -14,7 +14,7 @@ import org.jspecify.annotations.Nullable;
  * at its deadline, when the folder or the sandbox goes, or when its listener throws; the exit
  * listener ({@link WatchOptions#withOnExit}) hears which. Its one thread ends with it.
  *
- * @since 0.2
+ * @since 0.1
  */
 public final class WatchHandle implements Subscription {
   private final ConnectStream stream;

@@ -9,7 +9,7 @@ import org.jspecify.annotations.Nullable;
  * Options of {@link Filesystem#watchDir}, as E2B's {@code WatchOpts}; immutable, each
  * {@code with…} returns a copy.
  *
- * @since 0.2
+ * @since 0.1
  */
 public final class WatchOptions {
   /** E2B's default: a watch ends after 60 seconds unless told otherwise. */

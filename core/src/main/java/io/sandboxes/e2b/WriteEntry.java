@@ -10,7 +10,7 @@ import org.jspecify.annotations.Nullable;
  * {@code WriteEntry}: where it goes and what it holds, as bytes or as a stream read once, while
  * the request is sent.
  *
- * @since 0.2
+ * @since 0.1
  */
 public final class WriteEntry {
   private final String path;

@@ -14,7 +14,7 @@ import org.jspecify.annotations.Nullable;
  * @param type what was written ({@link FileType#FILE}), or null when the daemon did not say
  * @param path the file's absolute path, a relative path resolved against the user's home
  * @param metadata the metadata stored on the file, empty when none was given
- * @since 0.2
+ * @since 0.1
  */
 public record WriteInfo(String name, @Nullable FileType type, String path, Map<String, String> metadata) {
 
