@@ -2,18 +2,14 @@ package io.sandboxes.e2b;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.sandboxes.FileChange;
 import io.sandboxes.SandboxException;
 import io.sandboxes.SandboxFileNotFoundException;
 import io.sandboxes.SandboxRpcException;
-import io.sandboxes.e2b.internal.ConnectStream;
 import io.sandboxes.e2b.internal.Envd;
 import io.sandboxes.e2b.internal.EnvdFiles;
 import io.sandboxes.e2b.internal.Json;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.UncheckedIOException;
 import java.net.http.HttpRequest;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -229,13 +225,13 @@ public final class Filesystem {
     checkPath(path, "path");
     Objects.requireNonNull(source, "source");
     Objects.requireNonNull(options, "options");
-    try (source) {
+    try {
       InputStream body = options.gzip() ? EnvdFiles.gzipping(source) : source;
       JsonNode answer = transfer().write(path, HttpRequest.BodyPublishers.ofInputStream(() -> body), options.gzip(), options.user(),
           options.metadata(), streamTimeout(options));
       return only(path, answer);
-    } catch (IOException closing) {
-      throw new UncheckedIOException("closing the source of " + path, closing);
+    } finally {
+      closeQuietly(source);
     }
   }
 
@@ -298,11 +294,7 @@ public final class Filesystem {
       for (WriteEntry e : entries) {
         InputStream s = e.stream();
         if (s != null) {
-          try {
-            s.close();
-          } catch (IOException ignored) {
-            // the write's outcome stands
-          }
+          closeQuietly(s);
         }
       }
     }
@@ -321,7 +313,7 @@ public final class Filesystem {
 
   /** Writes bytes; the daemon's answer, or null when it said nothing (200 without a body). */
   @Nullable JsonNode putBytes(String path, byte[] data, FileOptions options) {
-    byte[] body = options.gzip() ? gzip(data) : data;
+    byte[] body = options.gzip() ? EnvdFiles.gzip(data) : data;
     return transfer().write(path, HttpRequest.BodyPublishers.ofByteArray(body), options.gzip(), options.user(), options.metadata(),
         options.requestTimeout());
   }
@@ -343,16 +335,6 @@ public final class Filesystem {
   /** A streamed transfer is timed only when the caller asked for it. */
   private static Duration streamTimeout(FileOptions options) {
     return options.requestTimeout() != null ? options.requestTimeout() : Duration.ZERO;
-  }
-
-  private static byte[] gzip(byte[] data) {
-    ByteArrayOutputStream out = new ByteArrayOutputStream(Math.max(64, data.length / 2));
-    try (java.util.zip.GZIPOutputStream z = new java.util.zip.GZIPOutputStream(out)) {
-      z.write(data);
-    } catch (IOException e) {
-      throw new UncheckedIOException(e); // writing to memory does not fail
-    }
-    return out.toByteArray();
   }
 
   // ---- the file system RPCs ----
@@ -571,41 +553,7 @@ public final class Filesystem {
     checkPath(path, "path");
     Objects.requireNonNull(onEvent, "onEvent");
     Objects.requireNonNull(options, "options");
-    ObjectNode req = Json.object().put("path", path).put("recursive", options.recursive())
-        .put("includeEntry", options.includeEntry()).put("allowNetworkMounts", options.allowNetworkMounts());
-    String context = "watch " + path + " in sandbox " + sandbox.id();
-    ConnectStream stream = envd().stream("filesystem.Filesystem/WatchDir", req, options.user(), options.timeout(), context, path);
-    try {
-      JsonNode first = stream.next();
-      if (first == null || !first.has("start")) {
-        throw new SandboxException(context + ": the daemon did not confirm the watch");
-      }
-    } catch (RuntimeException e) {
-      stream.close();
-      throw e;
-    }
-    return WatchHandle.start(sandbox, stream, onEvent, options.onExit());
-  }
-
-  /** One watch message as an event, or null for a message that is none (a keepalive, an unknown type). */
-  static @Nullable FilesystemEvent event(JsonNode message) {
-    JsonNode fs = message.get("filesystem");
-    if (fs == null) {
-      return null;
-    }
-    FileChange.Kind kind = switch (fs.path("type").asText()) {
-      case "EVENT_TYPE_CREATE" -> FileChange.Kind.CREATE;
-      case "EVENT_TYPE_WRITE" -> FileChange.Kind.WRITE;
-      case "EVENT_TYPE_REMOVE" -> FileChange.Kind.REMOVE;
-      case "EVENT_TYPE_RENAME" -> FileChange.Kind.RENAME;
-      case "EVENT_TYPE_CHMOD" -> FileChange.Kind.CHMOD;
-      default -> null;
-    };
-    if (kind == null) {
-      return null;
-    }
-    JsonNode entry = fs.get("entry");
-    return new FilesystemEvent(fs.path("name").asText(), kind, entry == null || !entry.isObject() ? null : EntryInfo.of(entry));
+    return WatchHandle.open(sandbox, path, onEvent, options);
   }
 
   // ---- plumbing ----
@@ -629,6 +577,15 @@ public final class Filesystem {
       throw new SandboxException(what + " in sandbox " + sandbox.id() + ": the daemon answered without the entry");
     }
     return EntryInfo.of(entry);
+  }
+
+  /** Closes a source the caller handed over; the write's outcome stands whatever closing says. */
+  private static void closeQuietly(InputStream in) {
+    try {
+      in.close();
+    } catch (IOException ignored) {
+      // the write's outcome stands
+    }
   }
 
   private static void checkPath(@Nullable String path, String name) {

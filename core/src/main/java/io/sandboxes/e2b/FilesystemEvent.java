@@ -1,5 +1,6 @@
 package io.sandboxes.e2b;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import io.sandboxes.FileChange;
 import java.util.Objects;
 import org.jspecify.annotations.Nullable;
@@ -20,4 +21,26 @@ public record FilesystemEvent(String name, FileChange.Kind type, @Nullable Entry
     Objects.requireNonNull(name, "name");
     Objects.requireNonNull(type, "type");
   }
+
+  /** One watch message as an event, or null for a message that is none (a keepalive, an unknown type). */
+  static @Nullable FilesystemEvent of(JsonNode message) {
+    JsonNode fs = message.get("filesystem");
+    if (fs == null) {
+      return null;
+    }
+    FileChange.Kind kind = switch (fs.path("type").asText()) {
+      case "EVENT_TYPE_CREATE" -> FileChange.Kind.CREATE;
+      case "EVENT_TYPE_WRITE" -> FileChange.Kind.WRITE;
+      case "EVENT_TYPE_REMOVE" -> FileChange.Kind.REMOVE;
+      case "EVENT_TYPE_RENAME" -> FileChange.Kind.RENAME;
+      case "EVENT_TYPE_CHMOD" -> FileChange.Kind.CHMOD;
+      default -> null;
+    };
+    if (kind == null) {
+      return null;
+    }
+    JsonNode entry = fs.get("entry");
+    return new FilesystemEvent(fs.path("name").asText(), kind, entry == null || !entry.isObject() ? null : EntryInfo.of(entry));
+  }
+
 }

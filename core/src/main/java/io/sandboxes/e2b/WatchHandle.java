@@ -1,8 +1,11 @@
 package io.sandboxes.e2b;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.sandboxes.SandboxException;
 import io.sandboxes.Subscription;
 import io.sandboxes.e2b.internal.ConnectStream;
+import io.sandboxes.e2b.internal.Json;
 import io.sandboxes.e2b.internal.StreamCutException;
 import io.sandboxes.e2b.internal.Tasks;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -26,7 +29,25 @@ public final class WatchHandle implements Subscription {
     this.stream = stream;
   }
 
-  static WatchHandle start(LiveSandbox sandbox, ConnectStream stream, Consumer<FilesystemEvent> onEvent,
+  /** Opens the watch and returns once the daemon confirmed it. */
+  static WatchHandle open(LiveSandbox sandbox, String path, Consumer<FilesystemEvent> onEvent, WatchOptions options) {
+    ObjectNode req = Json.object().put("path", path).put("recursive", options.recursive())
+        .put("includeEntry", options.includeEntry()).put("allowNetworkMounts", options.allowNetworkMounts());
+    String context = "watch " + path + " in sandbox " + sandbox.id();
+    ConnectStream stream = sandbox.envd().stream("filesystem.Filesystem/WatchDir", req, options.user(), options.timeout(), context, path);
+    try {
+      JsonNode first = stream.next();
+      if (first == null || !first.has("start")) {
+        throw new SandboxException(context + ": the daemon did not confirm the watch");
+      }
+    } catch (RuntimeException e) {
+      stream.close();
+      throw e;
+    }
+    return WatchHandle.start(sandbox, stream, onEvent, options.onExit());
+  }
+
+  private static WatchHandle start(LiveSandbox sandbox, ConnectStream stream, Consumer<FilesystemEvent> onEvent,
       @Nullable Consumer<@Nullable Throwable> onExit) {
     WatchHandle h = new WatchHandle(stream);
     Thread t = Tasks.start(sandbox.id(), "sandboxes-watch-" + sandbox.id(), () -> h.run(sandbox, onEvent, onExit));
@@ -42,7 +63,7 @@ public final class WatchHandle implements Subscription {
     try {
       JsonNode message;
       while ((message = stream.next()) != null) {
-        FilesystemEvent event = Filesystem.event(message);
+        FilesystemEvent event = FilesystemEvent.of(message);
         if (event != null) {
           try {
             onEvent.accept(event);

@@ -199,6 +199,17 @@ public final class EnvdFiles {
     return written;
   }
 
+  /** The bytes gzip-compressed, in memory. */
+  public static byte[] gzip(byte[] data) {
+    ByteArrayOutputStream out = new ByteArrayOutputStream(Math.max(64, data.length / 2));
+    try (java.util.zip.GZIPOutputStream z = new java.util.zip.GZIPOutputStream(out)) {
+      z.write(data);
+    } catch (IOException e) {
+      throw new java.io.UncheckedIOException(e); // writing to memory does not fail
+    }
+    return out.toByteArray();
+  }
+
   /**
    * A stream that gzip-compresses another as it is read, a piece at a time, so a compressed upload
    * never holds more than one piece of its source.
