@@ -36,7 +36,8 @@ import org.junit.jupiter.api.Test;
  * daemon (a JDK HTTP server on loopback): a read answered gzip-compressed (the local server always
  * answers uncompressed, which HTTP allows), the wire form of several files in one multipart
  * request and of its per-file fallback, a streamed read whose answer stalls (bounded by the idle
- * timeout), and a write answered without saying what it wrote.
+ * timeout), a daemon that does not answer at all (bounded by the call's request timeout), and a
+ * write answered without saying what it wrote.
  */
 class FilesScriptedServerTest {
   private static final String ID = "scripted-files";
@@ -67,6 +68,7 @@ class FilesScriptedServerTest {
       seen.add(new Seen(ex.getRequestMethod(), ex.getRequestURI().getPath(), query(ex.getRequestURI()), Map.copyOf(ex.getRequestHeaders()), body));
       files.handle(ex);
     });
+    server.createContext("/filesystem.Filesystem/Stat", ex -> stall(ex));
     server.start();
     URI url = URI.create("http://127.0.0.1:" + server.getAddress().getPort());
     provider = E2BSandboxProvider.builder().apiUrl(url).sandboxUrl(url).apiKey("e2b_scripted").environment(Map.of()).build();
@@ -98,6 +100,16 @@ class FilesScriptedServerTest {
     try (OutputStream out = ex.getResponseBody()) {
       out.write(body);
     }
+  }
+
+  /** Answers nothing until the test ends. */
+  private void stall(HttpExchange ex) throws IOException {
+    try {
+      release.await(60, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    ex.close();
   }
 
   private static byte[] gzip(byte[] data) throws IOException {
@@ -187,5 +199,18 @@ class FilesScriptedServerTest {
         .hasMessageContaining("without saying what it wrote");
     sandbox.writeBytes("/x.txt", new byte[] {1});
     assertThat(seen).hasSize(2);
+  }
+
+  @Test
+  @DisplayName("a call's own request timeout bounds the wait for a daemon that does not answer, on /files and on an RPC")
+  void requestTimeout() {
+    files = this::stall;
+    FileOptions oneSecond = FileOptions.defaults().withRequestTimeout(Duration.ofSeconds(1));
+    long started = System.nanoTime();
+    assertThatThrownBy(() -> sandbox.files().readBytes("/slow.txt", oneSecond)).isInstanceOf(SandboxException.class)
+        .hasMessageContaining("no answer");
+    assertThatThrownBy(() -> sandbox.files().getInfo("/slow.txt", oneSecond)).isInstanceOf(SandboxException.class)
+        .hasMessageContaining("no answer");
+    assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(20));
   }
 }
