@@ -36,8 +36,9 @@ import org.junit.jupiter.api.Test;
  * daemon (a JDK HTTP server on loopback): a read answered gzip-compressed (the local server always
  * answers uncompressed, which HTTP allows), the wire form of several files in one multipart
  * request and of its per-file fallback, a streamed read whose answer stalls (bounded by the idle
- * timeout), a daemon that does not answer at all (bounded by the call's request timeout), and a
- * write answered without saying what it wrote.
+ * timeout), a daemon that does not answer at all (bounded by the call's request timeout), a
+ * write answered without saying what it wrote, and the watch options as they go on the wire
+ * (network mounts cannot be had locally).
  */
 class FilesScriptedServerTest {
   private static final String ID = "scripted-files";
@@ -69,6 +70,15 @@ class FilesScriptedServerTest {
       files.handle(ex);
     });
     server.createContext("/filesystem.Filesystem/Stat", ex -> stall(ex));
+    server.createContext("/filesystem.Filesystem/WatchDir", ex -> {
+      byte[] body = ex.getRequestBody().readAllBytes();
+      seen.add(new Seen(ex.getRequestMethod(), ex.getRequestURI().getPath(), Map.of(), Map.copyOf(ex.getRequestHeaders()), body));
+      ByteArrayOutputStream out = new ByteArrayOutputStream();
+      out.write(envelope(0, "{\"start\":{}}"));
+      out.write(envelope(0, "{\"filesystem\":{\"name\":\"a.txt\",\"type\":\"EVENT_TYPE_CREATE\"}}"));
+      out.write(envelope(2, "{}"));
+      reply(ex, 200, "application/connect+json", out.toByteArray());
+    });
     server.start();
     URI url = URI.create("http://127.0.0.1:" + server.getAddress().getPort());
     provider = E2BSandboxProvider.builder().apiUrl(url).sandboxUrl(url).apiKey("e2b_scripted").environment(Map.of()).build();
@@ -100,6 +110,11 @@ class FilesScriptedServerTest {
     try (OutputStream out = ex.getResponseBody()) {
       out.write(body);
     }
+  }
+
+  private static byte[] envelope(int flags, String json) {
+    byte[] payload = json.getBytes(StandardCharsets.UTF_8);
+    return java.nio.ByteBuffer.allocate(5 + payload.length).put((byte) flags).putInt(payload.length).put(payload).array();
   }
 
   /** Answers nothing until the test ends. */
@@ -212,5 +227,32 @@ class FilesScriptedServerTest {
     assertThatThrownBy(() -> sandbox.files().getInfo("/slow.txt", oneSecond)).isInstanceOf(SandboxException.class)
         .hasMessageContaining("no answer");
     assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(20));
+  }
+
+  @Test
+  @DisplayName("watchDir's options on the wire: recursive, includeEntry and allowNetworkMounts in the request, the deadline as Connect-Timeout-Ms (60 s by default, as E2B), the user as Basic auth; a clean end reaches onExit with null")
+  void watchOptionsOnTheWire() throws Exception {
+    List<io.sandboxes.e2b.FilesystemEvent> events = new CopyOnWriteArrayList<>();
+    java.util.concurrent.CompletableFuture<java.util.Optional<Throwable>> exit = new java.util.concurrent.CompletableFuture<>();
+    sandbox.files().watchDir("/mnt/share", events::add, io.sandboxes.e2b.WatchOptions.defaults().withRecursive(true)
+        .withIncludeEntry(true).withAllowNetworkMounts(true).withUser("root")
+        .withOnExit(t -> exit.complete(java.util.Optional.ofNullable(t))));
+    assertThat(exit.get(20, TimeUnit.SECONDS)).isEmpty();
+    assertThat(events).extracting(io.sandboxes.e2b.FilesystemEvent::name).containsExactly("a.txt");
+    sandbox.files().watchDir("/mnt/share", e -> { }, io.sandboxes.e2b.WatchOptions.defaults().withTimeout(Duration.ofSeconds(5))).stop();
+
+    assertThat(seen).hasSize(2);
+    Seen first = seen.get(0);
+    com.fasterxml.jackson.databind.JsonNode req = new com.fasterxml.jackson.databind.ObjectMapper()
+        .readTree(java.util.Arrays.copyOfRange(first.body(), 5, first.body().length));
+    assertThat(req.path("path").asText()).isEqualTo("/mnt/share");
+    assertThat(req.path("recursive").asBoolean()).isTrue();
+    assertThat(req.path("includeEntry").asBoolean()).isTrue();
+    assertThat(req.path("allowNetworkMounts").asBoolean()).isTrue();
+    assertThat(first.headers().get("Connect-timeout-ms")).containsExactly("60000");
+    assertThat(first.headers().get("Authorization")).containsExactly("Basic "
+        + java.util.Base64.getEncoder().encodeToString("root:".getBytes(StandardCharsets.UTF_8)));
+    assertThat(seen.get(1).headers().get("Connect-timeout-ms")).containsExactly("5000");
+    assertThat(seen.get(1).headers()).doesNotContainKey("Authorization");
   }
 }
