@@ -107,6 +107,17 @@ public final class LiveSandbox implements Sandbox {
   }
 
   /**
+   * The sandbox's file system, as E2B's {@code sandbox.files}: read and write files whole or as
+   * streams, several at once, list to a depth, make folders, rename, remove, ask what a path is,
+   * watch a folder, each as any user of the sandbox.
+   *
+   * @return the file system of this sandbox
+   */
+  public Filesystem files() {
+    return new Filesystem(this);
+  }
+
+  /**
    * Returns the template the sandbox was created from.
    *
    * @return the template's id, or {@code null} when the server did not say
@@ -636,56 +647,44 @@ public final class LiveSandbox implements Sandbox {
     return TarTransfer.exportFiles(this, path);
   }
 
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Through {@link #files()}: one raw upload to envd's {@code /files}.
+   */
   @Override
   public void writeBytes(String path, byte[] content) {
     Objects.requireNonNull(path, "path");
     Objects.requireNonNull(content, "content");
-    envd.writeFile(path, content, null);
+    files().putBytes(path, content, FileOptions.defaults());
   }
 
   @Override
   public byte[] readBytes(String path) {
     Objects.requireNonNull(path, "path");
-    return envd.readFile(path, null);
+    return files().readBytes(path);
   }
 
   @Override
   public void deleteFile(String path) {
     Objects.requireNonNull(path, "path");
-    envd.unary("filesystem.Filesystem/Remove", Json.object().put("path", path), null, "delete " + path + " in sandbox " + id);
+    files().remove(path);
   }
 
   /**
    * {@inheritDoc}
    *
-   * <p>Lists through envd's {@code ListDir} rather than parsing {@code ls}: names come back
-   * exactly (runs of spaces included), sizes as numbers, and a symlink, to a file or a folder,
-   * as {@link DirEntry.Type#SYMLINK} with its resolved target.
+   * <p>Lists through envd's {@code ListDir} ({@link Filesystem#list(String)}) rather than parsing
+   * {@code ls}: names come back exactly (runs of spaces included), sizes as numbers, and a symlink,
+   * to a file or a folder, as {@link DirEntry.Type#SYMLINK} with its resolved target.
    */
   @Override
   public List<DirEntry> readDir(String path) {
     Objects.requireNonNull(path, "path");
-    String context = "Failed to list " + path;
-    JsonNode answer;
-    try {
-      answer = envd.unary("filesystem.Filesystem/ListDir", Json.object().put("path", path).put("depth", 1), null, context);
-    } catch (io.sandboxes.SandboxRpcException e) {
-      if ("not_found".equals(e.code())) {
-        throw new io.sandboxes.SandboxFileNotFoundException(path, e.getMessage());
-      }
-      throw e;
-    }
     List<DirEntry> out = new ArrayList<>();
-    for (JsonNode e : answer.path("entries")) {
-      String target = Json.text(e, "symlinkTarget");
-      DirEntry.Type type = target != null ? DirEntry.Type.SYMLINK
-          : "FILE_TYPE_DIRECTORY".equals(e.path("type").asText()) ? DirEntry.Type.DIRECTORY : DirEntry.Type.FILE;
-      // a size that is not a non-negative long is unknown, not wrapped, rounded or negative
-      Long size = Json.exactLong(e.get("size"));
-      if (size != null && size < 0) {
-        size = null;
-      }
-      out.add(new DirEntry(e.path("name").asText(), type, size, target));
+    for (EntryInfo e : files().list(path)) {
+      DirEntry.Type type = e.isSymlink() ? DirEntry.Type.SYMLINK : e.type() == FileType.DIR ? DirEntry.Type.DIRECTORY : DirEntry.Type.FILE;
+      out.add(new DirEntry(e.name(), type, e.size(), e.symlinkTarget()));
     }
     return out;
   }
@@ -693,52 +692,15 @@ public final class LiveSandbox implements Sandbox {
   /**
    * {@inheritDoc}
    *
-   * <p>A real subscription through envd's {@code WatchDir} stream (recursive, no deadline), read
-   * on its own thread; the returned handle closes the stream and waits for that thread.
+   * <p>{@link Filesystem#watchDir} on the whole tree, without a deadline; the returned handle
+   * stops the watch and waits for its thread.
    */
   @Override
   public io.sandboxes.Subscription onFileChange(String path, java.util.function.Consumer<io.sandboxes.FileChange> listener) {
     Objects.requireNonNull(path, "path");
     Objects.requireNonNull(listener, "listener");
-    ObjectNode req = Json.object().put("path", path).put("recursive", true);
-    ConnectStream stream = envd.stream("filesystem.Filesystem/WatchDir", req, null, Duration.ZERO, "watch " + path + " in sandbox " + id, path);
-    try {
-      JsonNode first = stream.next();
-      if (first == null || !first.has("start")) {
-        throw new SandboxException("watch " + path + ": the daemon did not confirm the watch");
-      }
-    } catch (RuntimeException e) {
-      stream.close();
-      throw e;
-    }
-    Thread reader = io.sandboxes.e2b.internal.Tasks.start(id, "sandboxes-watch-" + id, () -> {
-      try {
-        JsonNode message;
-        while ((message = stream.next()) != null) {
-          JsonNode fs = message.get("filesystem");
-          if (fs == null) {
-            continue;
-          }
-          io.sandboxes.FileChange.Kind kind = switch (fs.path("type").asText()) {
-            case "EVENT_TYPE_CREATE" -> io.sandboxes.FileChange.Kind.CREATE;
-            case "EVENT_TYPE_WRITE" -> io.sandboxes.FileChange.Kind.WRITE;
-            case "EVENT_TYPE_REMOVE" -> io.sandboxes.FileChange.Kind.REMOVE;
-            case "EVENT_TYPE_RENAME" -> io.sandboxes.FileChange.Kind.RENAME;
-            case "EVENT_TYPE_CHMOD" -> io.sandboxes.FileChange.Kind.CHMOD;
-            default -> null;
-          };
-          if (kind != null) {
-            listener.accept(new io.sandboxes.FileChange(fs.path("name").asText(), kind));
-          }
-        }
-      } catch (RuntimeException ended) {
-        // closed by the subscriber, or the watch ended with the sandbox
-      }
-    });
-    return () -> {
-      stream.close();
-      joinQuietly(reader);
-    };
+    return files().watchDir(path, e -> listener.accept(new io.sandboxes.FileChange(e.name(), e.type())),
+        WatchOptions.defaults().withRecursive(true).withTimeout(Duration.ZERO));
   }
 
   @Override

@@ -17,6 +17,9 @@ import io.sandboxes.dsl.SandboxClient;
 import io.sandboxes.dsl.Sandboxes;
 import io.sandboxes.e2b.CommandHandle;
 import io.sandboxes.e2b.Commands;
+import io.sandboxes.e2b.EntryInfo;
+import io.sandboxes.e2b.Filesystem;
+import io.sandboxes.e2b.WriteEntry;
 import io.sandboxes.e2b.LiveSandbox;
 import io.sandboxes.e2b.SandboxQuery;
 import io.sandboxes.langchain4j.SandboxCodeExecutionEngine;
@@ -29,12 +32,16 @@ import io.sandboxes.template.Template;
 import io.sandboxes.mcp.SandboxMcpServer;
 import org.springframework.ai.chat.memory.ChatMemory;
 import org.springframework.ai.chat.model.ToolContext;
+import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
+import java.io.InputStream;
+import java.io.OutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -252,6 +259,27 @@ class ReadmeSnippetsTest {
     }
     // end
     assertThat(printed.toString(StandardCharsets.UTF_8)).isEqualTo("true\ngot hello\nexit 0\nfalse\n");
+  }
+
+  @Test
+  @DisplayName("README: files through sandbox.files(): several in one call, a streamed write and read, a listing, exists and getInfo")
+  void files() throws java.io.IOException {
+    // snippet:files
+    try (SandboxClient sandboxes = Sandboxes.local(); LiveSandbox sandbox = sandboxes.create()) {
+      Filesystem files = sandbox.files();
+      files.write(List.of(WriteEntry.of("data/a.csv", "x,y\n1,2\n"), WriteEntry.of("data/b.csv", "x,y\n3,4\n")));
+      try (InputStream big = new ByteArrayInputStream(new byte[1 << 20])) {
+        files.write("data/big.bin", big);                      // sent as it is read
+      }
+      files.list("data").stream().sorted(Comparator.comparing(EntryInfo::name))
+          .forEach(e -> out.println(e.name() + " " + e.size() + " " + e.owner()));
+      try (InputStream in = files.readStream("data/big.bin")) { // never the whole file in memory
+        out.println(in.transferTo(OutputStream.nullOutputStream()) + " bytes read");
+      }
+      out.println(files.exists("data/c.csv") + " " + files.getInfo("data").type());
+    }
+    // end
+    assertThat(printed.toString(StandardCharsets.UTF_8)).isEqualTo("a.csv 8 user\nb.csv 8 user\nbig.bin 1048576 user\n1048576 bytes read\nfalse DIR\n");
   }
 
   @Test

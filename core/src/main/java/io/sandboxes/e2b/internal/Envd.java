@@ -9,7 +9,6 @@ import io.sandboxes.SandboxRpcException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.URI;
-import java.net.URLEncoder;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
@@ -159,9 +158,14 @@ public final class Envd {
     return new CodeInterpreter(http, a.base(), sandboxId, a.accessToken(), unreachable);
   }
 
-  private HttpRequest.Builder request(String path, @Nullable String user) {
+  HttpRequest.Builder request(String path, @Nullable String user) {
+    return request(http, path, user);
+  }
+
+  /** A request to the daemon through {@code via}, a view of this handle's client with its own timeout. */
+  HttpRequest.Builder request(Http via, String path, @Nullable String user) {
     Address a = address();
-    HttpRequest.Builder b = http.request(a.base().resolve(path))
+    HttpRequest.Builder b = via.request(a.base().resolve(path))
         .header(SANDBOX_ID_HEADER, sandboxId)
         .header(SANDBOX_PORT_HEADER, Integer.toString(PORT));
     if (a.accessToken() != null) {
@@ -175,14 +179,29 @@ public final class Envd {
   }
 
   public JsonNode unary(String method, ObjectNode body, @Nullable String user, String context) {
-    HttpRequest req = request(method, user)
+    return unary(method, body, user, context, null, null);
+  }
+
+  /**
+   * A unary call about one path: {@code not_found} becomes {@link SandboxFileNotFoundException}
+   * and {@code permission_denied} {@link io.sandboxes.SandboxFilePermissionException}, both naming
+   * {@code path}.
+   *
+   * @param path the path the call is about, or null for a call about none
+   * @param timeout how long the call may take, or null for the client's request timeout
+   */
+  public JsonNode unary(String method, ObjectNode body, @Nullable String user, String context, @Nullable String path,
+      @Nullable Duration timeout) {
+    HttpRequest.Builder b = request(method, user)
         .header("Content-Type", Connect.UNARY_CONTENT_TYPE)
-        .header(Connect.PROTOCOL_VERSION_HEADER, "1")
-        .POST(HttpRequest.BodyPublishers.ofByteArray(Json.bytes(body)))
-        .build();
+        .header(Connect.PROTOCOL_VERSION_HEADER, "1");
+    if (timeout != null) {
+      b.timeout(timeout);
+    }
+    HttpRequest req = b.POST(HttpRequest.BodyPublishers.ofByteArray(Json.bytes(body))).build();
     HttpResponse<byte[]> response = http.send(req, context);
     if (response.statusCode() != 200) {
-      throw rpcError(response.statusCode(), response.body(), context, null);
+      throw rpcError(response.statusCode(), response.body(), context, path);
     }
     try {
       return Json.parse(response.body());
@@ -225,41 +244,19 @@ public final class Envd {
     return new ConnectStream(in, context, (code, message) -> mapped(code, message, context, path));
   }
 
-  public byte[] readFile(String path, @Nullable String user) {
-    String context = "read " + path + " in sandbox " + sandboxId;
-    HttpRequest req = request(filesPath(path, user), null).GET().build();
-    HttpResponse<byte[]> response = http.send(req, context);
-    if (response.statusCode() == 200) {
-      return response.body();
-    }
-    throw filesError(response, path, context);
+  /** This handle's client. */
+  Http http() {
+    return http;
   }
 
-  public void writeFile(String path, byte[] content, @Nullable String user) {
-    String context = "write " + path + " in sandbox " + sandboxId;
-    HttpRequest req = request(filesPath(path, user), null)
-        .header("Content-Type", "application/octet-stream")
-        .POST(HttpRequest.BodyPublishers.ofByteArray(content))
-        .build();
-    HttpResponse<byte[]> response = http.send(req, context);
-    if (response.statusCode() != 200) {
-      throw filesError(response, path, context);
-    }
-  }
-
-  private String filesPath(String path, @Nullable String user) {
-    String q = "files?path=" + URLEncoder.encode(path, StandardCharsets.UTF_8);
-    if (user != null) {
-      q += "&username=" + URLEncoder.encode(user, StandardCharsets.UTF_8);
-    }
-    return q;
-  }
-
-  private RuntimeException filesError(HttpResponse<byte[]> response, String path, String context) {
-    int status = response.statusCode();
-    String message = messageOf(response.body());
+  /** The exception for an error answer of {@code /files}, its body already read. */
+  RuntimeException filesError(int status, byte[] body, String path, String context) {
+    String message = messageOf(body);
     if (status == 404) {
       return new SandboxFileNotFoundException(path, message);
+    }
+    if (status == 403) {
+      return new io.sandboxes.SandboxFilePermissionException(path, message, context);
     }
     if (status == 502) {
       return unreachable.explain(context, message);
@@ -295,6 +292,9 @@ public final class Envd {
   private RuntimeException mapped(String code, String message, String context, @Nullable String path) {
     if ("not_found".equals(code) && path != null) {
       return new SandboxFileNotFoundException(path, message);
+    }
+    if ("permission_denied".equals(code) && path != null) {
+      return new io.sandboxes.SandboxFilePermissionException(path, message, context);
     }
     return new SandboxRpcException(code, message, context);
   }

@@ -31,6 +31,7 @@ class ReadmeSnippetsTest {
       Map.entry("lifecycle", "true PAUSED\nkept\ntrue\n"),
       Map.entry("follow", "step 1\nstep 2\nstep 3\ntimed out after: compiling\n"),
       Map.entry("commands", "true\ngot hello\nexit 0\nfalse\n"),
+      Map.entry("files", "a.csv 8 user\nb.csv 8 user\nbig.bin 1048576 user\n1048576 bytes read\nfalse DIR\n"),
       Map.entry("provider", "1\n"),
       Map.entry("accounts", "RUNNING\nrefused: HTTP 401\n"),
       Map.entry("local-options", "started cold\n"),
