@@ -86,7 +86,6 @@ public final class ApiHandler extends Handler.Abstract {
     }
     t.add(null, ".*", (ex, m) -> refuseWithoutKey(ex));
     new SandboxesApi(registry, lookup, volumes, network, templateBuilds).routes(t);
-    new SandboxListing(registry).routes(t);
     network.routes(t);
     new MetricsApi(registry, lookup).routes(t);
     new LocalApi(egressProbe, forward, serverInfo).routes(t);

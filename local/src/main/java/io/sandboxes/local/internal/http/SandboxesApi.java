@@ -30,7 +30,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The sandboxes resource: create (v1 and v2), get, kill, connect (v1 and v2), pause, resume,
- * timeout, refreshes and fork. Listing is {@link SandboxListing}; network, metrics and logs have
+ * timeout, refreshes and fork; listing is {@link SandboxListing}'s. Network, metrics and logs have
  * their own resources.
  */
 final class SandboxesApi {
@@ -43,9 +43,11 @@ final class SandboxesApi {
   private final Volumes volumes;
   private final NetworkApi network;
   private final @Nullable TemplateBuilds builds;
+  private final SandboxListing listing;
 
   SandboxesApi(Registry registry, Lookup lookup, Volumes volumes, NetworkApi network, @Nullable TemplateBuilds builds) {
     this.registry = registry;
+    this.listing = new SandboxListing(registry);
     this.lookup = lookup;
     this.volumes = volumes;
     this.network = network;
@@ -54,7 +56,9 @@ final class SandboxesApi {
 
   void routes(RouteTable.Builder t) {
     t.on("POST", "/sandboxes", (ex, m) -> create(ex, false))
-        .on("POST", "/v2/sandboxes", (ex, m) -> create(ex, true))
+        .on("POST", "/v2/sandboxes", (ex, m) -> create(ex, true));
+    listing.routes(t);
+    t.any("(?:/v2)?/sandboxes", (ex, m) -> Bodies.error(ex, 405, "method " + ex.method() + " is not allowed on " + ex.path()))
         .on("GET", ONE, (ex, m) -> Bodies.json(ex, 200, SandboxViews.detail(lookup.find(m.group(1)))))
         .on("DELETE", ONE, (ex, m) -> kill(ex, m.group(1)))
         .any(ONE, (ex, m) -> Bodies.error(ex, 405, "method " + ex.method() + " is not allowed on " + ex.path()))
