@@ -46,7 +46,8 @@ final class FilesApi {
     String expiration = ex.query("signature_expiration");
     if (sandbox == null && signature != null && id == null) {
       // the signature names the sandbox: its token is in the hash, whether or not it has expired
-      sandbox = access.registry().bySignature(s -> signed(s, path, op, username, signature, expiration) != Signed.INVALID).orElse(null);
+      sandbox = access.registry().bySignature(s -> signed(s, path, op, username, signature, expiration) != Signed.INVALID)
+          .orElse(null);
     }
     if (sandbox == null || !access.awake(sandbox)) {
       ex.discardSmallBody();
