@@ -7,8 +7,6 @@ import static io.sandboxes.local.internal.http.SnapshotsApi.decode;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sandboxes.e2b.internal.Json;
 import io.sandboxes.local.internal.Registry;
 import io.sandboxes.local.internal.RpcError;
@@ -93,7 +91,7 @@ final class TemplateApi {
           ex.empty(202);
         })
         .on("GET", "/templates/([^/]+)/builds/([^/]+)/status",
-            (ex, m) -> ex.json(200, BuildStatus.json(ex, builds, decode(m.group(1)), decode(m.group(2)))))
+            (ex, m) -> Bodies.json(ex, 200, BuildStatus.of(ex, builds, decode(m.group(1)), decode(m.group(2)))))
         .on("POST", "/templates/tags", (ex, m) -> {
           JsonNode body = Bodies.readJson(ex);
           TemplateBuilds.Assigned a = builds.assignTags(Json.text(body, "target"), stringList(body, "tags"));
@@ -219,45 +217,30 @@ final class TemplateApi {
   }
 
   /** A build's status and a page of its log, as E2B's {@code TemplateBuildInfo}. */
-  static final class BuildStatus {
-    private BuildStatus() {}
+  record BuildStatus(String templateID, String buildID, String status, List<String> logs, List<LogEntry> logEntries,
+      @Nullable Reason reason) {
 
-    static ObjectNode json(Exchange ex, TemplateBuilds builds, String templateId, String buildId) throws RpcError {
+    static BuildStatus of(Exchange ex, TemplateBuilds builds, String templateId, String buildId) throws RpcError {
       int offset = number(ex.query("logsOffset"), "logsOffset", 0, Integer.MAX_VALUE, 0);
       int limit = number(ex.query("limit"), "limit", 0, 100, 100);
       TemplateBuilds.Status s = builds.status(templateId, buildId, offset, limit);
-      ObjectNode out = Json.object().put("templateID", s.templateId()).put("buildID", s.buildId()).put("status", s.state());
-      ArrayNode logs = out.putArray("logs");
-      ArrayNode entries = out.putArray("logEntries");
       String level = ex.query("level");
-      for (TemplateBuilds.LogEntry e : s.entries()) {
-        ObjectNode n = entries.addObject().put("timestamp", e.timestamp().toString()).put("level", e.level()).put("message", e.message());
-        if (e.step() != null) {
-          n.put("step", e.step());
-        }
-        logs.add(e.message());
-      }
-      if (level != null && !level.isEmpty()) {
-        // the offset counts every entry; a level filter only narrows what this page shows
-        for (int i = entries.size() - 1; i >= 0; i--) {
-          if (!entries.get(i).path("level").asText().equals(level)) {
-            entries.remove(i);
-            logs.remove(i);
-          }
-        }
-      }
-      if (s.reason() != null) {
-        ObjectNode reason = out.putObject("reason").put("message", s.reason());
-        if (s.reasonStep() != null) {
-          reason.put("step", s.reasonStep());
-        }
-        ArrayNode re = reason.putArray("logEntries");
-        for (TemplateBuilds.LogEntry e : s.reasonEntries()) {
-          re.addObject().put("timestamp", e.timestamp().toString()).put("level", e.level()).put("message", e.message())
-              .put("step", e.step());
-        }
-      }
-      return out;
+      // the offset counts every entry; a level filter only narrows what this page shows
+      List<TemplateBuilds.LogEntry> shown = s.entries().stream()
+          .filter(e -> level == null || level.isEmpty() || level.equals(e.level())).toList();
+      Reason reason = s.reason() == null ? null : new Reason(s.reason(), s.reasonStep(), s.reasonEntries().stream()
+          .map(e -> new ReasonEntry(e.timestamp().toString(), e.level(), e.message(), e.step())).toList());
+      return new BuildStatus(s.templateId(), s.buildId(), s.state(), shown.stream().map(TemplateBuilds.LogEntry::message).toList(),
+          shown.stream().map(e -> new LogEntry(e.timestamp().toString(), e.level(), e.message(), e.step())).toList(), reason);
     }
   }
+
+  /** One line of a build's log, with its step when it has one. */
+  record LogEntry(String timestamp, String level, String message, @Nullable String step) {}
+
+  /** Why a build failed, and at which step. */
+  record Reason(String message, @Nullable String step, List<ReasonEntry> logEntries) {}
+
+  /** A line of the failed step's log; its step shown as null when it has none. */
+  record ReasonEntry(String timestamp, String level, String message, @JsonInclude(JsonInclude.Include.ALWAYS) @Nullable String step) {}
 }

@@ -49,4 +49,15 @@ class WireRecordsTest {
     assertThat(json(new MetricsApi.LogEntry("t", "info", "m", Map.of()))).isEqualTo(
         "{\"timestamp\":\"t\",\"level\":\"info\",\"message\":\"m\",\"fields\":{}}");
   }
+
+  @Test
+  @DisplayName("a build's status: a log line without a step leaves it out, a failed step's line shows it as null")
+  void buildStatus() {
+    TemplateApi.BuildStatus status = new TemplateApi.BuildStatus("t", "b", "error", List.of("m"),
+        List.of(new TemplateApi.LogEntry("ts", "info", "m", null)),
+        new TemplateApi.Reason("failed", null, List.of(new TemplateApi.ReasonEntry("ts", "error", "x", null))));
+    assertThat(json(status)).isEqualTo("{\"templateID\":\"t\",\"buildID\":\"b\",\"status\":\"error\",\"logs\":[\"m\"],"
+        + "\"logEntries\":[{\"timestamp\":\"ts\",\"level\":\"info\",\"message\":\"m\"}],"
+        + "\"reason\":{\"message\":\"failed\",\"logEntries\":[{\"timestamp\":\"ts\",\"level\":\"error\",\"message\":\"x\",\"step\":null}]}}");
+  }
 }
