@@ -53,6 +53,22 @@ final class SandboxPortProxy {
 
   private SandboxPortProxy() {}
 
+  /** Why a request to a sandbox's port is refused for its traffic token, or null when it may pass. */
+  static @Nullable String trafficRefusal(Exchange ex, LocalSandbox sandbox) {
+    String expected = sandbox.trafficAccessToken();
+    if (expected == null) {
+      return null; // public port traffic
+    }
+    String given = ex.header(TRAFFIC_TOKEN_HEADER);
+    if (given == null || given.isEmpty()) {
+      return "the sandbox's port traffic needs its traffic access token, and the " + TRAFFIC_TOKEN_HEADER + " header is missing";
+    }
+    if (!java.security.MessageDigest.isEqual(given.getBytes(StandardCharsets.UTF_8), expected.getBytes(StandardCharsets.UTF_8))) {
+      return "the " + TRAFFIC_TOKEN_HEADER + " header does not hold the sandbox's traffic access token";
+    }
+    return null;
+  }
+
   static void relay(Exchange ex, LocalSandbox sandbox, int port) throws IOException, RpcError {
     PortStream remote;
     try {

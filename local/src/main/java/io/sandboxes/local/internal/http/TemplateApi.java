@@ -1,34 +1,34 @@
 package io.sandboxes.local.internal.http;
 
+import static io.sandboxes.local.internal.http.Bodies.number;
+import static io.sandboxes.local.internal.http.Bodies.stringList;
+import static io.sandboxes.local.internal.http.SnapshotsApi.decode;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sandboxes.e2b.internal.Json;
 import io.sandboxes.local.internal.Registry;
 import io.sandboxes.local.internal.RpcError;
 import io.sandboxes.local.internal.TemplateBuilds;
 import io.sandboxes.local.internal.Templates;
+import io.sandboxes.local.internal.docker.CodeInterpreterImage;
 import java.io.IOException;
 import java.net.URI;
-import java.net.URLDecoder;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Supplier;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
 
 /**
  * E2B's template build API on the local server: request a build, upload COPY contexts, start the
- * build, poll its status and logs; list, look up by alias and delete built templates.
+ * build, poll its status and logs; list, look up by alias and delete built templates. A route for
+ * a template that is no built one ({@code base}, the code interpreter, a snapshot) declines, and
+ * the snapshots' routes (or the 501) answer it.
  */
 final class TemplateApi {
-  private static final Pattern FILES = Pattern.compile("^/templates/([^/]+)/files/([^/]+)$");
-  private static final Pattern START = Pattern.compile("^/v2/templates/([^/]+)/builds/([^/]+)$");
-  private static final Pattern STATUS = Pattern.compile("^/templates/([^/]+)/builds/([^/]+)/status$");
-  private static final Pattern TEMPLATE = Pattern.compile("^(?:/v2)?/templates/([^/]+)$");
-  private static final Pattern TAGS_OF = Pattern.compile("^/templates/([^/]+)/tags$");
+  private static final String FILES = "/templates/([^/]+)/files/([^/]+)";
 
   private final TemplateBuilds builds;
   private final Registry registry;
@@ -40,216 +40,165 @@ final class TemplateApi {
     this.apiUrl = apiUrl;
   }
 
+  /** What a build request answers. */
+  record Requested(String templateID, String buildID, @JsonProperty("public") boolean shared, List<String> names,
+      List<String> aliases, List<String> tags) {}
+
+  /** Where a COPY context goes, or that it is already there. */
+  record FileLink(boolean present, @Nullable String url) {}
+
+  /** Tags given to a build. */
+  record Assigned(String buildID, List<String> tags) {}
+
+  /** One tag of a template. */
+  record Tag(String tag, String buildID, String createdAt) {}
+
+  /** What an update answers. */
+  record Updated(List<String> names) {}
+
+  /** A built template as the listing shows it. */
+  record Listed(String templateID, String buildID, int cpuCount, int memoryMB, int diskSizeMB, @JsonProperty("public") boolean shared,
+      String createdAt, String updatedAt, int spawnCount, int buildCount, String envdVersion, String buildStatus,
+      @JsonInclude(JsonInclude.Include.ALWAYS) @Nullable String createdBy,
+      @JsonInclude(JsonInclude.Include.ALWAYS) @Nullable String lastSpawnedAt, List<String> aliases, List<String> names) {}
+
+  /** A built template with a page of its builds. */
+  record WithBuilds(String templateID, @JsonProperty("public") boolean shared, String createdAt, String updatedAt, int spawnCount,
+      @JsonInclude(JsonInclude.Include.ALWAYS) @Nullable String lastSpawnedAt, List<String> aliases, List<String> names,
+      List<Build> builds) {}
+
+  /** One build of a template. */
+  record Build(String buildID, String status, String createdAt, String updatedAt, int cpuCount, int memoryMB, String envdVersion,
+      @Nullable String finishedAt) {}
+
   /** The upload of a COPY context: authorized by its link's token, not by the API key. */
-  boolean upload(Exchange ex) throws RpcError, IOException {
-    Matcher m = FILES.matcher(ex.path());
-    if (!ex.method().equals("PUT") || !m.matches()) {
-      return false;
+  void uploadRoute(RouteTable.Builder t) {
+    t.on("PUT", FILES, (ex, m) -> {
+      if (ex.request.getLength() > TemplateBuilds.MAX_UPLOAD) {
+        throw new RpcError("invalid_argument", "the upload is larger than " + TemplateBuilds.MAX_UPLOAD + " bytes");
+      }
+      builds.upload(decode(m.group(1)), decode(m.group(2)), ex.query("token"), ex.body(), ex.request.getLength());
+      ex.empty(200);
+    });
+  }
+
+  /** The routes that need the API key. */
+  void routes(RouteTable.Builder t) {
+    t.on("POST", "/v3/templates", (ex, m) -> request(ex))
+        .on("GET", FILES, (ex, m) -> fileLink(ex, decode(m.group(1)), decode(m.group(2))))
+        .on("POST", "/v2/templates/([^/]+)/builds/([^/]+)", (ex, m) -> {
+          builds.start(decode(m.group(1)), decode(m.group(2)), Bodies.readJson(ex));
+          ex.empty(202);
+        })
+        .on("GET", "/templates/([^/]+)/builds/([^/]+)/status",
+            (ex, m) -> Bodies.json(ex, 200, BuildStatus.of(ex, builds, decode(m.group(1)), decode(m.group(2)))))
+        .on("POST", "/templates/tags", (ex, m) -> {
+          JsonNode body = Bodies.readJson(ex);
+          TemplateBuilds.Assigned a = builds.assignTags(Json.text(body, "target"), stringList(body, "tags"));
+          Bodies.json(ex, 201, new Assigned(a.buildId(), a.tags()));
+        })
+        .on("DELETE", "/templates/tags", (ex, m) -> {
+          JsonNode body = Bodies.readJson(ex);
+          builds.removeTags(Json.text(body, "name"), stringList(body, "tags"));
+          ex.empty(204);
+        })
+        .add("GET", "/templates/([^/]+)/tags", (ex, m) -> tags(ex, decode(m.group(1))))
+        .add("GET", "/templates/([^/]+)", (ex, m) -> template(ex, decode(m.group(1))))
+        .add("PATCH", "(?:/v2)?/templates/([^/]+)", (ex, m) -> update(ex, decode(m.group(1))))
+        .on("GET", "/templates", (ex, m) -> Bodies.json(ex, 200, builds.list().stream().map(TemplateApi::listed).toList()))
+        .add("GET", "/templates/aliases/(.*)", (ex, m) -> alias(ex, decode(m.group(1))))
+        .add("DELETE", "/templates/(.*)", (ex, m) -> {
+          String id = decode(m.group(1));
+          if (id.equals(Templates.BASE) || id.contains("/") || !builds.delete(id, registry.list())) {
+            return false;
+          }
+          ex.empty(204);
+          return true;
+        });
+  }
+
+  private void request(Exchange ex) throws RpcError, IOException {
+    JsonNode body = Bodies.readJson(ex);
+    String name = Json.text(body, "name");
+    if (name == null) {
+      name = Json.text(body, "alias");
     }
-    if (ex.request.getLength() > TemplateBuilds.MAX_UPLOAD) {
-      throw new RpcError("invalid_argument", "the upload is larger than " + TemplateBuilds.MAX_UPLOAD + " bytes");
+    List<String> tags = stringList(body, "tags");
+    TemplateBuilds.Requested r = builds.request(name, tags, body.path("cpuCount").asInt(2), body.path("memoryMB").asInt(2048));
+    Bodies.json(ex, 202, new Requested(r.templateId(), r.buildId(), false, List.of(r.name()), List.of(r.name()), r.tags()));
+  }
+
+  private void fileLink(Exchange ex, String templateId, String hash) throws RpcError {
+    String token = builds.fileLink(templateId, hash);
+    String url = token == null ? null
+        : apiUrl.get() + "/templates/" + enc(templateId) + "/files/" + enc(hash) + "?token=" + enc(token);
+    Bodies.json(ex, 201, new FileLink(token == null, url));
+  }
+
+  private boolean tags(Exchange ex, String id) throws RpcError {
+    if (builds.findTemplate(id).isEmpty()) {
+      return notBuilt(id);
     }
-    builds.upload(decode(m.group(1)), decode(m.group(2)), ex.query("token"), ex.body(), ex.request.getLength());
-    ex.empty(200);
+    Bodies.json(ex, 200, builds.tagsOf(id).stream().map(t -> new Tag(t.tag(), t.buildId(), t.createdAt().toString())).toList());
     return true;
   }
 
-  /** @return whether the request was one of the template API's, now answered */
-  boolean route(Exchange ex, JsonBody json) throws RpcError, IOException {
-    String method = ex.method();
-    String path = ex.path();
-    if (path.equals("/v3/templates") && method.equals("POST")) {
-      JsonNode body = json.read(ex);
-      String name = Json.text(body, "name");
-      if (name == null) {
-        name = Json.text(body, "alias");
-      }
-      List<String> tags = stringList(body, "tags");
-      TemplateBuilds.Requested r = builds.request(name, tags, body.path("cpuCount").asInt(2), body.path("memoryMB").asInt(2048));
-      ObjectNode out = Json.object().put("templateID", r.templateId()).put("buildID", r.buildId()).put("public", false);
-      out.putArray("names").add(r.name());
-      out.putArray("aliases").add(r.name());
-      ArrayNode t = out.putArray("tags");
-      r.tags().forEach(t::add);
-      ex.json(202, out);
-      return true;
+  private boolean template(Exchange ex, String id) throws RpcError {
+    var info = builds.template(id);
+    if (info.isEmpty()) {
+      return notBuilt(id);
     }
-    Matcher files = FILES.matcher(path);
-    if (files.matches() && method.equals("GET")) {
-      String templateId = decode(files.group(1));
-      String hash = decode(files.group(2));
-      String token = builds.fileLink(templateId, hash);
-      ObjectNode out = Json.object().put("present", token == null);
-      if (token != null) {
-        out.put("url", apiUrl.get() + "/templates/" + enc(templateId) + "/files/" + enc(hash) + "?token=" + enc(token));
-      }
-      ex.json(201, out);
-      return true;
-    }
-    Matcher start = START.matcher(path);
-    if (start.matches() && method.equals("POST")) {
-      builds.start(decode(start.group(1)), decode(start.group(2)), json.read(ex));
-      ex.empty(202);
-      return true;
-    }
-    Matcher status = STATUS.matcher(path);
-    if (status.matches() && method.equals("GET")) {
-      int offset = number(ex.query("logsOffset"), "logsOffset", 0, Integer.MAX_VALUE, 0);
-      int limit = number(ex.query("limit"), "limit", 0, 100, 100);
-      TemplateBuilds.Status s = builds.status(decode(status.group(1)), decode(status.group(2)), offset, limit);
-      ObjectNode out = Json.object().put("templateID", s.templateId()).put("buildID", s.buildId()).put("status", s.state());
-      ArrayNode logs = out.putArray("logs");
-      ArrayNode entries = out.putArray("logEntries");
-      String level = ex.query("level");
-      for (TemplateBuilds.LogEntry e : s.entries()) {
-        ObjectNode n = entries.addObject().put("timestamp", e.timestamp().toString()).put("level", e.level()).put("message", e.message());
-        if (e.step() != null) {
-          n.put("step", e.step());
-        }
-        logs.add(e.message());
-      }
-      if (level != null && !level.isEmpty()) {
-        // the offset counts every entry; a level filter only narrows what this page shows
-        for (int i = entries.size() - 1; i >= 0; i--) {
-          if (!entries.get(i).path("level").asText().equals(level)) {
-            entries.remove(i);
-            logs.remove(i);
-          }
-        }
-      }
-      if (s.reason() != null) {
-        ObjectNode reason = out.putObject("reason").put("message", s.reason());
-        if (s.reasonStep() != null) {
-          reason.put("step", s.reasonStep());
-        }
-        ArrayNode re = reason.putArray("logEntries");
-        for (TemplateBuilds.LogEntry e : s.reasonEntries()) {
-          re.addObject().put("timestamp", e.timestamp().toString()).put("level", e.level()).put("message", e.message())
-              .put("step", e.step());
-        }
-      }
-      ex.json(200, out);
-      return true;
-    }
-    if (path.equals("/templates/tags") && method.equals("POST")) {
-      JsonNode body = json.read(ex);
-      TemplateBuilds.Assigned a = builds.assignTags(Json.text(body, "target"), stringList(body, "tags"));
-      ObjectNode out = Json.object().put("buildID", a.buildId());
-      a.tags().forEach(out.putArray("tags")::add);
-      ex.json(201, out);
-      return true;
-    }
-    if (path.equals("/templates/tags") && method.equals("DELETE")) {
-      JsonNode body = json.read(ex);
-      builds.removeTags(Json.text(body, "name"), stringList(body, "tags"));
-      ex.empty(204);
-      return true;
-    }
-    Matcher tagsOf = TAGS_OF.matcher(path);
-    if (tagsOf.matches() && method.equals("GET")) {
-      String id = decode(tagsOf.group(1));
-      if (builds.findTemplate(id).isEmpty()) {
-        return notBuilt(id);
-      }
-      ArrayNode out = Json.array();
-      for (TemplateBuilds.TagInfo t : builds.tagsOf(id)) {
-        out.addObject().put("tag", t.tag()).put("buildID", t.buildId()).put("createdAt", t.createdAt().toString());
-      }
-      ex.json(200, out);
-      return true;
-    }
-    Matcher template = TEMPLATE.matcher(path);
-    if (template.matches() && method.equals("GET") && !path.startsWith("/v2/")) {
-      String id = decode(template.group(1));
-      var info = builds.template(id);
-      if (info.isEmpty()) {
-        return notBuilt(id);
-      }
-      templateWithBuilds(ex, info.get());
-      return true;
-    }
-    if (template.matches() && method.equals("PATCH")) {
-      String id = decode(template.group(1));
-      var t = builds.findTemplate(id);
-      if (t.isEmpty()) {
-        return notBuilt(id);
-      }
-      JsonNode body = json.read(ex);
-      for (var it = body.fieldNames(); it.hasNext(); ) {
-        String f = it.next();
-        if (!f.equals("public")) {
-          throw new RpcError("invalid_argument", "'" + f + "' cannot be updated: a template's update takes 'public' only");
-        }
-      }
-      JsonNode pub = body.get("public");
-      if (pub == null || !pub.isBoolean()) {
-        throw new RpcError("invalid_argument", "'public' must be true or false");
-      }
-      if (pub.asBoolean()) {
-        throw new RpcError("invalid_argument", "the local runtime has one team and no public templates: 'public' can only be false");
-      }
-      ObjectNode out = Json.object();
-      out.putArray("names").add(t.get().name());
-      ex.json(200, out);
-      return true;
-    }
-    if (path.equals("/templates") && method.equals("GET")) {
-      ArrayNode out = Json.array();
-      for (TemplateBuilds.Built t : builds.list()) {
-        ObjectNode n = out.addObject().put("templateID", t.templateId()).put("buildID", t.buildId()).put("cpuCount", 2)
-            .put("memoryMB", 2048).put("diskSizeMB", 0).put("public", false).put("createdAt", t.createdAt().toString())
-            .put("updatedAt", t.createdAt().toString()).put("spawnCount", 0).put("buildCount", 1)
-            .put("envdVersion", Registry.ENVD_VERSION).put("buildStatus", "ready");
-        n.putNull("createdBy");
-        n.putNull("lastSpawnedAt");
-        n.putArray("aliases").add(t.name());
-        n.putArray("names").add(t.name());
-      }
-      ex.json(200, out);
-      return true;
-    }
-    if (path.startsWith("/templates/aliases/") && method.equals("GET")) {
-      String alias = decode(path.substring("/templates/aliases/".length()));
-      var t = builds.findTemplate(alias);
-      if (t.isEmpty() || !t.get().name().equals(alias)) {
-        return false; // base and snapshots are answered by the snapshot section
-      }
-      ex.json(200, Json.object().put("templateID", t.get().templateId()).put("public", false));
-      return true;
-    }
-    if (path.startsWith("/templates/") && method.equals("DELETE")) {
-      String id = decode(path.substring("/templates/".length()));
-      if (id.equals(Templates.BASE) || id.contains("/") || !builds.delete(id, registry.list())) {
-        return false;
-      }
-      ex.empty(204);
-      return true;
-    }
-    return false;
-  }
-
-  private void templateWithBuilds(Exchange ex, TemplateBuilds.TemplateInfo t) throws RpcError {
+    TemplateBuilds.TemplateInfo t = info.get();
     int limit = number(ex.query("limit"), "limit", 1, 100, 100);
     int from = number(ex.query("nextToken"), "nextToken", 0, Integer.MAX_VALUE, 0);
-    ObjectNode out = Json.object().put("templateID", t.templateId()).put("public", false).put("createdAt", t.createdAt().toString())
-        .put("updatedAt", t.updatedAt().toString()).put("spawnCount", 0);
-    out.putNull("lastSpawnedAt");
-    out.putArray("aliases").add(t.name());
-    out.putArray("names").add(t.name());
-    ArrayNode list = out.putArray("builds");
     List<TemplateBuilds.BuildInfo> all = t.builds();
-    for (TemplateBuilds.BuildInfo b : all.subList(Math.min(from, all.size()), Math.min(all.size(), from + limit))) {
-      ObjectNode n = list.addObject().put("buildID", b.buildId()).put("status", b.state()).put("createdAt", b.createdAt().toString())
-          .put("updatedAt", b.updatedAt().toString()).put("cpuCount", b.cpuCount()).put("memoryMB", b.memoryMB())
-          .put("envdVersion", Registry.ENVD_VERSION);
-      if (b.finishedAt() != null) {
-        n.put("finishedAt", b.finishedAt().toString());
-      }
-    }
+    List<Build> page = all.subList(Math.min(from, all.size()), Math.min(all.size(), from + limit)).stream()
+        .map(b -> new Build(b.buildId(), b.state(), b.createdAt().toString(), b.updatedAt().toString(), b.cpuCount(), b.memoryMB(),
+            Registry.ENVD_VERSION, b.finishedAt() == null ? null : b.finishedAt().toString()))
+        .toList();
     if (from + limit < all.size()) {
       ex.response.getHeaders().put("X-Next-Token", Integer.toString(from + limit));
     }
-    ex.json(200, out);
+    Bodies.json(ex, 200, new WithBuilds(t.templateId(), false, t.createdAt().toString(), t.updatedAt().toString(), 0, null,
+        List.of(t.name()), List.of(t.name()), page));
+    return true;
+  }
+
+  private boolean update(Exchange ex, String id) throws RpcError, IOException {
+    var t = builds.findTemplate(id);
+    if (t.isEmpty()) {
+      return notBuilt(id);
+    }
+    JsonNode body = Bodies.readJson(ex);
+    for (var it = body.fieldNames(); it.hasNext(); ) {
+      String f = it.next();
+      if (!f.equals("public")) {
+        throw new RpcError("invalid_argument", "'" + f + "' cannot be updated: a template's update takes 'public' only");
+      }
+    }
+    JsonNode pub = body.get("public");
+    if (pub == null || !pub.isBoolean()) {
+      throw new RpcError("invalid_argument", "'public' must be true or false");
+    }
+    if (pub.asBoolean()) {
+      throw new RpcError("invalid_argument", "the local runtime has one team and no public templates: 'public' can only be false");
+    }
+    Bodies.json(ex, 200, new Updated(List.of(t.get().name())));
+    return true;
+  }
+
+  private boolean alias(Exchange ex, String alias) {
+    var t = builds.findTemplate(alias);
+    if (t.isEmpty() || !t.get().name().equals(alias)) {
+      return false; // base and snapshots are answered by the snapshots' routes
+    }
+    Bodies.json(ex, 200, new SnapshotsApi.Alias(t.get().templateId(), false));
+    return true;
+  }
+
+  private static Listed listed(TemplateBuilds.Built t) {
+    return new Listed(t.templateId(), t.buildId(), 2, 2048, 0, false, t.createdAt().toString(), t.createdAt().toString(), 0, 1,
+        Registry.ENVD_VERSION, "ready", null, null, List.of(t.name()), List.of(t.name()));
   }
 
   /**
@@ -257,56 +206,41 @@ final class TemplateApi {
    * left to the rest of the API (which does not serve their builds and tags); anything else is not found.
    */
   private boolean notBuilt(String id) throws RpcError {
-    if (id.equals(Templates.BASE) || io.sandboxes.local.internal.docker.CodeInterpreterImage.ALIASES.contains(id)
-        || registry.templates().find(id).isPresent()) {
+    if (id.equals(Templates.BASE) || CodeInterpreterImage.ALIASES.contains(id) || registry.templates().find(id).isPresent()) {
       return false;
     }
     throw new RpcError("not_found", "template '" + id + "' not found");
   }
 
-  private static List<String> stringList(JsonNode body, String field) throws RpcError {
-    JsonNode v = body.get(field);
-    if (v == null || v.isNull()) {
-      return List.of();
-    }
-    if (!v.isArray()) {
-      throw new RpcError("invalid_argument", "'" + field + "' must be a list of strings");
-    }
-    List<String> out = new ArrayList<>();
-    for (JsonNode x : v) {
-      if (!x.isTextual()) {
-        throw new RpcError("invalid_argument", "'" + field + "' must be a list of strings");
-      }
-      out.add(x.asText());
-    }
-    return out;
-  }
-
-  /** Reads a JSON request body the way the rest of the API does. */
-  interface JsonBody {
-    JsonNode read(Exchange ex) throws RpcError, IOException;
-  }
-
-  private static int number(String raw, String field, int min, int max, int fallback) throws RpcError {
-    if (raw == null || raw.isEmpty()) {
-      return fallback;
-    }
-    try {
-      int v = Integer.parseInt(raw);
-      if (v >= min && v <= max) {
-        return v;
-      }
-    } catch (NumberFormatException ignored) {
-      // reported below
-    }
-    throw new RpcError("invalid_argument", "'" + field + "' must be a number from " + min + " to " + max + ", got '" + raw + "'");
-  }
-
-  private static String decode(String s) {
-    return URLDecoder.decode(s, StandardCharsets.UTF_8);
-  }
-
   private static String enc(String s) {
     return URLEncoder.encode(s, StandardCharsets.UTF_8);
   }
+
+  /** A build's status and a page of its log, as E2B's {@code TemplateBuildInfo}. */
+  record BuildStatus(String templateID, String buildID, String status, List<String> logs, List<LogEntry> logEntries,
+      @Nullable Reason reason) {
+
+    static BuildStatus of(Exchange ex, TemplateBuilds builds, String templateId, String buildId) throws RpcError {
+      int offset = number(ex.query("logsOffset"), "logsOffset", 0, Integer.MAX_VALUE, 0);
+      int limit = number(ex.query("limit"), "limit", 0, 100, 100);
+      TemplateBuilds.Status s = builds.status(templateId, buildId, offset, limit);
+      String level = ex.query("level");
+      // the offset counts every entry; a level filter only narrows what this page shows
+      List<TemplateBuilds.LogEntry> shown = s.entries().stream()
+          .filter(e -> level == null || level.isEmpty() || level.equals(e.level())).toList();
+      Reason reason = s.reason() == null ? null : new Reason(s.reason(), s.reasonStep(), s.reasonEntries().stream()
+          .map(e -> new ReasonEntry(e.timestamp().toString(), e.level(), e.message(), e.step())).toList());
+      return new BuildStatus(s.templateId(), s.buildId(), s.state(), shown.stream().map(TemplateBuilds.LogEntry::message).toList(),
+          shown.stream().map(e -> new LogEntry(e.timestamp().toString(), e.level(), e.message(), e.step())).toList(), reason);
+    }
+  }
+
+  /** One line of a build's log, with its step when it has one. */
+  record LogEntry(String timestamp, String level, String message, @Nullable String step) {}
+
+  /** Why a build failed, and at which step. */
+  record Reason(String message, @Nullable String step, List<ReasonEntry> logEntries) {}
+
+  /** A line of the failed step's log; its step shown as null when it has none. */
+  record ReasonEntry(String timestamp, String level, String message, @JsonInclude(JsonInclude.Include.ALWAYS) @Nullable String step) {}
 }

@@ -29,7 +29,7 @@ class DataMessageTest {
         byte[] frame = new byte[len + 7];
         System.arraycopy(data, 0, frame, 3, len);
         java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
-        EnvdHandler.writeData(out, stream, frame, 3, len);
+        ProcessRpcs.writeData(out, stream, frame, 3, len);
         assertThat(out.toByteArray()).as("%s, %d bytes", field, len)
             .isEqualTo(Connect.envelope(0, Json.bytes(msg)));
       }

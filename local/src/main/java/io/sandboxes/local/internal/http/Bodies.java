@@ -1,0 +1,132 @@
+package io.sandboxes.local.internal.http;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.sandboxes.e2b.internal.Json;
+import io.sandboxes.local.internal.RpcError;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The control plane's request and answer helpers: its JSON bodies, its error shape
+ * {@code {code, message}}, and the checks its fields and query parameters share.
+ */
+final class Bodies {
+  /** The longest lifetime a sandbox may be given, as E2B's paid plans allow: 24 hours. */
+  static final Duration MAX_TIMEOUT = Duration.ofHours(24);
+
+  private Bodies() {}
+
+  static void error(Exchange ex, int status, String message) {
+    ex.json(status, Json.object().put("code", status).put("message", message));
+  }
+
+  /** Answers with a record (or list of them) as JSON, absent values left out. */
+  static void json(Exchange ex, int status, Object body) {
+    ex.json(status, Json.MAPPER.valueToTree(body));
+  }
+
+  /** A request body that must be a JSON object; an empty body reads as {@code {}}. */
+  static JsonNode readJson(Exchange ex) throws RpcError, IOException {
+    byte[] raw = ex.bodyBytes();
+    try {
+      JsonNode node = Json.parse(raw);
+      if (!node.isObject()) {
+        throw new RpcError("invalid_argument", "request body must be a JSON object");
+      }
+      return node;
+    } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+      throw new RpcError("invalid_argument", "request body is not valid JSON: " + e.getOriginalMessage());
+    }
+  }
+
+  static long requireSeconds(JsonNode body, String field, @Nullable Long fallback) throws RpcError {
+    JsonNode v = body.get(field);
+    if (v == null || v.isNull()) {
+      if (fallback != null) {
+        return fallback;
+      }
+      throw new RpcError("invalid_argument", "'" + field + "' is required");
+    }
+    if (!v.canConvertToLong() || v.asLong() < 0) {
+      throw new RpcError("invalid_argument", "'" + field + "' must be a non-negative number of seconds");
+    }
+    long s = v.asLong();
+    if (s > MAX_TIMEOUT.toSeconds()) {
+      throw new RpcError("invalid_argument", "Timeout cannot be greater than " + MAX_TIMEOUT.toHours() + " hours");
+    }
+    return s;
+  }
+
+  static Map<String, String> stringMap(JsonNode body, String field) throws RpcError {
+    JsonNode v = body.get(field);
+    if (v == null || v.isNull()) {
+      return Map.of();
+    }
+    if (!v.isObject()) {
+      throw new RpcError("invalid_argument", "'" + field + "' must be an object of strings");
+    }
+    Map<String, String> out = new LinkedHashMap<>();
+    for (Map.Entry<String, JsonNode> e : v.properties()) {
+      if (!e.getValue().isValueNode() || e.getValue().isNull()) {
+        throw new RpcError("invalid_argument", "'" + field + "." + e.getKey() + "' must be a string");
+      }
+      out.put(e.getKey(), e.getValue().asText());
+    }
+    return out;
+  }
+
+  static List<String> stringList(JsonNode body, String field) throws RpcError {
+    JsonNode v = body.get(field);
+    if (v == null || v.isNull()) {
+      return List.of();
+    }
+    if (!v.isArray()) {
+      throw new RpcError("invalid_argument", "'" + field + "' must be a list of strings");
+    }
+    List<String> out = new ArrayList<>();
+    for (JsonNode x : v) {
+      if (!x.isTextual()) {
+        throw new RpcError("invalid_argument", "'" + field + "' must be a list of strings");
+      }
+      out.add(x.asText());
+    }
+    return out;
+  }
+
+  /** A page size from 1 to 100, 100 when absent. */
+  static int parseLimit(@Nullable String raw) throws RpcError {
+    if (raw == null || raw.isEmpty()) {
+      return 100;
+    }
+    try {
+      int limit = Integer.parseInt(raw);
+      if (limit >= 1 && limit <= 100) {
+        return limit;
+      }
+    } catch (NumberFormatException ignored) {
+      // reported below
+    }
+    throw new RpcError("invalid_argument", "limit must be a number from 1 to 100");
+  }
+
+  /** A query parameter as a whole number in a range, {@code fallback} when absent. */
+  static int number(@Nullable String raw, String field, int min, int max, int fallback) throws RpcError {
+    if (raw == null || raw.isEmpty()) {
+      return fallback;
+    }
+    try {
+      int v = Integer.parseInt(raw);
+      if (v >= min && v <= max) {
+        return v;
+      }
+    } catch (NumberFormatException ignored) {
+      // reported below
+    }
+    throw new RpcError("invalid_argument", "'" + field + "' must be a number from " + min + " to " + max + ", got '" + raw + "'");
+  }
+}

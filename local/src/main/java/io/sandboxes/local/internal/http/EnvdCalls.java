@@ -1,0 +1,168 @@
+package io.sandboxes.local.internal.http;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.sandboxes.e2b.internal.Connect;
+import io.sandboxes.e2b.internal.Json;
+import io.sandboxes.local.internal.LocalSandbox;
+import io.sandboxes.local.internal.RpcError;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Base64;
+
+/**
+ * What envd's Connect calls share: their request messages (unary JSON, or one enveloped message
+ * for a streaming call), the caller's user, the deadline and keepalive headers, and the answers
+ * (a unary reply, a stream's messages, its end with an error).
+ */
+final class EnvdCalls {
+  static final String DEFAULT_USER = "user";
+  /** envd's own keepalive interval when the client names none. */
+  static final Duration DEFAULT_KEEPALIVE = Duration.ofSeconds(90);
+
+  private EnvdCalls() {}
+
+  /** One envd call on a sandbox, its sandbox found, awake and its token checked. */
+  interface Call {
+    void call(Exchange ex, LocalSandbox sandbox) throws RpcError, IOException;
+  }
+
+  static void rpcError(Exchange ex, RpcError e) {
+    ex.json(Connect.httpStatus(e.code()), Json.object().put("code", e.code()).put("message", e.getMessage()));
+  }
+
+  static void restError(Exchange ex, int status, String message) {
+    ex.json(status, Json.object().put("code", status).put("message", message));
+  }
+
+  static ObjectNode entry(ObjectNode entry) {
+    ObjectNode out = Json.object();
+    out.set("entry", entry);
+    return out;
+  }
+
+  static void reply(Exchange ex, JsonNode body) {
+    ex.bytes(200, Connect.UNARY_CONTENT_TYPE, Json.bytes(body));
+  }
+
+  /** A unary reply written from a record. */
+  static void reply(Exchange ex, Object body) {
+    reply(ex, (JsonNode) Json.MAPPER.valueToTree(body));
+  }
+
+  /** The user from {@code Authorization: Basic base64(user:)}, or the sandbox's default user. */
+  static String user(Exchange ex) throws RpcError {
+    String auth = ex.header("Authorization");
+    if (auth == null || auth.isBlank()) {
+      return DEFAULT_USER;
+    }
+    if (!auth.regionMatches(true, 0, "Basic ", 0, 6)) {
+      throw new RpcError("unauthenticated", "unsupported Authorization scheme");
+    }
+    try {
+      String decoded = new String(Base64.getDecoder().decode(auth.substring(6).strip()), StandardCharsets.UTF_8);
+      String name = decoded.contains(":") ? decoded.substring(0, decoded.indexOf(':')) : decoded;
+      return checkUser(name);
+    } catch (IllegalArgumentException e) {
+      throw new RpcError("unauthenticated", "malformed Authorization header");
+    }
+  }
+
+  static String checkUser(String name) throws RpcError {
+    if (name.isEmpty()) {
+      return DEFAULT_USER;
+    }
+    if (!name.matches("[a-z_][a-z0-9_-]{0,31}")) {
+      throw new RpcError("unauthenticated", "invalid user: '" + name + "'");
+    }
+    return name;
+  }
+
+  static String requirePath(JsonNode req, String field) throws RpcError {
+    String p = Json.text(req, field);
+    if (p == null || p.isEmpty()) {
+      throw new RpcError("invalid_argument", "'" + field + "' is required");
+    }
+    return p;
+  }
+
+  static JsonNode unaryRequest(Exchange ex) throws RpcError, IOException {
+    String type = ex.header("Content-Type");
+    if (type == null || !type.startsWith(Connect.UNARY_CONTENT_TYPE)) {
+      throw new RpcError("invalid_argument", "unary calls take Content-Type application/json, got " + type);
+    }
+    return parseObject(ex.bodyBytes());
+  }
+
+  private static JsonNode parseObject(byte[] raw) throws RpcError {
+    try {
+      JsonNode n = Json.parse(raw);
+      if (!n.isObject()) {
+        throw new RpcError("invalid_argument", "the request message must be a JSON object");
+      }
+      return n;
+    } catch (IOException e) {
+      throw new RpcError("invalid_argument", "the request message is not valid JSON");
+    }
+  }
+
+  static JsonNode streamRequest(Exchange ex) throws RpcError, IOException {
+    String type = ex.header("Content-Type");
+    if (type == null || !type.startsWith(Connect.STREAM_CONTENT_TYPE)) {
+      throw new RpcError("invalid_argument", "streaming calls take Content-Type application/connect+json, got " + type);
+    }
+    try (InputStream in = ex.body()) {
+      Connect.Envelope env = Connect.read(in);
+      if (env == null) {
+        throw new RpcError("invalid_argument", "the request has no message");
+      }
+      return parseObject(env.payload());
+    }
+  }
+
+  static Duration timeoutHeader(Exchange ex) throws RpcError {
+    String raw = ex.header(Connect.TIMEOUT_HEADER);
+    if (raw == null || raw.isBlank()) {
+      return Duration.ZERO;
+    }
+    try {
+      long ms = Long.parseLong(raw.strip());
+      if (ms < 0) {
+        throw new NumberFormatException();
+      }
+      return Duration.ofMillis(ms);
+    } catch (NumberFormatException e) {
+      throw new RpcError("invalid_argument", "invalid " + Connect.TIMEOUT_HEADER + ": " + raw);
+    }
+  }
+
+  static Duration keepalive(Exchange ex) {
+    String raw = ex.header(Connect.KEEPALIVE_HEADER);
+    if (raw != null) {
+      try {
+        long s = Long.parseLong(raw.strip());
+        if (s > 0) {
+          return Duration.ofSeconds(Math.min(s, 3600));
+        }
+      } catch (NumberFormatException ignored) {
+        // fall back to envd's default
+      }
+    }
+    return DEFAULT_KEEPALIVE;
+  }
+
+  /** Ends a streaming call that has not started with an error, as its only message. */
+  static void streamError(Exchange ex, RpcError e) {
+    ObjectNode end = Json.object();
+    end.putObject("error").put("code", e.code()).put("message", e.getMessage());
+    ex.bytes(200, Connect.STREAM_CONTENT_TYPE, Connect.envelope(Connect.FLAG_END_STREAM, Json.bytes(end)));
+  }
+
+  static void writeMessage(OutputStream out, JsonNode message) throws IOException {
+    out.write(Connect.envelope(0, Json.bytes(message)));
+    out.flush();
+  }
+}

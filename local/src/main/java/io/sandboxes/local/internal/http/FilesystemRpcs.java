@@ -1,0 +1,169 @@
+package io.sandboxes.local.internal.http;
+
+import static io.sandboxes.local.internal.http.EnvdCalls.entry;
+import static io.sandboxes.local.internal.http.EnvdCalls.keepalive;
+import static io.sandboxes.local.internal.http.EnvdCalls.reply;
+import static io.sandboxes.local.internal.http.EnvdCalls.requirePath;
+import static io.sandboxes.local.internal.http.EnvdCalls.streamError;
+import static io.sandboxes.local.internal.http.EnvdCalls.streamRequest;
+import static io.sandboxes.local.internal.http.EnvdCalls.timeoutHeader;
+import static io.sandboxes.local.internal.http.EnvdCalls.unaryRequest;
+import static io.sandboxes.local.internal.http.EnvdCalls.user;
+import static io.sandboxes.local.internal.http.EnvdCalls.writeMessage;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.sandboxes.e2b.internal.Connect;
+import io.sandboxes.e2b.internal.Json;
+import io.sandboxes.local.internal.DirWatch;
+import io.sandboxes.local.internal.LocalSandbox;
+import io.sandboxes.local.internal.RpcError;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * envd's {@code filesystem.Filesystem} calls: stat, list, make, move and remove, and watching a
+ * folder, streamed ({@code WatchDir}) or polled (a watcher's events).
+ */
+final class FilesystemRpcs {
+  private FilesystemRpcs() {}
+
+  /** {@code CreateWatcher}'s answer. */
+  record Watcher(String watcherId) {}
+
+  /** {@code GetWatcherEvents}'s answer. */
+  record Events(List<Event> events) {}
+
+  /** One change in a watched folder. */
+  record Event(String name, String type) {}
+
+  static void routes(Map<String, EnvdCalls.Call> t) {
+    t.put("/filesystem.Filesystem/Stat", (ex, sandbox) -> {
+      JsonNode req = unaryRequest(ex);
+      reply(ex, entry(sandbox.files().stat(user(ex), requirePath(req, "path"))));
+    });
+    t.put("/filesystem.Filesystem/ListDir", (ex, sandbox) -> {
+      JsonNode req = unaryRequest(ex);
+      int depth = Json.intValue(req, "depth", 1);
+      ObjectNode out = Json.object();
+      out.set("entries", sandbox.files().list(user(ex), requirePath(req, "path"), Math.max(depth, 1)));
+      reply(ex, out);
+    });
+    t.put("/filesystem.Filesystem/MakeDir", (ex, sandbox) -> {
+      JsonNode req = unaryRequest(ex);
+      reply(ex, entry(sandbox.files().makeDir(user(ex), requirePath(req, "path"))));
+    });
+    t.put("/filesystem.Filesystem/Move", (ex, sandbox) -> {
+      JsonNode req = unaryRequest(ex);
+      reply(ex, entry(sandbox.files().move(user(ex), requirePath(req, "source"), requirePath(req, "destination"))));
+    });
+    t.put("/filesystem.Filesystem/Remove", (ex, sandbox) -> {
+      JsonNode req = unaryRequest(ex);
+      sandbox.files().remove(user(ex), requirePath(req, "path"));
+      reply(ex, Json.object());
+    });
+    t.put("/filesystem.Filesystem/WatchDir", FilesystemRpcs::watchDir);
+    t.put("/filesystem.Filesystem/CreateWatcher", (ex, sandbox) -> {
+      JsonNode req = unaryRequest(ex);
+      String dir = watchableDir(sandbox, user(ex), req);
+      String watcherId = sandbox.addWatcher(user(ex), dir, req.path("recursive").asBoolean(false));
+      reply(ex, new Watcher(watcherId));
+    });
+    t.put("/filesystem.Filesystem/GetWatcherEvents", (ex, sandbox) -> {
+      JsonNode req = unaryRequest(ex);
+      String watcherId = Json.text(req, "watcherId");
+      DirWatch w = watcherId == null ? null : sandbox.watcher(watcherId);
+      if (w == null) {
+        throw new RpcError("not_found", "watcher " + watcherId + " not found");
+      }
+      reply(ex, new Events(w.drain().stream().map(c -> new Event(c.name(), c.type())).toList()));
+    });
+    t.put("/filesystem.Filesystem/RemoveWatcher", (ex, sandbox) -> {
+      JsonNode req = unaryRequest(ex);
+      String watcherId = Json.text(req, "watcherId");
+      if (watcherId == null || !sandbox.removeWatcher(watcherId)) {
+        throw new RpcError("not_found", "watcher " + watcherId + " not found");
+      }
+      reply(ex, Json.object());
+    });
+  }
+
+  /** Checks the watch request and returns the folder's absolute path. */
+  private static String watchableDir(LocalSandbox sandbox, String user, JsonNode req) throws RpcError {
+    String path = requirePath(req, "path");
+    ObjectNode entry = sandbox.files().stat(user, path);
+    if (!"FILE_TYPE_DIRECTORY".equals(entry.path("type").asText())) {
+      throw new RpcError("invalid_argument", "path '" + path + "' is not a directory");
+    }
+    return entry.path("path").asText();
+  }
+
+  private static void watchDir(Exchange ex, LocalSandbox sandbox) throws RpcError, IOException {
+    JsonNode req = streamRequest(ex);
+    String user = user(ex);
+    Duration timeout = timeoutHeader(ex);
+    Duration keepalive = keepalive(ex);
+    boolean includeEntry = req.path("includeEntry").asBoolean(false);
+    DirWatch watch;
+    try {
+      watch = sandbox.watch(user, watchableDir(sandbox, user, req), req.path("recursive").asBoolean(false));
+    } catch (RpcError e) {
+      streamError(ex, e);
+      return;
+    }
+    long deadline = timeout.isZero() ? Long.MAX_VALUE : System.nanoTime() + timeout.toNanos();
+    OutputStream out = ex.stream(200, Connect.STREAM_CONTENT_TYPE);
+    try (watch) {
+      ObjectNode start = Json.object();
+      start.putObject("start");
+      writeMessage(out, start);
+      long lastSent = System.nanoTime();
+      while (true) {
+        long now = System.nanoTime();
+        if (now >= deadline) {
+          ObjectNode end = Json.object();
+          end.putObject("error").put("code", "deadline_exceeded").put("message", "the watch reached its deadline");
+          out.write(Connect.envelope(Connect.FLAG_END_STREAM, Json.bytes(end)));
+          ex.finish(out);
+          return;
+        }
+        if (watch.ended()) {
+          ObjectNode end = Json.object();
+          end.putObject("error").put("code", "not_found").put("message", "the watched folder " + watch.root() + " went away");
+          out.write(Connect.envelope(Connect.FLAG_END_STREAM, Json.bytes(end)));
+          ex.finish(out);
+          return;
+        }
+        long wait = Math.min(Math.min(deadline - now, keepalive.toNanos()), Duration.ofMillis(500).toNanos());
+        DirWatch.Change c = watch.next(wait, TimeUnit.NANOSECONDS);
+        if (c != null) {
+          ObjectNode msg = Json.object();
+          ObjectNode fs = msg.putObject("filesystem").put("name", c.name()).put("type", c.type());
+          if (includeEntry && !c.type().equals("EVENT_TYPE_REMOVE") && !c.type().equals("EVENT_TYPE_RENAME")) {
+            try {
+              fs.set("entry", sandbox.files().stat(user, watch.root() + "/" + c.name()));
+            } catch (RpcError gone) {
+              // the file went away before it could be read: the event stands without its entry
+            }
+          }
+          writeMessage(out, msg);
+          lastSent = System.nanoTime();
+        } else if (System.nanoTime() - lastSent >= keepalive.toNanos()) {
+          ObjectNode ka = Json.object();
+          ka.putObject("keepalive");
+          writeMessage(out, ka);
+          lastSent = System.nanoTime();
+        }
+      }
+    } catch (IOException e) {
+      ex.abort(e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      ex.abort(e);
+    }
+  }
+}

@@ -1,0 +1,141 @@
+package io.sandboxes.local.internal.http;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.sandboxes.e2b.internal.Json;
+import io.sandboxes.local.internal.LocalSandbox;
+import io.sandboxes.local.internal.Registry;
+import io.sandboxes.local.internal.RpcError;
+import java.io.IOException;
+import java.util.List;
+import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A sandbox's network policy: E2B's {@code network} at create and its update
+ * ({@code PUT /sandboxes/{id}/network}), checked here, enforced by the registry's network.
+ */
+final class NetworkApi {
+  /** The network field that makes a sandbox's ports need its traffic token when false. */
+  static final String ALLOW_PUBLIC_TRAFFIC = "allowPublicTraffic";
+  private static final Pattern CIDR = Pattern.compile(
+      "^((25[0-5]|2[0-4]\\d|1?\\d?\\d)\\.){3}(25[0-5]|2[0-4]\\d|1?\\d?\\d)(/(3[0-2]|[12]?\\d))?$");
+  private static final Pattern DOMAIN = Pattern.compile(
+      "^(\\*\\.)?([a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?\\.)*[a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?$");
+
+  private final Registry registry;
+  private final Lookup lookup;
+  /** E2B's default egress: a create that does not say {@code allow_internet_access} gets it (else: nothing reachable). */
+  private final boolean internetByDefault;
+
+  NetworkApi(Registry registry, Lookup lookup, boolean internetByDefault) {
+    this.registry = registry;
+    this.lookup = lookup;
+    this.internetByDefault = internetByDefault;
+  }
+
+  void routes(RouteTable.Builder t) {
+    t.on("PUT", "/sandboxes/([^/]+)/network", (ex, m) -> update(ex, lookup.find(m.group(1))));
+  }
+
+  /** The internet access a new sandbox gets: what it asked for, else this server's default (null: none said). */
+  @Nullable Boolean applied(@Nullable Boolean asked) {
+    return asked != null ? asked : internetByDefault ? Boolean.TRUE : null;
+  }
+
+  /**
+   * Stores a sandbox's network policy, as E2B's {@code SandboxNetworkUpdateConfig} (a full
+   * replace). The local runtime's sandboxes have no network at all, so every policy is
+   * enforced as "nothing reachable" until the egress gateway exists; the policy is stored and
+   * reported so that callers see what they asked for.
+   */
+  private void update(Exchange ex, LocalSandbox s) throws RpcError, IOException {
+    JsonNode body = Bodies.readJson(ex);
+    ObjectNode network = parse(body);
+    // whether port traffic needs the traffic token is fixed at create, as on E2B: an update keeps it
+    network.remove(ALLOW_PUBLIC_TRAFFIC);
+    ObjectNode before = s.network();
+    if (before != null && before.has(ALLOW_PUBLIC_TRAFFIC)) {
+      network.set(ALLOW_PUBLIC_TRAFFIC, before.get(ALLOW_PUBLIC_TRAFFIC));
+    }
+    if (s.paused()) {
+      throw new RpcError("already_exists", "sandbox " + s.id() + " is paused; resume it to change its network");
+    }
+    Boolean internet = body.has("allow_internet_access") ? body.get("allow_internet_access").asBoolean() : null;
+    refuseUnenforceable(network);
+    registry.setNetwork(s, network, internet);
+    ex.empty(204);
+  }
+
+  /** Says which egress applies to a new sandbox, and why: what it asked for, or which default. */
+  String egressNote(@Nullable ObjectNode network, @Nullable Boolean asked, @Nullable Boolean applied) {
+    if (!registry.egressEnforced()) {
+      return "no network at all: this server cannot enforce egress (it needs root on the Docker host, nsenter and iptables)";
+    }
+    boolean allowList = network != null && network.has("allowOut") && !network.get("allowOut").isEmpty();
+    if (asked != null) {
+      return asked ? "open (allow_internet_access: true, as asked), less denyOut"
+          : allowList ? "only network.allowOut (allow_internet_access: false, as asked)" : "nothing reachable (allow_internet_access: false, as asked)";
+    }
+    if (Boolean.TRUE.equals(applied)) {
+      return "open, less denyOut: allow_internet_access was not given, and this server applies E2B's default (open unless told otherwise)";
+    }
+    return (allowList ? "only network.allowOut" : "nothing reachable")
+        + ": allow_internet_access was not given, and this server's default is deny (E2B's is open; see --internet-by-default)";
+  }
+
+  /**
+   * Where egress cannot be enforced, sandboxes have no network at all; a policy that would allow
+   * something is refused rather than stored and silently not honoured. (E2B's SDK 2.45 sends
+   * {@code allow_internet_access: true} by default; that one is accepted and reported as what it
+   * is here: no network.)
+   */
+  void refuseUnenforceable(@Nullable ObjectNode network) throws RpcError {
+    if (registry.egressEnforced()) {
+      return;
+    }
+    boolean allows = network != null && network.has("allowOut") && !network.get("allowOut").isEmpty();
+    if (allows) {
+      throw new RpcError("unimplemented", "this local runtime cannot enforce an allow-list (egress needs the server to run as root"
+          + " on the Docker host, with nsenter and iptables); its sandboxes have no network at all");
+    }
+  }
+
+  /** Checks a policy and keeps what it holds: public traffic, the allow and deny lists; refuses rules and a proxy. */
+  static ObjectNode parse(JsonNode body) throws RpcError {
+    ObjectNode network = Json.object();
+    JsonNode pub = body.get(ALLOW_PUBLIC_TRAFFIC);
+    if (pub != null && !pub.isNull()) {
+      if (!pub.isBoolean()) {
+        throw new RpcError("invalid_argument", "'" + ALLOW_PUBLIC_TRAFFIC + "' must be true or false");
+      }
+      network.put(ALLOW_PUBLIC_TRAFFIC, pub.asBoolean());
+    }
+    for (String field : List.of("allowOut", "denyOut")) {
+      JsonNode list = body.get(field);
+      if (list == null || list.isNull()) {
+        continue;
+      }
+      if (!list.isArray()) {
+        throw new RpcError("invalid_argument", "'" + field + "' must be a list");
+      }
+      ArrayNode copy = network.putArray(field);
+      for (JsonNode e : list) {
+        String v = e.asText("");
+        boolean ok = CIDR.matcher(v).matches() || (field.equals("allowOut") && DOMAIN.matcher(v).matches());
+        if (!ok) {
+          throw new RpcError("invalid_argument", "'" + v + "' is not a valid " + (field.equals("allowOut") ? "domain, IP or CIDR" : "IP or CIDR"));
+        }
+        copy.add(v);
+      }
+    }
+    for (String field : List.of("rules", "egressProxy")) {
+      JsonNode v = body.get(field);
+      if (v != null && !v.isNull() && !(v.isContainerNode() && v.isEmpty())) {
+        throw new RpcError("invalid_argument", "'" + field + "' is not supported by the local runtime");
+      }
+    }
+    return network;
+  }
+}

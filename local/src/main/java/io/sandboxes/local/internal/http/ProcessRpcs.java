@@ -1,0 +1,302 @@
+package io.sandboxes.local.internal.http;
+
+import static io.sandboxes.local.internal.http.EnvdCalls.keepalive;
+import static io.sandboxes.local.internal.http.EnvdCalls.reply;
+import static io.sandboxes.local.internal.http.EnvdCalls.streamError;
+import static io.sandboxes.local.internal.http.EnvdCalls.streamRequest;
+import static io.sandboxes.local.internal.http.EnvdCalls.timeoutHeader;
+import static io.sandboxes.local.internal.http.EnvdCalls.unaryRequest;
+import static io.sandboxes.local.internal.http.EnvdCalls.user;
+import static io.sandboxes.local.internal.http.EnvdCalls.writeMessage;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.sandboxes.e2b.internal.Connect;
+import io.sandboxes.e2b.internal.Json;
+import io.sandboxes.local.internal.LocalSandbox;
+import io.sandboxes.local.internal.RpcError;
+import io.sandboxes.local.internal.SandboxProcess;
+import io.sandboxes.local.internal.TemplateBuilds;
+import io.sandboxes.local.internal.docker.RawExec;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * envd's {@code process.Process} calls: start and connect (streamed: the process's events until
+ * it ends), list, input, signals, closing stdin and resizing a PTY.
+ */
+final class ProcessRpcs {
+  /** Where a built template's default user and working directory for its processes come from. */
+  private final Supplier<Function<String, Optional<TemplateBuilds.Defaults>>> templateDefaults;
+
+  ProcessRpcs(Supplier<Function<String, Optional<TemplateBuilds.Defaults>>> templateDefaults) {
+    this.templateDefaults = templateDefaults;
+  }
+
+  /** {@code List}'s answer. */
+  record Processes(List<Info> processes) {}
+
+  /** One running process: how it was started, its pid and its tag. */
+  record Info(Config config, int pid, @Nullable String tag) {}
+
+  /** The command a process runs. */
+  record Config(String cmd, List<String> args, JsonNode envs, @Nullable String cwd) {}
+
+  void routes(Map<String, EnvdCalls.Call> t) {
+    t.put("/process.Process/Start", this::start);
+    t.put("/process.Process/Connect", ProcessRpcs::connect);
+    t.put("/process.Process/List", ProcessRpcs::list);
+    t.put("/process.Process/SendInput", ProcessRpcs::sendInput);
+    t.put("/process.Process/SendSignal", ProcessRpcs::sendSignal);
+    t.put("/process.Process/CloseStdin", ProcessRpcs::closeStdin);
+    t.put("/process.Process/Update", ProcessRpcs::update);
+  }
+
+  private void start(Exchange ex, LocalSandbox sandbox) throws RpcError, IOException {
+    JsonNode req = streamRequest(ex);
+    String user = user(ex);
+    Duration timeout = timeoutHeader(ex);
+    JsonNode process = req.path("process");
+    // a built template's USER and WORKDIR are its processes' defaults, as on E2B
+    Optional<TemplateBuilds.Defaults> defaults = templateDefaults.get().apply(sandbox.templateId());
+    String cwd = Json.text(process, "cwd");
+    if (defaults.isPresent()) {
+      if (ex.header("Authorization") == null || ex.header("Authorization").isBlank()) {
+        user = defaults.get().user();
+      }
+      if (cwd == null || cwd.isEmpty()) {
+        cwd = defaults.get().workdir();
+      }
+    }
+    String cmd = Json.text(process, "cmd");
+    if (cmd == null || cmd.isEmpty()) {
+      streamError(ex, new RpcError("invalid_argument", "'process.cmd' is required"));
+      return;
+    }
+    List<String> args = new ArrayList<>();
+    process.path("args").forEach(a -> args.add(a.asText()));
+    Map<String, String> envs = new LinkedHashMap<>(sandbox.envVars());
+    envs.putAll(Json.stringMap(process.get("envs")));
+    JsonNode size = req.path("pty").path("size");
+    boolean pty = req.has("pty") && !req.get("pty").isNull();
+    boolean stdin = !req.has("stdin") || req.get("stdin").asBoolean(true);
+    LocalSandbox.StartSpec spec = new LocalSandbox.StartSpec(user, cmd, args, envs, cwd,
+        Json.text(req, "tag"), pty, size.path("cols").asInt(0), size.path("rows").asInt(0), stdin, timeout);
+    SandboxProcess.Subscriber[] sub = new SandboxProcess.Subscriber[1];
+    SandboxProcess p;
+    try {
+      p = sandbox.start(spec, sub);
+    } catch (RpcError e) {
+      streamError(ex, e);
+      return;
+    }
+    follow(ex, p, sub[0], keepalive(ex));
+  }
+
+  private static void connect(Exchange ex, LocalSandbox sandbox) throws RpcError, IOException {
+    JsonNode req = streamRequest(ex);
+    SandboxProcess p;
+    try {
+      p = select(sandbox, req.path("process"));
+    } catch (RpcError e) {
+      streamError(ex, e);
+      return;
+    }
+    follow(ex, p, p.subscribe(), keepalive(ex));
+  }
+
+  private static SandboxProcess select(LocalSandbox sandbox, JsonNode selector) throws RpcError {
+    if (selector.has("pid")) {
+      int pid = Json.intValue(selector, "pid", -1);
+      SandboxProcess p = sandbox.process(pid);
+      if (p == null) {
+        throw new RpcError("not_found", "process with pid " + pid + " not found");
+      }
+      return p;
+    }
+    if (selector.has("tag")) {
+      String tag = selector.get("tag").asText();
+      SandboxProcess p = sandbox.processByTag(tag);
+      if (p == null) {
+        throw new RpcError("not_found", "process with tag " + tag + " not found");
+      }
+      return p;
+    }
+    throw new RpcError("invalid_argument", "the process selector needs a pid or a tag");
+  }
+
+  /** Streams a process's events to the client until it ends, the deadline fails it, or the client leaves. */
+  private static void follow(Exchange ex, SandboxProcess p, SandboxProcess.Subscriber sub, Duration keepalive) {
+    OutputStream out = ex.stream(200, Connect.STREAM_CONTENT_TYPE);
+    try {
+      ObjectNode start = Json.object();
+      start.putObject("event").putObject("start").put("pid", p.pid());
+      writeMessage(out, start);
+      while (true) {
+        SandboxProcess.Event e = sub.poll(keepalive.toMillis(), TimeUnit.MILLISECONDS);
+        if (e == null) {
+          ObjectNode ka = Json.object();
+          ka.putObject("event").putObject("keepalive");
+          writeMessage(out, ka);
+          continue;
+        }
+        switch (e) {
+          case SandboxProcess.Data d -> {
+            writeData(out, d.stream(), d.buf(), d.off(), d.len());
+            out.flush();
+          }
+          case SandboxProcess.End end -> {
+            ObjectNode msg = Json.object();
+            ObjectNode endJson = msg.putObject("event").putObject("end");
+            if (end.exitCode() != 0) {
+              endJson.put("exitCode", end.exitCode());
+            }
+            if (end.exited()) {
+              endJson.put("exited", true);
+            }
+            endJson.put("status", end.status());
+            if (end.error() != null) {
+              endJson.put("error", end.error());
+            }
+            writeMessage(out, msg);
+            out.write(Connect.envelope(Connect.FLAG_END_STREAM, "{}".getBytes(StandardCharsets.UTF_8)));
+            ex.finish(out);
+            return;
+          }
+          case SandboxProcess.Severed s -> {
+            p.unsubscribe(sub);
+            ex.abort(new IOException(s.why()));
+            return;
+          }
+          case SandboxProcess.Failure f -> {
+            ObjectNode endMsg = Json.object();
+            endMsg.putObject("error").put("code", f.code()).put("message", f.message());
+            out.write(Connect.envelope(Connect.FLAG_END_STREAM, Json.bytes(endMsg)));
+            ex.finish(out);
+            return;
+          }
+        }
+      }
+    } catch (IOException e) {
+      // the client went away; the process goes on, as envd's do
+      p.unsubscribe(sub);
+      ex.abort(e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      p.unsubscribe(sub);
+      ex.abort(e);
+    }
+  }
+
+  private static final byte[] STDOUT_HEAD = "{\"event\":{\"data\":{\"stdout\":\"".getBytes(StandardCharsets.US_ASCII);
+  private static final byte[] STDERR_HEAD = "{\"event\":{\"data\":{\"stderr\":\"".getBytes(StandardCharsets.US_ASCII);
+  private static final byte[] PTY_HEAD = "{\"event\":{\"data\":{\"pty\":\"".getBytes(StandardCharsets.US_ASCII);
+  private static final byte[] DATA_TAIL = "\"}}}".getBytes(StandardCharsets.US_ASCII);
+
+  /**
+   * One output chunk as a whole Connect envelope: the JSON is fixed text around the base64 (which
+   * needs no escaping), so no JSON tree is built per chunk, and the encoded bytes are written as
+   * they are, not copied into a message first.
+   */
+  static void writeData(OutputStream out, RawExec.Stream stream, byte[] buf, int off, int len) throws IOException {
+    byte[] head = stream == RawExec.Stream.STDERR ? STDERR_HEAD : stream == RawExec.Stream.TTY ? PTY_HEAD : STDOUT_HEAD;
+    ByteBuffer encoded = Base64.getEncoder().encode(ByteBuffer.wrap(buf, off, len));
+    int b64 = encoded.remaining();
+    int msgLen = head.length + b64 + DATA_TAIL.length;
+    byte[] start = new byte[5 + head.length];
+    start[1] = (byte) (msgLen >>> 24);
+    start[2] = (byte) (msgLen >>> 16);
+    start[3] = (byte) (msgLen >>> 8);
+    start[4] = (byte) msgLen;
+    System.arraycopy(head, 0, start, 5, head.length);
+    out.write(start);
+    out.write(encoded.array(), encoded.arrayOffset() + encoded.position(), b64);
+    out.write(DATA_TAIL);
+  }
+
+  private static void list(Exchange ex, LocalSandbox sandbox) throws RpcError, IOException {
+    unaryRequest(ex);
+    List<Info> out = new ArrayList<>();
+    for (SandboxProcess p : sandbox.running()) {
+      out.add(new Info(new Config(p.cmd(), p.args(), Json.toObject(p.envs()), p.cwd()), p.pid(), p.tag()));
+    }
+    reply(ex, new Processes(out));
+  }
+
+  private static SandboxProcess running(LocalSandbox sandbox, JsonNode req) throws RpcError {
+    SandboxProcess p = select(sandbox, req.path("process"));
+    if (p.end() != null) {
+      throw new RpcError("not_found", "process with pid " + p.pid() + " has exited");
+    }
+    return p;
+  }
+
+  private static void sendInput(Exchange ex, LocalSandbox sandbox) throws RpcError, IOException {
+    JsonNode req = unaryRequest(ex);
+    SandboxProcess p = running(sandbox, req);
+    JsonNode input = req.path("input");
+    String b64 = input.has("pty") ? input.get("pty").asText() : input.path("stdin").asText("");
+    byte[] data;
+    try {
+      data = Base64.getDecoder().decode(b64);
+    } catch (IllegalArgumentException e) {
+      data = Base64.getUrlDecoder().decode(b64);
+    }
+    try {
+      p.writeInput(data);
+    } catch (IOException e) {
+      throw new RpcError("failed_precondition", "stdin of process " + p.pid() + " is closed");
+    }
+    reply(ex, Json.object());
+  }
+
+  private static void sendSignal(Exchange ex, LocalSandbox sandbox) throws RpcError, IOException {
+    JsonNode req = unaryRequest(ex);
+    SandboxProcess p = running(sandbox, req);
+    JsonNode sig = req.path("signal");
+    int signal = switch (sig.isNumber() ? Integer.toString(sig.asInt()) : sig.asText("")) {
+      case "SIGNAL_SIGKILL", "9" -> 9;
+      case "SIGNAL_SIGTERM", "15" -> 15;
+      default -> throw new RpcError("invalid_argument", "unsupported signal " + sig);
+    };
+    sandbox.signal(p, signal);
+    reply(ex, Json.object());
+  }
+
+  private static void closeStdin(Exchange ex, LocalSandbox sandbox) throws RpcError, IOException {
+    JsonNode req = unaryRequest(ex);
+    SandboxProcess p = running(sandbox, req);
+    if (p.pty()) {
+      throw new RpcError("failed_precondition", "a PTY has no stdin to close; send Ctrl-D (0x04) as input instead");
+    }
+    p.closeInput();
+    reply(ex, Json.object());
+  }
+
+  private static void update(Exchange ex, LocalSandbox sandbox) throws RpcError, IOException {
+    JsonNode req = unaryRequest(ex);
+    SandboxProcess p = running(sandbox, req);
+    JsonNode size = req.path("pty").path("size");
+    if (!p.pty()) {
+      throw new RpcError("failed_precondition", "process " + p.pid() + " has no PTY to resize");
+    }
+    if (size.path("cols").asInt(0) < 1 || size.path("rows").asInt(0) < 1) {
+      throw new RpcError("invalid_argument", "pty.size needs cols and rows of at least 1");
+    }
+    sandbox.resize(p, size.get("cols").asInt(), size.get("rows").asInt());
+    reply(ex, Json.object());
+  }
+}

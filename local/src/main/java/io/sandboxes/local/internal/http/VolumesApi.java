@@ -1,0 +1,57 @@
+package io.sandboxes.local.internal.http;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.sandboxes.e2b.internal.Json;
+import io.sandboxes.local.internal.Registry;
+import io.sandboxes.local.internal.RpcError;
+import io.sandboxes.local.internal.Volumes;
+import java.io.IOException;
+import java.util.List;
+
+/** The volumes resource: list, create, get and delete. */
+final class VolumesApi {
+  private final Registry registry;
+  private final Volumes volumes;
+
+  VolumesApi(Registry registry, Volumes volumes) {
+    this.registry = registry;
+    this.volumes = volumes;
+  }
+
+  /** A volume as a listing shows it. */
+  record Listed(String volumeID, String name) {}
+
+  /** A volume with the token that mounts it. */
+  record Detail(String volumeID, String name, String token) {}
+
+  void routes(RouteTable.Builder t) {
+    t.on("GET", "/volumes", (ex, m) -> Bodies.json(ex, 200, list()))
+        .on("POST", "/volumes", (ex, m) -> create(ex))
+        .any("/volumes", (ex, m) -> Bodies.error(ex, 405, "method " + ex.method() + " is not allowed on /volumes"))
+        .on("GET", "/volumes/(.*)", (ex, m) -> get(ex, m.group(1)))
+        .on("DELETE", "/volumes/(.*)", (ex, m) -> delete(ex, m.group(1)))
+        .any("/volumes/(.*)", (ex, m) -> Bodies.error(ex, 405, "method " + ex.method() + " is not allowed on " + ex.path()));
+  }
+
+  private List<Listed> list() {
+    return volumes.list().stream().map(v -> new Listed(v.volumeId(), v.name())).toList();
+  }
+
+  private void create(Exchange ex) throws RpcError, IOException {
+    JsonNode body = Bodies.readJson(ex);
+    Volumes.Volume v = volumes.create(Json.text(body, "name"));
+    Bodies.json(ex, 201, new Detail(v.volumeId(), v.name(), v.token()));
+  }
+
+  private void get(Exchange ex, String volumeId) throws RpcError {
+    Volumes.Volume v = volumes.byId(volumeId).orElseThrow(() -> new RpcError("not_found", "volume '" + volumeId + "' not found"));
+    Bodies.json(ex, 200, new Detail(v.volumeId(), v.name(), v.token()));
+  }
+
+  private void delete(Exchange ex, String volumeId) throws RpcError {
+    if (!volumes.delete(volumeId, registry.list())) {
+      throw new RpcError("not_found", "volume '" + volumeId + "' not found");
+    }
+    ex.empty(204);
+  }
+}
