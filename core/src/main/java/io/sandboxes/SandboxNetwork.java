@@ -37,7 +37,7 @@ import org.jspecify.annotations.Nullable;
  *     null for the server's default (public); fixed at create
  * @param maskRequestHost the {@code Host} header requests to its ports arrive with, {@code ${PORT}}
  *     replaced by the port; null for none; fixed at create
- * @since 0.2
+ * @since 0.1
  */
 public record SandboxNetwork(List<String> allowOut, List<String> denyOut, Map<String, List<Rule>> rules,
     @Nullable Boolean allowInternetAccess, @Nullable Boolean allowPublicTraffic, @Nullable String maskRequestHost) {

@@ -17,7 +17,7 @@ import java.util.Optional;
  *
  * <p>Obtained from {@link LiveSandbox#network()}; cheap and holds nothing.
  *
- * @since 0.2
+ * @since 0.1
  */
 public final class Network {
   private final LiveSandbox sandbox;

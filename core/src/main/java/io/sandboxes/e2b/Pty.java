@@ -29,7 +29,7 @@ import org.jspecify.annotations.Nullable;
  * terminal with {@link #sendInput}, not with the handle's {@code sendStdin}, which writes to a
  * pipe a terminal does not have. Obtained from {@link LiveSandbox#pty()}; cheap and holds nothing.
  *
- * @since 0.2
+ * @since 0.1
  */
 public final class Pty {
   private final LiveSandbox sandbox;

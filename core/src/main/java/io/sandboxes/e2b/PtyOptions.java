@@ -21,7 +21,7 @@ import org.jspecify.annotations.Nullable;
  *     no deadline; 60 seconds unless set, as E2B's SDK
  * @param onData called with the terminal's output as it arrives (UTF-8 text, whole characters), on
  *     the handle's reader thread, or null
- * @since 0.2
+ * @since 0.1
  */
 public record PtyOptions(int cols, int rows, @Nullable String cwd, Map<String, String> env, @Nullable String user,
     Duration timeout, @Nullable Consumer<String> onData) {
