@@ -2,7 +2,7 @@ package io.sandboxes.local;
 
 import io.sandboxes.SandboxException;
 import io.sandboxes.local.internal.Registry;
-import io.sandboxes.local.internal.StructuredLog;
+import io.sandboxes.local.internal.common.StructuredLog;
 import io.sandboxes.local.internal.Templates;
 import io.sandboxes.local.internal.egress.SandboxNetwork;
 import io.sandboxes.local.internal.docker.DockerRuntime;

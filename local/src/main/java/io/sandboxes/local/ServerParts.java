@@ -6,7 +6,7 @@ import io.sandboxes.SandboxNotFoundException;
 import io.sandboxes.local.internal.LocalSandbox;
 import io.sandboxes.local.internal.PortForwards;
 import io.sandboxes.local.internal.Registry;
-import io.sandboxes.local.internal.StructuredLog;
+import io.sandboxes.local.internal.common.StructuredLog;
 import io.sandboxes.local.internal.TemplateBuilds;
 import io.sandboxes.local.internal.Templates;
 import io.sandboxes.local.internal.Volumes;

@@ -1,5 +1,6 @@
 package io.sandboxes.local.internal;
 
+import io.sandboxes.local.internal.common.RpcError;
 import io.sandboxes.local.internal.daemon.DaemonWatch;
 import io.sandboxes.local.internal.daemon.WatchEvent;
 import java.io.IOException;

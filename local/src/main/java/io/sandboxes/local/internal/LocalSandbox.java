@@ -1,5 +1,6 @@
 package io.sandboxes.local.internal;
 
+import io.sandboxes.local.internal.common.RpcError;
 import io.sandboxes.local.internal.runtime.SandboxEngine;
 import java.io.IOException;
 import java.time.Duration;

@@ -1,5 +1,6 @@
 package io.sandboxes.local.internal;
 
+import io.sandboxes.local.internal.common.RpcError;
 import io.sandboxes.local.internal.docker.DockerRuntime;
 import java.time.Duration;
 import java.time.Instant;

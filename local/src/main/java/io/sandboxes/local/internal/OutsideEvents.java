@@ -1,5 +1,6 @@
 package io.sandboxes.local.internal;
 
+import io.sandboxes.local.internal.common.StructuredLog;
 import io.sandboxes.local.internal.runtime.InstanceState;
 import io.sandboxes.local.internal.runtime.SandboxEngine;
 import java.time.Duration;

@@ -1,5 +1,6 @@
 package io.sandboxes.local.internal;
 
+import io.sandboxes.local.internal.common.RpcError;
 import io.sandboxes.local.internal.daemon.DaemonConnection;
 import java.io.IOException;
 import java.io.InterruptedIOException;

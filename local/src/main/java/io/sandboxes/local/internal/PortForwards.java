@@ -1,5 +1,7 @@
 package io.sandboxes.local.internal;
 
+import io.sandboxes.local.internal.common.RpcError;
+import io.sandboxes.local.internal.common.StructuredLog;
 import io.sandboxes.local.internal.daemon.DaemonException;
 import io.sandboxes.local.internal.daemon.PortStream;
 import java.io.IOException;

@@ -1,5 +1,6 @@
 package io.sandboxes.local.internal;
 
+import io.sandboxes.local.internal.common.RpcError;
 import io.sandboxes.local.internal.docker.DockerRuntime;
 import io.sandboxes.local.internal.docker.DockerSandboxEngine;
 import io.sandboxes.local.internal.runtime.SandboxEngine;
@@ -10,7 +11,6 @@ import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -141,17 +141,12 @@ public final class Registry implements AutoCloseable {
   }
 
   public static String newSandboxId() {
-    char[] id = new char[20];
-    for (int i = 0; i < id.length; i++) {
-      id[i] = ID_ALPHABET[RANDOM.nextInt(ID_ALPHABET.length)];
-    }
-    return new String(id);
+    return io.sandboxes.local.internal.common.Ids.newSandboxId();
   }
 
+  /** @return a fresh access token (24 random bytes in hex) */
   public static String newToken() {
-    byte[] b = new byte[24];
-    RANDOM.nextBytes(b);
-    return HexFormat.of().formatHex(b);
+    return io.sandboxes.local.internal.common.Ids.newToken();
   }
 
   public Templates templates() {

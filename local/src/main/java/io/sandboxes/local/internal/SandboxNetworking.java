@@ -1,5 +1,6 @@
 package io.sandboxes.local.internal;
 
+import io.sandboxes.local.internal.common.RpcError;
 import io.sandboxes.e2b.internal.Json;
 import io.sandboxes.local.internal.docker.DockerRuntime;
 import io.sandboxes.local.internal.egress.SandboxNetwork;

@@ -1,5 +1,6 @@
 package io.sandboxes.local.internal;
 
+import io.sandboxes.local.internal.common.RpcError;
 import io.sandboxes.local.internal.build.TemplateService;
 import io.sandboxes.local.internal.docker.DockerBuildRuntime;
 import io.sandboxes.local.internal.docker.DockerRuntime;

@@ -1,8 +1,11 @@
 package io.sandboxes.local.internal;
 
+import io.sandboxes.local.internal.common.RpcError;
+import io.sandboxes.local.internal.common.StructuredLog;
 import com.github.dockerjava.api.exception.ConflictException;
 import com.github.dockerjava.api.exception.NotFoundException;
 import com.github.dockerjava.api.model.Image;
+import io.sandboxes.local.internal.build.KnownTemplates;
 import io.sandboxes.local.internal.docker.CodeInterpreterImage;
 import io.sandboxes.local.internal.docker.DockerRuntime;
 import java.time.Instant;
@@ -23,14 +26,14 @@ import org.slf4j.LoggerFactory;
  * a {@code docker commit} of a sandbox's filesystem (processes and memory are not captured),
  * labelled with its E2B snapshot id ({@code <name>:default}), which is also its template id.
  */
-public final class Templates {
+public final class Templates implements KnownTemplates {
   private static final Logger LOG = LoggerFactory.getLogger(Templates.class);
   static final String REPOSITORY = "sandboxes-local/snapshot";
   static final String LABEL_SNAPSHOT_ID = "io.sandboxes.snapshot-id";
   static final String LABEL_SNAPSHOT_NAME = "io.sandboxes.snapshot-name";
   static final String LABEL_SNAPSHOT_SOURCE = "io.sandboxes.snapshot-sandbox";
   static final String LABEL_SNAPSHOT_CREATED = "io.sandboxes.snapshot-created";
-  public static final String BASE = "base";
+  public static final String BASE = KnownTemplates.BASE;
   private static final Pattern NAME = Pattern.compile("^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,62}$");
 
   /** A snapshot as E2B describes it. */
@@ -63,6 +66,7 @@ public final class Templates {
    * @return the image of a template id ({@code base}, {@code code-interpreter-v1}, {@code name:default}
    *     or {@code name}, or a built template's id or name), or null
    */
+  @Override
   public @Nullable String resolve(String templateId) {
     if (BASE.equals(templateId)) {
       return baseImage;
@@ -77,6 +81,11 @@ public final class Templates {
   /** The canonical snapshot id for a template id: {@code name} and {@code name:default} are the same. */
   static String canonical(String templateId) {
     return templateId.contains(":") ? templateId : templateId + ":default";
+  }
+
+  @Override
+  public boolean snapshotNamed(String name) {
+    return find(name).isPresent();
   }
 
   public Optional<Snapshot> find(String templateId) {

@@ -1,5 +1,6 @@
 package io.sandboxes.local.internal;
 
+import io.sandboxes.local.internal.common.RpcError;
 import com.github.dockerjava.api.command.InspectVolumeResponse;
 import com.github.dockerjava.api.exception.ConflictException;
 import com.github.dockerjava.api.exception.NotFoundException;

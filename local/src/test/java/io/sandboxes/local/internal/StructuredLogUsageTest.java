@@ -1,5 +1,6 @@
 package io.sandboxes.local.internal;
 
+import io.sandboxes.local.internal.common.StructuredLog;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;

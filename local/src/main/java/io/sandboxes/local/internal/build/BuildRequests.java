@@ -2,9 +2,7 @@ package io.sandboxes.local.internal.build;
 
 import static io.sandboxes.local.internal.build.TemplateService.DEFAULT_TAG;
 
-import io.sandboxes.local.internal.Registry;
-import io.sandboxes.local.internal.RpcError;
-import io.sandboxes.local.internal.Templates;
+import io.sandboxes.local.internal.common.RpcError;
 import io.sandboxes.local.internal.build.TemplateService.Built;
 import io.sandboxes.local.internal.build.TemplateService.Requested;
 import java.time.Instant;
@@ -23,11 +21,11 @@ import org.jspecify.annotations.Nullable;
 final class BuildRequests {
   private static final Pattern NAME = Pattern.compile("^[a-z0-9][a-z0-9_.-]{0,62}$");
 
-  private final Templates templates;
+  private final KnownTemplates templates;
   private final TemplateCatalogue catalogue;
   private final Map<String, Requested> requested = new ConcurrentHashMap<>();
 
-  BuildRequests(Templates templates, TemplateCatalogue catalogue) {
+  BuildRequests(KnownTemplates templates, TemplateCatalogue catalogue) {
     this.templates = templates;
     this.catalogue = catalogue;
   }
@@ -53,7 +51,7 @@ final class BuildRequests {
       name = nameWithTag.substring(0, colon);
       named.add(nameWithTag.substring(colon + 1));
     }
-    if (!NAME.matcher(name).matches() || name.equals(Templates.BASE)) {
+    if (!NAME.matcher(name).matches() || name.equals(KnownTemplates.BASE)) {
       throw new RpcError("invalid_argument", "template name must be lowercase letters, digits, '_', '.' or '-' (and not 'base'), got '"
           + name + "'");
     }
@@ -65,14 +63,14 @@ final class BuildRequests {
     if (cpuCount < 1 || cpuCount > 8 || memoryMB < 128 || memoryMB > 16_384) {
       throw new RpcError("invalid_argument", "cpuCount must be 1 to 8 and memoryMB 128 to 16384");
     }
-    if (templates.find(name).isPresent()) {
+    if (templates.snapshotNamed(name)) {
       // names are one namespace: a build must not hide a snapshot of that name, nor be hidden by it
       throw new RpcError("already_exists", "the name '" + name + "' is taken by a snapshot: delete it first or choose another name");
     }
     String finalName = name;
     String templateId = catalogue.findTemplate(name).map(Built::templateId)
         .orElseGet(() -> requested.values().stream().filter(r -> r.name().equals(finalName)).map(Requested::templateId).findFirst()
-            .orElseGet(() -> "tpl" + Registry.newSandboxId().substring(0, 17)));
+            .orElseGet(() -> "tpl" + io.sandboxes.local.internal.common.Ids.newSandboxId().substring(0, 17)));
     Requested r = new Requested(templateId, java.util.UUID.randomUUID().toString(), name, allTags, cpuCount, memoryMB, Instant.now());
     requested.put(r.buildId(), r);
     return r;

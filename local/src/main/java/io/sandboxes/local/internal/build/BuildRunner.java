@@ -2,8 +2,7 @@ package io.sandboxes.local.internal.build;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.sandboxes.e2b.internal.Json;
-import io.sandboxes.local.internal.StructuredLog;
-import io.sandboxes.local.internal.Templates;
+import io.sandboxes.local.internal.common.StructuredLog;
 import io.sandboxes.local.internal.build.TemplateService.Defaults;
 import io.sandboxes.local.internal.runtime.BuildRuntime;
 import java.io.IOException;
@@ -31,7 +30,7 @@ final class BuildRunner {
   static final Pattern USER = Pattern.compile("^[a-z_][a-z0-9_-]{0,31}$|^[0-9]{1,9}$");
 
   private final BuildRuntime runtime;
-  private final Templates templates;
+  private final KnownTemplates templates;
   private final TemplateCatalogue catalogue;
   private final BuildUploads uploads;
   private final StepRunner stepRunner;
@@ -41,7 +40,7 @@ final class BuildRunner {
   /** Every build of this server's run: a failed build keeps what a running one goes on from. */
   private final Collection<Build> builds;
 
-  BuildRunner(BuildRuntime runtime, Templates templates, TemplateCatalogue catalogue, BuildUploads uploads, StepRunner stepRunner,
+  BuildRunner(BuildRuntime runtime, KnownTemplates templates, TemplateCatalogue catalogue, BuildUploads uploads, StepRunner stepRunner,
       CopyStep copies, TemplateRegistration registration, String baseImage, Collection<Build> builds) {
     this.runtime = runtime;
     this.templates = templates;

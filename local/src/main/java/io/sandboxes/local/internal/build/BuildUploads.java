@@ -1,7 +1,7 @@
 package io.sandboxes.local.internal.build;
 
-import io.sandboxes.local.internal.RpcError;
-import io.sandboxes.local.internal.StructuredLog;
+import io.sandboxes.local.internal.common.RpcError;
+import io.sandboxes.local.internal.common.StructuredLog;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;

@@ -5,8 +5,7 @@ import static io.sandboxes.local.internal.build.TemplateService.DEFAULT_TAG;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.sandboxes.e2b.internal.Json;
-import io.sandboxes.local.internal.RpcError;
-import io.sandboxes.local.internal.Templates;
+import io.sandboxes.local.internal.common.RpcError;
 import io.sandboxes.local.internal.build.TemplateService.Assigned;
 import io.sandboxes.local.internal.build.TemplateService.Built;
 import io.sandboxes.local.internal.build.TemplateService.Defaults;
@@ -155,7 +154,7 @@ final class TemplateCatalogue {
 
   /** The defaults a template gives its sandboxes; empty for base and snapshots. */
   public Optional<Defaults> defaults(String templateId) {
-    if (templateId.equals(Templates.BASE)) {
+    if (templateId.equals(KnownTemplates.BASE)) {
       return Optional.empty();
     }
     // looked up outside the map's lock: a call to the runtime must not hold it (nor pin a virtual thread's carrier)

@@ -4,7 +4,6 @@ import static io.sandboxes.local.internal.build.BuildLabels.*;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sandboxes.e2b.internal.Json;
-import io.sandboxes.local.internal.Templates;
 import io.sandboxes.local.internal.build.TemplateService.Defaults;
 import io.sandboxes.local.internal.runtime.BuildRuntime;
 import java.io.IOException;
@@ -21,7 +20,7 @@ import java.util.concurrent.locks.ReentrantLock;
  */
 final class TemplateRegistration {
   private final BuildRuntime runtime;
-  private final Templates templates;
+  private final KnownTemplates templates;
   private final StepRunner steps;
   private final TemplateCatalogue catalogue;
   private final ImageSweeper sweeper;
@@ -29,7 +28,7 @@ final class TemplateRegistration {
   private final ReentrantLock registration;
   private final String serverId;
 
-  TemplateRegistration(BuildRuntime runtime, Templates templates, StepRunner steps, TemplateCatalogue catalogue,
+  TemplateRegistration(BuildRuntime runtime, KnownTemplates templates, StepRunner steps, TemplateCatalogue catalogue,
       ImageSweeper sweeper, Executor background, ReentrantLock registration, String serverId) {
     this.runtime = runtime;
     this.templates = templates;
@@ -67,7 +66,7 @@ final class TemplateRegistration {
     String id = steps.createStep(b, st, List.of("true"), "root", "/");
     registration.lock();
     try {
-      if (templates.find(b.request.name()).isPresent()) {
+      if (templates.snapshotNamed(b.request.name())) {
         throw new IOException("the name '" + b.request.name() + "' was taken by a snapshot during the build");
       }
       String committed;

@@ -2,8 +2,7 @@ package io.sandboxes.local.internal.build;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.sandboxes.e2b.internal.Json;
-import io.sandboxes.local.internal.RpcError;
-import io.sandboxes.local.internal.Templates;
+import io.sandboxes.local.internal.common.RpcError;
 import io.sandboxes.local.internal.runtime.BuildRuntime;
 import java.io.IOException;
 import java.io.InputStream;
@@ -94,7 +93,7 @@ public class TemplateService implements AutoCloseable {
    * @param sandboxLabels the labels the sandbox side puts on containers and images: blanked on
    *     every build image, so none passes for a sandbox, snapshot, fork or pool member
    */
-  public TemplateService(BuildRuntime runtime, Templates templates, Path files, String serverId, String baseImage, long budgetMB,
+  public TemplateService(BuildRuntime runtime, KnownTemplates templates, Path files, String serverId, String baseImage, long budgetMB,
       Set<String> sandboxLabels) {
     this.runtime = runtime;
     this.budgetMB = budgetMB;

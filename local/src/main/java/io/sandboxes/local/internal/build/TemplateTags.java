@@ -2,7 +2,7 @@ package io.sandboxes.local.internal.build;
 
 import static io.sandboxes.local.internal.build.TemplateService.DEFAULT_TAG;
 
-import io.sandboxes.local.internal.RpcError;
+import io.sandboxes.local.internal.common.RpcError;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;

@@ -1,4 +1,4 @@
-package io.sandboxes.local.internal;
+package io.sandboxes.local.internal.common;
 
 /** An error to answer with: a Connect code for RPCs, mapped to an HTTP status for REST. */
 public final class RpcError extends Exception {

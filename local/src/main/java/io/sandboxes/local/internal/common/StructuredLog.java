@@ -1,4 +1,4 @@
-package io.sandboxes.local.internal;
+package io.sandboxes.local.internal.common;
 
 import java.util.ArrayList;
 import java.util.List;

@@ -1,6 +1,6 @@
 package io.sandboxes.local.internal.egress;
 
-import io.sandboxes.local.internal.StructuredLog;
+import io.sandboxes.local.internal.common.StructuredLog;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;

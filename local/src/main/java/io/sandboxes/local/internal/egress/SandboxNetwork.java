@@ -5,7 +5,7 @@ import com.github.dockerjava.api.command.InspectContainerResponse;
 import com.github.dockerjava.api.model.ContainerNetwork;
 import com.github.dockerjava.api.model.Network;
 import io.sandboxes.EgressProbe;
-import io.sandboxes.local.internal.StructuredLog;
+import io.sandboxes.local.internal.common.StructuredLog;
 import io.sandboxes.local.internal.docker.DockerRuntime;
 import java.io.IOException;
 import java.io.InputStream;

@@ -4,7 +4,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sandboxes.EgressProbe;
 import io.sandboxes.e2b.internal.Connect;
 import io.sandboxes.local.internal.Registry;
-import io.sandboxes.local.internal.RpcError;
+import io.sandboxes.local.internal.common.RpcError;
 import io.sandboxes.local.internal.TemplateBuilds;
 import io.sandboxes.local.internal.Volumes;
 import java.io.IOException;

@@ -2,7 +2,7 @@ package io.sandboxes.local.internal.http;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.sandboxes.e2b.internal.Json;
-import io.sandboxes.local.internal.RpcError;
+import io.sandboxes.local.internal.common.RpcError;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;

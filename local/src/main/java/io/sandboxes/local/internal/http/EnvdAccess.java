@@ -4,7 +4,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sandboxes.e2b.internal.Json;
 import io.sandboxes.local.internal.LocalSandbox;
 import io.sandboxes.local.internal.Registry;
-import io.sandboxes.local.internal.RpcError;
+import io.sandboxes.local.internal.common.RpcError;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.time.Duration;

@@ -7,7 +7,7 @@ import io.sandboxes.e2b.internal.Base64Warmup;
 import io.sandboxes.e2b.internal.Json;
 import io.sandboxes.local.internal.LocalSandbox;
 import io.sandboxes.local.internal.Registry;
-import io.sandboxes.local.internal.RpcError;
+import io.sandboxes.local.internal.common.RpcError;
 import io.sandboxes.local.internal.TemplateBuilds;
 import java.io.IOException;
 import java.util.LinkedHashMap;

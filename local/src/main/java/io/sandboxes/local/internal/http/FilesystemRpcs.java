@@ -17,7 +17,7 @@ import io.sandboxes.e2b.internal.Connect;
 import io.sandboxes.e2b.internal.Json;
 import io.sandboxes.local.internal.DirWatch;
 import io.sandboxes.local.internal.LocalSandbox;
-import io.sandboxes.local.internal.RpcError;
+import io.sandboxes.local.internal.common.RpcError;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.time.Duration;

@@ -5,7 +5,7 @@ import io.sandboxes.EgressProbe;
 import io.sandboxes.SandboxException;
 import io.sandboxes.SandboxNotFoundException;
 import io.sandboxes.local.internal.PortForwards;
-import io.sandboxes.local.internal.RpcError;
+import io.sandboxes.local.internal.common.RpcError;
 import java.net.URI;
 import java.util.List;
 import java.util.function.BiFunction;

@@ -2,7 +2,7 @@ package io.sandboxes.local.internal.http;
 
 import io.sandboxes.local.internal.LocalSandbox;
 import io.sandboxes.local.internal.Registry;
-import io.sandboxes.local.internal.RpcError;
+import io.sandboxes.local.internal.common.RpcError;
 
 /** Finds the sandbox a control-plane path names, or says why it is not there. */
 final class Lookup {

@@ -3,7 +3,7 @@ package io.sandboxes.local.internal.http;
 import io.sandboxes.local.internal.LocalSandbox;
 import io.sandboxes.local.internal.Metrics;
 import io.sandboxes.local.internal.Registry;
-import io.sandboxes.local.internal.RpcError;
+import io.sandboxes.local.internal.common.RpcError;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;

@@ -6,7 +6,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sandboxes.e2b.internal.Json;
 import io.sandboxes.local.internal.LocalSandbox;
 import io.sandboxes.local.internal.Registry;
-import io.sandboxes.local.internal.RpcError;
+import io.sandboxes.local.internal.common.RpcError;
 import java.io.IOException;
 import java.util.List;
 import java.util.regex.Pattern;

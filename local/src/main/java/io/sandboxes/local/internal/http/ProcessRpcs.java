@@ -14,7 +14,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sandboxes.e2b.internal.Connect;
 import io.sandboxes.e2b.internal.Json;
 import io.sandboxes.local.internal.LocalSandbox;
-import io.sandboxes.local.internal.RpcError;
+import io.sandboxes.local.internal.common.RpcError;
 import io.sandboxes.local.internal.SandboxProcess;
 import io.sandboxes.local.internal.TemplateBuilds;
 import io.sandboxes.local.internal.docker.RawExec;

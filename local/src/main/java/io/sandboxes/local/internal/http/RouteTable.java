@@ -1,6 +1,6 @@
 package io.sandboxes.local.internal.http;
 
-import io.sandboxes.local.internal.RpcError;
+import io.sandboxes.local.internal.common.RpcError;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;

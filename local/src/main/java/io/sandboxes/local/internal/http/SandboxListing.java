@@ -2,7 +2,7 @@ package io.sandboxes.local.internal.http;
 
 import io.sandboxes.local.internal.LocalSandbox;
 import io.sandboxes.local.internal.Registry;
-import io.sandboxes.local.internal.RpcError;
+import io.sandboxes.local.internal.common.RpcError;
 import io.sandboxes.local.internal.Templates;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;

@@ -2,7 +2,7 @@ package io.sandboxes.local.internal.http;
 
 import io.sandboxes.e2b.internal.Json;
 import io.sandboxes.local.internal.LocalSandbox;
-import io.sandboxes.local.internal.RpcError;
+import io.sandboxes.local.internal.common.RpcError;
 import io.sandboxes.local.internal.daemon.DaemonException;
 import io.sandboxes.local.internal.daemon.PortStream;
 import java.io.IOException;

@@ -9,7 +9,7 @@ import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.sandboxes.e2b.internal.Json;
 import io.sandboxes.local.internal.Registry;
-import io.sandboxes.local.internal.RpcError;
+import io.sandboxes.local.internal.common.RpcError;
 import io.sandboxes.local.internal.TemplateBuilds;
 import io.sandboxes.local.internal.Templates;
 import io.sandboxes.local.internal.docker.CodeInterpreterImage;

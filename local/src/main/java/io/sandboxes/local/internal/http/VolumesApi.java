@@ -3,7 +3,7 @@ package io.sandboxes.local.internal.http;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.sandboxes.e2b.internal.Json;
 import io.sandboxes.local.internal.Registry;
-import io.sandboxes.local.internal.RpcError;
+import io.sandboxes.local.internal.common.RpcError;
 import io.sandboxes.local.internal.Volumes;
 import java.io.IOException;
 import java.util.List;
