@@ -2,8 +2,9 @@
  * The local server's HTTP layer: E2B's control plane ({@link io.sandboxes.local.internal.http.ApiHandler})
  * and envd ({@link io.sandboxes.local.internal.http.EnvdHandler}), each one table of routes to
  * small handlers grouped by resource. It owns the wire: paths, methods, status codes, error texts
- * and the JSON bodies. It depends on the registry, the template builds and the sandboxes, and
- * nothing outside it depends on it but {@code LocalServer}, which builds the two handlers. Not API.
+ * and the JSON bodies. It depends on the registry, the template builds and the sandboxes; nothing
+ * depends on it but {@code io.sandboxes.local}, whose {@code ServerParts} builds the two
+ * handlers. Not API.
  */
 @NullMarked
 package io.sandboxes.local.internal.http;
