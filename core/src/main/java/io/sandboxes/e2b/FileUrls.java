@@ -39,7 +39,7 @@ final class FileUrls {
         query.add("signature_expiration=" + expiration);
       }
     }
-    String base = sandbox.api().directEnvdUrl(id, sandbox.previewDomain()).toString();
+    String base = SandboxHandles.directEnvdUrl(sandbox.api(), id, sandbox.previewDomain()).toString();
     String files = (base.endsWith("/") ? base : base + "/") + "files";
     return URI.create(query.length() == 0 ? files : files + "?" + query);
   }

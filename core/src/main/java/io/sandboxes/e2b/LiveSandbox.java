@@ -174,7 +174,7 @@ public final class LiveSandbox implements Sandbox {
 
   @Override
   public String previewUrl() {
-    return previewUrl(api.provider().defaultPreviewPort());
+    return previewUrl(api.provider().settings.defaultPreviewPort());
   }
 
   @Override
@@ -182,7 +182,7 @@ public final class LiveSandbox implements Sandbox {
     if (port < 1 || port > 65535) {
       throw new IllegalArgumentException("port must be between 1 and 65535, got " + port);
     }
-    java.util.function.BiFunction<String, Integer, String> resolver = api.provider().previewUrls();
+    java.util.function.BiFunction<String, Integer, String> resolver = api.provider().settings.previewUrls();
     if (resolver != null) {
       return resolver.apply(id, port);
     }
@@ -322,7 +322,7 @@ public final class LiveSandbox implements Sandbox {
 
   @Override
   public HibernationOutcome resume() {
-    LiveSandbox fresh = api.connect(id, api.provider().defaultTimeout());
+    LiveSandbox fresh = api.connect(id, api.provider().settings.defaultTimeout());
     this.envd = fresh.envd;
     return new HibernationOutcome(true, "resume", null);
   }
