@@ -292,13 +292,10 @@ final class Processes {
   }
 
   /**
-   * Whether the process is positively gone: {@code kill -0} in the sandbox says so. Any failure
+   * Whether the process is positively gone, probed with {@code kill -0} as the user the process was
+   * started as: another user's {@code kill -0} fails with "not permitted" for a live process (a
+   * command run as root, probed as the default user, was taken for gone after 1.5 s). Any failure
    * to look counts as alive, so the caller keeps waiting rather than inventing an outcome.
-   */
-  /**
-   * Whether the process is gone, probed with {@code kill -0} as the user the process was started
-   * as: another user's {@code kill -0} fails with "not permitted" for a live process (a command
-   * run as root, probed as the default user, was taken for gone after 1.5 s).
    */
   static boolean processGone(LiveSandbox sandbox, int pid, @Nullable String user) {
     String id = sandbox.id();
