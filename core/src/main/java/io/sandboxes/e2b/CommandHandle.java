@@ -131,7 +131,7 @@ public final class CommandHandle implements AutoCloseable {
         failure = disconnected ? new Disconnected() : new SandboxException("process " + pid + " in sandbox " + sandbox.id()
             + ": the process stream ended without an exit report");
       }
-    } catch (LiveSandbox.CallbackFailure e) {
+    } catch (Processes.CallbackFailure e) {
       sandbox.commands().killQuietly(pid);
       failure = e;
     } catch (RuntimeException e) {
@@ -151,7 +151,7 @@ public final class CommandHandle implements AutoCloseable {
       try {
         deliver(onStdout, outTail);
         deliver(onStderr, errTail);
-      } catch (LiveSandbox.CallbackFailure e) {
+      } catch (Processes.CallbackFailure e) {
         failure = e;
       }
     }
@@ -169,7 +169,7 @@ public final class CommandHandle implements AutoCloseable {
     try {
       listener.accept(text);
     } catch (RuntimeException e) {
-      throw new LiveSandbox.CallbackFailure(e);
+      throw new Processes.CallbackFailure(e);
     }
   }
 
@@ -234,18 +234,18 @@ public final class CommandHandle implements AutoCloseable {
         }
         long now = System.nanoTime();
         if (command != null && !timeout.isZero()
-            && now - startedNanos >= timeout.plus(LiveSandbox.DEADLINE_GRACE).toNanos()) {
+            && now - startedNanos >= timeout.plus(Processes.DEADLINE_GRACE).toNanos()) {
           // the sandbox should have ended it at its deadline and said so; it did not
           disconnect();
           throw timedOut(new SandboxException("process " + pid + " in sandbox " + sandbox.id() + " was not reported ended "
-              + LiveSandbox.DEADLINE_GRACE.toSeconds() + " s past its deadline"));
+              + Processes.DEADLINE_GRACE.toSeconds() + " s past its deadline"));
         }
-        if (!probed && now - waitStart >= LiveSandbox.SETTLE_PROBE.toNanos()) {
+        if (!probed && now - waitStart >= Processes.SETTLE_PROBE.toNanos()) {
           probed = true;
           // as root when the starting user is not known here: another user's kill -0 fails for a live process
-          gone = sandbox.processGone(pid, command != null ? user : "root");
+          gone = Processes.processGone(sandbox, pid, command != null ? user : "root");
         }
-        if (gone && now - lastEventNanos >= LiveSandbox.EXIT_REPORT_GRACE.toNanos()) {
+        if (gone && now - lastEventNanos >= Processes.EXIT_REPORT_GRACE.toNanos()) {
           disconnect();
           return Optional.of(unknownOutcome("the process (pid " + pid + ") is gone but its output stream is still held, "
               + "so its real outcome cannot be observed"));
@@ -271,7 +271,7 @@ public final class CommandHandle implements AutoCloseable {
   }
 
   private RuntimeException failure(Throwable cause) {
-    if (cause instanceof LiveSandbox.CallbackFailure listener) {
+    if (cause instanceof Processes.CallbackFailure listener) {
       return listener.getCause();
     }
     if (cause instanceof Disconnected) {
@@ -286,7 +286,7 @@ public final class CommandHandle implements AutoCloseable {
           && !Thread.currentThread().isInterrupted()) {
         return timedOut(cut); // as exec reads a stream that broke off once the deadline had passed
       }
-      return sandbox.explainCut(cut, "the command");
+      return Processes.explainCut(sandbox, cut, "the command");
     }
     if (cause instanceof RuntimeException re) {
       return re;
@@ -299,7 +299,7 @@ public final class CommandHandle implements AutoCloseable {
   }
 
   private ExecResult result(JsonNode report) {
-    Integer code = LiveSandbox.readExitCode(report);
+    Integer code = Processes.readExitCode(report);
     if (code == null) {
       return unknownOutcome("the daemon's exit report carries exitCode " + Json.abbreviate(report.get("exitCode"))
           + ", which is not an exit code");

@@ -105,7 +105,7 @@ public final class Commands {
     Objects.requireNonNull(command, "command");
     Objects.requireNonNull(options, "options");
     String context = "start a background command in sandbox " + sandbox.id();
-    ConnectStream stream = sandbox.envd().stream("process.Process/Start", LiveSandbox.startBody(command, options), options.user(),
+    ConnectStream stream = sandbox.envd().stream("process.Process/Start", Processes.startBody(command, options), options.user(),
         options.timeout(), context, null);
     int pid = startedPid(stream, context, -1);
     return new CommandHandle(sandbox, stream, pid, command, options.timeout(), options.user(), options.onStdout(),
@@ -296,7 +296,7 @@ public final class Commands {
       if (first == null || !first.path("event").has("start")) {
         throw new SandboxException(context + ": the daemon did not report the process as started");
       }
-      int pid = LiveSandbox.pidOf(first, -1);
+      int pid = Processes.pidOf(first, -1);
       if (pid < 0) {
         // without a real pid the process can be neither written to nor killed
         throw new SandboxException(context + ": the daemon reported pid " + Json.abbreviate(first.path("event").path("start").get("pid"))
@@ -308,7 +308,7 @@ public final class Commands {
       return pid;
     } catch (StreamCutException cut) {
       stream.close();
-      throw Thread.currentThread().isInterrupted() ? cut : sandbox.explainCut(cut, "the command");
+      throw Thread.currentThread().isInterrupted() ? cut : Processes.explainCut(sandbox, cut, "the command");
     } catch (RuntimeException e) {
       stream.close();
       throw e;

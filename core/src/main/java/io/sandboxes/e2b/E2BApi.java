@@ -1,16 +1,17 @@
 package io.sandboxes.e2b;
 
+import static io.sandboxes.e2b.ApiRequests.requireAlias;
+import static io.sandboxes.e2b.ApiRequests.requirePositive;
+import static io.sandboxes.e2b.ApiRequests.seconds;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sandboxes.SandboxException;
 import io.sandboxes.SandboxInfo;
-import io.sandboxes.SandboxState;
 import io.sandboxes.SandboxNotFoundException;
 import io.sandboxes.SandboxSpec;
 import io.sandboxes.e2b.internal.ControlPlane;
-import io.sandboxes.e2b.internal.Envd;
 import io.sandboxes.e2b.internal.Http;
-import io.sandboxes.e2b.internal.Json;
 import io.sandboxes.e2b.internal.PageGuard;
 import java.net.URI;
 import java.time.Duration;
@@ -34,10 +35,11 @@ import org.jspecify.annotations.Nullable;
  */
 public final class E2BApi {
   private final E2BSandboxProvider provider;
-  private final Http http;
-  private final ControlPlane controlPlane;
-  private final @Nullable URI sandboxUrl;
-  private final String domain;
+  // read by the package's collaborators (SandboxHandles); not API
+  final Http http;
+  final ControlPlane controlPlane;
+  final @Nullable URI sandboxUrl;
+  final String domain;
 
   E2BApi(E2BSandboxProvider provider, Http http, ControlPlane controlPlane, @Nullable URI sandboxUrl, String domain) {
     this.provider = provider;
@@ -114,14 +116,6 @@ public final class E2BApi {
     return provider;
   }
 
-  private static long seconds(Duration d) {
-    return E2BSandboxProvider.seconds(d);
-  }
-
-  private static void requirePositive(Duration d, String name) {
-    E2BSandboxProvider.requirePositive(d, name);
-  }
-
   /**
    * Creates a sandbox with the default spec.
    *
@@ -139,26 +133,7 @@ public final class E2BApi {
    */
   public LiveSandbox create(SandboxSpec spec) {
     ensureOpen();
-    ObjectNode body = Json.object()
-        .put("templateID", spec.template())
-        .put("timeout", seconds(spec.timeout()));
-    if (spec.onTimeout() != io.sandboxes.OnTimeout.KILL) {
-      body.put("autoPause", true);
-      body.put("autoPauseMemory", spec.onTimeout() == io.sandboxes.OnTimeout.PAUSE);
-    }
-    if (spec.autoResume()) {
-      body.putObject("autoResume").put("enabled", true);
-    }
-    body.set("metadata", Json.toObject(spec.metadata()));
-    body.set("envVars", Json.toObject(spec.env()));
-    if (!spec.volumes().isEmpty()) {
-      com.fasterxml.jackson.databind.node.ArrayNode mounts = body.putArray("volumeMounts");
-      spec.volumes().forEach(v -> mounts.addObject().put("name", v.volume()).put("path", v.path()));
-    }
-    if (spec.network() != null) {
-      NetworkWire.putCreate(body, spec.network());
-    }
-    JsonNode sandbox = controlPlane.create(body);
+    JsonNode sandbox = controlPlane.create(ApiRequests.createBody(spec));
     return handle(sandbox, "create sandbox");
   }
 
@@ -237,7 +212,7 @@ public final class E2BApi {
    */
   public SandboxInfo info(String sandboxId) {
     ensureOpen();
-    return toInfo(controlPlane.info(sandboxId));
+    return ApiAnswers.info(controlPlane.info(sandboxId));
   }
 
   /**
@@ -254,14 +229,7 @@ public final class E2BApi {
     ControlPlane.Page page = controlPlane.list(states, query.metadata(), query.limit(), query.nextToken(),
         query.startedAfter() == null ? null : query.startedAfter().toString(), query.template(),
         query.order().name().toLowerCase(java.util.Locale.ROOT));
-    List<SandboxInfo> items = new ArrayList<>(page.rows().size());
-    for (JsonNode row : page.rows()) {
-      // a row that names no sandbox cannot be acted on; E2B's SDKs drop such rows too
-      if (Json.text(row, "sandboxID") != null) {
-        items.add(toInfo(row));
-      }
-    }
-    return new SandboxPage(items, page.nextToken());
+    return new SandboxPage(ApiAnswers.infos(page.rows()), page.nextToken());
   }
 
   /**
@@ -379,20 +347,7 @@ public final class E2BApi {
     }
     requirePositive(timeout, "timeout");
     JsonNode answer = controlPlane.fork(sandboxId, count, seconds(timeout));
-    List<ForkResult> out = new ArrayList<>(answer.size());
-    for (JsonNode entry : answer) {
-      JsonNode sandbox = entry.get("sandbox");
-      if (sandbox != null && sandbox.isObject()) {
-        out.add(new ForkResult(handle(sandbox, "fork sandbox " + sandboxId), null));
-      } else {
-        JsonNode error = entry.path("error");
-        int status = Json.intValue(error, "code", 500);
-        String message = Json.text(error, "message");
-        out.add(new ForkResult(null, io.sandboxes.e2b.internal.ApiErrors.of(status,
-            message == null ? "the server gave no reason" : message, "fork sandbox " + sandboxId)));
-      }
-    }
-    return out;
+    return ApiAnswers.forks(answer, sandbox -> handle(sandbox, "fork sandbox " + sandboxId), sandboxId);
   }
 
   /**
@@ -414,26 +369,7 @@ public final class E2BApi {
     if (start != null && end != null && start.isAfter(end)) {
       throw new IllegalArgumentException("metrics range: start (" + start + ") is after end (" + end + ")");
     }
-    JsonNode answer = controlPlane.metrics(sandboxId, unixSeconds(start), unixSeconds(end));
-    List<SandboxMetrics> out = new ArrayList<>(answer.size());
-    for (JsonNode m : answer) {
-      try {
-        java.time.Instant at = m.hasNonNull("timestampUnix")
-            ? java.time.Instant.ofEpochSecond(m.get("timestampUnix").asLong())
-            : Json.instant(m, "timestamp");
-        out.add(new SandboxMetrics(Objects.requireNonNull(at, "timestamp"), m.path("cpuUsedPct").asDouble(),
-            Json.intValue(m, "cpuCount", 0), m.path("memUsed").asLong(), m.path("memTotal").asLong(),
-            m.path("memCache").asLong(), m.path("diskUsed").asLong(), m.path("diskTotal").asLong()));
-      } catch (RuntimeException e) {
-        throw new SandboxException("a metrics sample of a shape this client cannot read: " + Json.abbreviate(m), e);
-      }
-    }
-    return out;
-  }
-
-  /** Unix seconds, rounded half up from the millisecond as E2B's SDK rounds. */
-  private static @Nullable Long unixSeconds(java.time.@Nullable Instant at) {
-    return at == null ? null : Math.floorDiv(at.toEpochMilli() + 500, 1000L);
+    return ApiAnswers.metrics(controlPlane.metrics(sandboxId, ApiRequests.unixSeconds(start), ApiRequests.unixSeconds(end)));
   }
 
   /**
@@ -462,27 +398,7 @@ public final class E2BApi {
    */
   public Optional<TemplateAlias> templateAlias(String alias) {
     ensureOpen();
-    ControlPlane.AliasAnswer a = controlPlane.templateAlias(requireAlias(alias));
-    if (a.status() == 404) {
-      return Optional.empty();
-    }
-    String context = "look up template alias " + alias;
-    if (a.body() == null) {
-      throw new io.sandboxes.SandboxApiException(a.status(), "the template exists but is not this team's", context);
-    }
-    String templateId = Json.text(a.body(), "templateID");
-    if (templateId == null) {
-      throw new SandboxException(context + ": the answer names no template: " + Json.abbreviate(a.body()));
-    }
-    return Optional.of(new TemplateAlias(templateId, a.body().path("public").asBoolean(false)));
-  }
-
-  private static String requireAlias(String alias) {
-    Objects.requireNonNull(alias, "alias");
-    if (alias.isBlank()) {
-      throw new IllegalArgumentException("alias must not be blank");
-    }
-    return alias;
+    return ApiAnswers.templateAlias(controlPlane.templateAlias(requireAlias(alias)), alias);
   }
 
   // ---- template builds ----
@@ -557,7 +473,7 @@ public final class E2BApi {
    */
   public VolumeInfo createVolume(String name) {
     ensureOpen();
-    return toVolume(controlPlane.createVolume(Objects.requireNonNull(name, "name")));
+    return ApiAnswers.volume(controlPlane.createVolume(Objects.requireNonNull(name, "name")));
   }
 
   /**
@@ -567,7 +483,7 @@ public final class E2BApi {
    */
   public List<VolumeInfo> listVolumes() {
     ensureOpen();
-    return controlPlane.listVolumes().stream().map(E2BApi::toVolume).toList();
+    return controlPlane.listVolumes().stream().map(ApiAnswers::volume).toList();
   }
 
   /**
@@ -579,7 +495,7 @@ public final class E2BApi {
   public Optional<VolumeInfo> getVolume(String volumeId) {
     ensureOpen();
     JsonNode v = controlPlane.getVolume(volumeId);
-    return v == null ? Optional.empty() : Optional.of(toVolume(v));
+    return v == null ? Optional.empty() : Optional.of(ApiAnswers.volume(v));
   }
 
   /**
@@ -591,14 +507,6 @@ public final class E2BApi {
   public boolean deleteVolume(String volumeId) {
     ensureOpen();
     return controlPlane.deleteVolume(volumeId);
-  }
-
-  private static VolumeInfo toVolume(JsonNode v) {
-    try {
-      return new VolumeInfo(Json.requireText(v, "volumeID"), Json.requireText(v, "name"));
-    } catch (RuntimeException e) {
-      throw new SandboxException("a volume record of a shape this client cannot read: " + Json.abbreviate(v), e);
-    }
   }
 
   // ---- snapshots ----
@@ -613,7 +521,7 @@ public final class E2BApi {
    */
   public SnapshotInfo createSnapshot(String sandboxId, @Nullable String name) {
     ensureOpen();
-    return toSnapshot(controlPlane.createSnapshot(sandboxId, name));
+    return ApiAnswers.snapshot(controlPlane.createSnapshot(sandboxId, name));
   }
 
   /**
@@ -632,7 +540,7 @@ public final class E2BApi {
     PageGuard guard = new PageGuard("list snapshots");
     do {
       ControlPlane.Page page = controlPlane.listSnapshots(sandboxId, name, SandboxQuery.MAX_LIMIT, token);
-      page.rows().forEach(r -> all.add(toSnapshot(r)));
+      page.rows().forEach(r -> all.add(ApiAnswers.snapshot(r)));
       token = page.nextToken();
     } while (guard.next(token));
     return all;
@@ -650,155 +558,7 @@ public final class E2BApi {
     return controlPlane.deleteTemplate(templateId);
   }
 
-  private static SnapshotInfo toSnapshot(JsonNode s) {
-    try {
-      List<String> names = new ArrayList<>();
-      s.path("names").forEach(n -> names.add(n.asText()));
-      return new SnapshotInfo(Json.requireText(s, "snapshotID"), names);
-    } catch (RuntimeException e) {
-      throw new SandboxException("a snapshot record of a shape this client cannot read: " + Json.abbreviate(s), e);
-    }
-  }
-
-
   private LiveSandbox handle(JsonNode sandbox, String context) {
-    String id;
-    try {
-      id = Json.requireText(sandbox, "sandboxID");
-    } catch (IllegalArgumentException e) {
-      throw new SandboxException(context + ": the answer names no sandbox: " + Json.abbreviate(sandbox), e);
-    }
-    String token = Json.text(sandbox, "envdAccessToken");
-    String sandboxDomain = Json.text(sandbox, "domain");
-    String effectiveDomain = sandboxDomain == null || sandboxDomain.isBlank() ? domain : sandboxDomain;
-    Envd envd = new Envd(http, envdUrl(sandboxUrl, id, effectiveDomain), id, token, (what, message) -> unreachable(id, what, message));
-    return new LiveSandbox(this, id, Json.text(sandbox, "templateID"), Json.text(sandbox, "envdVersion"), envd, effectiveDomain);
+    return SandboxHandles.handle(this, sandbox, context);
   }
-
-  /**
-   * Explains a sandbox whose address answered 502: E2B's proxy says {@code "The sandbox was not
-   * found"} for a killed sandbox and for a paused one alike (the local server says which), so the
-   * control plane is asked. Paused is {@link io.sandboxes.SandboxPausedException}; gone is
-   * {@link SandboxNotFoundException}; running (a proxy that lost its route for a moment) is a
-   * plain {@link SandboxException}. When the control plane cannot be asked, the proxy's word
-   * stands, with the failed look attached.
-   */
-  RuntimeException unreachable(String sandboxId, String what, String message) {
-    SandboxInfo now;
-    try {
-      now = toInfo(controlPlane.info(sandboxId));
-    } catch (SandboxNotFoundException gone) {
-      return new SandboxNotFoundException(sandboxId, message + "; the control plane has no such sandbox either");
-    } catch (RuntimeException couldNotLook) {
-      SandboxNotFoundException e = new SandboxNotFoundException(sandboxId, message);
-      e.addSuppressed(couldNotLook);
-      return e;
-    }
-    if (now.state() == io.sandboxes.SandboxState.PAUSED) {
-      return new io.sandboxes.SandboxPausedException(sandboxId, what);
-    }
-    return new SandboxException(what + ": the sandbox's address answered HTTP 502 (" + message
-        + ") while the control plane says it is " + now.state().name().toLowerCase(java.util.Locale.ROOT) + "; try again");
-  }
-
-  /**
-   * Where a sandbox's pre-signed file URLs point, as the official SDK's direct envd URL: the
-   * configured sandbox URL when there is one, else the per-sandbox host
-   * {@code https://49983-<id>.<domain>} (a bare URL carries no routing header, so the shared
-   * {@code sandbox.<domain>} host cannot serve it).
-   */
-  URI directEnvdUrl(String sandboxId, String sandboxDomain) {
-    if (sandboxUrl != null) {
-      return sandboxUrl;
-    }
-    return URI.create("https://" + Envd.PORT + "-" + sandboxId + "." + sandboxDomain);
-  }
-
-  /**
-   * The domains E2B runs itself, where (as in the official SDKs) every sandbox's daemon is reached
-   * at one shared host, {@code sandbox.<domain>}, routed by the {@code E2b-Sandbox-Id} header.
-   */
-  static final java.util.Set<String> E2B_DOMAINS = java.util.Set.of("e2b.app", "e2b.dev", "e2b.pro", "e2b-staging.dev");
-
-  /**
-   * Where a sandbox's daemon is reached: the configured sandbox URL when there is one; for E2B's
-   * own domains the shared {@code https://sandbox.<domain>}; for any other domain (a self-hosted
-   * E2B) the per-sandbox host {@code https://49983-<id>.<domain>}. Every request carries the
-   * routing headers either way.
-   */
-  static URI envdUrl(@Nullable URI sandboxUrl, String sandboxId, String domain) {
-    if (sandboxUrl != null) {
-      return sandboxUrl;
-    }
-    if (E2B_DOMAINS.contains(domain)) {
-      return URI.create("https://sandbox." + domain);
-    }
-    return URI.create("https://" + Envd.PORT + "-" + sandboxId + "." + domain);
-  }
-
-  /**
-   * A handle to a sandbox a listing showed, made from the listing's row alone: nothing is asked
-   * per sandbox, and no deadline moves. Its daemon's address and token are looked up when it is
-   * first used ({@code GET /sandboxes/{id}}, which changes nothing); a sandbox gone or paused by
-   * then makes that first call throw {@link SandboxNotFoundException} or
-   * {@link io.sandboxes.SandboxPausedException}. Only when the record carries no daemon token (a
-   * server that hands it out on connect alone) is the sandbox connected, asking for one second:
-   * connect only ever extends a deadline, so a later one stays where it is.
-   */
-  LiveSandbox listed(SandboxInfo row) {
-    String id = row.id();
-    Envd envd = Envd.resolvedOnFirstUse(http, id, () -> listedAddress(id), (what, message) -> unreachable(id, what, message));
-    return new LiveSandbox(this, id, row.templateId(), row.envdVersion(), envd, domain);
-  }
-
-  private Envd.Address listedAddress(String sandboxId) {
-    JsonNode detail = controlPlane.info(sandboxId);
-    if ("paused".equals(Json.text(detail, "state"))) {
-      throw new io.sandboxes.SandboxPausedException(sandboxId, "a call into sandbox " + sandboxId);
-    }
-    if (Json.text(detail, "envdAccessToken") == null) {
-      detail = controlPlane.connect(sandboxId, 1);
-    }
-    String sandboxDomain = Json.text(detail, "domain");
-    String effectiveDomain = sandboxDomain == null || sandboxDomain.isBlank() ? domain : sandboxDomain;
-    return new Envd.Address(envdUrl(sandboxUrl, sandboxId, effectiveDomain), Json.text(detail, "envdAccessToken"));
-  }
-
-  static SandboxInfo toInfo(JsonNode row) {
-    try {
-      return new SandboxInfo(
-          Json.requireText(row, "sandboxID"),
-          Json.requireText(row, "templateID"),
-          Json.text(row, "alias"),
-          state(Json.requireText(row, "state")),
-          Json.instant(row, "startedAt"),
-          Json.instant(row, "endAt"),
-          Json.intValue(row, "cpuCount", 0),
-          Json.intValue(row, "memoryMB", 0),
-          Json.requireText(row, "envdVersion"),
-          Json.stringMap(row.get("metadata")),
-          volumeMounts(row.get("volumeMounts")),
-          NetworkWire.read(row));
-    } catch (RuntimeException e) {
-      throw new SandboxException("a sandbox record of a shape this client cannot read: " + Json.abbreviate(row), e);
-    }
-  }
-
-  /** The control plane's state names; anything else is a record this client cannot read. */
-  static SandboxState state(String wire) {
-    return switch (wire) {
-      case "running" -> SandboxState.RUNNING;
-      case "paused" -> SandboxState.PAUSED;
-      default -> throw new IllegalArgumentException("unknown sandbox state '" + wire + "'");
-    };
-  }
-
-  static List<io.sandboxes.VolumeMount> volumeMounts(@Nullable JsonNode mounts) {
-    List<io.sandboxes.VolumeMount> out = new ArrayList<>();
-    if (mounts != null && mounts.isArray()) {
-      mounts.forEach(m -> out.add(new io.sandboxes.VolumeMount(m.path("name").asText(), m.path("path").asText())));
-    }
-    return out;
-  }
-
 }

@@ -1,7 +1,5 @@
 package io.sandboxes.e2b;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sandboxes.Describing;
 import io.sandboxes.OnTimeout;
 import io.sandboxes.Sandbox;
@@ -9,29 +7,23 @@ import io.sandboxes.SandboxConfig;
 import io.sandboxes.SandboxInfo;
 import io.sandboxes.SandboxException;
 import io.sandboxes.SandboxProvider;
-import io.sandboxes.SandboxState;
 import io.sandboxes.TemplateCommit;
 import io.sandboxes.TemplateDescriptor;
 import io.sandboxes.TemplateManagement;
 import io.sandboxes.VolumeDescriptor;
 import io.sandboxes.VolumeManagement;
-import io.sandboxes.VolumeMount;
 import io.sandboxes.VolumeQuery;
 import io.sandboxes.SandboxNotFoundException;
 import io.sandboxes.SandboxSpec;
 import io.sandboxes.e2b.internal.ControlPlane;
-import io.sandboxes.e2b.internal.Envd;
 import io.sandboxes.e2b.internal.Http;
-import io.sandboxes.e2b.internal.Json;
 import java.net.URI;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -102,50 +94,19 @@ public final class E2BSandboxProvider
   public static final int DEFAULT_PREVIEW_PORT = 5173;
   /** How many times a control-plane call answered 429 is retried unless configured, as E2B's SDKs: 3. */
   public static final int DEFAULT_RETRIES = ControlPlane.DEFAULT_RETRIES;
-  /** Everything: the deny-by-default rule sent with an allow-list. */
-  static final String ALL_TRAFFIC = "0.0.0.0/0";
 
-  private final URI apiUrl;
-  private final @Nullable URI sandboxUrl;
-  private final String domain;
+  /** What this provider runs with; read by the package's collaborators, not API. */
+  final ProviderSettings.Resolved settings;
   private final Http http;
   private final ControlPlane controlPlane;
   private final E2BApi api;
-  private final List<AutoCloseable> closing;
-  private final String templateId;
-  private final Duration defaultTimeout;
-  private final int defaultPreviewPort;
-  private final List<String> defaultAllowOut;
-  private final io.sandboxes.@Nullable EgressProbe egressProbe;
-  private final java.util.function.@Nullable BiFunction<String, Integer, String> previewUrls;
   private final AtomicBoolean closed = new AtomicBoolean();
 
-  private E2BSandboxProvider(Builder b) {
-    Function<String, @Nullable String> env = b.environment;
-    String apiKey = firstNonBlank(b.apiKey, env.apply("E2B_API_KEY"));
-    this.domain = Objects.requireNonNull(firstNonBlank(b.domain, env.apply("E2B_DOMAIN"), DEFAULT_DOMAIN));
-    URI api = b.apiUrl;
-    if (api == null) {
-      String fromEnv = firstNonBlank(env.apply("E2B_API_URL"));
-      api = fromEnv != null ? parseUrl(fromEnv, "E2B_API_URL") : URI.create("https://api." + domain);
-    }
-    this.apiUrl = api;
-    URI sbx = b.sandboxUrl;
-    if (sbx == null) {
-      String fromEnv = firstNonBlank(env.apply("E2B_SANDBOX_URL"));
-      sbx = fromEnv != null ? parseUrl(fromEnv, "E2B_SANDBOX_URL") : null;
-    }
-    this.sandboxUrl = sbx;
-    this.http = new Http(b.requestTimeout, new Http.Transport(b.httpClient, b.sslContext, b.proxy, b.executor));
-    this.controlPlane = new ControlPlane(http, apiUrl, apiKey, b.retries);
-    this.closing = List.copyOf(b.closing);
-    this.templateId = Objects.requireNonNull(firstNonBlank(b.templateId, env.apply("E2B_TEMPLATE_ID"), SandboxSpec.DEFAULT_TEMPLATE));
-    this.defaultTimeout = b.defaultTimeout;
-    this.defaultPreviewPort = b.defaultPreviewPort;
-    this.defaultAllowOut = List.copyOf(b.defaultAllowOut);
-    this.egressProbe = b.egressProbe;
-    this.previewUrls = b.previewUrls;
-    this.api = new E2BApi(this, http, controlPlane, sandboxUrl, domain);
+  private E2BSandboxProvider(ProviderSettings.Resolved settings) {
+    this.settings = settings;
+    this.http = new Http(settings.requestTimeout(), settings.transport());
+    this.controlPlane = new ControlPlane(http, settings.apiUrl(), settings.apiKey(), settings.retries());
+    this.api = new E2BApi(this, http, controlPlane, settings.sandboxUrl(), settings.domain());
   }
 
   /**
@@ -172,7 +133,7 @@ public final class E2BSandboxProvider
    * @return the control-plane base URL in use
    */
   public URI apiUrl() {
-    return apiUrl;
+    return settings.apiUrl();
   }
 
   /**
@@ -185,7 +146,7 @@ public final class E2BSandboxProvider
    *     {@code https://49983-<id>.<domain>}; the {@code E2b-Sandbox-Id} header routes either way
    */
   public Optional<URI> sandboxUrl() {
-    return Optional.ofNullable(sandboxUrl);
+    return Optional.ofNullable(settings.sandboxUrl());
   }
 
   /**
@@ -197,18 +158,6 @@ public final class E2BSandboxProvider
    */
   public E2BApi api() {
     return api;
-  }
-
-  Duration defaultTimeout() {
-    return defaultTimeout;
-  }
-
-  int defaultPreviewPort() {
-    return defaultPreviewPort;
-  }
-
-  java.util.function.@Nullable BiFunction<String, Integer, String> previewUrls() {
-    return previewUrls;
   }
 
   /** @return {@code e2b} */
@@ -235,37 +184,17 @@ public final class E2BSandboxProvider
    */
   @Override
   public LiveSandbox create(SandboxConfig config) {
-    return create(config, OnTimeout.PAUSE);
-  }
-
-  LiveSandbox create(SandboxConfig config, OnTimeout onTimeout) {
-    return create(config, onTimeout, defaultAllowOut);
+    return create(config, OnTimeout.PAUSE, settings.defaultAllowOut());
   }
 
   /**
-   * Creates with {@code allowOut} sent deny-by-default in the create request (none when empty), so
-   * the sandbox never runs under another policy; the egress probe passes none, so its sandbox's
-   * first policy is the probe's own.
+   * Creates with {@code allowOut} sent deny-by-default in the create request (none when empty), so the
+   * sandbox never runs under another policy; the egress probe passes none, its sandbox's first policy its own.
    */
   LiveSandbox create(SandboxConfig config, OnTimeout onTimeout, List<String> allowOut) {
     ensureOpen();
     Objects.requireNonNull(config, "config");
-    if (config.command() != null) {
-      throw new SandboxException("the e2b provider cannot run a boot command (" + config.command()
-          + "): E2B sandboxes start their template's own process; run it with exec or spawn after create");
-    }
-    if (config.volumeName() != null && config.volumeMountPath() == null) {
-      throw new SandboxException("volume '" + config.volumeName() + "' was named without a volumeMountPath: say where to mount it");
-    }
-    Map<String, String> metadata = new java.util.LinkedHashMap<>(config.labels());
-    metadata.put("projectId", config.projectId());
-    SandboxSpec spec = new SandboxSpec(config.templateId() != null ? config.templateId() : templateId,
-        config.timeout() != null ? config.timeout() : defaultTimeout, config.env(), metadata, onTimeout, false,
-        config.volumeName() == null ? List.of() : List.of(new VolumeMount(config.volumeName(), config.volumeMountPath())));
-    if (!allowOut.isEmpty()) {
-      spec = spec.withNetwork(io.sandboxes.SandboxNetwork.allowOnly(allowOut.toArray(String[]::new)));
-    }
-    return api.create(spec);
+    return api.create(ProviderSettings.spec(settings, config, onTimeout, allowOut));
   }
 
   /**
@@ -277,7 +206,7 @@ public final class E2BSandboxProvider
   public Optional<Sandbox> get(String sandboxId) {
     ensureOpen();
     try {
-      return Optional.of(api.connect(sandboxId, defaultTimeout));
+      return Optional.of(api.connect(sandboxId, settings.defaultTimeout()));
     } catch (SandboxNotFoundException e) {
       return Optional.empty();
     }
@@ -299,14 +228,7 @@ public final class E2BSandboxProvider
   @Override
   public List<Sandbox> list() {
     ensureOpen();
-    List<SandboxInfo> rows = api.listAll(SandboxQuery.inState(SandboxState.RUNNING));
-    List<Sandbox> out = new ArrayList<>(rows.size());
-    for (SandboxInfo row : rows) {
-      if (row.state() != SandboxState.PAUSED) {
-        out.add(api.listed(row));
-      }
-    }
-    return out;
+    return SandboxHandles.listedRunning(api);
   }
 
   /** Kills the sandbox (running or paused); one that is already gone is not an error. */
@@ -327,30 +249,7 @@ public final class E2BSandboxProvider
   @Override
   public Optional<SandboxInfo> describe(String sandboxId) {
     ensureOpen();
-    JsonNode info;
-    try {
-      info = controlPlane.info(sandboxId);
-    } catch (SandboxNotFoundException e) {
-      return Optional.empty();
-    }
-    return Optional.of(new SandboxInfo(
-        Objects.requireNonNullElse(Json.text(info, "sandboxID"), sandboxId),
-        Json.text(info, "templateID"),
-        Json.text(info, "alias"),
-        "paused".equals(Json.text(info, "state")) ? SandboxState.PAUSED : SandboxState.RUNNING,
-        Timestamps.instant(Json.text(info, "startedAt")),
-        Timestamps.instant(Json.text(info, "endAt")),
-        countOrZero(info, "cpuCount"),
-        countOrZero(info, "memoryMB"),
-        Json.text(info, "envdVersion"),
-        Json.stringMap(info.get("metadata")),
-        E2BApi.volumeMounts(info.get("volumeMounts"))));
-  }
-
-  /** A count of a sparse record: 0 ("not reported") when absent or not an int. */
-  private static int countOrZero(JsonNode record, String field) {
-    Integer v = Json.exactInt(record.get(field));
-    return v == null ? 0 : v;
+    return ApiAnswers.sparseInfo(controlPlane, sandboxId);
   }
 
   /**
@@ -363,128 +262,31 @@ public final class E2BSandboxProvider
    */
   @Override
   public io.sandboxes.EgressVerdict verifyEgress() {
-    if (closed.get()) {
-      return new io.sandboxes.EgressVerdict(io.sandboxes.EgressVerdict.State.INCONCLUSIVE,
-          "Could not create a probe sandbox: this E2BSandboxProvider is closed", "Check E2B_API_KEY and account capacity.");
-    }
-    io.sandboxes.EgressProbe probe = egressProbe;
-    if (probe == null) {
-      try {
-        probe = defaultProbe();
-      } catch (RuntimeException e) {
-        return new io.sandboxes.EgressVerdict(io.sandboxes.EgressVerdict.State.INCONCLUSIVE,
-            "Could not learn what to probe: " + e.getMessage(), "Configure E2BSandboxProvider.Builder.egressProbe.");
-      }
-      if (probe == null) {
-        return new io.sandboxes.EgressVerdict(io.sandboxes.EgressVerdict.State.INCONCLUSIVE,
-            "The server at " + apiUrl + " is on this machine and names no witnesses to probe; public hosts are not probed from here.",
-            "Configure E2BSandboxProvider.Builder.egressProbe with targets this server can observe.");
-      }
-    }
-    return EgressProbeRun.run(this, probe);
-  }
-
-  /**
-   * E2B's public probe for a remote control plane; for one on this machine (loopback), the
-   * witnesses it names at {@code GET /local/egress-probe}, or null: a local server is never made
-   * to probe public hosts.
-   */
-  private io.sandboxes.@Nullable EgressProbe defaultProbe() {
-    String host = apiUrl.getHost();
-    boolean loopback = host.equals("localhost") || host.startsWith("127.") || host.equals("[::1]") || host.equals("::1");
-    if (!loopback) {
-      return io.sandboxes.EgressProbe.E2B_CLOUD;
-    }
-    JsonNode p = controlPlane.getOptional("/local/egress-probe", "read the server's egress witnesses");
-    if (p == null) {
-      return null;
-    }
-    List<String> allowOut = new ArrayList<>();
-    p.path("allowOut").forEach(a -> allowOut.add(a.asText()));
-    return new io.sandboxes.EgressProbe(Json.requireText(p, "allowedHost"), Json.requireText(p, "deniedHost"),
-        Json.requireText(p, "rawIp"), allowOut, Objects.requireNonNullElse(Json.text(p, "scheme"), "https"));
-  }
-
-  // ---- volumes, by name ----
-
-  private Optional<VolumeInfo> findVolume(String name) {
-    return api.listVolumes().stream().filter(v -> v.name().equals(name)).findFirst();
+    return EgressProbeRun.verify(this, closed.get(), controlPlane);
   }
 
   @Override
   public void createVolume(String name) {
     ensureOpen();
-    if (findVolume(name).isPresent()) {
-      return;
-    }
-    try {
-      api.createVolume(name);
-    } catch (io.sandboxes.SandboxApiException e) {
-      if (e.statusCode() != 409 || findVolume(name).isEmpty()) {
-        throw e;
-      }
-    }
+    VolumesByName.create(api, name);
   }
 
   @Override
   public void removeVolume(String name) {
     ensureOpen();
-    Optional<VolumeInfo> v = findVolume(name);
-    if (v.isPresent()) {
-      api.deleteVolume(v.get().volumeId());
-    }
+    VolumesByName.remove(api, name);
   }
 
   @Override
   public boolean volumeExists(String name) {
     ensureOpen();
-    return findVolume(name).isPresent();
+    return VolumesByName.find(api, name).isPresent();
   }
 
   @Override
   public List<VolumeDescriptor> listVolumes(VolumeQuery query) {
     ensureOpen();
-    List<VolumeInfo> volumes = api.listVolumes();
-    java.util.Set<String> mounted = new java.util.HashSet<>();
-    for (SandboxInfo s : api.listAll(SandboxQuery.all())) {
-      s.volumeMounts().forEach(m -> mounted.add(m.volume()));
-    }
-    List<VolumeDescriptor> out = new ArrayList<>();
-    for (VolumeInfo v : volumes) {
-      if (query.namePrefix() != null && !v.name().startsWith(query.namePrefix())) {
-        continue;
-      }
-      boolean attached = mounted.contains(v.name());
-      if (query.attached() != null && query.attached() != attached) {
-        continue;
-      }
-      out.add(new VolumeDescriptor(v.name(), v.volumeId(), attached, null, null));
-    }
-    return out;
-  }
-
-  // ---- templates over snapshots ----
-
-  /** The caller's id out of E2B's reference: {@code team/name:tag} becomes {@code name}. */
-  static String bareName(String reference) {
-    String s = reference;
-    int slash = s.lastIndexOf('/');
-    if (slash >= 0) {
-      s = s.substring(slash + 1);
-    }
-    int colon = s.indexOf(':');
-    return colon >= 0 ? s.substring(0, colon) : s;
-  }
-
-  private java.util.Set<String> templatesInUse() {
-    java.util.Set<String> used = new java.util.HashSet<>();
-    for (SandboxInfo s : api.listAll(SandboxQuery.all())) {
-      used.add(bareName(s.templateId()));
-      if (s.alias() != null) {
-        used.add(bareName(s.alias()));
-      }
-    }
-    return used;
+    return VolumesByName.list(api, query);
   }
 
   /**
@@ -497,63 +299,25 @@ public final class E2BSandboxProvider
   @Override
   public TemplateDescriptor commitTemplate(TemplateCommit commit) {
     ensureOpen();
-    if (!commit.capturePaths().isEmpty()) {
-      SandboxInfo info = api.info(commit.sandboxId());
-      for (String path : commit.capturePaths()) {
-        for (io.sandboxes.VolumeMount m : info.volumeMounts()) {
-          if (path.equals(m.path()) || path.startsWith(m.path() + "/")) {
-            throw new SandboxException("cannot capture " + path + ": it lies on the mounted volume '" + m.volume() + "' at "
-                + m.path() + ", and volumes are not part of a template");
-          }
-        }
-      }
-    }
-    SnapshotInfo snap = api.createSnapshot(commit.sandboxId(), commit.templateId());
-    return new TemplateDescriptor(commit.templateId(), snap.snapshotId(), commit.label(), null, true,
-        Timestamps.isoMillis(java.time.Instant.now()));
+    return TemplatesOverSnapshots.commit(api, commit);
   }
 
   @Override
   public Optional<TemplateDescriptor> getTemplate(String templateId) {
     ensureOpen();
-    Optional<SnapshotInfo> snap = api.listSnapshots(null, templateId).stream()
-        .filter(s -> bareName(s.names().isEmpty() ? s.snapshotId() : s.names().get(0)).equals(templateId)
-            || bareName(s.snapshotId()).equals(templateId))
-        .findFirst();
-    if (snap.isEmpty()) {
-      return Optional.empty();
-    }
-    boolean inUse = templatesInUse().contains(templateId);
-    return Optional.of(new TemplateDescriptor(templateId, snap.get().snapshotId(), null, null, inUse, null));
+    return TemplatesOverSnapshots.get(api, templateId);
   }
 
   @Override
   public List<TemplateDescriptor> listTemplates(@Nullable String idPrefix) {
     ensureOpen();
-    List<SnapshotInfo> snaps = api.listSnapshots(null, null);
-    java.util.Set<String> used = templatesInUse();
-    List<TemplateDescriptor> out = new ArrayList<>();
-    for (SnapshotInfo s : snaps) {
-      String id = bareName(s.names().isEmpty() ? s.snapshotId() : s.names().get(0));
-      if (idPrefix == null || id.startsWith(idPrefix)) {
-        out.add(new TemplateDescriptor(id, s.snapshotId(), null, null, used.contains(id), null));
-      }
-    }
-    return out;
+    return TemplatesOverSnapshots.list(api, idPrefix);
   }
 
   @Override
   public void removeTemplate(String templateId) {
     ensureOpen();
-    Optional<TemplateDescriptor> t = getTemplate(templateId);
-    if (t.isEmpty()) {
-      return;
-    }
-    if (t.get().inUse()) {
-      throw new SandboxException("template " + templateId + " is currently running (a running or paused sandbox was booted from it);"
-          + " destroy those sandboxes first");
-    }
-    api.deleteTemplate(t.get().ref());
+    TemplatesOverSnapshots.remove(api, templateId);
   }
 
   void ensureOpen() {
@@ -571,59 +335,7 @@ public final class E2BSandboxProvider
     if (!closed.compareAndSet(false, true)) {
       return;
     }
-    RuntimeException failure = null;
-    try {
-      http.close();
-    } catch (RuntimeException e) {
-      failure = e;
-    }
-    for (int i = closing.size() - 1; i >= 0; i--) {
-      try {
-        closing.get(i).close();
-      } catch (Exception e) {
-        if (failure == null) {
-          failure = new SandboxException("closing a resource attached to the provider failed", e);
-        } else {
-          failure.addSuppressed(e);
-        }
-      }
-    }
-    if (failure != null) {
-      throw failure;
-    }
-  }
-
-  static long seconds(Duration d) {
-    long s = d.getSeconds();
-    return d.getNano() > 0 ? s + 1 : s;
-  }
-
-  static void requirePositive(Duration d, String name) {
-    Objects.requireNonNull(d, name);
-    if (d.isNegative() || d.isZero()) {
-      throw new IllegalArgumentException(name + " must be positive, got " + d);
-    }
-  }
-
-  private static URI parseUrl(String value, String name) {
-    try {
-      URI uri = URI.create(value.strip());
-      if (uri.getScheme() == null || uri.getHost() == null) {
-        throw new IllegalArgumentException(name + " must be an absolute http(s) URL, got '" + value + "'");
-      }
-      return uri;
-    } catch (IllegalArgumentException e) {
-      throw new IllegalArgumentException(name + " must be an absolute http(s) URL, got '" + value + "'", e);
-    }
-  }
-
-  private static @Nullable String firstNonBlank(@Nullable String... values) {
-    for (String v : values) {
-      if (v != null && !v.isBlank()) {
-        return v.strip();
-      }
-    }
-    return null;
+    ProviderSettings.release(http, settings.closing());
   }
 
   /**
@@ -631,24 +343,7 @@ public final class E2BSandboxProvider
    * then to E2B's cloud defaults.
    */
   public static final class Builder {
-    private @Nullable String apiKey;
-    private @Nullable URI apiUrl;
-    private @Nullable URI sandboxUrl;
-    private @Nullable String domain;
-    private Duration requestTimeout = DEFAULT_REQUEST_TIMEOUT;
-    private int retries = DEFAULT_RETRIES;
-    private Function<String, @Nullable String> environment = System::getenv;
-    private @Nullable String templateId;
-    private Duration defaultTimeout = DEFAULT_TIMEOUT;
-    private int defaultPreviewPort = DEFAULT_PREVIEW_PORT;
-    private List<String> defaultAllowOut = List.of();
-    private io.sandboxes.@Nullable EgressProbe egressProbe;
-    private java.util.function.@Nullable BiFunction<String, Integer, String> previewUrls;
-    private final List<AutoCloseable> closing = new ArrayList<>();
-    private java.net.http.@Nullable HttpClient httpClient;
-    private javax.net.ssl.@Nullable SSLContext sslContext;
-    private java.net.@Nullable ProxySelector proxy;
-    private java.util.concurrent.@Nullable Executor executor;
+    private final ProviderSettings settings = new ProviderSettings();
 
     private Builder() {}
 
@@ -669,7 +364,7 @@ public final class E2BSandboxProvider
      * @return this
      */
     public Builder httpClient(java.net.http.HttpClient httpClient) {
-      this.httpClient = Objects.requireNonNull(httpClient, "httpClient");
+      settings.httpClient = Objects.requireNonNull(httpClient, "httpClient");
       return this;
     }
 
@@ -683,7 +378,7 @@ public final class E2BSandboxProvider
      * @see #httpClient(java.net.http.HttpClient)
      */
     public Builder sslContext(javax.net.ssl.SSLContext sslContext) {
-      this.sslContext = Objects.requireNonNull(sslContext, "sslContext");
+      settings.sslContext = Objects.requireNonNull(sslContext, "sslContext");
       return this;
     }
 
@@ -698,7 +393,7 @@ public final class E2BSandboxProvider
      * @return this
      */
     public Builder proxy(java.net.ProxySelector proxy) {
-      this.proxy = Objects.requireNonNull(proxy, "proxy");
+      settings.proxy = Objects.requireNonNull(proxy, "proxy");
       return this;
     }
 
@@ -710,7 +405,7 @@ public final class E2BSandboxProvider
      * @return this
      */
     public Builder executor(java.util.concurrent.Executor executor) {
-      this.executor = Objects.requireNonNull(executor, "executor");
+      settings.executor = Objects.requireNonNull(executor, "executor");
       return this;
     }
 
@@ -722,10 +417,7 @@ public final class E2BSandboxProvider
      * @return this
      */
     public Builder apiKey(String apiKey) {
-      if (Objects.requireNonNull(apiKey, "apiKey").isBlank()) {
-        throw new IllegalArgumentException("apiKey must not be blank");
-      }
-      this.apiKey = apiKey;
+      settings.apiKey = ProviderSettings.nonBlank(apiKey, "apiKey");
       return this;
     }
 
@@ -736,7 +428,7 @@ public final class E2BSandboxProvider
      * @return this
      */
     public Builder apiUrl(URI apiUrl) {
-      this.apiUrl = parseUrl(Objects.requireNonNull(apiUrl, "apiUrl").toString(), "apiUrl");
+      settings.apiUrl = ProviderSettings.parseUrl(Objects.requireNonNull(apiUrl, "apiUrl").toString(), "apiUrl");
       return this;
     }
 
@@ -748,7 +440,7 @@ public final class E2BSandboxProvider
      * @return this
      */
     public Builder sandboxUrl(URI sandboxUrl) {
-      this.sandboxUrl = parseUrl(Objects.requireNonNull(sandboxUrl, "sandboxUrl").toString(), "sandboxUrl");
+      settings.sandboxUrl = ProviderSettings.parseUrl(Objects.requireNonNull(sandboxUrl, "sandboxUrl").toString(), "sandboxUrl");
       return this;
     }
 
@@ -759,10 +451,7 @@ public final class E2BSandboxProvider
      * @return this
      */
     public Builder domain(String domain) {
-      if (Objects.requireNonNull(domain, "domain").isBlank() || domain.contains("/")) {
-        throw new IllegalArgumentException("domain must be a host name like 'e2b.app', got '" + domain + "'");
-      }
-      this.domain = domain;
+      settings.domain = ProviderSettings.hostName(domain);
       return this;
     }
 
@@ -774,11 +463,7 @@ public final class E2BSandboxProvider
      * @return this
      */
     public Builder requestTimeout(Duration requestTimeout) {
-      Objects.requireNonNull(requestTimeout, "requestTimeout");
-      if (requestTimeout.isNegative()) {
-        throw new IllegalArgumentException("requestTimeout must not be negative, got " + requestTimeout);
-      }
-      this.requestTimeout = requestTimeout;
+      settings.requestTimeout = ProviderSettings.notNegative(requestTimeout, "requestTimeout");
       return this;
     }
 
@@ -796,10 +481,7 @@ public final class E2BSandboxProvider
      * @see E2BApi#withRetries(int)
      */
     public Builder retries(int retries) {
-      if (retries < 0) {
-        throw new IllegalArgumentException("retries must not be negative, got " + retries);
-      }
-      this.retries = retries;
+      settings.retries = ProviderSettings.notNegative(retries, "retries");
       return this;
     }
 
@@ -810,8 +492,7 @@ public final class E2BSandboxProvider
      * @return this
      */
     public Builder environment(Map<String, String> environment) {
-      Map<String, String> copy = Map.copyOf(environment);
-      this.environment = copy::get;
+      settings.environment = Map.copyOf(environment)::get;
       return this;
     }
 
@@ -822,7 +503,7 @@ public final class E2BSandboxProvider
      * @return this
      */
     public Builder closing(AutoCloseable resource) {
-      closing.add(Objects.requireNonNull(resource, "resource"));
+      settings.closing.add(Objects.requireNonNull(resource, "resource"));
       return this;
     }
 
@@ -834,10 +515,7 @@ public final class E2BSandboxProvider
      * @return this
      */
     public Builder templateId(String templateId) {
-      if (Objects.requireNonNull(templateId, "templateId").isBlank()) {
-        throw new IllegalArgumentException("templateId must not be blank");
-      }
-      this.templateId = templateId;
+      settings.templateId = ProviderSettings.nonBlank(templateId, "templateId");
       return this;
     }
 
@@ -848,8 +526,7 @@ public final class E2BSandboxProvider
      * @return this
      */
     public Builder defaultTimeout(Duration timeout) {
-      requirePositive(timeout, "defaultTimeout");
-      this.defaultTimeout = timeout;
+      settings.defaultTimeout = ProviderSettings.positive(timeout, "defaultTimeout");
       return this;
     }
 
@@ -860,10 +537,7 @@ public final class E2BSandboxProvider
      * @return this
      */
     public Builder defaultPreviewPort(int port) {
-      if (port < 1 || port > 65535) {
-        throw new IllegalArgumentException("defaultPreviewPort must be between 1 and 65535, got " + port);
-      }
-      this.defaultPreviewPort = port;
+      settings.defaultPreviewPort = ProviderSettings.port(port, "defaultPreviewPort");
       return this;
     }
 
@@ -876,9 +550,7 @@ public final class E2BSandboxProvider
      * @throws IllegalArgumentException when an entry is not a domain, {@code *.}domain, IP or CIDR
      */
     public Builder defaultAllowOut(List<String> allowOut) {
-      List<String> copy = List.copyOf(Objects.requireNonNull(allowOut, "allowOut"));
-      io.sandboxes.SandboxNetwork.allowOnly(copy.toArray(String[]::new)); // validates the entries now, not at the first create
-      this.defaultAllowOut = copy;
+      settings.defaultAllowOut = ProviderSettings.allowList(allowOut);
       return this;
     }
 
@@ -891,7 +563,7 @@ public final class E2BSandboxProvider
      * @return this
      */
     public Builder egressProbe(io.sandboxes.EgressProbe probe) {
-      this.egressProbe = Objects.requireNonNull(probe, "probe");
+      settings.egressProbe = Objects.requireNonNull(probe, "probe");
       return this;
     }
 
@@ -905,7 +577,7 @@ public final class E2BSandboxProvider
      * @return this
      */
     public Builder previewUrls(java.util.function.BiFunction<String, Integer, String> previewUrls) {
-      this.previewUrls = Objects.requireNonNull(previewUrls, "previewUrls");
+      settings.previewUrls = Objects.requireNonNull(previewUrls, "previewUrls");
       return this;
     }
 
@@ -917,21 +589,7 @@ public final class E2BSandboxProvider
      *     {@link #sslContext}, {@link #proxy} or {@link #executor}
      */
     public E2BSandboxProvider build() {
-      if (httpClient != null && (sslContext != null || proxy != null || executor != null)) {
-        List<String> parts = new ArrayList<>();
-        if (sslContext != null) {
-          parts.add("sslContext");
-        }
-        if (proxy != null) {
-          parts.add("proxy");
-        }
-        if (executor != null) {
-          parts.add("executor");
-        }
-        throw new IllegalStateException("httpClient(..) was given together with " + String.join(", ", parts)
-            + "(..): those configure the provider's own client; set them on the given HttpClient instead");
-      }
-      return new E2BSandboxProvider(this);
+      return new E2BSandboxProvider(settings.resolve());
     }
   }
 }

@@ -58,7 +58,7 @@ final class E2BSpawn implements SpawnHandle {
           }
         } else if (event.has("end")) {
           JsonNode end = event.get("end");
-          Integer code = LiveSandbox.readExitCode(end);
+          Integer code = Processes.readExitCode(end);
           result = code != null ? new ProcessExit(code, Json.text(end, "error"))
               : new ProcessExit(-1, "exit code unknown: the daemon's exit report carries exitCode "
                   + Json.abbreviate(end.get("exitCode")) + ", which is not an exit code");

@@ -1,13 +1,20 @@
 package io.sandboxes.e2b;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import io.sandboxes.EgressProbe;
 import io.sandboxes.EgressVerdict;
 import io.sandboxes.ExecOptions;
 import io.sandboxes.SandboxConfig;
 import io.sandboxes.OnTimeout;
+import io.sandboxes.e2b.internal.ControlPlane;
+import io.sandboxes.e2b.internal.Json;
+import java.net.URI;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
 
 /** The seed's egress probe: create a throwaway sandbox, curl three targets from inside, classify, destroy. */
 final class EgressProbeRun {
@@ -51,6 +58,54 @@ final class EgressProbeRun {
         "Egress probe output was unreadable (allowed=" + allowed + ", host=" + deniedHost + ", rawIP=" + deniedIp + ").", null);
   }
 
+  /**
+   * The configured probe, else the default one, run against a sandbox made for it; a closed
+   * provider, or a probe that cannot be had, is an inconclusive verdict saying why.
+   */
+  static EgressVerdict verify(E2BSandboxProvider provider, boolean closed, ControlPlane controlPlane) {
+    if (closed) {
+      return new EgressVerdict(EgressVerdict.State.INCONCLUSIVE,
+          "Could not create a probe sandbox: this E2BSandboxProvider is closed", "Check E2B_API_KEY and account capacity.");
+    }
+    URI apiUrl = provider.settings.apiUrl();
+    EgressProbe probe = provider.settings.egressProbe();
+    if (probe == null) {
+      try {
+        probe = defaultProbe(apiUrl, controlPlane);
+      } catch (RuntimeException e) {
+        return new EgressVerdict(EgressVerdict.State.INCONCLUSIVE,
+            "Could not learn what to probe: " + e.getMessage(), "Configure E2BSandboxProvider.Builder.egressProbe.");
+      }
+      if (probe == null) {
+        return new EgressVerdict(EgressVerdict.State.INCONCLUSIVE,
+            "The server at " + apiUrl + " is on this machine and names no witnesses to probe; public hosts are not probed from here.",
+            "Configure E2BSandboxProvider.Builder.egressProbe with targets this server can observe.");
+      }
+    }
+    return run(provider, probe);
+  }
+
+  /**
+   * E2B's public probe for a remote control plane; for one on this machine (loopback), the
+   * witnesses it names at {@code GET /local/egress-probe}, or null: a local server is never made
+   * to probe public hosts.
+   */
+  static @Nullable EgressProbe defaultProbe(URI apiUrl, ControlPlane controlPlane) {
+    String host = apiUrl.getHost();
+    boolean loopback = host.equals("localhost") || host.startsWith("127.") || host.equals("[::1]") || host.equals("::1");
+    if (!loopback) {
+      return EgressProbe.E2B_CLOUD;
+    }
+    JsonNode p = controlPlane.getOptional("/local/egress-probe", "read the server's egress witnesses");
+    if (p == null) {
+      return null;
+    }
+    List<String> allowOut = new ArrayList<>();
+    p.path("allowOut").forEach(a -> allowOut.add(a.asText()));
+    return new EgressProbe(Json.requireText(p, "allowedHost"), Json.requireText(p, "deniedHost"),
+        Json.requireText(p, "rawIp"), allowOut, Objects.requireNonNullElse(Json.text(p, "scheme"), "https"));
+  }
+
   static EgressVerdict run(E2BSandboxProvider provider, EgressProbe probe) {
     LiveSandbox sandbox;
     try {
@@ -62,7 +117,7 @@ final class EgressProbeRun {
     }
     EgressVerdict verdict;
     try {
-      provider.api().updateNetwork(sandbox.id(), probe.allowOut(), List.of(E2BSandboxProvider.ALL_TRAFFIC));
+      provider.api().updateNetwork(sandbox.id(), probe.allowOut(), List.of(io.sandboxes.SandboxNetwork.ALL_TRAFFIC));
       ExecOptions opts = ExecOptions.defaults().withTimeout(Duration.ofSeconds(30));
       String allowed = sandbox.exec(curl(probe, probe.allowedHost()), opts).stdout().strip();
       String deniedHost = sandbox.exec(curl(probe, probe.deniedHost()), opts).stdout().strip();

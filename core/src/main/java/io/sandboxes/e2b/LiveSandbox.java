@@ -1,7 +1,5 @@
 package io.sandboxes.e2b;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sandboxes.CommandTimeoutException;
 import io.sandboxes.DirEntry;
 import io.sandboxes.ExecOptions;
@@ -11,22 +9,13 @@ import io.sandboxes.Sandbox;
 import io.sandboxes.SandboxException;
 import io.sandboxes.SandboxInfo;
 import io.sandboxes.SandboxState;
-import io.sandboxes.e2b.internal.ConnectStream;
 import io.sandboxes.e2b.internal.Envd;
-import io.sandboxes.e2b.internal.Json;
-import io.sandboxes.e2b.internal.Utf8Accumulator;
-import io.sandboxes.e2b.internal.Watchdog;
 import java.net.URI;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Base64;
 import java.util.List;
 import java.util.Objects;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.jspecify.annotations.Nullable;
 
@@ -40,16 +29,8 @@ import org.jspecify.annotations.Nullable;
  */
 public final class LiveSandbox implements Sandbox {
 
-  /** Extra time the client waits past a command's own deadline for the daemon to report it. */
-  static final Duration DEADLINE_GRACE = Duration.ofSeconds(10);
-  /** How long a command may run before the client checks whether its process still lives. */
-  static final Duration SETTLE_PROBE = Duration.ofMillis(1_500);
-  /** Once the process is seen gone, how long its exit report may take to arrive. */
-  static final Duration EXIT_REPORT_GRACE = Duration.ofMillis(2_000);
   /** The exit code reported when a command's outcome cannot be observed: 128 + SIGKILL, never 0. */
   public static final int EXIT_CODE_UNKNOWN = 137;
-  /** The liveness probe's own deadline. */
-  static final Duration PROBE_TIMEOUT = Duration.ofSeconds(10);
 
   private final E2BApi api;
   private final String id;
@@ -193,7 +174,7 @@ public final class LiveSandbox implements Sandbox {
 
   @Override
   public String previewUrl() {
-    return previewUrl(api.provider().defaultPreviewPort());
+    return previewUrl(api.provider().settings.defaultPreviewPort());
   }
 
   @Override
@@ -201,32 +182,11 @@ public final class LiveSandbox implements Sandbox {
     if (port < 1 || port > 65535) {
       throw new IllegalArgumentException("port must be between 1 and 65535, got " + port);
     }
-    java.util.function.BiFunction<String, Integer, String> resolver = api.provider().previewUrls();
+    java.util.function.BiFunction<String, Integer, String> resolver = api.provider().settings.previewUrls();
     if (resolver != null) {
       return resolver.apply(id, port);
     }
     return "https://" + port + "-" + id + "." + previewDomain;
-  }
-
-  /** {@code /bin/bash -l -c <command>} with the given environment and working directory. */
-  private static ObjectNode loginShell(String command, java.util.Map<String, String> env, @Nullable String cwd) {
-    ObjectNode process = Json.object().put("cmd", "/bin/bash");
-    process.putArray("args").add("-l").add("-c").add(command);
-    if (!env.isEmpty()) {
-      process.set("envs", Json.toObject(env));
-    }
-    if (cwd != null) {
-      process.put("cwd", cwd);
-    }
-    return process;
-  }
-
-  /** E2B's {@code commands.run} request: the login shell, and stdin open only when asked for. */
-  static ObjectNode startBody(String command, ExecOptions options) {
-    ObjectNode body = Json.object();
-    body.set("process", loginShell(command, options.env(), options.cwd()));
-    body.put("stdin", options.stdin());
-    return body;
   }
 
   /**
@@ -250,304 +210,11 @@ public final class LiveSandbox implements Sandbox {
    */
   @Override
   public ExecResult exec(String command, ExecOptions options) {
-    Objects.requireNonNull(command, "command");
-    Objects.requireNonNull(options, "options");
-    long started = System.nanoTime();
-    String context = "exec in sandbox " + id;
-    Utf8Accumulator stdout = new Utf8Accumulator();
-    Utf8Accumulator stderr = new Utf8Accumulator();
-    CompletableFuture<JsonNode> end = new CompletableFuture<>();
-    java.util.concurrent.atomic.AtomicLong lastEvent = new java.util.concurrent.atomic.AtomicLong(System.nanoTime());
-    java.util.concurrent.atomic.AtomicInteger pid = new java.util.concurrent.atomic.AtomicInteger(-1);
-    ConnectStream stream = envd.stream("process.Process/Start", startBody(command, options), options.user(), options.timeout(),
-        context, null);
-    Thread reader = null;
-    try (stream; Watchdog ignored = options.timeout().isZero() ? null
-        : Watchdog.arm(id, options.timeout().plus(DEADLINE_GRACE), stream::close)) {
-      JsonNode first = stream.next();
-      if (first == null || !first.path("event").has("start")) {
-        throw new SandboxException(context + ": the daemon did not report the process as started");
-      }
-      // a pid that is not a positive int is no process: never probed nor signalled
-      pid.set(pidOf(first, -1));
-      reader = io.sandboxes.e2b.internal.Tasks.start(id, "sandboxes-exec-" + id,
-          () -> readEvents(stream, stdout, stderr, options, end, context, lastEvent));
-      JsonNode report = await(end, SETTLE_PROBE);
-      if (report == null) {
-        if (processGone(pid.get(), options.user())) {
-          // the grace window counts from the last thing the stream delivered: a stream still
-          // draining output is not held, only one that has gone quiet is
-          while ((report = await(end, EXIT_REPORT_GRACE)) == null) {
-            if (System.nanoTime() - lastEvent.get() >= EXIT_REPORT_GRACE.toNanos()) {
-              return unknownOutcome("the started process (pid " + pid.get() + ") is gone but its output stream is still held, "
-                  + "so its real outcome cannot be observed", stdout, stderr, started);
-            }
-          }
-        } else {
-          report = await(end, null);
-        }
-      }
-      return result(report, stdout, stderr, started);
-    } catch (SandboxException e) {
-      if (timedOut(e, options, started)) {
-        synchronized (stdout) {
-          stdout.finish();
-          stderr.finish();
-          throw new CommandTimeoutException(command, options.timeout(), stdout.text(), stderr.text(), e);
-        }
-      }
-      if (e instanceof io.sandboxes.e2b.internal.StreamCutException cut && !Thread.currentThread().isInterrupted()) {
-        throw explainCut(cut, "the command");
-      }
-      throw e;
-    } catch (CallbackFailure e) {
-      killQuietly(pid.get());
-      throw e.getCause();
-    } finally {
-      if (reader != null) {
-        reader.interrupt();
-        joinQuietly(reader);
-      }
-    }
-  }
-
-  /**
-   * What a stream that broke off means, asked of the control plane as E2B's SDKs do: a sandbox
-   * that is gone is {@link io.sandboxes.SandboxNotFoundException}, one that was paused says so;
-   * a sandbox still running, or an answer that could not be had, leaves the break as it was.
-   */
-  SandboxException explainCut(io.sandboxes.e2b.internal.StreamCutException cut, String what) {
-    SandboxInfo now;
-    try {
-      now = api.info(id);
-    } catch (io.sandboxes.SandboxNotFoundException gone) {
-      io.sandboxes.SandboxNotFoundException e = new io.sandboxes.SandboxNotFoundException(id,
-          "it was killed or reached its end of life while " + what + " was running (" + cut.getMessage()
-              + "); the control plane says: " + gone.getMessage());
-      e.initCause(cut);
-      return e;
-    } catch (RuntimeException couldNotLook) {
-      cut.addSuppressed(couldNotLook);
-      return cut;
-    }
-    if (now.state() == SandboxState.PAUSED) {
-      return new io.sandboxes.SandboxPausedException(id, "sandbox " + id + " was paused while " + what + " was running ("
-          + cut.getMessage() + ")", cut);
-    }
-    return cut;
-  }
-
-  /**
-   * Whether a failure is the command's own deadline: the daemon says {@code deadline_exceeded},
-   * or the stream broke off once the deadline (and the watchdog's grace) had passed.
-   */
-  private static boolean timedOut(SandboxException e, ExecOptions options, long started) {
-    if (options.timeout().isZero()) {
-      return false;
-    }
-    if (e instanceof io.sandboxes.SandboxRpcException rpc && "deadline_exceeded".equals(rpc.code())) {
-      return true;
-    }
-    return !Thread.currentThread().isInterrupted() && System.nanoTime() - started >= options.timeout().toNanos();
-  }
-
-  /** Carries an exception an output callback threw out of the reader, to be rethrown as it was. */
-  static final class CallbackFailure extends RuntimeException {
-    private static final long serialVersionUID = 1L;
-
-    CallbackFailure(RuntimeException cause) {
-      super(cause);
-    }
-
-    @Override
-    public synchronized RuntimeException getCause() {
-      return (RuntimeException) super.getCause();
-    }
-  }
-
-  /** Kills a command whose caller stopped listening; a failure to do so is added to nothing. */
-  private void killQuietly(int pid) {
-    if (pid <= 0) {
-      return;
-    }
-    try {
-      envd.unary("process.Process/SendSignal", Json.object().put("signal", "SIGNAL_SIGKILL")
-          .set("process", Json.object().put("pid", pid)), null, "kill process " + pid);
-    } catch (RuntimeException ignored) {
-      // already gone, or the sandbox with it
-    }
-  }
-
-  private static void readEvents(ConnectStream stream, Utf8Accumulator stdout, Utf8Accumulator stderr, ExecOptions options,
-      CompletableFuture<JsonNode> end, String context, java.util.concurrent.atomic.AtomicLong lastEvent) {
-    try {
-      io.sandboxes.e2b.internal.ProcessMessage message;
-      JsonNode report = null;
-      boolean listenOut = options.onStdout() != null;
-      boolean listenErr = options.onStderr() != null;
-      while ((message = io.sandboxes.e2b.internal.ProcessMessage.next(stream)) != null) {
-        JsonNode event = message.event();
-        if (event == null || !event.has("keepalive")) {
-          lastEvent.set(System.nanoTime());
-        }
-        if (message.isOutput()) {
-          boolean toErr = message.channel() == io.sandboxes.e2b.internal.ProcessMessage.Channel.STDERR;
-          String text = null;
-          synchronized (stdout) {
-            // without a listener the bytes are only kept, and decoded once at the end
-            if (toErr) {
-              text = add(stderr, message.output(), listenErr);
-            } else {
-              text = add(stdout, message.output(), listenOut);
-            }
-          }
-          // outside the lock: a slow listener holds up only this reader
-          deliver(toErr ? options.onStderr() : options.onStdout(), text);
-        } else if (event.has("end")) {
-          report = event.get("end");
-        }
-      }
-      if (report == null) {
-        end.completeExceptionally(new SandboxException(context + ": the process stream ended without an exit report"));
-      } else {
-        end.complete(report);
-      }
-    } catch (RuntimeException e) {
-      end.completeExceptionally(e);
-    }
-  }
-
-  private static @Nullable String add(Utf8Accumulator acc, byte[] chunk, boolean decode) {
-    if (decode) {
-      return acc.feed(chunk);
-    }
-    acc.add(chunk);
-    return null;
-  }
-
-  private static void deliver(java.util.function.@Nullable Consumer<String> listener, @Nullable String text) {
-    if (listener == null || text == null || text.isEmpty()) {
-      return;
-    }
-    try {
-      listener.accept(text);
-    } catch (RuntimeException e) {
-      throw new CallbackFailure(e);
-    }
-  }
-
-  /** @return the report, or null when {@code window} passed first; a null window waits without limit */
-  private static @Nullable JsonNode await(CompletableFuture<JsonNode> end, @Nullable Duration window) {
-    try {
-      return window == null ? end.get() : end.get(window.toNanos(), TimeUnit.NANOSECONDS);
-    } catch (TimeoutException e) {
-      return null;
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new SandboxException("interrupted while waiting for a command", e);
-    } catch (ExecutionException e) {
-      if (e.getCause() instanceof RuntimeException re) {
-        throw re;
-      }
-      throw new SandboxException(e.getCause().getMessage(), e.getCause());
-    }
-  }
-
-  private ExecResult result(JsonNode report, Utf8Accumulator stdout, Utf8Accumulator stderr, long started) {
-    if (readExitCode(report) == null) {
-      synchronized (stdout) {
-        stdout.finish();
-        stderr.finish();
-      }
-      return unknownOutcome("the daemon's exit report carries exitCode " + Json.abbreviate(report.get("exitCode"))
-          + ", which is not an exit code", stdout, stderr, started);
-    }
-    synchronized (stdout) {
-      stdout.finish();
-      stderr.finish();
-      return new ExecResult(exitCode(report), stdout.text(), stderr.text(), Duration.ofNanos(System.nanoTime() - started));
-    }
-  }
-
-  private ExecResult unknownOutcome(String why, Utf8Accumulator stdout, Utf8Accumulator stderr, long started) {
-    String note = "e2b: exit code unknown — " + why + "; reporting failure";
-    synchronized (stdout) {
-      String err = stderr.text();
-      return new ExecResult(EXIT_CODE_UNKNOWN, stdout.text(), err.isEmpty() ? note : err + "\n" + note,
-          Duration.ofNanos(System.nanoTime() - started));
-    }
-  }
-
-  /**
-   * Whether the process is positively gone: {@code kill -0} in the sandbox says so. Any failure
-   * to look counts as alive, so the caller keeps waiting rather than inventing an outcome.
-   */
-  /**
-   * Whether the process is gone, probed with {@code kill -0} as the user the process was started
-   * as: another user's {@code kill -0} fails with "not permitted" for a live process (a command
-   * run as root, probed as the default user, was taken for gone after 1.5 s).
-   */
-  boolean processGone(int pid, @Nullable String user) {
-    if (pid <= 0) {
-      return false;
-    }
-    String probe = "kill -0 " + pid + " 2>/dev/null && echo MOL_ALIVE || echo MOL_GONE";
-    ExecOptions as = user == null ? ExecOptions.defaults() : ExecOptions.defaults().withUser(user);
-    try (ConnectStream s = envd.stream("process.Process/Start", startBody(probe, as), user, PROBE_TIMEOUT,
-        "liveness probe in sandbox " + id, null);
-         Watchdog ignored = Watchdog.arm(id, PROBE_TIMEOUT.plus(DEADLINE_GRACE), s::close)) {
-      Utf8Accumulator out = new Utf8Accumulator();
-      io.sandboxes.e2b.internal.ProcessMessage message;
-      while ((message = io.sandboxes.e2b.internal.ProcessMessage.next(s)) != null) {
-        if (message.channel() == io.sandboxes.e2b.internal.ProcessMessage.Channel.STDOUT) {
-          out.add(message.output());
-        }
-      }
-      return out.text().contains("MOL_GONE");
-    } catch (RuntimeException e) {
-      return false;
-    }
-  }
-
-  private static void joinQuietly(Thread t) {
-    try {
-      t.join();
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
-  }
-
-  /**
-   * envd omits {@code exitCode} when it is 0 (proto3 defaults are left out), so a missing code is
-   * 0 only when the process is reported as having exited; a process ended by a signal reports -1.
-   */
-  static int exitCode(JsonNode end) {
-    Integer code = readExitCode(end);
-    return code == null ? EXIT_CODE_UNKNOWN : code;
-  }
-
-  /**
-   * The exit code of an end event as {@link #exitCode} reads it, or null when the event carries an
-   * {@code exitCode} that is not an int ({@code {}}, {@code "abc"}, {@code 4294967296}...): the
-   * outcome is unknown then, and is never read as 0.
-   */
-  static @Nullable Integer readExitCode(JsonNode end) {
-    JsonNode code = end.get("exitCode");
-    if (code != null && !code.isNull()) {
-      return Json.exactInt(code);
-    }
-    return end.path("exited").asBoolean(false) ? 0 : -1;
-  }
-
-  /** The pid of a start event when it is a positive int, else {@code otherwise}. */
-  static int pidOf(JsonNode startMessage, int otherwise) {
-    Integer pid = Json.exactInt(startMessage.path("event").path("start").get("pid"));
-    return pid == null || pid <= 0 ? otherwise : pid;
+    return Processes.exec(this, command, options);
   }
 
   /** The lifetime of a spawned process unless the options give one: one hour. */
   public static final Duration DEFAULT_SPAWN_TIMEOUT = Duration.ofHours(1);
-  private static final java.util.Set<String> SHELLS = java.util.Set.of("bash", "/bin/bash", "sh", "/bin/sh", "");
 
   /**
    * {@inheritDoc}
@@ -559,63 +226,7 @@ public final class LiveSandbox implements Sandbox {
    */
   @Override
   public io.sandboxes.SpawnHandle spawn(String command, io.sandboxes.SpawnOptions options) {
-    Objects.requireNonNull(command, "command");
-    Objects.requireNonNull(options, "options");
-    boolean pty = options.pty() != null;
-    ObjectNode process;
-    if (pty) {
-      process = Json.object().put("cmd", "/bin/bash");
-      var args = process.putArray("args").add("-i").add("-l");
-      if (!SHELLS.contains(command.strip())) {
-        args.add("-c").add(command);
-      }
-      ObjectNode envs = Json.object().put("TERM", "xterm-256color").put("LANG", "C.UTF-8").put("LC_ALL", "C.UTF-8");
-      options.env().forEach(envs::put);
-      process.set("envs", envs);
-      if (options.cwd() != null) {
-        process.put("cwd", options.cwd());
-      }
-    } else {
-      process = loginShell(command, options.env(), options.cwd());
-    }
-    ObjectNode body = Json.object();
-    body.set("process", process);
-    if (pty) {
-      body.putObject("pty").putObject("size").put("cols", options.pty().cols()).put("rows", options.pty().rows());
-    } else {
-      body.put("stdin", true);
-    }
-    Duration timeout = options.timeout() != null ? options.timeout() : DEFAULT_SPAWN_TIMEOUT;
-    String context = (pty ? "pty spawn" : "spawn") + " in sandbox " + id;
-    Envd current = envd;
-    ConnectStream stream = current.stream("process.Process/Start", body, null, timeout, context, null);
-    JsonNode first;
-    try {
-      first = stream.next();
-    } catch (io.sandboxes.SandboxRpcException e) {
-      stream.close();
-      if (pty) {
-        throw new SandboxException("a pty was requested and the sandbox could not give one (" + e.getMessage()
-            + "); refusing rather than falling back to pipes", e);
-      }
-      throw e;
-    } catch (RuntimeException e) {
-      stream.close();
-      throw e;
-    }
-    if (first == null || !first.path("event").has("start")) {
-      stream.close();
-      throw new SandboxException(context + ": the daemon did not report the process as started");
-    }
-    int pid = pidOf(first, -1);
-    if (pid < 0) {
-      // without a real pid the process can be neither written to nor killed, and a wrapped value
-      // (4294967297 read as 1) would aim signals at the sandbox's init
-      stream.close();
-      throw new SandboxException(context + ": the daemon reported pid " + Json.abbreviate(first.path("event").path("start").get("pid"))
-          + ", which is not a process id; the process may be running unaddressed until its deadline");
-    }
-    return new E2BSpawn(id, current, stream, pid, pty);
+    return Processes.spawn(this, command, options);
   }
 
   /**
@@ -711,7 +322,7 @@ public final class LiveSandbox implements Sandbox {
 
   @Override
   public HibernationOutcome resume() {
-    LiveSandbox fresh = api.connect(id, api.provider().defaultTimeout());
+    LiveSandbox fresh = api.connect(id, api.provider().settings.defaultTimeout());
     this.envd = fresh.envd;
     return new HibernationOutcome(true, "resume", null);
   }
@@ -796,7 +407,7 @@ public final class LiveSandbox implements Sandbox {
    */
   public URI downloadUrl(String path, @Nullable String user, @Nullable Duration expiresIn) {
     java.util.Objects.requireNonNull(path, "path");
-    return fileUrl(path, "read", user, expiresIn);
+    return FileUrls.of(this, path, "read", user, expiresIn);
   }
 
   /**
@@ -826,39 +437,7 @@ public final class LiveSandbox implements Sandbox {
    * @throws IllegalArgumentException when {@code expiresIn} is not positive
    */
   public URI uploadUrl(@Nullable String path, @Nullable String user, @Nullable Duration expiresIn) {
-    return fileUrl(path == null ? "" : path, "write", user, expiresIn);
-  }
-
-  private URI fileUrl(String path, String operation, @Nullable String user, @Nullable Duration expiresIn) {
-    if (expiresIn != null && (expiresIn.isNegative() || expiresIn.getSeconds() < 1)) {
-      throw new IllegalArgumentException("expiresIn must be at least a second, got " + expiresIn);
-    }
-    Envd current = envd;
-    if (!current.secured() && expiresIn != null) {
-      throw new IllegalStateException("sandbox " + id + " is not secured (it has no access token): its URLs are not signed,"
-          + " so they cannot expire");
-    }
-    java.util.StringJoiner query = new java.util.StringJoiner("&");
-    if (user != null && !user.isEmpty()) {
-      query.add("username=" + urlEncode(user));
-    }
-    if (!path.isEmpty()) {
-      query.add("path=" + urlEncode(path));
-    }
-    if (current.secured()) {
-      Long expiration = expiresIn == null ? null : Instant.now().getEpochSecond() + expiresIn.getSeconds();
-      query.add("signature=" + urlEncode(current.signature(path, operation, user == null ? "" : user, expiration)));
-      if (expiration != null) {
-        query.add("signature_expiration=" + expiration);
-      }
-    }
-    String base = api.directEnvdUrl(id, previewDomain).toString();
-    String files = (base.endsWith("/") ? base : base + "/") + "files";
-    return URI.create(query.length() == 0 ? files : files + "?" + query);
-  }
-
-  private static String urlEncode(String s) {
-    return java.net.URLEncoder.encode(s, java.nio.charset.StandardCharsets.UTF_8).replace("+", "%20");
+    return FileUrls.of(this, path == null ? "" : path, "write", user, expiresIn);
   }
 
   /**
@@ -962,6 +541,10 @@ public final class LiveSandbox implements Sandbox {
 
   Envd envd() {
     return envd;
+  }
+
+  String previewDomain() {
+    return previewDomain;
   }
 
   E2BApi api() {

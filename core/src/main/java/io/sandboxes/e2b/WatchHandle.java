@@ -74,7 +74,7 @@ public final class WatchHandle implements Subscription {
         }
       }
     } catch (StreamCutException cut) {
-      failure = stopped.get() ? null : sandbox.explainCut(cut, "the watch");
+      failure = stopped.get() ? null : Processes.explainCut(sandbox, cut, "the watch");
     } catch (RuntimeException e) {
       failure = stopped.get() ? null : e;
     } finally {

@@ -21,10 +21,10 @@ class LiveSandboxTest {
   @Test
   @DisplayName("envd's end event: omitted exitCode is 0 only for a process that exited; a signal is -1, never 0")
   void exitCodes() throws IOException {
-    assertThat(LiveSandbox.exitCode(json("{\"exited\":true,\"status\":\"exit status 0\"}"))).isZero();
-    assertThat(LiveSandbox.exitCode(json("{\"exitCode\":3,\"exited\":true}"))).isEqualTo(3);
-    assertThat(LiveSandbox.exitCode(json("{\"exitCode\":-1,\"status\":\"signal: killed\"}"))).isEqualTo(-1);
-    assertThat(LiveSandbox.exitCode(json("{\"status\":\"unknown\"}"))).isEqualTo(-1);
+    assertThat(Processes.exitCode(json("{\"exited\":true,\"status\":\"exit status 0\"}"))).isZero();
+    assertThat(Processes.exitCode(json("{\"exitCode\":3,\"exited\":true}"))).isEqualTo(3);
+    assertThat(Processes.exitCode(json("{\"exitCode\":-1,\"status\":\"signal: killed\"}"))).isEqualTo(-1);
+    assertThat(Processes.exitCode(json("{\"status\":\"unknown\"}"))).isEqualTo(-1);
   }
 
   @Test
