@@ -129,13 +129,13 @@ class E2BGroupsTest {
     try (LiveSandbox closed = sandboxes.provider().api().create(SandboxSpec.defaults().withNetwork(SandboxNetwork.denyAll()));
          LiveSandbox open = sandboxes.provider().api().create(SandboxSpec.defaults()
              .withNetwork(SandboxNetwork.allowOnly(witnesses.allowedHost())))) {
+      assertThat(status(open, allowed, "")).as("the allowed witness, from a sandbox that allows it").isEqualTo("200");
+      assertThat(status(closed, allowed, "")).as("the allowed witness, from the deny-all sandbox").isIn("403", "000");
+      assertThat(status(closed, rawIp, "--noproxy '*'")).as("the raw-IP witness, around the proxy").isEqualTo("000");
       assertThat(closed.info().network()).as("the network the server holds for the deny-all sandbox").isNotNull()
           .satisfies(n -> assertThat(n.allowInternetAccess()).isFalse())
           .satisfies(n -> assertThat(n.denyOut()).containsExactly(SandboxNetwork.ALL_TRAFFIC))
           .satisfies(n -> assertThat(n.allowOut()).isEmpty());
-      assertThat(status(open, allowed, "")).as("the allowed witness, from a sandbox that allows it").isEqualTo("200");
-      assertThat(status(closed, allowed, "")).as("the allowed witness, from the deny-all sandbox").isIn("403", "000");
-      assertThat(status(closed, rawIp, "--noproxy '*'")).as("the raw-IP witness, around the proxy").isEqualTo("000");
     }
   }
 
