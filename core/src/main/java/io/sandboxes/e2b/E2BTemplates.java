@@ -24,7 +24,7 @@ import java.util.Objects;
  * Thread-safe. To build and wait for the end, see
  * {@link E2BApi#buildTemplate(Template, String, BuildOptions)}.
  *
- * {@snippet :
+ * {@snippet class=io.sandboxes.snippets.CoreSnippets region=templates :
  * E2BTemplates templates = e2b.templates();
  * BuildInfo started = templates.buildInBackground(Template.fromTemplate("base").aptInstall("git"), "with-git");
  * BuildStatus status = templates.buildStatus(started, 0);   // WAITING, BUILDING, READY or ERROR

@@ -24,7 +24,7 @@ import org.jspecify.annotations.Nullable;
  * write files whole or as streams, several files in one call, list folders to a depth, make
  * folders, rename, remove, ask whether a path exists and what it is, and watch a folder.
  *
- * {@snippet :
+ * {@snippet class=io.sandboxes.snippets.CoreSnippets region=files :
  * Filesystem files = sandbox.files();
  * files.write("/home/user/data/in.csv", "a,b\n1,2\n");
  * try (InputStream big = Files.newInputStream(Path.of("model.bin"))) {

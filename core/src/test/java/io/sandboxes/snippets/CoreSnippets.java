@@ -11,15 +11,27 @@ import io.sandboxes.SandboxSpec;
 import io.sandboxes.Tars;
 import io.sandboxes.SandboxRateLimitException;
 import io.sandboxes.SandboxServiceBusyException;
+import io.sandboxes.e2b.E2BApi;
 import io.sandboxes.e2b.E2BSandboxProvider;
+import io.sandboxes.e2b.E2BTemplates;
+import io.sandboxes.e2b.EntryInfo;
+import io.sandboxes.e2b.Filesystem;
 import io.sandboxes.e2b.CommandHandle;
 import io.sandboxes.e2b.LiveSandbox;
 import io.sandboxes.e2b.ProcessInfo;
 import io.sandboxes.e2b.PtyOptions;
 import io.sandboxes.e2b.SandboxPage;
 import io.sandboxes.e2b.SandboxQuery;
+import io.sandboxes.template.BuildInfo;
+import io.sandboxes.template.BuildStatus;
+import io.sandboxes.template.Template;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -70,6 +82,31 @@ final class CoreSnippets {
     // @start region="network" :
     sandbox.network().update(SandboxNetwork.allowOnly("api.example.com"));
     sandbox.network().current().ifPresent(n -> System.out.println(n.allowOut()));
+    // @end
+  }
+
+  static void files(LiveSandbox sandbox) throws IOException {
+    // @start region="files" :
+    Filesystem files = sandbox.files();
+    files.write("/home/user/data/in.csv", "a,b\n1,2\n");
+    try (InputStream big = Files.newInputStream(Path.of("model.bin"))) {
+      files.write("/home/user/model.bin", big);              // streamed, never held whole
+    }
+    for (EntryInfo e : files.list("/home/user", 2)) {
+      System.out.println(e.path() + " " + e.type() + " " + e.size() + " " + e.permissions());
+    }
+    try (InputStream in = files.readStream("/home/user/model.bin")) {
+      in.transferTo(OutputStream.nullOutputStream());
+    }
+    // @end
+  }
+
+  static void templates(E2BApi e2b) {
+    // @start region="templates" :
+    E2BTemplates templates = e2b.templates();
+    BuildInfo started = templates.buildInBackground(Template.fromTemplate("base").aptInstall("git"), "with-git");
+    BuildStatus status = templates.buildStatus(started, 0);   // WAITING, BUILDING, READY or ERROR
+    templates.assignTags("with-git:default", List.of("stable"));
     // @end
   }
 

@@ -11,22 +11,28 @@ import io.sandboxes.Sandbox;
 import io.sandboxes.SandboxAuthenticationException;
 import io.sandboxes.SandboxConfig;
 import io.sandboxes.SandboxInfo;
+import io.sandboxes.SandboxNetwork;
+import io.sandboxes.SandboxSpec;
 import io.sandboxes.SandboxProvider;
 import io.sandboxes.VolumeManagement;
 import io.sandboxes.dsl.SandboxClient;
 import io.sandboxes.dsl.Sandboxes;
 import io.sandboxes.e2b.CommandHandle;
 import io.sandboxes.e2b.Commands;
+import io.sandboxes.e2b.E2BTemplates;
 import io.sandboxes.e2b.EntryInfo;
 import io.sandboxes.e2b.Filesystem;
 import io.sandboxes.e2b.WriteEntry;
 import io.sandboxes.e2b.LiveSandbox;
+import io.sandboxes.e2b.Pty;
+import io.sandboxes.e2b.PtyOptions;
 import io.sandboxes.e2b.SandboxQuery;
 import io.sandboxes.langchain4j.SandboxCodeExecutionEngine;
 import io.sandboxes.langchain4j.SandboxTools;
 import io.sandboxes.dsl.SandboxToolkit;
 import io.sandboxes.springai.SandboxSpringTools;
 import io.sandboxes.template.BuildInfo;
+import io.sandboxes.template.BuildStatus;
 import io.sandboxes.template.CopyOptions;
 import io.sandboxes.template.Template;
 import io.sandboxes.mcp.SandboxMcpServer;
@@ -41,6 +47,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -280,6 +287,63 @@ class ReadmeSnippetsTest {
     }
     // end
     assertThat(printed.toString(StandardCharsets.UTF_8)).isEqualTo("a.csv 8 user\nb.csv 8 user\nbig.bin 1048576 user\n1048576 bytes read\nfalse DIR\n");
+  }
+
+  @Test
+  @DisplayName("README: a terminal left running, found again by pid from another client, resized, typed into and waited for")
+  void ptyByPid() {
+    // snippet:pty
+    try (SandboxClient sandboxes = Sandboxes.local(); LiveSandbox sandbox = sandboxes.create()) {
+      CommandHandle shell = sandbox.pty().create(PtyOptions.of(80, 24));
+      int pid = shell.pid();
+      shell.disconnect();                                      // the shell keeps running
+      Pty pty = sandboxes.connect(sandbox.id()).pty();         // as another JVM would
+      CommandHandle again = pty.connect(pid);
+      pty.resize(pid, 120, 40);
+      pty.sendInput(pid, "stty size; exit\n");
+      ExecResult done = again.waitFor();
+      out.println(done.stdout().contains("40 120") + " exit " + done.exitCode());
+    }
+    // end
+    assertThat(printed.toString(StandardCharsets.UTF_8)).isEqualTo("true exit 0\n");
+  }
+
+  @Test
+  @DisplayName("README: a sandbox created with no egress at all, its network read back and replaced")
+  void network() {
+    // snippet:network
+    try (SandboxClient sandboxes = Sandboxes.local();
+         LiveSandbox sandbox = sandboxes.provider().api().create(SandboxSpec.defaults()
+             .withNetwork(SandboxNetwork.denyAll()))) {           // sent in the create request
+      out.println(sandbox.network().current().orElseThrow().denyOut());
+      sandbox.network().update(SandboxNetwork.allowOnly("pypi.org", "*.pythonhosted.org"));
+      out.println(sandbox.info().network().allowOut());
+    }
+    // end
+    assertThat(printed.toString(StandardCharsets.UTF_8)).isEqualTo("[0.0.0.0/0]\n[pypi.org, *.pythonhosted.org]\n");
+  }
+
+  @Test
+  @DisplayName("README: a template built in the background, its status and log read until it ends")
+  void templatesInBackground() throws InterruptedException {
+    // snippet:templates
+    try (SandboxClient sandboxes = Sandboxes.local()) {
+      E2BTemplates templates = sandboxes.provider().api().templates();
+      String name = "readme-bg-" + UUID.randomUUID().toString().substring(0, 8);
+      BuildInfo started = templates.buildInBackground(Template.fromTemplate("base").runCmd("echo built > /home/user/built"), name);
+      BuildStatus status = templates.buildStatus(started, 0);     // WAITING, BUILDING, READY or ERROR
+      int logRead = 0;
+      Instant deadline = Instant.now().plus(Duration.ofMinutes(5));
+      while (!status.finished() && Instant.now().isBefore(deadline)) {
+        Thread.sleep(500);                                        // poll, as E2B's SDKs do
+        logRead += status.logEntries().size();
+        status = templates.buildStatus(started, logRead);        // the log from where the last page ended
+      }
+      out.println(status.state() + " " + templates.exists(name));
+      sandboxes.deleteTemplate(name);
+    }
+    // end
+    assertThat(printed.toString(StandardCharsets.UTF_8)).isEqualTo("READY true\n");
   }
 
   @Test
