@@ -27,4 +27,17 @@ public class SandboxAuthenticationException extends SandboxApiException {
         ? "the API key was refused: check E2B_API_KEY or the provider's apiKey"
         : "the API key may not do this");
   }
+
+  /**
+   * Creates the exception with the client's own advice, for a token other than the API key.
+   *
+   * @param statusCode 401 or 403
+   * @param serverMessage the {@code message} of the error body, when the body had one
+   * @param context what was being attempted
+   * @param advice what the caller can do about it
+   * @since 0.1
+   */
+  protected SandboxAuthenticationException(int statusCode, @Nullable String serverMessage, String context, String advice) {
+    super(statusCode, serverMessage, context, advice);
+  }
 }

@@ -413,6 +413,22 @@ public final class E2BApi {
   }
 
   /**
+   * Volumes with their tokens and content, as E2B's {@code Volume}.
+   *
+   * @return the volumes of this API's account, sharing its HTTP client, timeout and retries
+   * @since 0.1
+   */
+  public E2BVolumes volumes() { return new E2BVolumes(this, controlPlane, http); }
+
+  /**
+   * Secrets, as E2B's {@code Secret}.
+   *
+   * @return the secrets of this API's account, sharing its HTTP client, timeout and retries
+   * @since 0.1
+   */
+  public E2BSecrets secrets() { return new E2BSecrets(this, controlPlane); }
+
+  /**
    * Builds a template under a name through E2B's v2 build API, as E2B's {@code Template.build}:
    * each COPY's files are found and hashed, the build is requested ({@code POST /v3/templates}),
    * the files the server does not have yet are uploaded, the build is started, and its status is

@@ -224,6 +224,38 @@ public final class ControlPlane {
     return r.statusCode() != 404;
   }
 
+  // ---- secrets (E2B's /secrets; a secret is named by its id or its lower-case name) ----
+
+  /** Creates a secret at {@code POST /secrets}: {@code {name, value, metadata}}; @return the {@code Secret} */
+  public JsonNode createSecret(ObjectNode body) {
+    return call("POST", "/secrets", body, "create secret " + Json.text(body, "name"), null);
+  }
+
+  /** Stores a new version at {@code POST /secrets/{secret}}: {@code {value, metadata}}; @return the {@code Secret}, or null on 404 */
+  public @Nullable JsonNode updateSecret(String secret, ObjectNode body) {
+    String context = "update secret " + secret;
+    HttpResponse<byte[]> r = exchange("POST", "/secrets/" + seg(secret), body, context);
+    return r.statusCode() == 404 ? null : readBody(r, context);
+  }
+
+  /** @return the {@code Secret} at {@code GET /secrets/{secret}}, or null on 404 */
+  public @Nullable JsonNode getSecret(String secret) {
+    String context = "get secret " + secret;
+    HttpResponse<byte[]> r = exchange("GET", "/secrets/" + seg(secret), null, context);
+    return r.statusCode() == 404 ? null : readBody(r, context);
+  }
+
+  /** One page of {@code GET /secrets?limit=&nextToken=}, the next token from {@code X-Next-Token}. */
+  public Page listSecrets(int limit, @Nullable String nextToken) {
+    return page(exchange("GET", "/secrets?limit=" + limit + (nextToken == null ? "" : "&nextToken=" + enc(nextToken)), null,
+        "list secrets"), "list secrets");
+  }
+
+  /** @return false when the server says there was no such secret */
+  public boolean deleteSecret(String secret) {
+    return exchange("DELETE", "/secrets/" + seg(secret), null, "delete secret " + secret).statusCode() != 404;
+  }
+
   // ---- snapshots and templates ----
 
   public JsonNode createSnapshot(String sandboxId, @Nullable String name) {
