@@ -1,5 +1,6 @@
 package io.sandboxes.local.internal;
 
+import io.sandboxes.local.internal.runtime.InstanceLabels;
 import com.github.dockerjava.api.async.ResultCallback;
 import com.github.dockerjava.api.model.Event;
 import com.github.dockerjava.api.model.EventType;
@@ -76,7 +77,7 @@ final class ContainerEvents implements AutoCloseable {
         docker.client().eventsCmd()
             .withEventTypeFilter(EventType.CONTAINER)
             .withEventFilter(ACTIONS)
-            .withLabelFilter(Map.of(DockerRuntime.LABEL_OURS, "true", DockerRuntime.LABEL_SERVER, serverId))
+            .withLabelFilter(Map.of(InstanceLabels.OURS, "true", InstanceLabels.SERVER, serverId))
             .exec(stream);
         boolean answered = stream.started.await(STARTED.toMillis(), TimeUnit.MILLISECONDS);
         if (closed) {

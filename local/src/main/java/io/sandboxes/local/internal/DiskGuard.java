@@ -1,5 +1,6 @@
 package io.sandboxes.local.internal;
 
+import io.sandboxes.local.internal.runtime.InstanceLabels;
 import io.sandboxes.local.internal.common.StructuredLog;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.sandboxes.e2b.internal.Json;
@@ -113,7 +114,7 @@ public final class DiskGuard implements AutoCloseable {
    * it.
    */
   static Mechanism detect(DockerRuntime docker, String image, String serverId) {
-    Map<String, String> labels = Map.of(DockerRuntime.LABEL_OURS, "true", DockerRuntime.LABEL_SERVER, serverId,
+    Map<String, String> labels = Map.of(InstanceLabels.OURS, "true", InstanceLabels.SERVER, serverId,
         "io.sandboxes.probe", "disk");
     String suffix = Registry.newSandboxId().substring(0, 10);
     try {

@@ -1,10 +1,10 @@
 package io.sandboxes.local.internal;
 
+import io.sandboxes.local.internal.runtime.InstanceLabels;
 import io.sandboxes.local.internal.common.StructuredLog;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sandboxes.e2b.internal.Json;
-import io.sandboxes.local.internal.docker.DockerRuntime;
 import io.sandboxes.local.internal.runtime.DaemonLink;
 import io.sandboxes.local.internal.runtime.Instance;
 import io.sandboxes.local.internal.runtime.InstanceState;
@@ -63,7 +63,7 @@ final class SandboxRecovery {
   void recover() {
     List<Instance> ours;
     try {
-      ours = engine.instances(Map.of(DockerRuntime.LABEL_OURS, "true", DockerRuntime.LABEL_SERVER, serverId));
+      ours = engine.instances(Map.of(InstanceLabels.OURS, "true", InstanceLabels.SERVER, serverId));
     } catch (RuntimeException e) {
       LOG.warn("could not list this server's containers to take them back: {}", e.toString());
       return;
@@ -71,7 +71,7 @@ final class SandboxRecovery {
     java.util.Set<String> withContainer = new java.util.HashSet<>();
     for (Instance c : ours) {
       Map<String, String> labels = c.labels();
-      String id = labels.get(DockerRuntime.LABEL_SANDBOX_ID);
+      String id = labels.get(InstanceLabels.SANDBOX_ID);
       boolean pooled = false;
       if (id == null || id.isEmpty()) {
         if (!"true".equals(labels.get(WarmPool.LABEL_POOL))) {
@@ -157,13 +157,13 @@ final class SandboxRecovery {
     Map<String, String> identity = new HashMap<>(labels);
     if (pooled) {
       identity.put(Registry.LABEL_LIFECYCLE, Json.string(state.path("lifecycle")));
-      identity.put(DockerRuntime.LABEL_TEMPLATE, state.path("template").asText("base"));
-      identity.put(DockerRuntime.LABEL_ENVD_TOKEN, state.path("envdToken").asText(""));
-      identity.put(DockerRuntime.LABEL_METADATA, Json.string(state.path("metadata")));
+      identity.put(InstanceLabels.TEMPLATE, state.path("template").asText("base"));
+      identity.put(InstanceLabels.ENVD_TOKEN, state.path("envdToken").asText(""));
+      identity.put(InstanceLabels.METADATA, Json.string(state.path("metadata")));
       identity.put("io.sandboxes.env", Json.string(state.path("envVars")));
-      identity.put(DockerRuntime.LABEL_STARTED, state.path("startedAt").asText(Instant.now().toString()));
+      identity.put(InstanceLabels.STARTED, state.path("startedAt").asText(Instant.now().toString()));
       identity.put(Registry.LABEL_VOLUMES, "[]");
-      identity.remove(DockerRuntime.LABEL_DEADLINE);
+      identity.remove(InstanceLabels.DEADLINE);
     }
     labels = identity;
     if (state == null && !Files.exists(states.file(id))) {
@@ -178,7 +178,7 @@ final class SandboxRecovery {
     LocalSandbox.Lifecycle lifecycle = new LocalSandbox.Lifecycle(lc.path("pauseOnTimeout").asBoolean(false),
         lc.path("autoPauseMemory").asBoolean(true), lc.path("autoResume").asBoolean(false), lc.path("timeoutSeconds").asLong(300));
     Instant endAt = state != null && state.has("endAt") ? Instant.parse(state.get("endAt").asText())
-        : Instant.parse(labels.getOrDefault(DockerRuntime.LABEL_DEADLINE, Instant.now().toString()));
+        : Instant.parse(labels.getOrDefault(InstanceLabels.DEADLINE, Instant.now().toString()));
     boolean recordedPause = state != null && state.path("paused").asBoolean(false);
     boolean recordedMemory = state != null && state.path("memoryKept").asBoolean(false);
     Boolean pausedNow = null;
@@ -208,11 +208,11 @@ final class SandboxRecovery {
     } else {
       daemon = new SandboxDaemon(link);
     }
-    LocalSandbox s = new LocalSandbox(id, c.id(), labels.getOrDefault(DockerRuntime.LABEL_TEMPLATE, "base"),
-        labels.getOrDefault(DockerRuntime.LABEL_ENVD_TOKEN, ""),
-        Json.stringMap(Json.parse(labels.getOrDefault(DockerRuntime.LABEL_METADATA, "{}").getBytes(java.nio.charset.StandardCharsets.UTF_8))),
+    LocalSandbox s = new LocalSandbox(id, c.id(), labels.getOrDefault(InstanceLabels.TEMPLATE, "base"),
+        labels.getOrDefault(InstanceLabels.ENVD_TOKEN, ""),
+        Json.stringMap(Json.parse(labels.getOrDefault(InstanceLabels.METADATA, "{}").getBytes(java.nio.charset.StandardCharsets.UTF_8))),
         Json.stringMap(Json.parse(labels.getOrDefault("io.sandboxes.env", "{}").getBytes(java.nio.charset.StandardCharsets.UTF_8))),
-        Instant.parse(labels.getOrDefault(DockerRuntime.LABEL_STARTED, Instant.now().toString())), endAt,
+        Instant.parse(labels.getOrDefault(InstanceLabels.STARTED, Instant.now().toString())), endAt,
         Registry.CPU_COUNT, Registry.MEMORY_MB, diskFromLabel(labels), lifecycle, mountsFromLabel(labels.getOrDefault(Registry.LABEL_VOLUMES, "[]")), engine, daemon);
     s.proxyVars(networking.proxyVars());
     if (pooled) {

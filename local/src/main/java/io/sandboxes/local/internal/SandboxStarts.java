@@ -1,9 +1,9 @@
 package io.sandboxes.local.internal;
 
+import io.sandboxes.local.internal.runtime.InstanceLabels;
 import io.sandboxes.local.internal.common.RpcError;
 import io.sandboxes.local.internal.common.StructuredLog;
 import io.sandboxes.e2b.internal.Json;
-import io.sandboxes.local.internal.docker.DockerRuntime;
 import io.sandboxes.local.internal.egress.SandboxNetwork;
 import io.sandboxes.local.internal.runtime.InstanceSpec;
 import io.sandboxes.local.internal.runtime.SandboxEngine;
@@ -71,14 +71,14 @@ final class SandboxStarts {
     Instant started = Instant.now();
     Instant end = started.plus(timeout);
     Map<String, String> labels = new HashMap<>();
-    labels.put(DockerRuntime.LABEL_OURS, "true");
-    labels.put(DockerRuntime.LABEL_SANDBOX_ID, id);
-    labels.put(DockerRuntime.LABEL_TEMPLATE, templateId);
-    labels.put(DockerRuntime.LABEL_METADATA, Json.string(Json.toObject(metadata)));
-    labels.put(DockerRuntime.LABEL_DEADLINE, end.toString());
-    labels.put(DockerRuntime.LABEL_STARTED, started.toString());
-    labels.put(DockerRuntime.LABEL_ENVD_TOKEN, token);
-    labels.put(DockerRuntime.LABEL_SERVER, serverId);
+    labels.put(InstanceLabels.OURS, "true");
+    labels.put(InstanceLabels.SANDBOX_ID, id);
+    labels.put(InstanceLabels.TEMPLATE, templateId);
+    labels.put(InstanceLabels.METADATA, Json.string(Json.toObject(metadata)));
+    labels.put(InstanceLabels.DEADLINE, end.toString());
+    labels.put(InstanceLabels.STARTED, started.toString());
+    labels.put(InstanceLabels.ENVD_TOKEN, token);
+    labels.put(InstanceLabels.SERVER, serverId);
     // always set, so a container never inherits the label from the image it was made from
     labels.put(Registry.LABEL_FORK_IMAGE, forkImage);
     // a fork image's own mark must not pass to its forks, nor from them to a snapshot of one
@@ -244,9 +244,9 @@ final class SandboxStarts {
     }
     String id = Registry.newSandboxId();
     Map<String, String> labels = new HashMap<>();
-    labels.put(DockerRuntime.LABEL_OURS, "true");
-    labels.put(DockerRuntime.LABEL_SERVER, serverId);
-    labels.put(DockerRuntime.LABEL_TEMPLATE, templateId);
+    labels.put(InstanceLabels.OURS, "true");
+    labels.put(InstanceLabels.SERVER, serverId);
+    labels.put(InstanceLabels.TEMPLATE, templateId);
     labels.put(WarmPool.LABEL_POOL, "true");
     // as a cold sandbox's: never inherited from the image, and the disk limit it is held to
     labels.put(Registry.LABEL_FORK_IMAGE, "");

@@ -1,5 +1,6 @@
 package io.sandboxes.local.internal;
 
+import io.sandboxes.local.internal.runtime.InstanceLabels;
 import io.sandboxes.local.internal.common.RpcError;
 import io.sandboxes.local.internal.build.TemplateService;
 import io.sandboxes.local.internal.docker.DockerBuildRuntime;
@@ -29,7 +30,7 @@ public final class TemplateBuilds extends TemplateService {
   public TemplateBuilds(DockerRuntime docker, Templates templates, Path files, String serverId, String baseImage,
       String buildNetwork, long budgetMB) {
     super(new DockerBuildRuntime(docker, buildNetwork), templates, files, serverId, baseImage, budgetMB,
-        Set.of(Templates.LABEL_SNAPSHOT_ID, DockerRuntime.LABEL_SANDBOX_ID, DockerRuntime.LABEL_ENVD_TOKEN, WarmPool.LABEL_POOL,
+        Set.of(Templates.LABEL_SNAPSHOT_ID, InstanceLabels.SANDBOX_ID, InstanceLabels.ENVD_TOKEN, WarmPool.LABEL_POOL,
             Registry.LABEL_FORK_OF, Registry.LABEL_FORK_IMAGE));
   }
 

@@ -1,5 +1,6 @@
 package io.sandboxes.local.internal;
 
+import io.sandboxes.local.internal.runtime.InstanceLabels;
 import io.sandboxes.local.internal.common.RpcError;
 import io.sandboxes.local.internal.common.StructuredLog;
 import com.github.dockerjava.api.exception.ConflictException;
@@ -95,7 +96,7 @@ public final class Templates implements KnownTemplates {
 
   /** @return every snapshot, newest first */
   public List<Snapshot> list() {
-    List<Image> images = docker.client().listImagesCmd().withLabelFilter(Map.of(DockerRuntime.LABEL_OURS, "true"))
+    List<Image> images = docker.client().listImagesCmd().withLabelFilter(Map.of(InstanceLabels.OURS, "true"))
         .withShowAll(false).exec();
     return images.stream()
         .map(Templates::snapshotOf)
@@ -145,14 +146,14 @@ public final class Templates implements KnownTemplates {
         refuseIfUsed(snapshotId, sandboxes, "replace");
       }
       Map<String, String> labels = new HashMap<>();
-      labels.put(DockerRuntime.LABEL_OURS, "true");
+      labels.put(InstanceLabels.OURS, "true");
       labels.put(LABEL_SNAPSHOT_ID, snapshotId);
       labels.put(LABEL_SNAPSHOT_NAME, n);
       labels.put(LABEL_SNAPSHOT_SOURCE, sandbox.id());
       labels.put(LABEL_SNAPSHOT_CREATED, Instant.now().toString());
       // the committed config must not carry the source sandbox's identity
-      labels.put(DockerRuntime.LABEL_SANDBOX_ID, "");
-      labels.put(DockerRuntime.LABEL_ENVD_TOKEN, "");
+      labels.put(InstanceLabels.SANDBOX_ID, "");
+      labels.put(InstanceLabels.ENVD_TOKEN, "");
       labels.put(WarmPool.LABEL_POOL, "");
       // nor the built template's, when the sandbox was made from one: the snapshot is no build of it
       for (String l : List.of(io.sandboxes.local.internal.build.BuildLabels.LABEL_TEMPLATE_ID, io.sandboxes.local.internal.build.BuildLabels.LABEL_TEMPLATE_NAME, io.sandboxes.local.internal.build.BuildLabels.LABEL_TEMPLATE_BUILD,

@@ -1,5 +1,6 @@
 package io.sandboxes.local.internal;
 
+import io.sandboxes.local.internal.runtime.InstanceLabels;
 import io.sandboxes.local.internal.common.RpcError;
 import com.github.dockerjava.api.command.InspectVolumeResponse;
 import com.github.dockerjava.api.exception.ConflictException;
@@ -42,7 +43,7 @@ public final class Volumes {
 
   public List<Volume> list() {
     List<InspectVolumeResponse> all = docker.client().listVolumesCmd()
-        .withFilter("label", List.of(DockerRuntime.LABEL_OURS + "=true", LABEL_VOLUME_ID)).exec().getVolumes();
+        .withFilter("label", List.of(InstanceLabels.OURS + "=true", LABEL_VOLUME_ID)).exec().getVolumes();
     if (all == null) {
       return List.of();
     }
@@ -69,7 +70,7 @@ public final class Volumes {
       }
       String id = Registry.newSandboxId();
       Map<String, String> labels = new HashMap<>();
-      labels.put(DockerRuntime.LABEL_OURS, "true");
+      labels.put(InstanceLabels.OURS, "true");
       labels.put(LABEL_VOLUME_ID, id);
       labels.put(LABEL_VOLUME_NAME, name);
       labels.put(LABEL_VOLUME_TOKEN, Registry.newToken());

@@ -1,5 +1,6 @@
 package io.sandboxes.local.internal.egress;
 
+import io.sandboxes.local.internal.runtime.InstanceLabels;
 import io.sandboxes.local.internal.host.HostTools;
 import com.github.dockerjava.api.command.InspectContainerResponse;
 import com.github.dockerjava.api.model.ContainerNetwork;
@@ -129,7 +130,7 @@ public final class SandboxNetwork implements AutoCloseable {
     if (net == null) {
       try {
         docker.client().createNetworkCmd().withName(name).withDriver("bridge")
-            .withLabels(Map.of(DockerRuntime.LABEL_OURS, "true"))
+            .withLabels(Map.of(InstanceLabels.OURS, "true"))
             .withOptions(Map.of("com.docker.network.bridge.enable_icc", "false"))
             .exec();
       } catch (com.github.dockerjava.api.exception.ConflictException raced) {
