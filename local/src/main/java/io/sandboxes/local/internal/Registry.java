@@ -3,6 +3,7 @@ package io.sandboxes.local.internal;
 import io.sandboxes.local.internal.common.RpcError;
 import io.sandboxes.local.internal.docker.DockerRuntime;
 import io.sandboxes.local.internal.docker.DockerSandboxEngine;
+import io.sandboxes.local.internal.runtime.InstanceEvents;
 import io.sandboxes.local.internal.runtime.SandboxEngine;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -71,7 +72,7 @@ public final class Registry implements AutoCloseable {
   private final OutsideEvents outside;
   private final ConcurrentMap<String, LocalSandbox> sandboxes = new ConcurrentHashMap<>();
   private final MetricsSampler metrics;
-  private final ContainerEvents events;
+  private final InstanceEvents.Subscription events;
   private final int diskSizeMB;
   private final DiskGuard diskGuard;
   private final SandboxLifecycle lifecycle;
@@ -118,7 +119,22 @@ public final class Registry implements AutoCloseable {
     this.forks = new Forks(sandboxes, engine, serverId, forkImages, pool, starts, networking, lifecycle);
     lifecycle.startReaper();
     this.metrics = new MetricsSampler(sandboxes, docker);
-    this.events = new ContainerEvents(docker, serverId, this::containerChanged, outside::freezeChanged, outside::resync);
+    this.events = engine.follow(serverId, new InstanceEvents() {
+      @Override
+      public void ended(String instanceId) {
+        containerChanged(instanceId);
+      }
+
+      @Override
+      public void freezeChanged(String instanceId) {
+        outside.freezeChanged(instanceId);
+      }
+
+      @Override
+      public void resync() {
+        outside.resync();
+      }
+    });
   }
 
   /** @return how sandboxes' disk limits are held on this engine */
@@ -196,7 +212,7 @@ public final class Registry implements AutoCloseable {
     return outside.endedFromOutside(id);
   }
 
-  /** Docker says a container of this server died or was removed: its sandbox is looked at again. */
+  /** The runtime says an instance of this server ended or was removed: its sandbox is looked at again. */
   private void containerChanged(String containerId) {
     WarmPool p = pool;
     if (p != null) {
@@ -206,7 +222,7 @@ public final class Registry implements AutoCloseable {
   }
 
   /**
-   * For tests: closes Docker's event stream, as Docker dropping it would, and keeps it closed
+   * For tests: closes the runtime's event stream, as the runtime dropping it would, and keeps it closed
    * until the returned handle is closed; then it is opened again and every sandbox looked at.
    *
    * @return closes to let the stream open again

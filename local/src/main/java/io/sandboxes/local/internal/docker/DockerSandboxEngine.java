@@ -7,6 +7,7 @@ import io.sandboxes.local.internal.daemon.DaemonBinary;
 import io.sandboxes.local.internal.runtime.CapturedImage;
 import io.sandboxes.local.internal.runtime.DaemonLink;
 import io.sandboxes.local.internal.runtime.Instance;
+import io.sandboxes.local.internal.runtime.InstanceEvents;
 import io.sandboxes.local.internal.runtime.InstanceSpec;
 import io.sandboxes.local.internal.runtime.InstanceState;
 import io.sandboxes.local.internal.runtime.SandboxEngine;
@@ -89,6 +90,11 @@ public final class DockerSandboxEngine implements SandboxEngine {
     return docker.createAndStart(DaemonInjection.withDaemon(new DockerRuntime.ContainerSpec(spec.image(), spec.name(), spec.labels(),
         spec.env(), spec.hostname(), spec.cpuCount(), spec.memoryBytes(), spec.pidsLimit(), volumes, spec.network())
         .withDiskQuotaMB(spec.diskQuotaMB()), link.folder(), daemonBinary));
+  }
+
+  @Override
+  public InstanceEvents.Subscription follow(String serverId, InstanceEvents receiver) {
+    return new DockerInstanceEvents(docker, serverId, receiver);
   }
 
   @Override

@@ -49,6 +49,17 @@ public interface SandboxEngine {
   String launch(InstanceSpec spec, DaemonLink daemon);
 
   /**
+   * Starts following what happens to the instances of one server (those it labelled
+   * {@link InstanceLabels#OURS} and {@link InstanceLabels#SERVER} {@code serverId}; other servers'
+   * are never reported): every instance that ended or was removed, frozen or thawed, by anyone.
+   * The following opens again whenever it drops, and every (re)opening is followed by
+   * {@link InstanceEvents#resync}, so what happened while it was down is still seen.
+   *
+   * @return the following; closing it stops the reports
+   */
+  InstanceEvents.Subscription follow(String serverId, InstanceEvents receiver);
+
+  /**
    * Makes a freshly mounted volume writable by the sandbox's user, when its root is root's and empty.
    *
    * @throws IOException when the instance could not be reached
