@@ -1,5 +1,7 @@
 package io.sandboxes.local;
 
+import io.sandboxes.local.internal.docker.DockerSandboxEngine;
+import io.sandboxes.local.internal.runtime.SandboxEngine;
 import io.sandboxes.EgressProbe;
 import io.sandboxes.SandboxException;
 import io.sandboxes.SandboxNotFoundException;
@@ -93,9 +95,11 @@ final class ServerParts {
     String baseImage = BaseImage.ensure(docker, config.progress);
     Path stateDir = config.stateDir != null ? config.stateDir : defaultStateRoot().resolve(config.serverId);
     Optional<SandboxNetwork> network = SandboxNetwork.start(docker, config.openEgress, config.allowedWitness);
-    Registry reg = new Registry(docker, new Templates(docker, baseImage), config.serverId, stateDir, network, config.diskSizeMB,
+    // puts the daemon binary in the state folder, where containers mount it from
+    SandboxEngine engine = new DockerSandboxEngine(docker, stateDir);
+    Registry reg = new Registry(docker, engine, new Templates(docker, baseImage), config.serverId, stateDir, network, config.diskSizeMB,
         config.warmPool);
-    Volumes volumes = new Volumes(docker);
+    Volumes volumes = new Volumes(engine);
 
     QueuedThreadPool threads = new QueuedThreadPool();
     threads.setName("sandboxes-local");

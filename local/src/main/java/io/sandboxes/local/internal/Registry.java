@@ -2,7 +2,6 @@ package io.sandboxes.local.internal;
 
 import io.sandboxes.local.internal.common.RpcError;
 import io.sandboxes.local.internal.docker.DockerRuntime;
-import io.sandboxes.local.internal.docker.DockerSandboxEngine;
 import io.sandboxes.local.internal.runtime.InstanceEvents;
 import io.sandboxes.local.internal.runtime.SandboxEngine;
 import java.io.IOException;
@@ -82,19 +81,19 @@ public final class Registry implements AutoCloseable {
   private final Forks forks;
 
   /**
+   * @param engine the runtime sandboxes run on
    * @param templates template id to image reference
    * @param serverId whose sandboxes these are: a restarted server with the same id takes them back
    * @param stateDir where the changing state of each sandbox is kept
    * @param diskSizeMB each sandbox's disk limit
    * @param warmPool template id to how many pre-started members it keeps ready (0: none)
    */
-  public Registry(DockerRuntime docker, Templates templates, String serverId, Path stateDir,
+  public Registry(DockerRuntime docker, SandboxEngine engine, Templates templates, String serverId, Path stateDir,
       java.util.Optional<io.sandboxes.local.internal.egress.SandboxNetwork> network, int diskSizeMB, Map<String, Integer> warmPool) {
     this.diskSizeMB = diskSizeMB;
     this.templates = templates;
     this.stateDir = stateDir;
-    // puts the daemon binary in the state folder, where containers mount it from
-    this.engine = new DockerSandboxEngine(docker, stateDir);
+    this.engine = engine;
     this.states = new StateFiles(stateDir);
     this.networking = new SandboxNetworking(network, states);
     this.forkImages = new ForkImages(engine, serverId);

@@ -1,6 +1,7 @@
 package io.sandboxes.local.internal.docker;
 
 import com.github.dockerjava.api.command.InspectContainerResponse;
+import com.github.dockerjava.api.command.InspectVolumeResponse;
 import com.github.dockerjava.api.exception.ConflictException;
 import com.github.dockerjava.api.exception.NotFoundException;
 import io.sandboxes.local.internal.daemon.DaemonBinary;
@@ -27,7 +28,7 @@ import org.jspecify.annotations.Nullable;
  */
 public final class DockerSandboxEngine implements SandboxEngine {
   /** The prefix of a volume's Docker name; the rest is its id. */
-  public static final String VOLUME_PREFIX = "sandboxes-vol-";
+  static final String VOLUME_PREFIX = "sandboxes-vol-";
 
   private final DockerRuntime docker;
   private final Path stateDir;
@@ -195,5 +196,31 @@ public final class DockerSandboxEngine implements SandboxEngine {
     return docker.client().listImagesCmd().withLabelFilter(labels).exec().stream()
         .map(i -> new CapturedImage(i.getId(), i.getLabels() == null ? Map.of() : i.getLabels()))
         .toList();
+  }
+
+  @Override
+  public List<StoredVolume> volumes(List<String> selectors) {
+    List<InspectVolumeResponse> all = docker.client().listVolumesCmd().withFilter("label", selectors).exec().getVolumes();
+    return all == null ? List.of()
+        : all.stream().map(v -> new StoredVolume(v.getName(), v.getLabels() == null ? Map.of() : v.getLabels())).toList();
+  }
+
+  @Override
+  public StoredVolume createVolume(String volumeId, Map<String, String> labels) {
+    String name = VOLUME_PREFIX + volumeId;
+    docker.client().createVolumeCmd().withName(name).withLabels(labels).exec();
+    return new StoredVolume(name, labels);
+  }
+
+  @Override
+  public boolean removeVolume(String name) {
+    try {
+      docker.client().removeVolumeCmd(name).exec();
+      return true;
+    } catch (NotFoundException e) {
+      return false;
+    } catch (ConflictException e) {
+      throw new VolumeInUse(e.getMessage(), e);
+    }
   }
 }

@@ -145,4 +145,52 @@ public interface SandboxEngine {
 
   /** @return the images carrying every one of {@code labels} */
   List<CapturedImage> images(Map<String, String> labels);
+
+  /**
+   * A volume the runtime keeps: storage that outlives the instances that mount it.
+   *
+   * @param name the runtime's name of it
+   * @param labels what the server recorded on it
+   */
+  record StoredVolume(String name, Map<String, String> labels) {
+    /** Copies the labels. */
+    public StoredVolume {
+      labels = Map.copyOf(labels);
+    }
+  }
+
+  /** The volume could not be removed: something (an instance) uses it. */
+  final class VolumeInUse extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    /** @param message the runtime's own account of what uses it */
+    public VolumeInUse(String message, Throwable cause) {
+      super(message, cause);
+    }
+  }
+
+  /**
+   * Lists volumes.
+   *
+   * @param selectors each {@code key=value} (the label has that value) or a bare {@code key} (it
+   *     has the label, of any value); a volume is listed when it matches every one
+   * @throws RuntimeException when the runtime could not be asked
+   */
+  List<StoredVolume> volumes(List<String> selectors);
+
+  /**
+   * Makes an empty volume, which {@link InstanceSpec#volumes} then names by {@code volumeId}.
+   *
+   * @return what the runtime shows of it
+   */
+  StoredVolume createVolume(String volumeId, Map<String, String> labels);
+
+  /**
+   * Removes a volume and what it holds.
+   *
+   * @param name its {@link StoredVolume#name}
+   * @return false when it did not exist
+   * @throws VolumeInUse when an instance uses it
+   */
+  boolean removeVolume(String name);
 }
