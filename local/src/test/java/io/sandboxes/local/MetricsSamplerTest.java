@@ -6,7 +6,7 @@ import static org.awaitility.Awaitility.await;
 import io.sandboxes.e2b.E2BApi;
 import io.sandboxes.e2b.LiveSandbox;
 import io.sandboxes.e2b.SandboxMetrics;
-import io.sandboxes.local.internal.CgroupReader;
+import io.sandboxes.local.internal.docker.CgroupReader;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;

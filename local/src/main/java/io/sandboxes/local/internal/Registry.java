@@ -117,7 +117,7 @@ public final class Registry implements AutoCloseable {
     });
     this.forks = new Forks(sandboxes, engine, serverId, forkImages, pool, starts, networking, lifecycle);
     lifecycle.startReaper();
-    this.metrics = new MetricsSampler(sandboxes, docker);
+    this.metrics = new MetricsSampler(sandboxes, engine);
     this.events = engine.follow(serverId, new InstanceEvents() {
       @Override
       public void ended(String instanceId) {

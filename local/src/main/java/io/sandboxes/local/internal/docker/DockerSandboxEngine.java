@@ -33,6 +33,8 @@ public final class DockerSandboxEngine implements SandboxEngine {
   private final DockerRuntime docker;
   private final Path stateDir;
   private final Path daemonBinary;
+  /** CPU and memory use: the instances' cgroup files, not Docker's stats. */
+  private final CgroupReader cgroups = new CgroupReader();
 
   /**
    * Puts the daemon binary in the state folder, where containers mount it from.
@@ -222,5 +224,30 @@ public final class DockerSandboxEngine implements SandboxEngine {
     } catch (ConflictException e) {
       throw new VolumeInUse(e.getMessage(), e);
     }
+  }
+
+  @Override
+  public Usage usage(String instanceId, int cores) throws IOException {
+    CgroupReader.Usage u = cgroups.read(instanceId, cores);
+    return new Usage(u.cpuUsedPct(), u.memUsed(), u.memCache(), u.memLimit());
+  }
+
+  @Override
+  public void retainUsage(java.util.Set<String> instanceIds) {
+    cgroups.retain(instanceIds);
+  }
+
+  @Override
+  public DiskUsage diskUsage(String instanceId) throws IOException {
+    long used = 0;
+    long size = 0;
+    DockerRuntime.Completed df = docker.runAsRoot(instanceId, "df", "-B1", "--output=used,size", "/");
+    String[] lines = df.stdoutText().strip().split("\n");
+    if (lines.length == 2) {
+      String[] f = lines[1].strip().split("\\s+");
+      used = Long.parseLong(f[0]);
+      size = Long.parseLong(f[1]);
+    }
+    return new DiskUsage(used, size);
   }
 }

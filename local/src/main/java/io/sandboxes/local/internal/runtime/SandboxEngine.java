@@ -147,6 +147,45 @@ public interface SandboxEngine {
   List<CapturedImage> images(Map<String, String> labels);
 
   /**
+   * An instance's CPU and memory use now.
+   *
+   * @param cpuUsedPct CPU in percent of the cores it may use, over the time since the last reading
+   *     (or a short window when there is none)
+   * @param memUsed memory in use, page cache left out, in bytes
+   * @param memCache page cache, in bytes
+   * @param memLimit the memory limit the runtime enforces, in bytes; 0 or less when none is known
+   */
+  record Usage(double cpuUsedPct, long memUsed, long memCache, long memLimit) {}
+
+  /**
+   * An instance's root filesystem as the instance sees it.
+   *
+   * @param used bytes in use
+   * @param size bytes in all
+   */
+  record DiskUsage(long used, long size) {}
+
+  /**
+   * Reads an instance's CPU and memory use without asking anything inside it. The runtime keeps
+   * each instance's last reading for the CPU rate, until {@link #retainUsage} forgets it.
+   *
+   * @param cores how many cores it may use (its CPU limit, at most the host's)
+   * @throws IOException when its use cannot be found or read: the sample is then absent, never zero
+   */
+  Usage usage(String instanceId, int cores) throws IOException;
+
+  /** Forgets the last readings of instances not in {@code instanceIds}. */
+  void retainUsage(java.util.Set<String> instanceIds);
+
+  /**
+   * Reads an instance's disk use as its root filesystem shows it ({@code df /} inside it, as root).
+   *
+   * @throws IOException when the instance could not be reached
+   * @throws RuntimeException when the runtime could not run the reading
+   */
+  DiskUsage diskUsage(String instanceId) throws IOException;
+
+  /**
    * A volume the runtime keeps: storage that outlives the instances that mount it.
    *
    * @param name the runtime's name of it
