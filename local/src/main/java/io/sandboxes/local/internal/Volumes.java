@@ -91,7 +91,7 @@ public final class Volumes {
     }
     try {
       return engine.removeVolume(v.runtimeName());
-    } catch (SandboxEngine.VolumeInUse e) {
+    } catch (SandboxEngine.InUse e) {
       throw new RpcError("already_exists", "volume '" + v.name() + "' is in use: " + e.getMessage());
     }
   }

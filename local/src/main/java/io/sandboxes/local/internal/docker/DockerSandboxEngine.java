@@ -177,8 +177,25 @@ public final class DockerSandboxEngine implements SandboxEngine {
   }
 
   @Override
-  public String capture(String instanceId, String repository, String tag, Map<String, String> labels) {
-    return docker.client().commitCmd(instanceId).withRepository(repository).withTag(tag).withLabels(labels).withPause(true).exec();
+  public String capture(String instanceId, String repository, String tag, Map<String, String> labels, boolean freeze) {
+    return docker.client().commitCmd(instanceId).withRepository(repository).withTag(tag).withLabels(labels).withPause(freeze).exec();
+  }
+
+  @Override
+  public String ensureCodeInterpreter(String baseImage, java.util.function.Consumer<String> progress) {
+    return CodeInterpreterImage.ensure(docker, baseImage, progress);
+  }
+
+  @Override
+  public boolean discardImage(String imageId) {
+    try {
+      docker.client().removeImageCmd(imageId).withForce(true).exec();
+      return true;
+    } catch (NotFoundException e) {
+      return false;
+    } catch (ConflictException e) {
+      throw new InUse(e.getMessage(), e);
+    }
   }
 
   @Override
@@ -222,7 +239,7 @@ public final class DockerSandboxEngine implements SandboxEngine {
     } catch (NotFoundException e) {
       return false;
     } catch (ConflictException e) {
-      throw new VolumeInUse(e.getMessage(), e);
+      throw new InUse(e.getMessage(), e);
     }
   }
 

@@ -128,7 +128,27 @@ public interface SandboxEngine {
    *
    * @return the new image's id
    */
-  String capture(String instanceId, String repository, String tag, Map<String, String> labels);
+  default String capture(String instanceId, String repository, String tag, Map<String, String> labels) {
+    return capture(instanceId, repository, tag, labels, true);
+  }
+
+  /**
+   * Captures an instance's filesystem as an image.
+   *
+   * @param freeze whether to freeze the instance for the moment of the copy (false for one
+   *     already frozen)
+   * @return the new image's id
+   */
+  String capture(String instanceId, String repository, String tag, Map<String, String> labels, boolean freeze);
+
+  /**
+   * Makes the code-interpreter template's image from the base image when it is not there (once
+   * per machine; minutes the first time).
+   *
+   * @param progress each line of what it does
+   * @return the image's reference
+   */
+  String ensureCodeInterpreter(String baseImage, java.util.function.Consumer<String> progress);
 
   /** What {@link #removeImage} came to. */
   enum ImageRemoval {
@@ -142,6 +162,14 @@ public interface SandboxEngine {
 
   /** Removes an image unless something still uses it. */
   ImageRemoval removeImage(String imageId);
+
+  /**
+   * Removes an image even when stopped instances were made from it (a running one keeps it).
+   *
+   * @return false when it did not exist
+   * @throws InUse when the runtime refused because something uses it
+   */
+  boolean discardImage(String imageId);
 
   /** @return the images carrying every one of {@code labels} */
   List<CapturedImage> images(Map<String, String> labels);
@@ -198,12 +226,12 @@ public interface SandboxEngine {
     }
   }
 
-  /** The volume could not be removed: something (an instance) uses it. */
-  final class VolumeInUse extends RuntimeException {
+  /** A volume or an image could not be removed: something (an instance) uses it. */
+  final class InUse extends RuntimeException {
     private static final long serialVersionUID = 1L;
 
     /** @param message the runtime's own account of what uses it */
-    public VolumeInUse(String message, Throwable cause) {
+    public InUse(String message, Throwable cause) {
       super(message, cause);
     }
   }
@@ -229,7 +257,7 @@ public interface SandboxEngine {
    *
    * @param name its {@link StoredVolume#name}
    * @return false when it did not exist
-   * @throws VolumeInUse when an instance uses it
+   * @throws InUse when an instance uses it
    */
   boolean removeVolume(String name);
 }
