@@ -1,5 +1,6 @@
 package io.sandboxes.local;
 
+import io.sandboxes.local.internal.docker.DockerBuildRuntime;
 import io.sandboxes.local.internal.docker.DockerSandboxEngine;
 import io.sandboxes.local.internal.runtime.SandboxEngine;
 import io.sandboxes.EgressProbe;
@@ -113,8 +114,9 @@ final class ServerParts {
     removeLegacySpool(Path.of(System.getProperty("java.io.tmpdir"), "sandboxes-uploads-" + config.serverId));
     ApiHandler apiHandler = new ApiHandler(reg, volumes, config.apiKey, server::egressProbe, server::forward, config.internetByDefault);
     EnvdHandler envdHandler = new EnvdHandler(reg);
-    TemplateBuilds builds = new TemplateBuilds(docker, reg.templates(), stateDir.resolve("template-files"), config.serverId, baseImage,
-        buildNetwork(network), config.templateBuildBudgetMB > 0 ? config.templateBuildBudgetMB : config.diskSizeMB);
+    TemplateBuilds builds = new TemplateBuilds(new DockerBuildRuntime(docker, buildNetwork(network)), reg.templates(),
+        stateDir.resolve("template-files"), config.serverId, baseImage,
+        config.templateBuildBudgetMB > 0 ? config.templateBuildBudgetMB : config.diskSizeMB);
     reg.templates().alsoResolve(builds::resolve);
     reg.templates().alsoReserve(n -> builds.findTemplate(n).isPresent());
     builds.sweepAtStart();
