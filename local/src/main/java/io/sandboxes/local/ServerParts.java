@@ -99,7 +99,7 @@ final class ServerParts {
     Optional<SandboxNetwork> network = SandboxNetwork.start(new DockerNetworkAttachments(docker), config.openEgress, config.allowedWitness);
     // puts the daemon binary in the state folder, where containers mount it from
     SandboxEngine engine = new DockerSandboxEngine(docker, stateDir);
-    Registry reg = new Registry(docker, engine, new Templates(engine, baseImage), config.serverId, stateDir, network, config.diskSizeMB,
+    Registry reg = new Registry(engine, new Templates(engine, baseImage), config.serverId, stateDir, network, config.diskSizeMB,
         config.warmPool);
     Volumes volumes = new Volumes(engine);
 

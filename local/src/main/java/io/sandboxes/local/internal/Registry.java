@@ -1,8 +1,8 @@
 package io.sandboxes.local.internal;
 
 import io.sandboxes.local.internal.common.RpcError;
-import io.sandboxes.local.internal.docker.DockerRuntime;
 import io.sandboxes.local.internal.runtime.InstanceEvents;
+import io.sandboxes.local.internal.runtime.DiskLimits;
 import io.sandboxes.local.internal.runtime.SandboxEngine;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -88,7 +88,7 @@ public final class Registry implements AutoCloseable {
    * @param diskSizeMB each sandbox's disk limit
    * @param warmPool template id to how many pre-started members it keeps ready (0: none)
    */
-  public Registry(DockerRuntime docker, SandboxEngine engine, Templates templates, String serverId, Path stateDir,
+  public Registry(SandboxEngine engine, Templates templates, String serverId, Path stateDir,
       java.util.Optional<io.sandboxes.local.internal.egress.SandboxNetwork> network, int diskSizeMB, Map<String, Integer> warmPool) {
     this.diskSizeMB = diskSizeMB;
     this.templates = templates;
@@ -100,7 +100,7 @@ public final class Registry implements AutoCloseable {
     this.outside = new OutsideEvents(sandboxes, engine, states, networking, forkImages);
     new SandboxRecovery(sandboxes, engine, serverId, states, networking, outside, forkImages, diskSizeMB).recover();
     this.lifecycle = new SandboxLifecycle(sandboxes, engine, states, networking, forkImages);
-    this.diskGuard = DiskGuard.start(docker, templates.resolve("base"), serverId,
+    this.diskGuard = DiskGuard.start(engine.diskLimits(), templates.resolve("base"), serverId,
         () -> List.copyOf(sandboxes.values()), (s, reason) -> kill(s.id(), reason));
     this.starts = new SandboxStarts(sandboxes, engine, templates, serverId, states, networking, outside, forkImages,
         diskGuard.mechanism(), diskSizeMB);
@@ -137,7 +137,7 @@ public final class Registry implements AutoCloseable {
   }
 
   /** @return how sandboxes' disk limits are held on this engine */
-  public DiskGuard.Mechanism diskLimitMechanism() {
+  public DiskLimits.Mechanism diskLimitMechanism() {
     return diskGuard.mechanism();
   }
 

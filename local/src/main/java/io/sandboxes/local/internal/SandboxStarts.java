@@ -6,6 +6,7 @@ import io.sandboxes.local.internal.common.StructuredLog;
 import io.sandboxes.e2b.internal.Json;
 import io.sandboxes.local.internal.egress.SandboxNetwork;
 import io.sandboxes.local.internal.runtime.InstanceSpec;
+import io.sandboxes.local.internal.runtime.DiskLimits;
 import io.sandboxes.local.internal.runtime.SandboxEngine;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -40,11 +41,11 @@ final class SandboxStarts {
   private final SandboxNetworking networking;
   private final OutsideEvents outside;
   private final ForkImages forkImages;
-  private final DiskGuard.Mechanism diskLimits;
+  private final DiskLimits.Mechanism diskLimits;
   private final int diskSizeMB;
 
   SandboxStarts(Map<String, LocalSandbox> sandboxes, SandboxEngine engine, Templates templates, String serverId, StateFiles states,
-      SandboxNetworking networking, OutsideEvents outside, ForkImages forkImages, DiskGuard.Mechanism diskLimits,
+      SandboxNetworking networking, OutsideEvents outside, ForkImages forkImages, DiskLimits.Mechanism diskLimits,
       int diskSizeMB) {
     this.sandboxes = sandboxes;
     this.engine = engine;
@@ -114,7 +115,7 @@ final class SandboxStarts {
     try {
       containerId = engine.launch(new InstanceSpec(image, "sandboxes-" + id, labels, env, id, Registry.CPU_COUNT,
           Registry.MEMORY_MB * 1024L * 1024L, Registry.PIDS_LIMIT, volumes, networking.startNetwork(),
-          diskLimits == DiskGuard.Mechanism.QUOTA ? diskSizeMB : 0), daemon.link());
+          diskLimits == DiskLimits.Mechanism.QUOTA ? diskSizeMB : 0), daemon.link());
       tStarted = System.nanoTime();
       daemon.awaitConnected(SandboxDaemon.CONNECT);
       tConnected = System.nanoTime();
@@ -261,7 +262,7 @@ final class SandboxStarts {
     try {
       containerId = engine.launch(new InstanceSpec(image, WarmPool.NAME_PREFIX + id, labels, env, id, Registry.CPU_COUNT,
           Registry.MEMORY_MB * 1024L * 1024L, Registry.PIDS_LIMIT, Map.of(), networking.startNetwork(),
-          diskLimits == DiskGuard.Mechanism.QUOTA ? diskSizeMB : 0), daemon.link());
+          diskLimits == DiskLimits.Mechanism.QUOTA ? diskSizeMB : 0), daemon.link());
       daemon.awaitConnected(SandboxDaemon.CONNECT);
       // a member's service is up before it is handed out: a claimed code interpreter has a warm kernel
       startService(image, daemon, containerId, id);

@@ -7,6 +7,7 @@ import com.github.dockerjava.api.exception.NotFoundException;
 import io.sandboxes.local.internal.daemon.DaemonBinary;
 import io.sandboxes.local.internal.runtime.CapturedImage;
 import io.sandboxes.local.internal.runtime.DaemonLink;
+import io.sandboxes.local.internal.runtime.DiskLimits;
 import io.sandboxes.local.internal.runtime.Instance;
 import io.sandboxes.local.internal.runtime.InstanceEvents;
 import io.sandboxes.local.internal.runtime.InstanceSpec;
@@ -35,6 +36,7 @@ public final class DockerSandboxEngine implements SandboxEngine {
   private final Path daemonBinary;
   /** CPU and memory use: the instances' cgroup files, not Docker's stats. */
   private final CgroupReader cgroups = new CgroupReader();
+  private final DockerDiskLimits diskLimits;
 
   /**
    * Puts the daemon binary in the state folder, where containers mount it from.
@@ -46,6 +48,7 @@ public final class DockerSandboxEngine implements SandboxEngine {
   public DockerSandboxEngine(DockerRuntime docker, Path stateDir) {
     this.docker = docker;
     this.stateDir = stateDir;
+    this.diskLimits = new DockerDiskLimits(docker);
     try {
       this.daemonBinary = DaemonBinary.install(stateDir.resolve("envd-bin"));
     } catch (IOException e) {
@@ -241,6 +244,11 @@ public final class DockerSandboxEngine implements SandboxEngine {
     } catch (ConflictException e) {
       throw new InUse(e.getMessage(), e);
     }
+  }
+
+  @Override
+  public DiskLimits diskLimits() {
+    return diskLimits;
   }
 
   @Override

@@ -174,6 +174,9 @@ public interface SandboxEngine {
   /** @return the images carrying every one of {@code labels} */
   List<CapturedImage> images(Map<String, String> labels);
 
+  /** @return how this runtime holds sandboxes' disk limits, and measures their writable layers where it must */
+  DiskLimits diskLimits();
+
   /**
    * An instance's CPU and memory use now.
    *
