@@ -41,7 +41,7 @@ class MetricsSamplerTest {
     CgroupReader reader = new CgroupReader();
     String containerId;
     try (LiveSandbox s = e2b.create()) {
-      containerId = server.registry().find(s.id()).orElseThrow().containerId();
+      containerId = server.registry().find(s.id()).orElseThrow().instanceId();
       CgroupReader.Usage idle = reader.read(containerId, 2);
       assertThat(idle.memUsed()).isPositive();
       assertThat(idle.memLimit()).isEqualTo(1024L * 1024 * 1024);

@@ -112,7 +112,7 @@ public final class DiskGuard implements AutoCloseable {
         continue; // a frozen or stopped container writes nothing
       }
       try {
-        Usage u = limits.measure(mechanism, s.containerId());
+        Usage u = limits.measure(mechanism, s.instanceId());
         String reason = u == null ? null : overLimit(u, s.diskSizeMB());
         if (reason != null) {
           StructuredLog.atWarn(LOG).addKeyValue("event", "sandbox.disk-limit").addKeyValue("sandbox", s.id())

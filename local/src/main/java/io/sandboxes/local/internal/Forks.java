@@ -157,7 +157,7 @@ final class Forks {
     labels.put(Templates.LABEL_SNAPSHOT_ID, "");
     labels.put(Registry.LABEL_FORK_IMAGE, "");
     try {
-      return engine.capture(parent.containerId(), FORK_REPOSITORY, Registry.newSandboxId(), labels);
+      return engine.capture(parent.instanceId(), FORK_REPOSITORY, Registry.newSandboxId(), labels);
     } catch (RuntimeException e) {
       throw new RpcError("internal", "capturing sandbox " + parent.id() + " for its forks failed: " + e.getMessage());
     }

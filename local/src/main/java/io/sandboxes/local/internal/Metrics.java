@@ -31,7 +31,7 @@ public final class Metrics {
     int cores = Math.max(1, Math.min(s.cpuCount(), Runtime.getRuntime().availableProcessors()));
     SandboxEngine.Usage usage;
     try {
-      usage = engine.usage(s.containerId(), cores);
+      usage = engine.usage(s.instanceId(), cores);
     } catch (IOException e) {
       throw new RpcError("unavailable", "CPU and memory use of sandbox " + s.id() + " could not be read: " + e.getMessage());
     }
@@ -49,7 +49,7 @@ public final class Metrics {
     long diskUsed = 0;
     long diskTotal = 0;
     try {
-      SandboxEngine.DiskUsage df = engine.diskUsage(s.containerId());
+      SandboxEngine.DiskUsage df = engine.diskUsage(s.instanceId());
       diskUsed = df.used();
       diskTotal = df.size();
     } catch (IOException | RuntimeException e) {

@@ -104,7 +104,7 @@ final class MetricsSampler implements AutoCloseable {
           LOG.debug("sampling sandbox {} failed: {}", s.id(), e.getMessage());
         }
       }
-      engine.retainUsage(sandboxes.values().stream().map(LocalSandbox::containerId).collect(java.util.stream.Collectors.toSet()));
+      engine.retainUsage(sandboxes.values().stream().map(LocalSandbox::instanceId).collect(java.util.stream.Collectors.toSet()));
       Duration rest = SAMPLE_EVERY.minus(Duration.between(round, Instant.now()));
       try {
         Thread.sleep(rest.isNegative() ? Duration.ofMillis(100) : rest);

@@ -31,7 +31,7 @@ final class SandboxNetworking {
 
   /** Takes a sandbox's container off the egress network's records (its address and firewall entry). */
   void detach(LocalSandbox s) {
-    network.ifPresent(n -> n.detach(s.networkAddress(), s.containerId()));
+    network.ifPresent(n -> n.detach(s.networkAddress(), s.instanceId()));
   }
 
   /** @return the egress network, when there is one */
@@ -42,7 +42,7 @@ final class SandboxNetworking {
   /** A restarted container has a new network namespace (and maybe address): its firewall is written again. */
   void reattach(LocalSandbox s) throws IOException {
     if (network.isPresent()) {
-      network.get().detach(s.networkAddress(), s.containerId());
+      network.get().detach(s.networkAddress(), s.instanceId());
       s.networkAddress(null);
       connect(s);
       if (s.networkAddress() != null) {
@@ -70,9 +70,9 @@ final class SandboxNetworking {
    */
   void connect(LocalSandbox s) throws IOException {
     io.sandboxes.local.internal.egress.SandboxNetwork n = network.orElseThrow();
-    String ip = n.attachIfJoined(s.containerId(), s::egressPolicy);
+    String ip = n.attachIfJoined(s.instanceId(), s::egressPolicy);
     if (ip == null && n.wantsBridge(s.egressPolicy())) {
-      ip = n.join(s.containerId(), s::egressPolicy);
+      ip = n.join(s.instanceId(), s::egressPolicy);
       s.networkAddress(ip);
       settleHosts(s);
       return;
@@ -146,7 +146,7 @@ final class SandboxNetworking {
       if (network.isPresent() && !s.paused()) {
         try {
           if (s.networkAddress() != null) {
-            network.get().apply(s.containerId(), s.egressPolicy());
+            network.get().apply(s.instanceId(), s.egressPolicy());
           } else {
             connect(s);
           }

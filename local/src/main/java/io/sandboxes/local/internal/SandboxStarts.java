@@ -153,7 +153,7 @@ final class SandboxStarts {
     } catch (IOException e) {
       engine.remove(containerId);
       daemon.delete();
-      network.ifPresent(n -> n.detach(sandbox.networkAddress(), sandbox.containerId()));
+      network.ifPresent(n -> n.detach(sandbox.networkAddress(), sandbox.instanceId()));
       throw new RpcError("internal", "the sandbox's state could not be recorded in " + stateDir + ": " + e.getMessage());
     }
     outside.watch(sandbox);
@@ -199,14 +199,14 @@ final class SandboxStarts {
       return null;
     }
     Instant started = Instant.now();
-    LocalSandbox sandbox = new LocalSandbox(m.id(), m.containerId(), templateId, Registry.newToken(), metadata, envVars, started,
+    LocalSandbox sandbox = new LocalSandbox(m.id(), m.instanceId(), templateId, Registry.newToken(), metadata, envVars, started,
         started.plus(timeout), Registry.CPU_COUNT, Registry.MEMORY_MB, diskSizeMB, lifecycle, List.of(), engine, m.daemon());
     sandbox.proxyVars(networking.proxyVars());
     sandbox.markPooled();
     try {
       if (network.isPresent() && m.networkAddress() != null) {
         // open mode; every other member waits on "none" and joins when its policy allows something
-        network.get().rebind(m.networkAddress(), m.containerId(), sandbox::egressPolicy);
+        network.get().rebind(m.networkAddress(), m.instanceId(), sandbox::egressPolicy);
         sandbox.networkAddress(m.networkAddress());
       }
       states.record(sandbox);
@@ -221,14 +221,14 @@ final class SandboxStarts {
     // the name tells `status` and `docker ps` it is claimed; nothing depends on it, so it is not waited for
     Thread.ofVirtual().name("sandboxes-rename-" + m.id()).start(() -> {
       try {
-        engine.rename(m.containerId(), "sandboxes-" + m.id());
+        engine.rename(m.instanceId(), "sandboxes-" + m.id());
       } catch (RuntimeException e) {
         LOG.debug("renaming claimed container of {} failed: {}", m.id(), e.toString());
       }
     });
     sandbox.log("info", "sandbox created from template " + templateId + " (warm pool), ends at " + sandbox.endAt());
     StructuredLog.atInfo(LOG).addKeyValue("event", "sandbox.created").addKeyValue("sandbox", m.id()).addKeyValue("template", templateId)
-        .addKeyValue("container", m.containerId().substring(0, 12)).addKeyValue("endAt", sandbox.endAt())
+        .addKeyValue("container", m.instanceId().substring(0, 12)).addKeyValue("endAt", sandbox.endAt())
         .addKeyValue("warm", true).log("sandbox created");
     return sandbox;
   }
@@ -284,11 +284,11 @@ final class SandboxStarts {
 
   void discardMember(WarmPool.Member m) {
     try {
-      engine.remove(m.containerId());
+      engine.remove(m.instanceId());
     } catch (RuntimeException e) {
       LOG.warn("removing warm pool member {} failed: {}", m.id(), e.toString());
     }
     m.daemon().delete();
-    network.ifPresent(n -> n.detach(m.networkAddress(), m.containerId()));
+    network.ifPresent(n -> n.detach(m.networkAddress(), m.instanceId()));
   }
 }

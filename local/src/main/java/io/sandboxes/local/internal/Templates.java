@@ -170,7 +170,7 @@ public final class Templates implements KnownTemplates {
       // on the engine, hung)
       sandbox.transitions.lock();
       try {
-        imageId = engine.capture(sandbox.containerId(), REPOSITORY, tag, labels, !sandbox.paused());
+        imageId = engine.capture(sandbox.instanceId(), REPOSITORY, tag, labels, !sandbox.paused());
       } catch (RuntimeException e) {
         throw new RpcError("internal", "capturing sandbox " + sandbox.id() + " failed: " + e.getMessage());
       } finally {
