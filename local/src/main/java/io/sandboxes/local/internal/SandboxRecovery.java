@@ -143,7 +143,8 @@ final class SandboxRecovery {
       states.forget(id);
       return;
     }
-    String dockerState = instance.status();
+    String runtimeState = instance.status();
+    InstanceState.Phase phase = instance.phase();
     JsonNode state = states.read(id);
     if (pooled && (state == null || !state.path("pooled").asBoolean(false))) {
       // a pool member nobody claimed (or whose claim never committed): nobody holds it
@@ -182,10 +183,10 @@ final class SandboxRecovery {
     boolean recordedPause = state != null && state.path("paused").asBoolean(false);
     boolean recordedMemory = state != null && state.path("memoryKept").asBoolean(false);
     Boolean pausedNow = null;
-    switch (dockerState) {
-      case "running" -> pausedNow = false;
-      case "paused" -> pausedNow = true;
-      case "exited", "created" -> {
+    switch (phase) {
+      case RUNNING -> pausedNow = false;
+      case FROZEN -> pausedNow = true;
+      case STOPPED -> {
         if (recordedPause && !recordedMemory) {
           pausedNow = true;
         }
@@ -193,7 +194,7 @@ final class SandboxRecovery {
       default -> { }
     }
     if (pausedNow == null) {
-      LOG.warn("sandbox {} is gone: its container is '{}'{}; removing it", id, dockerState,
+      LOG.warn("sandbox {} is gone: its container is '{}'{}; removing it", id, runtimeState,
           recordedPause && recordedMemory ? " and the memory of its pause did not survive a Docker restart" : "");
       engine.remove(c.id());
       forkImages.release(labels.get(Registry.LABEL_FORK_IMAGE));
@@ -219,9 +220,9 @@ final class SandboxRecovery {
       s.markPooled();
     }
     if (pausedNow) {
-      s.markPaused("paused".equals(dockerState));
+      s.markPaused(phase == InstanceState.Phase.FROZEN);
     }
-    if (daemon != null && (!pausedNow || "paused".equals(dockerState))) {
+    if (daemon != null && (!pausedNow || phase == InstanceState.Phase.FROZEN)) {
       s.processesToTakeBack(); // a stopped container's processes are gone; a running or frozen one's run on
     }
     if (state != null && (state.has("network") || state.has("allowInternetAccess"))) {
@@ -237,7 +238,7 @@ final class SandboxRecovery {
         // policy that allows something and never made it there (the server stopped mid-join) joins now
         networking.connect(s);
       }
-    } else if ("paused".equals(dockerState) && networking.network().isPresent()) {
+    } else if (phase == InstanceState.Phase.FROZEN && networking.network().isPresent()) {
       // frozen: its namespace is still there to write (nsenter does not need it to run); a join waits for it to run
       s.networkAddress(networking.network().get().attachIfJoined(c.id(), s::egressPolicy));
     }

@@ -153,8 +153,15 @@ public final class DockerSandboxEngine implements SandboxEngine {
     } catch (NotFoundException e) {
       return InstanceState.GONE;
     }
+    String status = String.valueOf(s.getStatus());
+    InstanceState.Phase phase = switch (status) {
+      case "running" -> InstanceState.Phase.RUNNING;
+      case "paused" -> InstanceState.Phase.FROZEN;
+      case "exited", "created" -> InstanceState.Phase.STOPPED;
+      default -> InstanceState.Phase.OTHER;
+    };
     return new InstanceState(false, Boolean.TRUE.equals(s.getRunning()), Boolean.TRUE.equals(s.getPaused()),
-        "removing".equals(s.getStatus()), Boolean.TRUE.equals(s.getOOMKilled()), s.getExitCodeLong(), String.valueOf(s.getStatus()));
+        "removing".equals(status), Boolean.TRUE.equals(s.getOOMKilled()), s.getExitCodeLong(), status, phase);
   }
 
   @Override
