@@ -126,8 +126,7 @@ final class SandboxRecovery {
   /** The sandbox id in a pool container's name ({@code sandboxes-pool-<id>} or, once claimed, {@code sandboxes-<id>}). */
   private static @Nullable String memberId(Instance c) {
     List<String> names = c.names();
-    for (String n : names) {
-      String name = n.startsWith("/") ? n.substring(1) : n;
+    for (String name : names) {
       String id = name.startsWith(WarmPool.NAME_PREFIX) ? name.substring(WarmPool.NAME_PREFIX.length())
           : name.startsWith("sandboxes-") ? name.substring("sandboxes-".length()) : null;
       if (id != null && id.matches("[a-z0-9]{20}")) {

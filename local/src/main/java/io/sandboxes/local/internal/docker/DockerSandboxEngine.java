@@ -140,7 +140,9 @@ public final class DockerSandboxEngine implements SandboxEngine {
   @Override
   public List<Instance> instances(Map<String, String> labels) {
     return docker.client().listContainersCmd().withShowAll(true).withLabelFilter(labels).exec().stream()
-        .map(c -> new Instance(c.getId(), c.getNames() == null ? List.of() : List.of(c.getNames()),
+        // Docker lists a container's names with a leading slash; the seam's names are bare
+        .map(c -> new Instance(c.getId(), c.getNames() == null ? List.of()
+            : java.util.Arrays.stream(c.getNames()).map(n -> n.startsWith("/") ? n.substring(1) : n).toList(),
             c.getLabels() == null ? Map.of() : c.getLabels()))
         .toList();
   }
