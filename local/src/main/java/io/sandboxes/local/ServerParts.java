@@ -1,5 +1,9 @@
 package io.sandboxes.local;
 
+import io.sandboxes.local.internal.docker.DockerBuildRuntime;
+import io.sandboxes.local.internal.docker.DockerNetworkAttachments;
+import io.sandboxes.local.internal.docker.DockerSandboxEngine;
+import io.sandboxes.local.internal.runtime.SandboxEngine;
 import io.sandboxes.EgressProbe;
 import io.sandboxes.SandboxException;
 import io.sandboxes.SandboxNotFoundException;
@@ -92,10 +96,12 @@ final class ServerParts {
     }
     String baseImage = BaseImage.ensure(docker, config.progress);
     Path stateDir = config.stateDir != null ? config.stateDir : defaultStateRoot().resolve(config.serverId);
-    Optional<SandboxNetwork> network = SandboxNetwork.start(docker, config.openEgress, config.allowedWitness);
-    Registry reg = new Registry(docker, new Templates(docker, baseImage), config.serverId, stateDir, network, config.diskSizeMB,
+    Optional<SandboxNetwork> network = SandboxNetwork.start(new DockerNetworkAttachments(docker), config.openEgress, config.allowedWitness);
+    // puts the daemon binary in the state folder, where containers mount it from
+    SandboxEngine engine = new DockerSandboxEngine(docker, stateDir);
+    Registry reg = new Registry(engine, new Templates(engine, baseImage), config.serverId, stateDir, network, config.diskSizeMB,
         config.warmPool);
-    Volumes volumes = new Volumes(docker);
+    Volumes volumes = new Volumes(engine);
 
     QueuedThreadPool threads = new QueuedThreadPool();
     threads.setName("sandboxes-local");
@@ -109,8 +115,9 @@ final class ServerParts {
     removeLegacySpool(Path.of(System.getProperty("java.io.tmpdir"), "sandboxes-uploads-" + config.serverId));
     ApiHandler apiHandler = new ApiHandler(reg, volumes, config.apiKey, server::egressProbe, server::forward, config.internetByDefault);
     EnvdHandler envdHandler = new EnvdHandler(reg);
-    TemplateBuilds builds = new TemplateBuilds(docker, reg.templates(), stateDir.resolve("template-files"), config.serverId, baseImage,
-        buildNetwork(network), config.templateBuildBudgetMB > 0 ? config.templateBuildBudgetMB : config.diskSizeMB);
+    TemplateBuilds builds = new TemplateBuilds(new DockerBuildRuntime(docker, buildNetwork(network)), reg.templates(),
+        stateDir.resolve("template-files"), config.serverId, baseImage,
+        config.templateBuildBudgetMB > 0 ? config.templateBuildBudgetMB : config.diskSizeMB);
     reg.templates().alsoResolve(builds::resolve);
     reg.templates().alsoReserve(n -> builds.findTemplate(n).isPresent());
     builds.sweepAtStart();

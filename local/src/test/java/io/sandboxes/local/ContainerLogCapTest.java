@@ -36,7 +36,7 @@ class ContainerLogCapTest {
   void floodThroughPidOne(E2BApi e2b, LocalServer server) throws Exception {
     LiveSandbox sandbox = e2b.create();
     try (DockerRuntime docker = DockerRuntime.connect()) {
-      String container = server.registry().find(sandbox.id()).orElseThrow().containerId();
+      String container = server.registry().find(sandbox.id()).orElseThrow().instanceId();
       InspectContainerResponse before = docker.client().inspectContainerCmd(container).exec();
       assertThat(before.getHostConfig().getLogConfig().getConfig())
           .containsEntry("max-size", DockerRuntime.SANDBOX_LOG_FILE_SIZE).containsEntry("max-file", DockerRuntime.SANDBOX_LOG_FILES);

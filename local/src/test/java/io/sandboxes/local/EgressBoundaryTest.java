@@ -129,7 +129,7 @@ class EgressBoundaryTest {
   }
 
   static long pidOf(LocalServer server, String sandboxId) {
-    String container = server.registry().find(sandboxId).orElseThrow().containerId();
+    String container = server.registry().find(sandboxId).orElseThrow().instanceId();
     try (DockerRuntime docker = DockerRuntime.connect()) {
       return docker.client().inspectContainerCmd(container).exec().getState().getPidLong();
     }

@@ -6,7 +6,7 @@ import static org.awaitility.Awaitility.await;
 import io.sandboxes.e2b.E2BApi;
 import io.sandboxes.e2b.LiveSandbox;
 import io.sandboxes.e2b.SandboxMetrics;
-import io.sandboxes.local.internal.CgroupReader;
+import io.sandboxes.local.internal.docker.CgroupReader;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -41,7 +41,7 @@ class MetricsSamplerTest {
     CgroupReader reader = new CgroupReader();
     String containerId;
     try (LiveSandbox s = e2b.create()) {
-      containerId = server.registry().find(s.id()).orElseThrow().containerId();
+      containerId = server.registry().find(s.id()).orElseThrow().instanceId();
       CgroupReader.Usage idle = reader.read(containerId, 2);
       assertThat(idle.memUsed()).isPositive();
       assertThat(idle.memLimit()).isEqualTo(1024L * 1024 * 1024);

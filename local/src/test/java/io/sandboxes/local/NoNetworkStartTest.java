@@ -96,7 +96,7 @@ class NoNetworkStartTest {
       EgressProbe p = server.egressProbe();
       try (ExternalHost witness = new ExternalHost(); LiveSandbox s = c.api().create()) {
         LocalSandbox local = server.registry().find(s.id()).orElseThrow();
-        assertThat(networks(docker, local.containerId())).containsExactly("none");
+        assertThat(networks(docker, local.instanceId())).containsExactly("none");
         assertThat(local.networkAddress()).isNull();
         assertThat(s.exec("hostname; grep -c \"$(hostname)\" /etc/hosts; sudo -n true 2>&1; echo sudo=$?").stdout())
             .isEqualTo(s.id() + "\n1\nsudo=0\n");
@@ -109,7 +109,7 @@ class NoNetworkStartTest {
 
         // an allow of something else (a name, through the gateway): the sandbox joins the network
         policy(server, s.id(), "{\"allowOut\":[\"" + p.allowedHost() + "\"]}");
-        assertThat(networks(docker, local.containerId())).containsExactly("sandboxes-egress");
+        assertThat(networks(docker, local.instanceId())).containsExactly("sandboxes-egress");
         String ip = local.networkAddress();
         assertThat(ip).isNotNull();
         assertThat(curl(s, "http://" + p.allowedHost() + "/")).isEqualTo("200");
@@ -155,12 +155,12 @@ class NoNetworkStartTest {
       EgressProbe p = server.egressProbe();
       String id = create(server, ",\"network\":{\"allowOut\":[\"" + p.allowedHost() + "\"]}");
       LocalSandbox local = server.registry().find(id).orElseThrow();
-      assertThat(networks(docker, local.containerId())).containsExactly("sandboxes-egress");
+      assertThat(networks(docker, local.instanceId())).containsExactly("sandboxes-egress");
       LiveSandbox s = c.api().connect(id);
       assertThat(curl(s, "http://" + p.allowedHost() + "/")).isEqualTo("200");
       assertThat(s.exec("grep -c \"$(hostname)\" /etc/hosts").stdout()).isEqualTo("1\n");
       String closed = create(server, ",\"allow_internet_access\":false");
-      assertThat(networks(docker, server.registry().find(closed).orElseThrow().containerId())).containsExactly("none");
+      assertThat(networks(docker, server.registry().find(closed).orElseThrow().instanceId())).containsExactly("none");
       c.api().kill(id);
       c.api().kill(closed);
     }
@@ -195,12 +195,12 @@ class NoNetworkStartTest {
       try (LocalServer again = b.keepSandboxesOnClose(false).build().start(); E2BSandboxProvider c = client(again)) {
         LocalSandbox n = again.registry().find(none).orElseThrow();
         assertThat(n.networkAddress()).isNull();
-        assertThat(networks(docker, n.containerId())).containsExactly("none");
+        assertThat(networks(docker, n.instanceId())).containsExactly("none");
         String raw = "--noproxy '*' " + external.url();
         assertThat(curl(c.api().connect(none), raw)).isEqualTo("000");
         for (String id : List.of(atCreate, later, unfinished)) {
           LocalSandbox s = again.registry().find(id).orElseThrow();
-          assertThat(networks(docker, s.containerId())).as(id).containsExactly("sandboxes-egress");
+          assertThat(networks(docker, s.instanceId())).as(id).containsExactly("sandboxes-egress");
           assertThat(s.networkAddress()).as(id).isNotNull();
           assertThat(curl(c.api().connect(id), raw)).as(id).isEqualTo("200");
         }
@@ -252,7 +252,7 @@ class NoNetworkStartTest {
         // waits for a go, then asks through the proxy it was started with
         assertThat(s.exec("nohup sh -c 'while [ ! -e /tmp/go ]; do sleep 0.1; done; curl -s -o /dev/null -m 5 -w %{http_code} "
             + "http://" + host + "/ > /tmp/old.out' >/dev/null 2>&1 &").exitCode()).isZero();
-        String containerId = first.registry().find(id).orElseThrow().containerId();
+        String containerId = first.registry().find(id).orElseThrow().instanceId();
         firstPort = proxyPort(docker, containerId);
         gatewayIp = docker.client().inspectNetworkCmd().withNetworkId("sandboxes-egress").exec().getIpam().getConfig().get(0).getGateway();
       }

@@ -71,7 +71,7 @@ class OutsidePauseTest {
   }
 
   private String containerOf(LocalServer server, String id) {
-    return server.registry().find(id).orElseThrow().containerId();
+    return server.registry().find(id).orElseThrow().instanceId();
   }
 
   @Test

@@ -71,7 +71,7 @@ class OutsideStopTest {
   }
 
   private String containerOf(String sandboxId) {
-    return server.registry().find(sandboxId).orElseThrow().containerId();
+    return server.registry().find(sandboxId).orElseThrow().instanceId();
   }
 
   private Path daemonFolder(String containerId) {
@@ -181,8 +181,8 @@ class OutsideStopTest {
         E2BSandboxProvider c1 = E2BSandboxProvider.builder().apiUrl(first.apiUrl()).sandboxUrl(first.sandboxUrl()).apiKey(key).build()) {
       killed = c1.api().create().id();
       removed = c1.api().create().id();
-      killedContainer = first.registry().find(killed).orElseThrow().containerId();
-      removedContainer = first.registry().find(removed).orElseThrow().containerId();
+      killedContainer = first.registry().find(killed).orElseThrow().instanceId();
+      removedContainer = first.registry().find(removed).orElseThrow().instanceId();
     }
     docker.client().killContainerCmd(killedContainer).exec();
     docker.client().removeContainerCmd(removedContainer).withForce(true).exec();

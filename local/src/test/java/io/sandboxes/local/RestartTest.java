@@ -61,7 +61,7 @@ class RestartTest {
       LiveSandbox l = e2b.create();
       l.pause();
       lost = l.id();
-      lostContainer = first.registry().find(lost).orElseThrow().containerId();
+      lostContainer = first.registry().find(lost).orElseThrow().instanceId();
     }
     DockerRuntime docker = DockerRuntime.connect();
     // what a Docker restart does to a frozen container: its memory is gone and it is stopped
@@ -142,7 +142,7 @@ class RestartTest {
     try (LocalServer first = server(id, state, key); E2BSandboxProvider c1 = client(first)) {
       committed = c1.api().create().id();
       uncommitted = c1.api().create().id();
-      container = first.registry().find(uncommitted).orElseThrow().containerId();
+      container = first.registry().find(uncommitted).orElseThrow().instanceId();
       // as if the server had died after starting the container and before its commit: no state file
       Files.delete(state.resolve(uncommitted + ".json"));
     }

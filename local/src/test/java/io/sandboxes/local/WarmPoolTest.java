@@ -97,14 +97,14 @@ class WarmPoolTest {
         assertThat(warm.exec("stat -c %U /home/user/a.txt").stdout()).isEqualTo("user\n");
 
         // nothing of the sandbox's identity in the member's container config
-        var config = docker.client().inspectContainerCmd(w.containerId()).exec().getConfig();
+        var config = docker.client().inspectContainerCmd(w.instanceId()).exec().getConfig();
         assertThat(config.getLabels()).doesNotContainKeys(DockerRuntime.LABEL_SANDBOX_ID, DockerRuntime.LABEL_ENVD_TOKEN,
             DockerRuntime.LABEL_METADATA, DockerRuntime.LABEL_DEADLINE, "io.sandboxes.env");
         assertThat(config.getLabels().values()).noneMatch(v -> v.contains(w.envdToken()) || v.contains("warm-test"));
         assertThat(config.getEnv()).noneMatch(e -> e.startsWith("GREETING="));
         // once claimed it is renamed like a cold sandbox's container
         await().atMost(Duration.ofSeconds(10)).until(() ->
-            docker.client().inspectContainerCmd(w.containerId()).exec().getName().equals("/sandboxes-" + warm.id()));
+            docker.client().inspectContainerCmd(w.instanceId()).exec().getName().equals("/sandboxes-" + warm.id()));
       } finally {
         e2b.deleteVolume(volumeId);
       }
@@ -132,7 +132,7 @@ class WarmPoolTest {
       int warm = 0;
       for (String id : ids) {
         LocalSandbox s = server.registry().find(id).orElseThrow();
-        containers.add(s.containerId());
+        containers.add(s.instanceId());
         warm += s.pooled() ? 1 : 0;
       }
       assertThat(new HashSet<>(ids)).hasSize(16);
@@ -178,7 +178,7 @@ class WarmPoolTest {
       // on a loaded machine the last answer has taken 0.9 s on its way back after the server was
       // done; by Docker's clock the last of the burst's containers started before its create ended
       java.time.Instant lastStarted = ids.stream()
-          .map(s -> java.time.Instant.parse(docker.client().inspectContainerCmd(server.registry().find(s).orElseThrow().containerId())
+          .map(s -> java.time.Instant.parse(docker.client().inspectContainerCmd(server.registry().find(s).orElseThrow().instanceId())
               .exec().getState().getStartedAt()))
           .max(java.util.Comparator.naturalOrder()).orElseThrow();
       List<java.time.Instant> madeSince = docker.client().listContainersCmd().withShowAll(true)
@@ -232,9 +232,9 @@ class WarmPoolTest {
       assertThat(server.registry().find(open).orElseThrow().pooled()).isTrue();
       try (DockerRuntime docker = DockerRuntime.connect()) {
         // members wait on "none"; only the claim whose policy allows something joins the sandbox network
-        assertThat(docker.client().inspectContainerCmd(server.registry().find(closed).orElseThrow().containerId()).exec()
+        assertThat(docker.client().inspectContainerCmd(server.registry().find(closed).orElseThrow().instanceId()).exec()
             .getNetworkSettings().getNetworks()).containsOnlyKeys("none");
-        assertThat(docker.client().inspectContainerCmd(server.registry().find(open).orElseThrow().containerId()).exec()
+        assertThat(docker.client().inspectContainerCmd(server.registry().find(open).orElseThrow().instanceId()).exec()
             .getNetworkSettings().getNetworks()).containsOnlyKeys("sandboxes-egress");
       }
       assertThat(e2b.connect(closed).exec(curl + p.allowedHost() + "/").stdout()).isEqualTo("000");

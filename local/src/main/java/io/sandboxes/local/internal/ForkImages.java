@@ -1,6 +1,6 @@
 package io.sandboxes.local.internal;
 
-import io.sandboxes.local.internal.docker.DockerRuntime;
+import io.sandboxes.local.internal.runtime.InstanceLabels;
 import io.sandboxes.local.internal.runtime.CapturedImage;
 import io.sandboxes.local.internal.runtime.SandboxEngine;
 import java.util.List;
@@ -82,7 +82,7 @@ final class ForkImages {
   void sweep() {
     List<CapturedImage> images;
     try {
-      images = engine.images(Map.of(DockerRuntime.LABEL_OURS, "true", DockerRuntime.LABEL_SERVER, serverId));
+      images = engine.images(Map.of(InstanceLabels.OURS, "true", InstanceLabels.SERVER, serverId));
     } catch (RuntimeException e) {
       LOG.warn("could not list this server's images to remove unused fork images: {}", e.toString());
       return;

@@ -1,11 +1,11 @@
 package io.sandboxes.local.internal;
 
+import io.sandboxes.local.internal.runtime.InstanceLabels;
 import io.sandboxes.local.internal.common.RpcError;
 import io.sandboxes.local.internal.common.StructuredLog;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sandboxes.e2b.internal.Json;
 import io.sandboxes.local.internal.Registry.ForkOutcome;
-import io.sandboxes.local.internal.docker.DockerRuntime;
 import io.sandboxes.local.internal.runtime.SandboxEngine;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -148,16 +148,16 @@ final class Forks {
   /** {@code docker commit} of a sandbox for its forks: an image of this server, no template. */
   private String captureForFork(LocalSandbox parent) throws RpcError {
     Map<String, String> labels = new HashMap<>();
-    labels.put(DockerRuntime.LABEL_OURS, "true");
-    labels.put(DockerRuntime.LABEL_SERVER, serverId);
+    labels.put(InstanceLabels.OURS, "true");
+    labels.put(InstanceLabels.SERVER, serverId);
     labels.put(Registry.LABEL_FORK_OF, parent.id());
     // what the parent's container carries (its identity, a snapshot's id it was made from) is not the image's
-    labels.put(DockerRuntime.LABEL_SANDBOX_ID, "");
-    labels.put(DockerRuntime.LABEL_ENVD_TOKEN, "");
+    labels.put(InstanceLabels.SANDBOX_ID, "");
+    labels.put(InstanceLabels.ENVD_TOKEN, "");
     labels.put(Templates.LABEL_SNAPSHOT_ID, "");
     labels.put(Registry.LABEL_FORK_IMAGE, "");
     try {
-      return engine.capture(parent.containerId(), FORK_REPOSITORY, Registry.newSandboxId(), labels);
+      return engine.capture(parent.instanceId(), FORK_REPOSITORY, Registry.newSandboxId(), labels);
     } catch (RuntimeException e) {
       throw new RpcError("internal", "capturing sandbox " + parent.id() + " for its forks failed: " + e.getMessage());
     }

@@ -28,7 +28,7 @@ public final class LocalSandbox {
   static final Duration END_RETENTION = Duration.ofSeconds(30);
 
   private final String id;
-  private final String containerId;
+  private final String instanceId;
   private final String templateId;
   private final String envdToken;
   private final Map<String, String> metadata;
@@ -63,12 +63,12 @@ public final class LocalSandbox {
   /** A volume mounted into the sandbox. */
   public record VolumeMount(String volumeId, String name, String path) {}
 
-  LocalSandbox(String id, String containerId, String templateId, String envdToken, Map<String, String> metadata,
+  LocalSandbox(String id, String instanceId, String templateId, String envdToken, Map<String, String> metadata,
       Map<String, String> envVars, Instant startedAt, Instant endAt, int cpuCount, int memoryMB, int diskSizeMB, Lifecycle lifecycle,
       List<VolumeMount> volumeMounts, SandboxEngine engine, @Nullable SandboxDaemon daemon) {
     this.daemon = daemon;
     this.id = id;
-    this.containerId = containerId;
+    this.instanceId = instanceId;
     this.templateId = templateId;
     this.envdToken = envdToken;
     this.metadata = Map.copyOf(metadata);
@@ -99,8 +99,8 @@ public final class LocalSandbox {
     this.pooled = true;
   }
 
-  public String containerId() {
-    return containerId;
+  public String instanceId() {
+    return instanceId;
   }
 
   public String templateId() {
@@ -360,7 +360,7 @@ public final class LocalSandbox {
 
   /** The environment the container was made with, which the daemon's processes start from. */
   List<String> containerEnv() {
-    return daemon == null ? List.of() : daemon.containerEnv(engine, containerId);
+    return daemon == null ? List.of() : daemon.containerEnv(engine, instanceId);
   }
 
   public FileOps files() {

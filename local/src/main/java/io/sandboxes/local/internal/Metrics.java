@@ -1,11 +1,14 @@
 package io.sandboxes.local.internal;
 
 import io.sandboxes.local.internal.common.RpcError;
-import io.sandboxes.local.internal.docker.DockerRuntime;
+import io.sandboxes.local.internal.runtime.SandboxEngine;
 import java.io.IOException;
 import java.time.Instant;
 
-/** One reading of a sandbox's resource use: CPU and memory from its cgroup files on the host, disk from {@code df} inside it. */
+/**
+ * One reading of a sandbox's resource use, from its runtime: CPU and memory from outside the sandbox
+ * (its cgroup files on the host, on Docker), disk from {@code df} inside it.
+ */
 public final class Metrics {
   private Metrics() {}
 
@@ -13,22 +16,22 @@ public final class Metrics {
   public record Sample(Instant at, double cpuUsedPct, long memUsed, long memTotal, long memCache, long diskUsed, long diskTotal,
       Instant diskAt) {}
 
-  static Sample read(DockerRuntime docker, CgroupReader cgroups, LocalSandbox s) throws RpcError {
-    return read(docker, cgroups, s, null);
+  static Sample read(SandboxEngine engine, LocalSandbox s) throws RpcError {
+    return read(engine, s, null);
   }
 
   /**
-   * Reads a sample: CPU and memory from the sandbox's cgroup files on the host (no Docker call);
+   * Reads a sample: CPU and memory from outside the sandbox ({@link SandboxEngine#usage});
    * with {@code disk}, its disk figures are kept instead of running {@code df} in the sandbox
    * again (disk use changes slowly, and an exec per sample is the costly part). A figure that
    * cannot be read fails the sample: it is absent, never zero.
    */
-  static Sample read(DockerRuntime docker, CgroupReader cgroups, LocalSandbox s, @org.jspecify.annotations.Nullable Sample disk)
+  static Sample read(SandboxEngine engine, LocalSandbox s, @org.jspecify.annotations.Nullable Sample disk)
       throws RpcError {
     int cores = Math.max(1, Math.min(s.cpuCount(), Runtime.getRuntime().availableProcessors()));
-    CgroupReader.Usage usage;
+    SandboxEngine.Usage usage;
     try {
-      usage = cgroups.read(s.containerId(), cores);
+      usage = engine.usage(s.instanceId(), cores);
     } catch (IOException e) {
       throw new RpcError("unavailable", "CPU and memory use of sandbox " + s.id() + " could not be read: " + e.getMessage());
     }
@@ -46,13 +49,9 @@ public final class Metrics {
     long diskUsed = 0;
     long diskTotal = 0;
     try {
-      DockerRuntime.Completed df = docker.runAsRoot(s.containerId(), "df", "-B1", "--output=used,size", "/");
-      String[] lines = df.stdoutText().strip().split("\n");
-      if (lines.length == 2) {
-        String[] f = lines[1].strip().split("\\s+");
-        diskUsed = Long.parseLong(f[0]);
-        diskTotal = Long.parseLong(f[1]);
-      }
+      SandboxEngine.DiskUsage df = engine.diskUsage(s.instanceId());
+      diskUsed = df.used();
+      diskTotal = df.size();
     } catch (IOException | RuntimeException e) {
       throw new RpcError("unavailable", "disk use of sandbox " + s.id() + " could not be read: " + e.getMessage());
     }

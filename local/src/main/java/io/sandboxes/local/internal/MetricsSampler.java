@@ -1,7 +1,7 @@
 package io.sandboxes.local.internal;
 
 import io.sandboxes.local.internal.common.RpcError;
-import io.sandboxes.local.internal.docker.DockerRuntime;
+import io.sandboxes.local.internal.runtime.SandboxEngine;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -19,15 +19,14 @@ final class MetricsSampler implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(Registry.class);
 
   private final Map<String, LocalSandbox> sandboxes;
-  private final DockerRuntime docker;
-  /** The sampler's source of CPU and memory use: the sandboxes' cgroup files, not Docker's stats. */
-  private final CgroupReader cgroups = new CgroupReader();
+  /** The sampler's source: CPU and memory from outside each sandbox, disk from inside it. */
+  private final SandboxEngine engine;
   private final Thread sampler;
 
   /** Starts sampling the sandboxes of {@code sandboxes} (the live table, read each round). */
-  MetricsSampler(Map<String, LocalSandbox> sandboxes, DockerRuntime docker) {
+  MetricsSampler(Map<String, LocalSandbox> sandboxes, SandboxEngine engine) {
     this.sandboxes = sandboxes;
-    this.docker = docker;
+    this.engine = engine;
     this.sampler = Thread.ofVirtual().name("sandboxes-metrics").start(this::run);
   }
 
@@ -79,7 +78,7 @@ final class MetricsSampler implements AutoCloseable {
         if (s.paused() || !sandboxes.containsKey(s.id())) {
           return;
         }
-        Metrics.Sample m = Metrics.read(docker, cgroups, s,
+        Metrics.Sample m = Metrics.read(engine, s,
             reuseDisk && previous != null && previous.diskAt().isAfter(now.minus(DISK_EVERY)) ? previous : null);
         s.addSample(m);
       } finally {
@@ -105,7 +104,7 @@ final class MetricsSampler implements AutoCloseable {
           LOG.debug("sampling sandbox {} failed: {}", s.id(), e.getMessage());
         }
       }
-      cgroups.retain(sandboxes.values().stream().map(LocalSandbox::containerId).collect(java.util.stream.Collectors.toSet()));
+      engine.retainUsage(sandboxes.values().stream().map(LocalSandbox::instanceId).collect(java.util.stream.Collectors.toSet()));
       Duration rest = SAMPLE_EVERY.minus(Duration.between(round, Instant.now()));
       try {
         Thread.sleep(rest.isNegative() ? Duration.ofMillis(100) : rest);

@@ -64,7 +64,7 @@ final class OutsideEvents {
   /** Docker says a container of this server died or was removed: its sandbox is looked at again. */
   void containerChanged(String containerId) {
     for (LocalSandbox s : sandboxes.values()) {
-      if (s.containerId().equals(containerId)) {
+      if (s.instanceId().equals(containerId)) {
         Thread.ofVirtual().name("sandboxes-check-" + s.id()).start(() -> verify(s));
         return;
       }
@@ -78,7 +78,7 @@ final class OutsideEvents {
    */
   void freezeChanged(String containerId) {
     for (LocalSandbox s : sandboxes.values()) {
-      if (s.containerId().equals(containerId)) {
+      if (s.instanceId().equals(containerId)) {
         Thread.ofVirtual().name("sandboxes-freeze-" + s.id()).start(() -> {
           s.transitions.lock();
           try {
@@ -118,7 +118,7 @@ final class OutsideEvents {
       return false;
     }
     try {
-      InstanceState state = engine.state(s.containerId());
+      InstanceState state = engine.state(s.instanceId());
       if (state.gone()) {
         return s.frozenFromOutside(); // nothing to look at: what was last seen stands
       }
@@ -145,7 +145,7 @@ final class OutsideEvents {
     if (outside && !s.frozenFromOutside()) {
       try {
         Thread.sleep(OUTSIDE_FREEZE_CONFIRM);
-        outside = engine.state(s.containerId()).runningFrozen() && !s.paused();
+        outside = engine.state(s.instanceId()).runningFrozen() && !s.paused();
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         outside = false;
@@ -198,7 +198,7 @@ final class OutsideEvents {
     }
     String reason;
     try {
-      InstanceState state = engine.state(s.containerId());
+      InstanceState state = engine.state(s.instanceId());
       if (state.gone()) {
         reason = "its container was removed from outside this server";
       } else if (state.running()) {
@@ -242,7 +242,7 @@ final class OutsideEvents {
     s.abandonProcesses(new SandboxProcess.Failure("unavailable", "sandbox " + id + " ended: " + reason));
     s.ports().close();
     try {
-      engine.remove(s.containerId());
+      engine.remove(s.instanceId());
       forkImages.sandboxGone(id);
     } catch (RuntimeException e) {
       LOG.warn("removing the dead container of sandbox {} failed: {}", id, e.toString());
@@ -252,7 +252,7 @@ final class OutsideEvents {
     states.forget(id);
     s.log("warn", "ended: " + reason);
     StructuredLog.atWarn(LOG).addKeyValue("event", "sandbox.lost").addKeyValue("sandbox", id)
-        .addKeyValue("container", s.containerId().substring(0, Math.min(12, s.containerId().length())))
+        .addKeyValue("container", s.instanceId().substring(0, Math.min(12, s.instanceId().length())))
         .addKeyValue("reason", reason).log("sandbox ended from outside: " + reason);
   }
 

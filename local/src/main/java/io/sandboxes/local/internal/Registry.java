@@ -1,8 +1,8 @@
 package io.sandboxes.local.internal;
 
 import io.sandboxes.local.internal.common.RpcError;
-import io.sandboxes.local.internal.docker.DockerRuntime;
-import io.sandboxes.local.internal.docker.DockerSandboxEngine;
+import io.sandboxes.local.internal.runtime.InstanceEvents;
+import io.sandboxes.local.internal.runtime.DiskLimits;
 import io.sandboxes.local.internal.runtime.SandboxEngine;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -71,7 +71,7 @@ public final class Registry implements AutoCloseable {
   private final OutsideEvents outside;
   private final ConcurrentMap<String, LocalSandbox> sandboxes = new ConcurrentHashMap<>();
   private final MetricsSampler metrics;
-  private final ContainerEvents events;
+  private final InstanceEvents.Subscription events;
   private final int diskSizeMB;
   private final DiskGuard diskGuard;
   private final SandboxLifecycle lifecycle;
@@ -81,26 +81,26 @@ public final class Registry implements AutoCloseable {
   private final Forks forks;
 
   /**
+   * @param engine the runtime sandboxes run on
    * @param templates template id to image reference
    * @param serverId whose sandboxes these are: a restarted server with the same id takes them back
    * @param stateDir where the changing state of each sandbox is kept
    * @param diskSizeMB each sandbox's disk limit
    * @param warmPool template id to how many pre-started members it keeps ready (0: none)
    */
-  public Registry(DockerRuntime docker, Templates templates, String serverId, Path stateDir,
+  public Registry(SandboxEngine engine, Templates templates, String serverId, Path stateDir,
       java.util.Optional<io.sandboxes.local.internal.egress.SandboxNetwork> network, int diskSizeMB, Map<String, Integer> warmPool) {
     this.diskSizeMB = diskSizeMB;
     this.templates = templates;
     this.stateDir = stateDir;
-    // puts the daemon binary in the state folder, where containers mount it from
-    this.engine = new DockerSandboxEngine(docker, stateDir);
+    this.engine = engine;
     this.states = new StateFiles(stateDir);
     this.networking = new SandboxNetworking(network, states);
     this.forkImages = new ForkImages(engine, serverId);
     this.outside = new OutsideEvents(sandboxes, engine, states, networking, forkImages);
     new SandboxRecovery(sandboxes, engine, serverId, states, networking, outside, forkImages, diskSizeMB).recover();
     this.lifecycle = new SandboxLifecycle(sandboxes, engine, states, networking, forkImages);
-    this.diskGuard = DiskGuard.start(docker, templates.resolve("base"), serverId,
+    this.diskGuard = DiskGuard.start(engine.diskLimits(), templates.resolve("base"), serverId,
         () -> List.copyOf(sandboxes.values()), (s, reason) -> kill(s.id(), reason));
     this.starts = new SandboxStarts(sandboxes, engine, templates, serverId, states, networking, outside, forkImages,
         diskGuard.mechanism(), diskSizeMB);
@@ -117,12 +117,27 @@ public final class Registry implements AutoCloseable {
     });
     this.forks = new Forks(sandboxes, engine, serverId, forkImages, pool, starts, networking, lifecycle);
     lifecycle.startReaper();
-    this.metrics = new MetricsSampler(sandboxes, docker);
-    this.events = new ContainerEvents(docker, serverId, this::containerChanged, outside::freezeChanged, outside::resync);
+    this.metrics = new MetricsSampler(sandboxes, engine);
+    this.events = engine.follow(serverId, new InstanceEvents() {
+      @Override
+      public void ended(String instanceId) {
+        containerChanged(instanceId);
+      }
+
+      @Override
+      public void freezeChanged(String instanceId) {
+        outside.freezeChanged(instanceId);
+      }
+
+      @Override
+      public void resync() {
+        outside.resync();
+      }
+    });
   }
 
   /** @return how sandboxes' disk limits are held on this engine */
-  public DiskGuard.Mechanism diskLimitMechanism() {
+  public DiskLimits.Mechanism diskLimitMechanism() {
     return diskGuard.mechanism();
   }
 
@@ -196,7 +211,7 @@ public final class Registry implements AutoCloseable {
     return outside.endedFromOutside(id);
   }
 
-  /** Docker says a container of this server died or was removed: its sandbox is looked at again. */
+  /** The runtime says an instance of this server ended or was removed: its sandbox is looked at again. */
   private void containerChanged(String containerId) {
     WarmPool p = pool;
     if (p != null) {
@@ -206,7 +221,7 @@ public final class Registry implements AutoCloseable {
   }
 
   /**
-   * For tests: closes Docker's event stream, as Docker dropping it would, and keeps it closed
+   * For tests: closes the runtime's event stream, as the runtime dropping it would, and keeps it closed
    * until the returned handle is closed; then it is opened again and every sandbox looked at.
    *
    * @return closes to let the stream open again

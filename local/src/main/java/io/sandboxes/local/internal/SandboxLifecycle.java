@@ -109,7 +109,7 @@ final class SandboxLifecycle {
       }
       if (s.paused() && s.memoryKept()) {
         try {
-          engine.thaw(s.containerId());
+          engine.thaw(s.instanceId());
         } catch (RuntimeException e) {
           LOG.debug("unpause before removal of {} failed: {}", id, e.toString());
         }
@@ -118,7 +118,7 @@ final class SandboxLifecycle {
       // with an exit status nobody observed
       s.severProcesses("sandbox " + id + " was killed");
       s.ports().close();
-      engine.remove(s.containerId());
+      engine.remove(s.instanceId());
       forkImages.sandboxGone(id);
       s.closeDaemon(true);
       networking.detach(s);
@@ -153,7 +153,7 @@ final class SandboxLifecycle {
         if (memory) {
           freeze(s);
         } else {
-          engine.stop(s.containerId(), Duration.ofSeconds(2));
+          engine.stop(s.instanceId(), Duration.ofSeconds(2));
         }
       } catch (RuntimeException e) {
         throw new RpcError("internal", "pausing sandbox " + s.id() + " failed: " + e.getMessage());
@@ -177,7 +177,7 @@ final class SandboxLifecycle {
     RuntimeException last = null;
     for (int attempt = 1; attempt <= 5; attempt++) {
       try {
-        engine.freeze(s.containerId());
+        engine.freeze(s.instanceId());
         return;
       } catch (RuntimeException e) {
         last = e;
@@ -215,12 +215,12 @@ final class SandboxLifecycle {
       }
       try {
         if (s.memoryKept()) {
-          engine.thaw(s.containerId());
+          engine.thaw(s.instanceId());
         } else {
-          engine.restart(s.containerId());
+          engine.restart(s.instanceId());
           networking.reattach(s);
           // its processes did not survive the stop: the template's service starts again
-          Optional<StartCommand> service = StartCommand.of(engine, engine.imageOf(s.containerId()));
+          Optional<StartCommand> service = StartCommand.of(engine, engine.imageOf(s.instanceId()));
           if (service.isPresent()) {
             service.get().run(s.daemon(), s.containerEnv(), s.id());
           }

@@ -2,7 +2,6 @@ package io.sandboxes.local.internal;
 
 import io.sandboxes.local.internal.common.RpcError;
 import io.sandboxes.e2b.internal.Json;
-import io.sandboxes.local.internal.docker.DockerRuntime;
 import io.sandboxes.local.internal.egress.SandboxNetwork;
 import java.io.IOException;
 import java.util.List;
@@ -32,7 +31,7 @@ final class SandboxNetworking {
 
   /** Takes a sandbox's container off the egress network's records (its address and firewall entry). */
   void detach(LocalSandbox s) {
-    network.ifPresent(n -> n.detach(s.networkAddress(), s.containerId()));
+    network.ifPresent(n -> n.detach(s.networkAddress(), s.instanceId()));
   }
 
   /** @return the egress network, when there is one */
@@ -43,7 +42,7 @@ final class SandboxNetworking {
   /** A restarted container has a new network namespace (and maybe address): its firewall is written again. */
   void reattach(LocalSandbox s) throws IOException {
     if (network.isPresent()) {
-      network.get().detach(s.networkAddress(), s.containerId());
+      network.get().detach(s.networkAddress(), s.instanceId());
       s.networkAddress(null);
       connect(s);
       if (s.networkAddress() != null) {
@@ -71,9 +70,9 @@ final class SandboxNetworking {
    */
   void connect(LocalSandbox s) throws IOException {
     io.sandboxes.local.internal.egress.SandboxNetwork n = network.orElseThrow();
-    String ip = n.attachIfJoined(s.containerId(), s::egressPolicy);
+    String ip = n.attachIfJoined(s.instanceId(), s::egressPolicy);
     if (ip == null && n.wantsBridge(s.egressPolicy())) {
-      ip = n.join(s.containerId(), s::egressPolicy);
+      ip = n.join(s.instanceId(), s::egressPolicy);
       s.networkAddress(ip);
       settleHosts(s);
       return;
@@ -82,7 +81,7 @@ final class SandboxNetworking {
   }
 
   /**
-   * A sandbox that started on "none" has its hostname at {@link DockerRuntime#NO_NETWORK_HOST_ADDRESS}
+   * A sandbox that started on "none" has its hostname at {@link SandboxNetwork#isolatedHostAddress}
    * in /etc/hosts; once on the network Docker adds its address there too. The first line goes, so
    * /etc/hosts reads as a sandbox's that started on the network. Done in the sandbox by its daemon
    * (as root, writing the file in place: it is a mount point); best effort, as the sandbox owns
@@ -91,8 +90,9 @@ final class SandboxNetworking {
   void settleHosts(LocalSandbox s) {
     io.sandboxes.local.internal.daemon.DaemonProcess p;
     try {
+      String isolated = network.orElseThrow().isolatedHostAddress();
       p = s.daemon().start(new io.sandboxes.local.internal.daemon.ProcessSpec(
-          List.of("/bin/sh", "-c", SETTLE_HOSTS, "sh", DockerRuntime.NO_NETWORK_HOST_ADDRESS.replace(".", "\\.")),
+          List.of("/bin/sh", "-c", SETTLE_HOSTS, "sh", isolated.replace(".", "\\.")),
           Map.of(), "/", null, null, false, null));
     } catch (IOException | RpcError | RuntimeException e) {
       LOG.debug("settling /etc/hosts of {} failed: {}", s.id(), e.toString());
@@ -146,7 +146,7 @@ final class SandboxNetworking {
       if (network.isPresent() && !s.paused()) {
         try {
           if (s.networkAddress() != null) {
-            network.get().apply(s.containerId(), s.egressPolicy());
+            network.get().apply(s.instanceId(), s.egressPolicy());
           } else {
             connect(s);
           }

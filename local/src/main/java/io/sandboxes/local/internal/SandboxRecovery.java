@@ -1,10 +1,10 @@
 package io.sandboxes.local.internal;
 
+import io.sandboxes.local.internal.runtime.InstanceLabels;
 import io.sandboxes.local.internal.common.StructuredLog;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sandboxes.e2b.internal.Json;
-import io.sandboxes.local.internal.docker.DockerRuntime;
 import io.sandboxes.local.internal.runtime.DaemonLink;
 import io.sandboxes.local.internal.runtime.Instance;
 import io.sandboxes.local.internal.runtime.InstanceState;
@@ -63,7 +63,7 @@ final class SandboxRecovery {
   void recover() {
     List<Instance> ours;
     try {
-      ours = engine.instances(Map.of(DockerRuntime.LABEL_OURS, "true", DockerRuntime.LABEL_SERVER, serverId));
+      ours = engine.instances(Map.of(InstanceLabels.OURS, "true", InstanceLabels.SERVER, serverId));
     } catch (RuntimeException e) {
       LOG.warn("could not list this server's containers to take them back: {}", e.toString());
       return;
@@ -71,7 +71,7 @@ final class SandboxRecovery {
     java.util.Set<String> withContainer = new java.util.HashSet<>();
     for (Instance c : ours) {
       Map<String, String> labels = c.labels();
-      String id = labels.get(DockerRuntime.LABEL_SANDBOX_ID);
+      String id = labels.get(InstanceLabels.SANDBOX_ID);
       boolean pooled = false;
       if (id == null || id.isEmpty()) {
         if (!"true".equals(labels.get(WarmPool.LABEL_POOL))) {
@@ -126,8 +126,7 @@ final class SandboxRecovery {
   /** The sandbox id in a pool container's name ({@code sandboxes-pool-<id>} or, once claimed, {@code sandboxes-<id>}). */
   private static @Nullable String memberId(Instance c) {
     List<String> names = c.names();
-    for (String n : names) {
-      String name = n.startsWith("/") ? n.substring(1) : n;
+    for (String name : names) {
       String id = name.startsWith(WarmPool.NAME_PREFIX) ? name.substring(WarmPool.NAME_PREFIX.length())
           : name.startsWith("sandboxes-") ? name.substring("sandboxes-".length()) : null;
       if (id != null && id.matches("[a-z0-9]{20}")) {
@@ -143,7 +142,8 @@ final class SandboxRecovery {
       states.forget(id);
       return;
     }
-    String dockerState = instance.status();
+    String runtimeState = instance.status();
+    InstanceState.Phase phase = instance.phase();
     JsonNode state = states.read(id);
     if (pooled && (state == null || !state.path("pooled").asBoolean(false))) {
       // a pool member nobody claimed (or whose claim never committed): nobody holds it
@@ -157,13 +157,13 @@ final class SandboxRecovery {
     Map<String, String> identity = new HashMap<>(labels);
     if (pooled) {
       identity.put(Registry.LABEL_LIFECYCLE, Json.string(state.path("lifecycle")));
-      identity.put(DockerRuntime.LABEL_TEMPLATE, state.path("template").asText("base"));
-      identity.put(DockerRuntime.LABEL_ENVD_TOKEN, state.path("envdToken").asText(""));
-      identity.put(DockerRuntime.LABEL_METADATA, Json.string(state.path("metadata")));
+      identity.put(InstanceLabels.TEMPLATE, state.path("template").asText("base"));
+      identity.put(InstanceLabels.ENVD_TOKEN, state.path("envdToken").asText(""));
+      identity.put(InstanceLabels.METADATA, Json.string(state.path("metadata")));
       identity.put("io.sandboxes.env", Json.string(state.path("envVars")));
-      identity.put(DockerRuntime.LABEL_STARTED, state.path("startedAt").asText(Instant.now().toString()));
+      identity.put(InstanceLabels.STARTED, state.path("startedAt").asText(Instant.now().toString()));
       identity.put(Registry.LABEL_VOLUMES, "[]");
-      identity.remove(DockerRuntime.LABEL_DEADLINE);
+      identity.remove(InstanceLabels.DEADLINE);
     }
     labels = identity;
     if (state == null && !Files.exists(states.file(id))) {
@@ -178,14 +178,14 @@ final class SandboxRecovery {
     LocalSandbox.Lifecycle lifecycle = new LocalSandbox.Lifecycle(lc.path("pauseOnTimeout").asBoolean(false),
         lc.path("autoPauseMemory").asBoolean(true), lc.path("autoResume").asBoolean(false), lc.path("timeoutSeconds").asLong(300));
     Instant endAt = state != null && state.has("endAt") ? Instant.parse(state.get("endAt").asText())
-        : Instant.parse(labels.getOrDefault(DockerRuntime.LABEL_DEADLINE, Instant.now().toString()));
+        : Instant.parse(labels.getOrDefault(InstanceLabels.DEADLINE, Instant.now().toString()));
     boolean recordedPause = state != null && state.path("paused").asBoolean(false);
     boolean recordedMemory = state != null && state.path("memoryKept").asBoolean(false);
     Boolean pausedNow = null;
-    switch (dockerState) {
-      case "running" -> pausedNow = false;
-      case "paused" -> pausedNow = true;
-      case "exited", "created" -> {
+    switch (phase) {
+      case RUNNING -> pausedNow = false;
+      case FROZEN -> pausedNow = true;
+      case STOPPED -> {
         if (recordedPause && !recordedMemory) {
           pausedNow = true;
         }
@@ -193,7 +193,7 @@ final class SandboxRecovery {
       default -> { }
     }
     if (pausedNow == null) {
-      LOG.warn("sandbox {} is gone: its container is '{}'{}; removing it", id, dockerState,
+      LOG.warn("sandbox {} is gone: its container is '{}'{}; removing it", id, runtimeState,
           recordedPause && recordedMemory ? " and the memory of its pause did not survive a Docker restart" : "");
       engine.remove(c.id());
       forkImages.release(labels.get(Registry.LABEL_FORK_IMAGE));
@@ -208,20 +208,20 @@ final class SandboxRecovery {
     } else {
       daemon = new SandboxDaemon(link);
     }
-    LocalSandbox s = new LocalSandbox(id, c.id(), labels.getOrDefault(DockerRuntime.LABEL_TEMPLATE, "base"),
-        labels.getOrDefault(DockerRuntime.LABEL_ENVD_TOKEN, ""),
-        Json.stringMap(Json.parse(labels.getOrDefault(DockerRuntime.LABEL_METADATA, "{}").getBytes(java.nio.charset.StandardCharsets.UTF_8))),
+    LocalSandbox s = new LocalSandbox(id, c.id(), labels.getOrDefault(InstanceLabels.TEMPLATE, "base"),
+        labels.getOrDefault(InstanceLabels.ENVD_TOKEN, ""),
+        Json.stringMap(Json.parse(labels.getOrDefault(InstanceLabels.METADATA, "{}").getBytes(java.nio.charset.StandardCharsets.UTF_8))),
         Json.stringMap(Json.parse(labels.getOrDefault("io.sandboxes.env", "{}").getBytes(java.nio.charset.StandardCharsets.UTF_8))),
-        Instant.parse(labels.getOrDefault(DockerRuntime.LABEL_STARTED, Instant.now().toString())), endAt,
+        Instant.parse(labels.getOrDefault(InstanceLabels.STARTED, Instant.now().toString())), endAt,
         Registry.CPU_COUNT, Registry.MEMORY_MB, diskFromLabel(labels), lifecycle, mountsFromLabel(labels.getOrDefault(Registry.LABEL_VOLUMES, "[]")), engine, daemon);
     s.proxyVars(networking.proxyVars());
     if (pooled) {
       s.markPooled();
     }
     if (pausedNow) {
-      s.markPaused("paused".equals(dockerState));
+      s.markPaused(phase == InstanceState.Phase.FROZEN);
     }
-    if (daemon != null && (!pausedNow || "paused".equals(dockerState))) {
+    if (daemon != null && (!pausedNow || phase == InstanceState.Phase.FROZEN)) {
       s.processesToTakeBack(); // a stopped container's processes are gone; a running or frozen one's run on
     }
     if (state != null && (state.has("network") || state.has("allowInternetAccess"))) {
@@ -237,7 +237,7 @@ final class SandboxRecovery {
         // policy that allows something and never made it there (the server stopped mid-join) joins now
         networking.connect(s);
       }
-    } else if ("paused".equals(dockerState) && networking.network().isPresent()) {
+    } else if (phase == InstanceState.Phase.FROZEN && networking.network().isPresent()) {
       // frozen: its namespace is still there to write (nsenter does not need it to run); a join waits for it to run
       s.networkAddress(networking.network().get().attachIfJoined(c.id(), s::egressPolicy));
     }

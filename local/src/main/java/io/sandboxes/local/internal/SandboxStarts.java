@@ -1,11 +1,12 @@
 package io.sandboxes.local.internal;
 
+import io.sandboxes.local.internal.runtime.InstanceLabels;
 import io.sandboxes.local.internal.common.RpcError;
 import io.sandboxes.local.internal.common.StructuredLog;
 import io.sandboxes.e2b.internal.Json;
-import io.sandboxes.local.internal.docker.DockerRuntime;
 import io.sandboxes.local.internal.egress.SandboxNetwork;
 import io.sandboxes.local.internal.runtime.InstanceSpec;
+import io.sandboxes.local.internal.runtime.DiskLimits;
 import io.sandboxes.local.internal.runtime.SandboxEngine;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -40,11 +41,11 @@ final class SandboxStarts {
   private final SandboxNetworking networking;
   private final OutsideEvents outside;
   private final ForkImages forkImages;
-  private final DiskGuard.Mechanism diskLimits;
+  private final DiskLimits.Mechanism diskLimits;
   private final int diskSizeMB;
 
   SandboxStarts(Map<String, LocalSandbox> sandboxes, SandboxEngine engine, Templates templates, String serverId, StateFiles states,
-      SandboxNetworking networking, OutsideEvents outside, ForkImages forkImages, DiskGuard.Mechanism diskLimits,
+      SandboxNetworking networking, OutsideEvents outside, ForkImages forkImages, DiskLimits.Mechanism diskLimits,
       int diskSizeMB) {
     this.sandboxes = sandboxes;
     this.engine = engine;
@@ -71,14 +72,14 @@ final class SandboxStarts {
     Instant started = Instant.now();
     Instant end = started.plus(timeout);
     Map<String, String> labels = new HashMap<>();
-    labels.put(DockerRuntime.LABEL_OURS, "true");
-    labels.put(DockerRuntime.LABEL_SANDBOX_ID, id);
-    labels.put(DockerRuntime.LABEL_TEMPLATE, templateId);
-    labels.put(DockerRuntime.LABEL_METADATA, Json.string(Json.toObject(metadata)));
-    labels.put(DockerRuntime.LABEL_DEADLINE, end.toString());
-    labels.put(DockerRuntime.LABEL_STARTED, started.toString());
-    labels.put(DockerRuntime.LABEL_ENVD_TOKEN, token);
-    labels.put(DockerRuntime.LABEL_SERVER, serverId);
+    labels.put(InstanceLabels.OURS, "true");
+    labels.put(InstanceLabels.SANDBOX_ID, id);
+    labels.put(InstanceLabels.TEMPLATE, templateId);
+    labels.put(InstanceLabels.METADATA, Json.string(Json.toObject(metadata)));
+    labels.put(InstanceLabels.DEADLINE, end.toString());
+    labels.put(InstanceLabels.STARTED, started.toString());
+    labels.put(InstanceLabels.ENVD_TOKEN, token);
+    labels.put(InstanceLabels.SERVER, serverId);
     // always set, so a container never inherits the label from the image it was made from
     labels.put(Registry.LABEL_FORK_IMAGE, forkImage);
     // a fork image's own mark must not pass to its forks, nor from them to a snapshot of one
@@ -114,7 +115,7 @@ final class SandboxStarts {
     try {
       containerId = engine.launch(new InstanceSpec(image, "sandboxes-" + id, labels, env, id, Registry.CPU_COUNT,
           Registry.MEMORY_MB * 1024L * 1024L, Registry.PIDS_LIMIT, volumes, networking.startNetwork(),
-          diskLimits == DiskGuard.Mechanism.QUOTA ? diskSizeMB : 0), daemon.link());
+          diskLimits == DiskLimits.Mechanism.QUOTA ? diskSizeMB : 0), daemon.link());
       tStarted = System.nanoTime();
       daemon.awaitConnected(SandboxDaemon.CONNECT);
       tConnected = System.nanoTime();
@@ -152,7 +153,7 @@ final class SandboxStarts {
     } catch (IOException e) {
       engine.remove(containerId);
       daemon.delete();
-      network.ifPresent(n -> n.detach(sandbox.networkAddress(), sandbox.containerId()));
+      network.ifPresent(n -> n.detach(sandbox.networkAddress(), sandbox.instanceId()));
       throw new RpcError("internal", "the sandbox's state could not be recorded in " + stateDir + ": " + e.getMessage());
     }
     outside.watch(sandbox);
@@ -198,14 +199,14 @@ final class SandboxStarts {
       return null;
     }
     Instant started = Instant.now();
-    LocalSandbox sandbox = new LocalSandbox(m.id(), m.containerId(), templateId, Registry.newToken(), metadata, envVars, started,
+    LocalSandbox sandbox = new LocalSandbox(m.id(), m.instanceId(), templateId, Registry.newToken(), metadata, envVars, started,
         started.plus(timeout), Registry.CPU_COUNT, Registry.MEMORY_MB, diskSizeMB, lifecycle, List.of(), engine, m.daemon());
     sandbox.proxyVars(networking.proxyVars());
     sandbox.markPooled();
     try {
       if (network.isPresent() && m.networkAddress() != null) {
         // open mode; every other member waits on "none" and joins when its policy allows something
-        network.get().rebind(m.networkAddress(), m.containerId(), sandbox::egressPolicy);
+        network.get().rebind(m.networkAddress(), m.instanceId(), sandbox::egressPolicy);
         sandbox.networkAddress(m.networkAddress());
       }
       states.record(sandbox);
@@ -220,14 +221,14 @@ final class SandboxStarts {
     // the name tells `status` and `docker ps` it is claimed; nothing depends on it, so it is not waited for
     Thread.ofVirtual().name("sandboxes-rename-" + m.id()).start(() -> {
       try {
-        engine.rename(m.containerId(), "sandboxes-" + m.id());
+        engine.rename(m.instanceId(), "sandboxes-" + m.id());
       } catch (RuntimeException e) {
         LOG.debug("renaming claimed container of {} failed: {}", m.id(), e.toString());
       }
     });
     sandbox.log("info", "sandbox created from template " + templateId + " (warm pool), ends at " + sandbox.endAt());
     StructuredLog.atInfo(LOG).addKeyValue("event", "sandbox.created").addKeyValue("sandbox", m.id()).addKeyValue("template", templateId)
-        .addKeyValue("container", m.containerId().substring(0, 12)).addKeyValue("endAt", sandbox.endAt())
+        .addKeyValue("container", m.instanceId().substring(0, 12)).addKeyValue("endAt", sandbox.endAt())
         .addKeyValue("warm", true).log("sandbox created");
     return sandbox;
   }
@@ -244,9 +245,9 @@ final class SandboxStarts {
     }
     String id = Registry.newSandboxId();
     Map<String, String> labels = new HashMap<>();
-    labels.put(DockerRuntime.LABEL_OURS, "true");
-    labels.put(DockerRuntime.LABEL_SERVER, serverId);
-    labels.put(DockerRuntime.LABEL_TEMPLATE, templateId);
+    labels.put(InstanceLabels.OURS, "true");
+    labels.put(InstanceLabels.SERVER, serverId);
+    labels.put(InstanceLabels.TEMPLATE, templateId);
     labels.put(WarmPool.LABEL_POOL, "true");
     // as a cold sandbox's: never inherited from the image, and the disk limit it is held to
     labels.put(Registry.LABEL_FORK_IMAGE, "");
@@ -261,7 +262,7 @@ final class SandboxStarts {
     try {
       containerId = engine.launch(new InstanceSpec(image, WarmPool.NAME_PREFIX + id, labels, env, id, Registry.CPU_COUNT,
           Registry.MEMORY_MB * 1024L * 1024L, Registry.PIDS_LIMIT, Map.of(), networking.startNetwork(),
-          diskLimits == DiskGuard.Mechanism.QUOTA ? diskSizeMB : 0), daemon.link());
+          diskLimits == DiskLimits.Mechanism.QUOTA ? diskSizeMB : 0), daemon.link());
       daemon.awaitConnected(SandboxDaemon.CONNECT);
       // a member's service is up before it is handed out: a claimed code interpreter has a warm kernel
       startService(image, daemon, containerId, id);
@@ -283,11 +284,11 @@ final class SandboxStarts {
 
   void discardMember(WarmPool.Member m) {
     try {
-      engine.remove(m.containerId());
+      engine.remove(m.instanceId());
     } catch (RuntimeException e) {
       LOG.warn("removing warm pool member {} failed: {}", m.id(), e.toString());
     }
     m.daemon().delete();
-    network.ifPresent(n -> n.detach(m.networkAddress(), m.containerId()));
+    network.ifPresent(n -> n.detach(m.networkAddress(), m.instanceId()));
   }
 }

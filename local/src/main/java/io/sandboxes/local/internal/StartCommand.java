@@ -8,7 +8,7 @@ import io.sandboxes.local.internal.daemon.DaemonException;
 import io.sandboxes.local.internal.daemon.DaemonProcess;
 import io.sandboxes.local.internal.daemon.PortStream;
 import io.sandboxes.local.internal.daemon.ProcessSpec;
-import io.sandboxes.local.internal.docker.CodeInterpreterImage;
+import io.sandboxes.local.internal.runtime.CodeInterpreterTemplate;
 import io.sandboxes.local.internal.runtime.SandboxEngine;
 import java.io.IOException;
 import java.time.Duration;
@@ -25,7 +25,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * A template's start command: a service a sandbox runs from its start on (the code interpreter's
- * bridge), named by the image's {@value CodeInterpreterImage#LABEL_START} label. It runs as
+ * bridge), named by the image's {@value CodeInterpreterTemplate#LABEL_START} label. It runs as
  * {@code user} in the home folder, its output appended to {@value #LOG_FILE} in the sandbox, and a
  * create returns once the port it serves accepts connections, as E2B's start commands are waited
  * for. Images without the label (base, snapshots of base) start nothing.
@@ -57,7 +57,7 @@ final class StartCommand {
         LOG.warn("could not read image {}'s labels; it starts no service: {}", i, e.toString());
         return Optional.empty();
       }
-      String raw = labels.get(CodeInterpreterImage.LABEL_START);
+      String raw = labels.get(CodeInterpreterTemplate.LABEL_START);
       if (raw == null || raw.isBlank()) {
         return Optional.empty();
       }
@@ -65,9 +65,9 @@ final class StartCommand {
         JsonNode node = Json.parse(raw.getBytes(java.nio.charset.StandardCharsets.UTF_8));
         List<String> argv = new ArrayList<>();
         node.forEach(n -> argv.add(n.asText()));
-        return argv.isEmpty() ? Optional.empty() : Optional.of(new StartCommand(argv, CodeInterpreterImage.PORT));
+        return argv.isEmpty() ? Optional.empty() : Optional.of(new StartCommand(argv, CodeInterpreterTemplate.PORT));
       } catch (IOException e) {
-        LOG.warn("image {} has an unreadable {} label: {}", i, CodeInterpreterImage.LABEL_START, raw);
+        LOG.warn("image {} has an unreadable {} label: {}", i, CodeInterpreterTemplate.LABEL_START, raw);
         return Optional.empty();
       }
     });

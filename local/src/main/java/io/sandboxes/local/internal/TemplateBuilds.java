@@ -1,9 +1,9 @@
 package io.sandboxes.local.internal;
 
+import io.sandboxes.local.internal.runtime.InstanceLabels;
 import io.sandboxes.local.internal.common.RpcError;
 import io.sandboxes.local.internal.build.TemplateService;
-import io.sandboxes.local.internal.docker.DockerBuildRuntime;
-import io.sandboxes.local.internal.docker.DockerRuntime;
+import io.sandboxes.local.internal.runtime.BuildRuntime;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -14,22 +14,22 @@ import java.util.Set;
  * {@code LocalServer} know them by. The work is the build package's ({@link TemplateService} and
  * its collaborators); this class adds nothing, so its callers' names ({@code TemplateBuilds.Built},
  * {@code TemplateBuilds.MAX_UPLOAD}, ...) keep resolving while they move to the build package's.
- * It gives the build package its runtime (Docker's, {@link DockerBuildRuntime}), tells it which
+ * It hands the build package its runtime (Docker's today), tells it which
  * sandbox-side labels a build image must not carry, and runs a template's start and ready
  * commands in its sandboxes ({@link TemplateStartCommands}).
  */
 public final class TemplateBuilds extends TemplateService {
   /**
+   * @param runtime what build steps run on and images are kept in (its steps on the builds' own
+   *     network, behind the host firewall, when egress is enforced)
    * @param files where uploads are kept (what a previous run left there is removed)
-   * @param buildNetwork the Docker network build steps run on: the builds' own, behind the host
-   *     firewall, when egress is enforced; Docker's default bridge otherwise
    * @param budgetMB what one build's COPY archives may expand to, in MiB; all uploads together
    *     may hold as much
    */
-  public TemplateBuilds(DockerRuntime docker, Templates templates, Path files, String serverId, String baseImage,
-      String buildNetwork, long budgetMB) {
-    super(new DockerBuildRuntime(docker, buildNetwork), templates, files, serverId, baseImage, budgetMB,
-        Set.of(Templates.LABEL_SNAPSHOT_ID, DockerRuntime.LABEL_SANDBOX_ID, DockerRuntime.LABEL_ENVD_TOKEN, WarmPool.LABEL_POOL,
+  public TemplateBuilds(BuildRuntime runtime, Templates templates, Path files, String serverId, String baseImage,
+      long budgetMB) {
+    super(runtime, templates, files, serverId, baseImage, budgetMB,
+        Set.of(Templates.LABEL_SNAPSHOT_ID, InstanceLabels.SANDBOX_ID, InstanceLabels.ENVD_TOKEN, WarmPool.LABEL_POOL,
             Registry.LABEL_FORK_OF, Registry.LABEL_FORK_IMAGE));
   }
 

@@ -1,13 +1,12 @@
 package io.sandboxes.local.internal;
 
+import io.sandboxes.local.internal.runtime.InstanceLabels;
 import io.sandboxes.local.internal.common.RpcError;
 import io.sandboxes.local.internal.common.StructuredLog;
-import com.github.dockerjava.api.exception.ConflictException;
-import com.github.dockerjava.api.exception.NotFoundException;
-import com.github.dockerjava.api.model.Image;
 import io.sandboxes.local.internal.build.KnownTemplates;
-import io.sandboxes.local.internal.docker.CodeInterpreterImage;
-import io.sandboxes.local.internal.docker.DockerRuntime;
+import io.sandboxes.local.internal.runtime.CapturedImage;
+import io.sandboxes.local.internal.runtime.CodeInterpreterTemplate;
+import io.sandboxes.local.internal.runtime.SandboxEngine;
 import java.time.Instant;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -22,8 +21,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The templates a sandbox can be created from: {@code base}, {@code code-interpreter-v1} (built
- * from {@code base} the first time it is asked for), and every snapshot. A snapshot is
- * a {@code docker commit} of a sandbox's filesystem (processes and memory are not captured),
+ * from {@code base} the first time it is asked for), and every snapshot. A snapshot is a capture
+ * of a sandbox's filesystem as an image ({@code docker commit} on Docker; processes and memory are
+ * not captured),
  * labelled with its E2B snapshot id ({@code <name>:default}), which is also its template id.
  */
 public final class Templates implements KnownTemplates {
@@ -39,12 +39,16 @@ public final class Templates implements KnownTemplates {
   /** A snapshot as E2B describes it. */
   public record Snapshot(String snapshotId, String name, String sourceSandboxId, Instant createdAt, String imageId) {}
 
-  private final DockerRuntime docker;
+  private final SandboxEngine engine;
   private final String baseImage;
   private final ReentrantLock lock = new ReentrantLock();
 
-  public Templates(DockerRuntime docker, String baseImage) {
-    this.docker = docker;
+  /**
+   * @param engine the runtime that keeps the images
+   * @param baseImage the base template's image
+   */
+  public Templates(SandboxEngine engine, String baseImage) {
+    this.engine = engine;
     this.baseImage = baseImage;
   }
 
@@ -71,9 +75,9 @@ public final class Templates implements KnownTemplates {
     if (BASE.equals(templateId)) {
       return baseImage;
     }
-    if (CodeInterpreterImage.ALIASES.contains(templateId)) {
+    if (CodeInterpreterTemplate.ALIASES.contains(templateId)) {
       // built the first time it is asked for (minutes, once per machine); later creates find it
-      return CodeInterpreterImage.ensure(docker, baseImage, line -> LOG.info("{}", line));
+      return engine.ensureCodeInterpreter(baseImage, line -> LOG.info("{}", line));
     }
     return find(templateId).map(Snapshot::imageId).orElseGet(() -> built.apply(templateId));
   }
@@ -95,8 +99,7 @@ public final class Templates implements KnownTemplates {
 
   /** @return every snapshot, newest first */
   public List<Snapshot> list() {
-    List<Image> images = docker.client().listImagesCmd().withLabelFilter(Map.of(DockerRuntime.LABEL_OURS, "true"))
-        .withShowAll(false).exec();
+    List<CapturedImage> images = engine.images(Map.of(InstanceLabels.OURS, "true"));
     return images.stream()
         .map(Templates::snapshotOf)
         .flatMap(Optional::stream)
@@ -109,9 +112,9 @@ public final class Templates implements KnownTemplates {
    * labels are missing or unreadable (left by another version, or half-made) is passed over, so
    * one bad image cannot break every listing.
    */
-  private static Optional<Snapshot> snapshotOf(Image i) {
-    Map<String, String> l = i.getLabels();
-    if (l == null || l.get(LABEL_SNAPSHOT_ID) == null || l.get(LABEL_SNAPSHOT_NAME) == null || l.get(LABEL_SNAPSHOT_ID).isEmpty()) {
+  private static Optional<Snapshot> snapshotOf(CapturedImage i) {
+    Map<String, String> l = i.labels();
+    if ( l.get(LABEL_SNAPSHOT_ID) == null || l.get(LABEL_SNAPSHOT_NAME) == null || l.get(LABEL_SNAPSHOT_ID).isEmpty()) {
       return Optional.empty();
     }
     Instant created;
@@ -121,7 +124,7 @@ public final class Templates implements KnownTemplates {
       return Optional.empty();
     }
     return Optional.of(new Snapshot(l.get(LABEL_SNAPSHOT_ID), l.get(LABEL_SNAPSHOT_NAME), l.getOrDefault(LABEL_SNAPSHOT_SOURCE, ""),
-        created, i.getId()));
+        created, i.id()));
   }
 
   /**
@@ -145,14 +148,14 @@ public final class Templates implements KnownTemplates {
         refuseIfUsed(snapshotId, sandboxes, "replace");
       }
       Map<String, String> labels = new HashMap<>();
-      labels.put(DockerRuntime.LABEL_OURS, "true");
+      labels.put(InstanceLabels.OURS, "true");
       labels.put(LABEL_SNAPSHOT_ID, snapshotId);
       labels.put(LABEL_SNAPSHOT_NAME, n);
       labels.put(LABEL_SNAPSHOT_SOURCE, sandbox.id());
       labels.put(LABEL_SNAPSHOT_CREATED, Instant.now().toString());
       // the committed config must not carry the source sandbox's identity
-      labels.put(DockerRuntime.LABEL_SANDBOX_ID, "");
-      labels.put(DockerRuntime.LABEL_ENVD_TOKEN, "");
+      labels.put(InstanceLabels.SANDBOX_ID, "");
+      labels.put(InstanceLabels.ENVD_TOKEN, "");
       labels.put(WarmPool.LABEL_POOL, "");
       // nor the built template's, when the sandbox was made from one: the snapshot is no build of it
       for (String l : List.of(io.sandboxes.local.internal.build.BuildLabels.LABEL_TEMPLATE_ID, io.sandboxes.local.internal.build.BuildLabels.LABEL_TEMPLATE_NAME, io.sandboxes.local.internal.build.BuildLabels.LABEL_TEMPLATE_BUILD,
@@ -161,14 +164,13 @@ public final class Templates implements KnownTemplates {
       }
       String tag = Registry.newSandboxId();
       String imageId;
-      // the commit freezes the container: it is a transition, so no docker exec of the metrics
+      // the capture freezes the container: it is a transition, so no docker exec of the metrics
       // sampler (df) starts meanwhile; an exec whose runc init is frozen midway deadlocked the
       // container in Docker 20.10 (seen here: every later call on it, and every image removal
       // on the engine, hung)
       sandbox.transitions.lock();
       try {
-        imageId = docker.client().commitCmd(sandbox.containerId()).withRepository(REPOSITORY).withTag(tag)
-            .withLabels(labels).withPause(!sandbox.paused()).exec();
+        imageId = engine.capture(sandbox.instanceId(), REPOSITORY, tag, labels, !sandbox.paused());
       } catch (RuntimeException e) {
         throw new RpcError("internal", "capturing sandbox " + sandbox.id() + " failed: " + e.getMessage());
       } finally {
@@ -201,13 +203,10 @@ public final class Templates implements KnownTemplates {
       }
       refuseIfUsed(s.get().snapshotId(), sandboxes, "delete");
       try {
-        docker.client().removeImageCmd(s.get().imageId()).withForce(true).exec();
-      } catch (NotFoundException e) {
-        return false;
-      } catch (ConflictException e) {
+        return engine.discardImage(s.get().imageId());
+      } catch (SandboxEngine.InUse e) {
         throw new RpcError("already_exists", "template " + templateId + " is in use: " + e.getMessage());
       }
-      return true;
     } finally {
       lock.unlock();
     }
@@ -224,7 +223,9 @@ public final class Templates implements KnownTemplates {
 
   private void removeImage(String imageId) {
     try {
-      docker.client().removeImageCmd(imageId).withForce(true).exec();
+      if (!engine.discardImage(imageId)) {
+        LOG.warn("the replaced snapshot image {} could not be removed: {}", imageId, "no such image");
+      }
     } catch (RuntimeException e) {
       LOG.warn("the replaced snapshot image {} could not be removed: {}", imageId, e.toString());
     }

@@ -1,11 +1,8 @@
 package io.sandboxes.local.internal;
 
+import io.sandboxes.local.internal.runtime.InstanceLabels;
 import io.sandboxes.local.internal.common.RpcError;
-import com.github.dockerjava.api.command.InspectVolumeResponse;
-import com.github.dockerjava.api.exception.ConflictException;
-import com.github.dockerjava.api.exception.NotFoundException;
-import io.sandboxes.local.internal.docker.DockerRuntime;
-import io.sandboxes.local.internal.docker.DockerSandboxEngine;
+import io.sandboxes.local.internal.runtime.SandboxEngine;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
@@ -15,7 +12,7 @@ import java.util.concurrent.locks.ReentrantLock;
 import java.util.regex.Pattern;
 
 /**
- * E2B volumes as Docker volumes. Each carries labels with its E2B id, name and bearer token, so
+ * E2B volumes as the runtime's volumes (Docker volumes on Docker). Each carries labels with its E2B id, name and bearer token, so
  * the set survives a server restart and needs no other bookkeeping. Data written to a volume
  * outlives every sandbox that mounted it.
  */
@@ -25,28 +22,29 @@ public final class Volumes {
   static final String LABEL_VOLUME_TOKEN = "io.sandboxes.volume-token";
   private static final Pattern NAME = Pattern.compile("^[a-zA-Z0-9_-]+$");
 
-  /** A volume as E2B describes it. */
-  public record Volume(String volumeId, String name, String token, String dockerName) {}
+  /**
+   * A volume as E2B describes it.
+   *
+   * @param runtimeName the runtime's name of it
+   */
+  public record Volume(String volumeId, String name, String token, String runtimeName) {}
 
-  private final DockerRuntime docker;
+  private final SandboxEngine engine;
   private final ReentrantLock lock = new ReentrantLock();
 
-  public Volumes(DockerRuntime docker) {
-    this.docker = docker;
+  /** @param engine the runtime that keeps the volumes */
+  public Volumes(SandboxEngine engine) {
+    this.engine = engine;
   }
 
-  private static Volume of(InspectVolumeResponse v) {
-    Map<String, String> l = v.getLabels();
-    return new Volume(l.get(LABEL_VOLUME_ID), l.get(LABEL_VOLUME_NAME), l.getOrDefault(LABEL_VOLUME_TOKEN, ""), v.getName());
+  private static Volume of(SandboxEngine.StoredVolume v) {
+    Map<String, String> l = v.labels();
+    return new Volume(l.get(LABEL_VOLUME_ID), l.get(LABEL_VOLUME_NAME), l.getOrDefault(LABEL_VOLUME_TOKEN, ""), v.name());
   }
 
   public List<Volume> list() {
-    List<InspectVolumeResponse> all = docker.client().listVolumesCmd()
-        .withFilter("label", List.of(DockerRuntime.LABEL_OURS + "=true", LABEL_VOLUME_ID)).exec().getVolumes();
-    if (all == null) {
-      return List.of();
-    }
-    return all.stream().map(Volumes::of).sorted(Comparator.comparing(Volume::name)).toList();
+    return engine.volumes(List.of(InstanceLabels.OURS + "=true", LABEL_VOLUME_ID)).stream().map(Volumes::of)
+        .sorted(Comparator.comparing(Volume::name)).toList();
   }
 
   public Optional<Volume> byId(String volumeId) {
@@ -69,12 +67,11 @@ public final class Volumes {
       }
       String id = Registry.newSandboxId();
       Map<String, String> labels = new HashMap<>();
-      labels.put(DockerRuntime.LABEL_OURS, "true");
+      labels.put(InstanceLabels.OURS, "true");
       labels.put(LABEL_VOLUME_ID, id);
       labels.put(LABEL_VOLUME_NAME, name);
       labels.put(LABEL_VOLUME_TOKEN, Registry.newToken());
-      String dockerName = DockerSandboxEngine.VOLUME_PREFIX + id;
-      docker.client().createVolumeCmd().withName(dockerName).withLabels(labels).exec();
+      engine.createVolume(id, labels);
       return byId(id).orElseThrow(() -> new RpcError("internal", "volume " + name + " vanished right after it was created"));
     } finally {
       lock.unlock();
@@ -93,11 +90,8 @@ public final class Volumes {
       }
     }
     try {
-      docker.client().removeVolumeCmd(v.dockerName()).exec();
-      return true;
-    } catch (NotFoundException e) {
-      return false;
-    } catch (ConflictException e) {
+      return engine.removeVolume(v.runtimeName());
+    } catch (SandboxEngine.InUse e) {
       throw new RpcError("already_exists", "volume '" + v.name() + "' is in use: " + e.getMessage());
     }
   }

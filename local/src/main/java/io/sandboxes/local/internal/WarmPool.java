@@ -43,7 +43,7 @@ final class WarmPool implements AutoCloseable {
   static final Duration QUIET = Duration.ofMillis(150);
 
   /** A started, firewalled (deny-all), daemon-connected container nobody holds yet. */
-  record Member(String id, String containerId, String templateId, String image, SandboxDaemon daemon,
+  record Member(String id, String instanceId, String templateId, String image, SandboxDaemon daemon,
       @Nullable String networkAddress) {}
 
   /** Makes and discards members; the registry's side. */
@@ -144,7 +144,7 @@ final class WarmPool implements AutoCloseable {
   void containerGone(String containerId) {
     for (Map.Entry<String, ConcurrentLinkedDeque<Member>> e : ready.entrySet()) {
       for (Member m : e.getValue()) {
-        if (m.containerId().equals(containerId) && e.getValue().remove(m)) {
+        if (m.instanceId().equals(containerId) && e.getValue().remove(m)) {
           LOG.warn("warm pool member {} of {} ended from outside; replacing it", m.id(), m.templateId());
           maker.discard(m);
           refill(e.getKey());

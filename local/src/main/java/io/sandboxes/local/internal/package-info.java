@@ -1,18 +1,23 @@
 /**
- * The sandboxes: {@link io.sandboxes.local.internal.Registry}, the table of a server's sandboxes,
- * and the collaborators it coordinates, one responsibility each: starts and warm pool members
- * ({@code SandboxStarts}, {@code WarmPool}), kill, pause, resume and deadlines ({@code
- * SandboxLifecycle}), forks ({@code Forks}, {@code ForkImages}), state files and recovery after a
- * restart ({@code StateFiles}, {@code SandboxRecovery}), what happens to sandboxes from outside
- * ({@code OutsideEvents}, {@code ContainerEvents}, {@code OutsideFreeze}), joining the sandbox
+ * The sandbox side of the local server: {@link io.sandboxes.local.internal.Registry}, the table
+ * of a server's sandboxes, and the collaborators it coordinates, one responsibility each: starts
+ * and warm pool members ({@code SandboxStarts}, {@code WarmPool}), kill, pause, resume and
+ * deadlines ({@code SandboxLifecycle}), forks ({@code Forks}, {@code ForkImages}), state files and
+ * recovery after a restart ({@code StateFiles}, {@code SandboxRecovery}), what happens to
+ * sandboxes from outside ({@code OutsideEvents}, {@code OutsideFreeze}), joining the sandbox
  * network ({@code SandboxNetworking}), usage ({@code MetricsSampler}, {@code DiskGuard}), and one
  * sandbox's processes, files and ports ({@code LocalSandbox}, {@code SandboxProcesses}, {@code
- * DaemonFiles}, {@code PortForwards}); plus the snapshot catalogue ({@code Templates}) and volumes.
+ * DaemonFiles}, {@code PortForwards}); plus snapshots ({@link
+ * io.sandboxes.local.internal.Templates}) and volumes.
  *
- * <p>Owns each sandbox's record and its transitions. Reaches what runs sandboxes through {@code
- * internal.runtime}, the daemon through {@code internal.daemon}, builds through {@code
- * internal.build}. Must not touch HTTP: the {@code internal.http} handlers call into this package,
- * never the other way round. Not API.
+ * <p>Owns each sandbox's record and its transitions. Everything it asks of the runtime goes
+ * through {@code internal.runtime} (the {@link io.sandboxes.local.internal.runtime.SandboxEngine}
+ * and the network attachments it is given): nothing here may call Docker (docker-java or {@code
+ * internal.docker}) or depend on a container, a mount or a unix socket; comments name Docker only
+ * where they explain what was seen on it. One name is still borrowed: a process's output events
+ * carry {@code internal.docker.RawExec.Stream} (stdout, stderr, PTY), the type the HTTP layer's
+ * process calls read. Only the composition root ({@code ServerParts}) picks the runtime. Must not
+ * touch the HTTP layer, which calls into this package, never the other way round. Not API.
  */
 @NullMarked
 package io.sandboxes.local.internal;

@@ -1,5 +1,6 @@
 package io.sandboxes.local.internal.docker;
 
+import io.sandboxes.local.internal.runtime.CodeInterpreterTemplate;
 import com.github.dockerjava.api.command.BuildImageResultCallback;
 import com.github.dockerjava.api.model.BuildResponseItem;
 import io.sandboxes.SandboxException;
@@ -34,15 +35,15 @@ import org.slf4j.LoggerFactory;
 public final class CodeInterpreterImage {
   private static final Logger LOG = LoggerFactory.getLogger(CodeInterpreterImage.class);
 
-  /** The template id E2B's code-interpreter SDKs ask for. */
-  public static final String TEMPLATE = "code-interpreter-v1";
+  /** The template id E2B's code-interpreter SDKs ask for ({@link CodeInterpreterTemplate#TEMPLATE}). */
+  public static final String TEMPLATE = CodeInterpreterTemplate.TEMPLATE;
   /** The other names the template answers to. */
-  public static final Set<String> ALIASES = Set.of(TEMPLATE, "code-interpreter");
+  public static final Set<String> ALIASES = CodeInterpreterTemplate.ALIASES;
   public static final String REPOSITORY = "sandboxes-local/code-interpreter";
   /** The port the bridge listens on inside the sandbox, as E2B's. */
-  public static final int PORT = 49999;
+  public static final int PORT = CodeInterpreterTemplate.PORT;
   /** An image label holding the command (a JSON array) a sandbox made from the image starts with. */
-  public static final String LABEL_START = "io.sandboxes.start-cmd";
+  public static final String LABEL_START = CodeInterpreterTemplate.LABEL_START;
   /** An image label naming the template the image is. */
   public static final String LABEL_TEMPLATE_IMAGE = "io.sandboxes.template-image";
   static final String DIRECTORY = "/opt/sandboxes/code-interpreter";

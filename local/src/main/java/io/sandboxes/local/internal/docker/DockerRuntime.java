@@ -1,5 +1,6 @@
 package io.sandboxes.local.internal.docker;
 
+import io.sandboxes.local.internal.runtime.InstanceLabels;
 import com.github.dockerjava.api.DockerClient;
 import com.github.dockerjava.api.command.CreateContainerCmd;
 import com.github.dockerjava.api.command.InspectExecResponse;
@@ -26,20 +27,20 @@ import org.testcontainers.shaded.com.github.dockerjava.core.DockerClientImpl;
  * the client's connections.
  */
 public final class DockerRuntime implements AutoCloseable {
-  /** Marks a container as made by the local runtime; cleanup touches nothing without it. */
-  public static final String LABEL_OURS = "io.sandboxes.local";
+  /** {@link InstanceLabels#OURS}: marks a container as made by the local runtime; cleanup touches nothing without it. */
+  public static final String LABEL_OURS = InstanceLabels.OURS;
   /**
    * Marks a container whose command is its own init (PID 1, reaping orphans): Docker's
    * {@code --init} is then left out.
    */
   public static final String LABEL_OWN_INIT = "io.sandboxes.own-init";
-  public static final String LABEL_SANDBOX_ID = "io.sandboxes.sandbox-id";
-  public static final String LABEL_TEMPLATE = "io.sandboxes.template";
-  public static final String LABEL_METADATA = "io.sandboxes.metadata";
-  public static final String LABEL_DEADLINE = "io.sandboxes.deadline";
-  public static final String LABEL_STARTED = "io.sandboxes.started-at";
-  public static final String LABEL_ENVD_TOKEN = "io.sandboxes.envd-token";
-  public static final String LABEL_SERVER = "io.sandboxes.server";
+  public static final String LABEL_SANDBOX_ID = InstanceLabels.SANDBOX_ID;
+  public static final String LABEL_TEMPLATE = InstanceLabels.TEMPLATE;
+  public static final String LABEL_METADATA = InstanceLabels.METADATA;
+  public static final String LABEL_DEADLINE = InstanceLabels.DEADLINE;
+  public static final String LABEL_STARTED = InstanceLabels.STARTED;
+  public static final String LABEL_ENVD_TOKEN = InstanceLabels.ENVD_TOKEN;
+  public static final String LABEL_SERVER = InstanceLabels.SERVER;
 
   private final DockerClient docker;
   private final com.github.dockerjava.transport.DockerHttpClient http;

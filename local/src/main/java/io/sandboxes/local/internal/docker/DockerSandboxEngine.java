@@ -1,12 +1,15 @@
 package io.sandboxes.local.internal.docker;
 
 import com.github.dockerjava.api.command.InspectContainerResponse;
+import com.github.dockerjava.api.command.InspectVolumeResponse;
 import com.github.dockerjava.api.exception.ConflictException;
 import com.github.dockerjava.api.exception.NotFoundException;
 import io.sandboxes.local.internal.daemon.DaemonBinary;
 import io.sandboxes.local.internal.runtime.CapturedImage;
 import io.sandboxes.local.internal.runtime.DaemonLink;
+import io.sandboxes.local.internal.runtime.DiskLimits;
 import io.sandboxes.local.internal.runtime.Instance;
+import io.sandboxes.local.internal.runtime.InstanceEvents;
 import io.sandboxes.local.internal.runtime.InstanceSpec;
 import io.sandboxes.local.internal.runtime.InstanceState;
 import io.sandboxes.local.internal.runtime.SandboxEngine;
@@ -26,11 +29,14 @@ import org.jspecify.annotations.Nullable;
  */
 public final class DockerSandboxEngine implements SandboxEngine {
   /** The prefix of a volume's Docker name; the rest is its id. */
-  public static final String VOLUME_PREFIX = "sandboxes-vol-";
+  static final String VOLUME_PREFIX = "sandboxes-vol-";
 
   private final DockerRuntime docker;
   private final Path stateDir;
   private final Path daemonBinary;
+  /** CPU and memory use: the instances' cgroup files, not Docker's stats. */
+  private final CgroupReader cgroups = new CgroupReader();
+  private final DockerDiskLimits diskLimits;
 
   /**
    * Puts the daemon binary in the state folder, where containers mount it from.
@@ -42,6 +48,7 @@ public final class DockerSandboxEngine implements SandboxEngine {
   public DockerSandboxEngine(DockerRuntime docker, Path stateDir) {
     this.docker = docker;
     this.stateDir = stateDir;
+    this.diskLimits = new DockerDiskLimits(docker);
     try {
       this.daemonBinary = DaemonBinary.install(stateDir.resolve("envd-bin"));
     } catch (IOException e) {
@@ -92,6 +99,11 @@ public final class DockerSandboxEngine implements SandboxEngine {
   }
 
   @Override
+  public InstanceEvents.Subscription follow(String serverId, InstanceEvents receiver) {
+    return new DockerInstanceEvents(docker, serverId, receiver);
+  }
+
+  @Override
   public void prepareVolume(String instanceId, String path) throws IOException {
     // a fresh Docker volume's root belongs to root; the sandbox's user must be able to write it. find, where
     // coreutils fail: under gVisor (runsc 2022-12-19) their statx with AT_NO_AUTOMOUNT is refused
@@ -128,7 +140,9 @@ public final class DockerSandboxEngine implements SandboxEngine {
   @Override
   public List<Instance> instances(Map<String, String> labels) {
     return docker.client().listContainersCmd().withShowAll(true).withLabelFilter(labels).exec().stream()
-        .map(c -> new Instance(c.getId(), c.getNames() == null ? List.of() : List.of(c.getNames()),
+        // Docker lists a container's names with a leading slash; the seam's names are bare
+        .map(c -> new Instance(c.getId(), c.getNames() == null ? List.of()
+            : java.util.Arrays.stream(c.getNames()).map(n -> n.startsWith("/") ? n.substring(1) : n).toList(),
             c.getLabels() == null ? Map.of() : c.getLabels()))
         .toList();
   }
@@ -141,8 +155,15 @@ public final class DockerSandboxEngine implements SandboxEngine {
     } catch (NotFoundException e) {
       return InstanceState.GONE;
     }
+    String status = String.valueOf(s.getStatus());
+    InstanceState.Phase phase = switch (status) {
+      case "running" -> InstanceState.Phase.RUNNING;
+      case "paused" -> InstanceState.Phase.FROZEN;
+      case "exited", "created" -> InstanceState.Phase.STOPPED;
+      default -> InstanceState.Phase.OTHER;
+    };
     return new InstanceState(false, Boolean.TRUE.equals(s.getRunning()), Boolean.TRUE.equals(s.getPaused()),
-        "removing".equals(s.getStatus()), Boolean.TRUE.equals(s.getOOMKilled()), s.getExitCodeLong(), String.valueOf(s.getStatus()));
+        "removing".equals(status), Boolean.TRUE.equals(s.getOOMKilled()), s.getExitCodeLong(), status, phase);
   }
 
   @Override
@@ -168,8 +189,25 @@ public final class DockerSandboxEngine implements SandboxEngine {
   }
 
   @Override
-  public String capture(String instanceId, String repository, String tag, Map<String, String> labels) {
-    return docker.client().commitCmd(instanceId).withRepository(repository).withTag(tag).withLabels(labels).withPause(true).exec();
+  public String capture(String instanceId, String repository, String tag, Map<String, String> labels, boolean freeze) {
+    return docker.client().commitCmd(instanceId).withRepository(repository).withTag(tag).withLabels(labels).withPause(freeze).exec();
+  }
+
+  @Override
+  public String ensureCodeInterpreter(String baseImage, java.util.function.Consumer<String> progress) {
+    return CodeInterpreterImage.ensure(docker, baseImage, progress);
+  }
+
+  @Override
+  public boolean discardImage(String imageId) {
+    try {
+      docker.client().removeImageCmd(imageId).withForce(true).exec();
+      return true;
+    } catch (NotFoundException e) {
+      return false;
+    } catch (ConflictException e) {
+      throw new InUse(e.getMessage(), e);
+    }
   }
 
   @Override
@@ -189,5 +227,61 @@ public final class DockerSandboxEngine implements SandboxEngine {
     return docker.client().listImagesCmd().withLabelFilter(labels).exec().stream()
         .map(i -> new CapturedImage(i.getId(), i.getLabels() == null ? Map.of() : i.getLabels()))
         .toList();
+  }
+
+  @Override
+  public List<StoredVolume> volumes(List<String> selectors) {
+    List<InspectVolumeResponse> all = docker.client().listVolumesCmd().withFilter("label", selectors).exec().getVolumes();
+    return all == null ? List.of()
+        : all.stream().map(v -> new StoredVolume(v.getName(), v.getLabels() == null ? Map.of() : v.getLabels())).toList();
+  }
+
+  @Override
+  public StoredVolume createVolume(String volumeId, Map<String, String> labels) {
+    String name = VOLUME_PREFIX + volumeId;
+    docker.client().createVolumeCmd().withName(name).withLabels(labels).exec();
+    return new StoredVolume(name, labels);
+  }
+
+  @Override
+  public boolean removeVolume(String name) {
+    try {
+      docker.client().removeVolumeCmd(name).exec();
+      return true;
+    } catch (NotFoundException e) {
+      return false;
+    } catch (ConflictException e) {
+      throw new InUse(e.getMessage(), e);
+    }
+  }
+
+  @Override
+  public DiskLimits diskLimits() {
+    return diskLimits;
+  }
+
+  @Override
+  public Usage usage(String instanceId, int cores) throws IOException {
+    CgroupReader.Usage u = cgroups.read(instanceId, cores);
+    return new Usage(u.cpuUsedPct(), u.memUsed(), u.memCache(), u.memLimit());
+  }
+
+  @Override
+  public void retainUsage(java.util.Set<String> instanceIds) {
+    cgroups.retain(instanceIds);
+  }
+
+  @Override
+  public DiskUsage diskUsage(String instanceId) throws IOException {
+    long used = 0;
+    long size = 0;
+    DockerRuntime.Completed df = docker.runAsRoot(instanceId, "df", "-B1", "--output=used,size", "/");
+    String[] lines = df.stdoutText().strip().split("\n");
+    if (lines.length == 2) {
+      String[] f = lines[1].strip().split("\\s+");
+      used = Long.parseLong(f[0]);
+      size = Long.parseLong(f[1]);
+    }
+    return new DiskUsage(used, size);
   }
 }

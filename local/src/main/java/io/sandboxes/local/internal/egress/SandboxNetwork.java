@@ -1,12 +1,9 @@
 package io.sandboxes.local.internal.egress;
 
 import io.sandboxes.local.internal.host.HostTools;
-import com.github.dockerjava.api.command.InspectContainerResponse;
-import com.github.dockerjava.api.model.ContainerNetwork;
-import com.github.dockerjava.api.model.Network;
+import io.sandboxes.local.internal.runtime.NetworkAttachments;
 import io.sandboxes.EgressProbe;
 import io.sandboxes.local.internal.common.StructuredLog;
-import io.sandboxes.local.internal.docker.DockerRuntime;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.InetAddress;
@@ -41,7 +38,7 @@ public final class SandboxNetwork implements AutoCloseable {
   public static final String ALLOWED_WITNESS = "allowed.witness.sandboxes.test";
   public static final String DENIED_WITNESS = "denied.witness.sandboxes.test";
 
-  private final DockerRuntime docker;
+  private final NetworkAttachments attachments;
   private final InetAddress gateway;
   private final EgressGateway proxy;
   private final List<Witnesses.Witness> witnesses;
@@ -56,9 +53,9 @@ public final class SandboxNetwork implements AutoCloseable {
    */
   private final java.util.concurrent.ConcurrentHashMap<String, String> holders = new java.util.concurrent.ConcurrentHashMap<>();
 
-  private SandboxNetwork(DockerRuntime docker, InetAddress gateway, EgressGateway proxy, List<Witnesses.Witness> witnesses,
+  private SandboxNetwork(NetworkAttachments attachments, InetAddress gateway, EgressGateway proxy, List<Witnesses.Witness> witnesses,
       InetSocketAddress rawWitness, boolean open, Destinations destinations, HostFirewall hostFirewall) {
-    this.docker = docker;
+    this.attachments = attachments;
     this.gateway = gateway;
     this.proxy = proxy;
     this.witnesses = witnesses;
@@ -72,24 +69,25 @@ public final class SandboxNetwork implements AutoCloseable {
    * Sets egress up, or says why it cannot (it needs root on the Docker host, nsenter and
    * iptables); then sandboxes simply have no network.
    *
+   * @param attachments the runtime's networks and where its instances are attached
    * @param open every sandbox gets unrestricted networking (for testing verification only)
    * @param allowedWitnessUp whether the allowed witness answers (tests stop it to see "inconclusive")
    */
-  public static Optional<SandboxNetwork> start(DockerRuntime docker, boolean open, boolean allowedWitnessUp) {
+  public static Optional<SandboxNetwork> start(NetworkAttachments attachments, boolean open, boolean allowedWitnessUp) {
     String why = unavailableBecause();
     if (why != null) {
       LOG.warn("egress policies cannot be enforced here ({}): every sandbox has no network at all", why);
       return Optional.empty();
     }
     try {
-      Network net = ensureNetwork(docker, NETWORK);
-      Network builds = ensureNetwork(docker, BUILD_NETWORK);
-      InetAddress gateway = InetAddress.getByName(net.getIpam().getConfig().get(0).getGateway());
+      NetworkAttachments.Bridge net = attachments.ensureBridge(NETWORK);
+      NetworkAttachments.Bridge builds = attachments.ensureBridge(BUILD_NETWORK);
+      InetAddress gateway = InetAddress.getByName(net.gateway());
       Destinations destinations = new Destinations(List.of(subnetOf(net), subnetOf(builds)));
       HostFirewall hostFirewall = HostFirewall.start();
-      hostFirewall.guard(bridgeOf(net));
-      hostFirewall.guard(bridgeOf(builds));
-      hostFirewall.shared(bridgeOf(builds), "SANDBOXES-BUILDS", PolicyRules.of(new EgressPolicy(List.of(), List.of(), true), false,
+      hostFirewall.guard(net.hostDevice());
+      hostFirewall.guard(builds.hostDevice());
+      hostFirewall.shared(builds.hostDevice(), "SANDBOXES-BUILDS", PolicyRules.of(new EgressPolicy(List.of(), List.of(), true), false,
           gateway.getHostAddress(), List.of(), List.of("-m addrtype --dst-type LOCAL"), destinations.sandboxSubnets()));
       Witnesses.Witness allowed = Witnesses.start(InetAddress.getLoopbackAddress(), "allowed");
       Witnesses.Witness denied = Witnesses.start(InetAddress.getLoopbackAddress(), "denied");
@@ -103,7 +101,7 @@ public final class SandboxNetwork implements AutoCloseable {
       StructuredLog.atInfo(LOG).addKeyValue("event", "egress.ready").addKeyValue("gateway", proxy.address()).addKeyValue("open", open)
           .log("egress gateway ready");
       hostFirewall.watch(FIREWALL_CHECK_INTERVAL);
-      return Optional.of(new SandboxNetwork(docker, gateway, proxy, List.of(allowed, denied, raw), raw.address(), open,
+      return Optional.of(new SandboxNetwork(attachments, gateway, proxy, List.of(allowed, denied, raw), raw.address(), open,
           destinations, hostFirewall));
     } catch (IOException | RuntimeException e) {
       LOG.warn("egress could not be set up ({}): every sandbox has no network at all", e.toString());
@@ -123,38 +121,24 @@ public final class SandboxNetwork implements AutoCloseable {
     return null;
   }
 
-  private static Network ensureNetwork(DockerRuntime docker, String name) {
-    List<Network> existing = docker.client().listNetworksCmd().withNameFilter(name).exec();
-    Network net = existing.stream().filter(n -> name.equals(n.getName())).findFirst().orElse(null);
-    if (net == null) {
-      try {
-        docker.client().createNetworkCmd().withName(name).withDriver("bridge")
-            .withLabels(Map.of(DockerRuntime.LABEL_OURS, "true"))
-            .withOptions(Map.of("com.docker.network.bridge.enable_icc", "false"))
-            .exec();
-      } catch (com.github.dockerjava.api.exception.ConflictException raced) {
-        // another server made it meanwhile
-      }
-    }
-    return docker.client().inspectNetworkCmd().withNetworkId(name).exec();
-  }
-
-  private static String subnetOf(Network net) throws IOException {
-    String subnet = net.getIpam().getConfig().get(0).getSubnet();
+  private static String subnetOf(NetworkAttachments.Bridge net) throws IOException {
+    String subnet = net.subnet();
     if (subnet == null || Destinations.parseV4(subnet.substring(0, Math.max(0, subnet.indexOf('/')))) < 0) {
-      throw new IOException("network " + net.getName() + " has no IPv4 subnet: " + subnet);
+      throw new IOException("network " + net.name() + " has no IPv4 subnet: " + subnet);
     }
     return subnet;
   }
 
-  /** The host's bridge device for a Docker bridge network: named by its options, else {@code br-} and the id's first 12. */
-  private static String bridgeOf(Network net) {
-    String named = net.getOptions() == null ? null : net.getOptions().get("com.docker.network.bridge.name");
-    return named != null && !named.isEmpty() ? named : "br-" + net.getId().substring(0, 12);
-  }
-
   public String networkName() {
     return NETWORK;
+  }
+
+  /**
+   * @return the address a sandbox started on the isolated network has its hostname at in its
+   *     {@code /etc/hosts}, beside the one joining the sandbox network adds
+   */
+  public String isolatedHostAddress() {
+    return attachments.isolatedHostAddress();
   }
 
   public boolean open() {
@@ -261,13 +245,11 @@ public final class SandboxNetwork implements AutoCloseable {
   /** @param writeNamespace whether the namespace's firewall is (re)written: not when a join just wrote it */
   private @Nullable String attachIfJoined(String containerId, Supplier<EgressPolicy> policy, boolean writeNamespace)
       throws IOException {
-    InspectContainerResponse info = docker.client().inspectContainerCmd(containerId).exec();
-    Map<String, ContainerNetwork> nets = info.getNetworkSettings().getNetworks();
-    ContainerNetwork net = nets == null ? null : nets.get(NETWORK);
-    if (net == null || net.getIpAddress() == null || net.getIpAddress().isEmpty()) {
+    NetworkAttachments.Attachment info = attachments.attachment(containerId);
+    String ip = info.addresses().get(NETWORK);
+    if (ip == null || ip.isEmpty()) {
       return null;
     }
-    String ip = net.getIpAddress();
     long pid = pidOf(info, containerId);
     holders.put(ip, containerId);
     proxy.register(ip, host -> policy.get());
@@ -318,19 +300,17 @@ public final class SandboxNetwork implements AutoCloseable {
    * @return the container's address on the sandbox network
    */
   public String join(String containerId, Supplier<EgressPolicy> policy) throws IOException {
-    InspectContainerResponse info = docker.client().inspectContainerCmd(containerId).exec();
+    NetworkAttachments.Attachment info = attachments.attachment(containerId);
     long pid = pidOf(info, containerId);
     apply(pid, containerId, policy.get());
     boolean connected = false;
     try {
-      Map<String, ContainerNetwork> nets = info.getNetworkSettings().getNetworks();
-      if (nets != null && nets.containsKey("none")) {
-        // Docker connects nothing else to a container on the private "none" network
-        DockerRuntime.changingNetworks(() ->
-            docker.client().disconnectFromNetworkCmd().withContainerId(containerId).withNetworkId("none").exec());
+      String isolated = attachments.isolatedNetwork();
+      if (info.networks().contains(isolated)) {
+        // the runtime connects nothing else to a container on its private "none" network
+        attachments.disconnect(containerId, isolated, false);
       }
-      DockerRuntime.changingNetworks(() ->
-          docker.client().connectToNetworkCmd().withContainerId(containerId).withNetworkId(NETWORK).exec());
+      attachments.connect(containerId, NETWORK);
       connected = true;
       String ip = attachIfJoined(containerId, policy, false);
       if (ip == null) {
@@ -345,8 +325,7 @@ public final class SandboxNetwork implements AutoCloseable {
       }
       if (connected) {
         try {
-          DockerRuntime.changingNetworks(() ->
-              docker.client().disconnectFromNetworkCmd().withContainerId(containerId).withNetworkId(NETWORK).withForce(true).exec());
+          attachments.disconnect(containerId, NETWORK, true);
         } catch (RuntimeException again) {
           e.addSuppressed(again);
         }
@@ -388,11 +367,9 @@ public final class SandboxNetwork implements AutoCloseable {
    * its namespace and, when it is on the sandbox network, on the host.
    */
   public void apply(String containerId, EgressPolicy policy) throws IOException {
-    InspectContainerResponse info = docker.client().inspectContainerCmd(containerId).exec();
+    NetworkAttachments.Attachment info = attachments.attachment(containerId);
     apply(pidOf(info, containerId), containerId, policy);
-    Map<String, ContainerNetwork> nets = info.getNetworkSettings().getNetworks();
-    ContainerNetwork net = nets == null ? null : nets.get(NETWORK);
-    String ip = net == null ? null : net.getIpAddress();
+    String ip = info.addresses().get(NETWORK);
     String port = ip == null ? null : hostFirewall.portOf(ip);
     if (port != null) {
       hostFirewall.enforce(ip, port, hostRules(policy));
@@ -405,8 +382,8 @@ public final class SandboxNetwork implements AutoCloseable {
         destinations.sandboxSubnets());
   }
 
-  private static long pidOf(InspectContainerResponse info, String containerId) throws IOException {
-    Long pid = info.getState().getPidLong();
+  private static long pidOf(NetworkAttachments.Attachment info, String containerId) throws IOException {
+    Long pid = info.pid();
     if (pid == null || pid <= 0) {
       throw new IOException("container " + containerId + " is not running");
     }

@@ -7,7 +7,7 @@ import java.util.Map;
  * A sandbox instance the runtime lists.
  *
  * @param id the runtime's id of it
- * @param names its names in the runtime's own listings
+ * @param names its names in the runtime's own listings, bare (as {@link InstanceSpec#name} gave them)
  * @param labels what it records about itself
  */
 public record Instance(String id, List<String> names, Map<String, String> labels) {

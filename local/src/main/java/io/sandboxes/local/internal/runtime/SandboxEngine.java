@@ -49,6 +49,17 @@ public interface SandboxEngine {
   String launch(InstanceSpec spec, DaemonLink daemon);
 
   /**
+   * Starts following what happens to the instances of one server (those it labelled
+   * {@link InstanceLabels#OURS} and {@link InstanceLabels#SERVER} {@code serverId}; other servers'
+   * are never reported): every instance that ended or was removed, frozen or thawed, by anyone.
+   * The following opens again whenever it drops, and every (re)opening is followed by
+   * {@link InstanceEvents#resync}, so what happened while it was down is still seen.
+   *
+   * @return the following; closing it stops the reports
+   */
+  InstanceEvents.Subscription follow(String serverId, InstanceEvents receiver);
+
+  /**
    * Makes a freshly mounted volume writable by the sandbox's user, when its root is root's and empty.
    *
    * @throws IOException when the instance could not be reached
@@ -117,7 +128,27 @@ public interface SandboxEngine {
    *
    * @return the new image's id
    */
-  String capture(String instanceId, String repository, String tag, Map<String, String> labels);
+  default String capture(String instanceId, String repository, String tag, Map<String, String> labels) {
+    return capture(instanceId, repository, tag, labels, true);
+  }
+
+  /**
+   * Captures an instance's filesystem as an image.
+   *
+   * @param freeze whether to freeze the instance for the moment of the copy (false for one
+   *     already frozen)
+   * @return the new image's id
+   */
+  String capture(String instanceId, String repository, String tag, Map<String, String> labels, boolean freeze);
+
+  /**
+   * Makes the code-interpreter template's image from the base image when it is not there (once
+   * per machine; minutes the first time).
+   *
+   * @param progress each line of what it does
+   * @return the image's reference
+   */
+  String ensureCodeInterpreter(String baseImage, java.util.function.Consumer<String> progress);
 
   /** What {@link #removeImage} came to. */
   enum ImageRemoval {
@@ -132,6 +163,104 @@ public interface SandboxEngine {
   /** Removes an image unless something still uses it. */
   ImageRemoval removeImage(String imageId);
 
+  /**
+   * Removes an image even when stopped instances were made from it (a running one keeps it).
+   *
+   * @return false when it did not exist
+   * @throws InUse when the runtime refused because something uses it
+   */
+  boolean discardImage(String imageId);
+
   /** @return the images carrying every one of {@code labels} */
   List<CapturedImage> images(Map<String, String> labels);
+
+  /** @return how this runtime holds sandboxes' disk limits, and measures their writable layers where it must */
+  DiskLimits diskLimits();
+
+  /**
+   * An instance's CPU and memory use now.
+   *
+   * @param cpuUsedPct CPU in percent of the cores it may use, over the time since the last reading
+   *     (or a short window when there is none)
+   * @param memUsed memory in use, page cache left out, in bytes
+   * @param memCache page cache, in bytes
+   * @param memLimit the memory limit the runtime enforces, in bytes; 0 or less when none is known
+   */
+  record Usage(double cpuUsedPct, long memUsed, long memCache, long memLimit) {}
+
+  /**
+   * An instance's root filesystem as the instance sees it.
+   *
+   * @param used bytes in use
+   * @param size bytes in all
+   */
+  record DiskUsage(long used, long size) {}
+
+  /**
+   * Reads an instance's CPU and memory use without asking anything inside it. The runtime keeps
+   * each instance's last reading for the CPU rate, until {@link #retainUsage} forgets it.
+   *
+   * @param cores how many cores it may use (its CPU limit, at most the host's)
+   * @throws IOException when its use cannot be found or read: the sample is then absent, never zero
+   */
+  Usage usage(String instanceId, int cores) throws IOException;
+
+  /** Forgets the last readings of instances not in {@code instanceIds}. */
+  void retainUsage(java.util.Set<String> instanceIds);
+
+  /**
+   * Reads an instance's disk use as its root filesystem shows it ({@code df /} inside it, as root).
+   *
+   * @throws IOException when the instance could not be reached
+   * @throws RuntimeException when the runtime could not run the reading
+   */
+  DiskUsage diskUsage(String instanceId) throws IOException;
+
+  /**
+   * A volume the runtime keeps: storage that outlives the instances that mount it.
+   *
+   * @param name the runtime's name of it
+   * @param labels what the server recorded on it
+   */
+  record StoredVolume(String name, Map<String, String> labels) {
+    /** Copies the labels. */
+    public StoredVolume {
+      labels = Map.copyOf(labels);
+    }
+  }
+
+  /** A volume or an image could not be removed: something (an instance) uses it. */
+  final class InUse extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    /** @param message the runtime's own account of what uses it */
+    public InUse(String message, Throwable cause) {
+      super(message, cause);
+    }
+  }
+
+  /**
+   * Lists volumes.
+   *
+   * @param selectors each {@code key=value} (the label has that value) or a bare {@code key} (it
+   *     has the label, of any value); a volume is listed when it matches every one
+   * @throws RuntimeException when the runtime could not be asked
+   */
+  List<StoredVolume> volumes(List<String> selectors);
+
+  /**
+   * Makes an empty volume, which {@link InstanceSpec#volumes} then names by {@code volumeId}.
+   *
+   * @return what the runtime shows of it
+   */
+  StoredVolume createVolume(String volumeId, Map<String, String> labels);
+
+  /**
+   * Removes a volume and what it holds.
+   *
+   * @param name its {@link StoredVolume#name}
+   * @return false when it did not exist
+   * @throws InUse when an instance uses it
+   */
+  boolean removeVolume(String name);
 }

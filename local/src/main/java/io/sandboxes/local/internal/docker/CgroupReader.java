@@ -1,4 +1,4 @@
-package io.sandboxes.local.internal;
+package io.sandboxes.local.internal.docker;
 
 import java.io.IOException;
 import java.io.InputStream;

@@ -1,16 +1,16 @@
-package io.sandboxes.local.internal;
+package io.sandboxes.local.internal.docker;
 
+import io.sandboxes.local.internal.runtime.InstanceLabels;
 import com.github.dockerjava.api.async.ResultCallback;
 import com.github.dockerjava.api.model.Event;
 import com.github.dockerjava.api.model.EventType;
-import io.sandboxes.local.internal.docker.DockerRuntime;
+import io.sandboxes.local.internal.runtime.InstanceEvents;
 import java.io.Closeable;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -22,8 +22,8 @@ import org.slf4j.LoggerFactory;
  * and every (re)opening is followed by a re-sync, so what happened while it was down is still
  * seen. An event only says "look again": the receiver decides from what Docker shows now.
  */
-final class ContainerEvents implements AutoCloseable {
-  private static final Logger LOG = LoggerFactory.getLogger(ContainerEvents.class);
+final class DockerInstanceEvents implements InstanceEvents.Subscription {
+  private static final Logger LOG = LoggerFactory.getLogger(DockerInstanceEvents.class);
   /** Container actions after which a container may have stopped running or be gone. */
   private static final java.util.Set<String> ENDS = java.util.Set.of("die", "destroy");
   /** Container actions after which a container may have been frozen or thawed. */
@@ -36,9 +36,7 @@ final class ContainerEvents implements AutoCloseable {
 
   private final DockerRuntime docker;
   private final String serverId;
-  private final Consumer<String> containerChanged;
-  private final Consumer<String> freezeChanged;
-  private final Runnable resync;
+  private final InstanceEvents receiver;
   private final Thread follower;
   private volatile boolean closed;
   private volatile @Nullable Stream current;
@@ -48,17 +46,14 @@ final class ContainerEvents implements AutoCloseable {
   /**
    * Starts following.
    *
-   * @param containerChanged gets the id of a container that died or was removed
-   * @param freezeChanged gets the id of a container that was paused or unpaused (by anyone)
-   * @param resync runs after every (re)opening of the stream: look at every container again
+   * @param receiver gets the id of a container that died or was removed ({@link InstanceEvents#ended}), of one
+   *     paused or unpaused by anyone ({@link InstanceEvents#freezeChanged}), and a {@link InstanceEvents#resync}
+   *     after every (re)opening of the stream: look at every container again
    */
-  ContainerEvents(DockerRuntime docker, String serverId, Consumer<String> containerChanged, Consumer<String> freezeChanged,
-      Runnable resync) {
+  DockerInstanceEvents(DockerRuntime docker, String serverId, InstanceEvents receiver) {
     this.docker = docker;
     this.serverId = serverId;
-    this.containerChanged = containerChanged;
-    this.freezeChanged = freezeChanged;
-    this.resync = resync;
+    this.receiver = receiver;
     this.follower = Thread.ofVirtual().name("sandboxes-docker-events").start(this::follow);
   }
 
@@ -76,7 +71,7 @@ final class ContainerEvents implements AutoCloseable {
         docker.client().eventsCmd()
             .withEventTypeFilter(EventType.CONTAINER)
             .withEventFilter(ACTIONS)
-            .withLabelFilter(Map.of(DockerRuntime.LABEL_OURS, "true", DockerRuntime.LABEL_SERVER, serverId))
+            .withLabelFilter(Map.of(InstanceLabels.OURS, "true", InstanceLabels.SERVER, serverId))
             .exec(stream);
         boolean answered = stream.started.await(STARTED.toMillis(), TimeUnit.MILLISECONDS);
         if (closed) {
@@ -84,7 +79,7 @@ final class ContainerEvents implements AutoCloseable {
           return;
         }
         // once the request is in, Docker queues every later event for it: what came before is re-read
-        resync.run();
+        receiver.resync();
         if (answered) {
           retry = FIRST_RETRY;
         }
@@ -122,7 +117,8 @@ final class ContainerEvents implements AutoCloseable {
    * For tests: drops the stream as Docker dropping it would, and keeps it closed until the
    * returned handle is closed; then it is opened again (and re-synced) as after any drop.
    */
-  AutoCloseable suspend() {
+  @Override
+  public AutoCloseable suspend() {
     synchronized (suspension) {
       suspended = true;
     }
@@ -164,9 +160,9 @@ final class ContainerEvents implements AutoCloseable {
       String action = String.valueOf(event.getAction());
       try {
         if (FREEZES.contains(action)) {
-          freezeChanged.accept(id);
+          receiver.freezeChanged(id);
         } else if (ENDS.contains(action)) {
-          containerChanged.accept(id);
+          receiver.ended(id);
         }
       } catch (RuntimeException e) {
         LOG.warn("handling Docker's {} event for container {} failed: {}", event.getAction(), id, e.toString());

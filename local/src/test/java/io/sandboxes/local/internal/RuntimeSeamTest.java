@@ -1,0 +1,58 @@
+package io.sandboxes.local.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.net.URISyntaxException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The runtime seam holds in the compiled server: no class of the sandbox side, egress, builds or
+ * the seam itself refers to a Docker class (docker-java's, or the docker package's), so a second
+ * runtime can stand where Docker stands. Read from each class file's constant pool, where every
+ * class a class uses is named.
+ */
+class RuntimeSeamTest {
+  private static final Pattern DOCKER = Pattern.compile("(com/github/dockerjava/[A-Za-z0-9_/$]+|io/sandboxes/local/internal/docker/[A-Za-z0-9_$]+)");
+  /** The packages that must not use Docker's classes. */
+  private static final List<String> PACKAGES = List.of("io/sandboxes/local/internal", "io/sandboxes/local/internal/egress",
+      "io/sandboxes/local/internal/runtime", "io/sandboxes/local/internal/build", "io/sandboxes/local/internal/common",
+      "io/sandboxes/local/internal/daemon");
+  /** The one name still borrowed: a process's output stream kind, which the HTTP layer's process calls read. */
+  private static final Set<String> BORROWED = Set.of("io/sandboxes/local/internal/docker/RawExec$Stream",
+      "io/sandboxes/local/internal/docker/RawExec");
+
+  @Test
+  @DisplayName("outside the docker package, no server class uses a Docker class (one output-stream enum excepted)")
+  void noDockerOutsideTheRuntime() throws IOException, URISyntaxException {
+    Path classes = Path.of(Registry.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+    Set<String> found = new TreeSet<>();
+    int looked = 0;
+    for (String pkg : PACKAGES) {
+      Path dir = classes.resolve(pkg);
+      try (Stream<Path> files = Files.list(dir)) {
+        for (Path f : files.filter(p -> p.toString().endsWith(".class")).toList()) {
+          looked++;
+          Matcher m = DOCKER.matcher(new String(Files.readAllBytes(f), StandardCharsets.ISO_8859_1));
+          while (m.find()) {
+            if (!BORROWED.contains(m.group(1))) {
+              found.add(classes.relativize(f) + " uses " + m.group(1));
+            }
+          }
+        }
+      }
+    }
+    assertThat(looked).as("class files looked at").isGreaterThan(100);
+    assertThat(found).isEmpty();
+  }
+}
