@@ -5,13 +5,9 @@ import io.sandboxes.local.internal.daemon.DaemonConnection;
 import io.sandboxes.local.internal.runtime.DaemonLink;
 import io.sandboxes.local.internal.runtime.SandboxEngine;
 import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.TimeoutException;
-import java.util.stream.Stream;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -79,17 +75,4 @@ public final class SandboxDaemon implements AutoCloseable {
     link.delete();
   }
 
-  /** Removes a folder and what it holds, best effort. */
-  static void deleteTree(Path root) {
-    if (!Files.exists(root)) {
-      return;
-    }
-    try (Stream<Path> s = Files.walk(root)) {
-      for (Path p : s.sorted(Comparator.reverseOrder()).toList()) {
-        Files.deleteIfExists(p);
-      }
-    } catch (IOException | RuntimeException e) {
-      // best effort: a folder left behind holds nothing but a dead socket
-    }
-  }
 }
