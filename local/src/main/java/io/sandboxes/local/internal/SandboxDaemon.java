@@ -74,5 +74,4 @@ public final class SandboxDaemon implements AutoCloseable {
   void delete() {
     link.delete();
   }
-
 }
