@@ -94,7 +94,7 @@ public final class LocalRuntimeService implements LocalRuntime {
     }
     String stateDir = environment.apply("SANDBOXES_STATE_DIR");
     java.nio.file.Path root = options.stateRoot() != null ? options.stateRoot()
-        : stateDir != null && !stateDir.isBlank() ? java.nio.file.Path.of(stateDir) : LocalServer.defaultStateRoot();
+        : stateDir != null && !stateDir.isBlank() ? java.nio.file.Path.of(stateDir) : ServerParts.defaultStateRoot();
     return new Settings(java.util.Map.copyOf(pool), runtime, reuse, background, root);
   }
 

@@ -5,7 +5,6 @@ import io.sandboxes.local.internal.Registry;
 import io.sandboxes.local.internal.common.StructuredLog;
 import io.sandboxes.local.internal.Templates;
 import io.sandboxes.local.internal.egress.SandboxNetwork;
-import io.sandboxes.local.internal.docker.DockerRuntime;
 import io.sandboxes.local.internal.docker.SandboxRuntime;
 import java.net.URI;
 import java.nio.file.Path;
@@ -57,8 +56,6 @@ public final class LocalServer implements AutoCloseable {
   private final AtomicBoolean closed = new AtomicBoolean();
   /** The server's parts, once started. */
   private volatile @Nullable ServerParts parts;
-  private @Nullable URI apiUrl;
-  private @Nullable URI sandboxUrl;
   /** When a request last came in, for {@link #idleFor}. */
   private volatile long lastRequest = System.nanoTime();
 
@@ -86,33 +83,15 @@ public final class LocalServer implements AutoCloseable {
     if (parts != null) {
       throw new IllegalStateException("already started");
     }
-    // throws, within a few seconds, a SandboxException naming every place tried when no engine answers
-    DockerRuntime docker = DockerRuntime.connect(config.runtime);
-    ServerParts started;
+    ServerParts started = ServerParts.assemble(this, config);
+    this.parts = started; // before the ports open, so no request finds the server without its parts
     try {
-      started = ServerParts.assemble(this, config, docker);
-    } catch (RuntimeException | Error e) {
-      docker.close();
-      throw e;
-    }
-    this.parts = started;
-    try {
-      started.serve();
+      started.serve(config);
     } catch (RuntimeException | Error e) {
       this.parts = null;
-      docker.close();
       throw e;
     }
-    this.apiUrl = URI.create("http://" + config.host + ":" + started.apiPort());
-    this.sandboxUrl = URI.create("http://" + config.host + ":" + started.envdPort());
-    StructuredLog.atInfo(LOG).addKeyValue("event", "server.started").addKeyValue("server", config.serverId).addKeyValue("apiUrl", apiUrl)
-        .addKeyValue("sandboxUrl", sandboxUrl).addKeyValue("runtime", started.runtime.describe()).log("sandboxes-local serving");
     return this;
-  }
-
-  /** {@code $SANDBOXES_STATE_DIR}, else {@code ~/.local/state/sandboxes-local}. */
-  static Path defaultStateRoot() {
-    return ServerParts.defaultStateRoot();
   }
 
   /** The server's parts; only after {@link #start()}. */
@@ -127,7 +106,8 @@ public final class LocalServer implements AutoCloseable {
 
   /** The control plane's URL once serving, else null (template builds name their upload links by it). */
   @Nullable URI startedApiUrl() {
-    return apiUrl;
+    ServerParts p = parts;
+    return p == null ? null : p.apiUrl;
   }
 
   /**
@@ -136,7 +116,7 @@ public final class LocalServer implements AutoCloseable {
    * @return the control-plane base URL, for {@code E2B_API_URL}
    */
   public URI apiUrl() {
-    return Objects.requireNonNull(apiUrl, "not started");
+    return Objects.requireNonNull(parts().apiUrl, "not started");
   }
 
   /**
@@ -146,7 +126,7 @@ public final class LocalServer implements AutoCloseable {
    * @return the daemon URL of every sandbox, for {@code E2B_SANDBOX_URL}
    */
   public URI sandboxUrl() {
-    return Objects.requireNonNull(sandboxUrl, "not started");
+    return Objects.requireNonNull(parts().sandboxUrl, "not started");
   }
 
   /**
@@ -208,7 +188,7 @@ public final class LocalServer implements AutoCloseable {
    * it is what it means to use (its process, loopback, its runtime, its default egress).
    */
   com.fasterxml.jackson.databind.node.ObjectNode info() {
-    return parts().info(config, apiUrl, sandboxUrl);
+    return parts().info(config);
   }
 
   /** This server's id: its sandboxes' containers carry it; only for this module. */
@@ -367,16 +347,8 @@ public final class LocalServer implements AutoCloseable {
      * @return this
      */
     public Builder requestIdleTimeout(Duration timeout) {
-      this.requestIdleTimeout = idleTimeout("requestIdleTimeout", timeout);
+      this.requestIdleTimeout = ServerParts.idleTimeout("requestIdleTimeout", timeout);
       return this;
-    }
-
-    private static Duration idleTimeout(String what, Duration timeout) {
-      Objects.requireNonNull(timeout, what);
-      if (timeout.toMillis() < 1 || timeout.compareTo(ServerParts.ANSWER_IDLE_TIMEOUT) > 0) {
-        throw new IllegalArgumentException(what + " must be between 1 ms and " + ServerParts.ANSWER_IDLE_TIMEOUT + ", got " + timeout);
-      }
-      return timeout;
     }
 
     /**
@@ -390,7 +362,7 @@ public final class LocalServer implements AutoCloseable {
      * @return this
      */
     public Builder keepAliveTimeout(Duration timeout) {
-      this.keepAliveTimeout = idleTimeout("keepAliveTimeout", timeout);
+      this.keepAliveTimeout = ServerParts.idleTimeout("keepAliveTimeout", timeout);
       return this;
     }
 
@@ -418,7 +390,7 @@ public final class LocalServer implements AutoCloseable {
      * @return this
      */
     public Builder apiPort(int port) {
-      this.apiPort = checkPort(port, "apiPort");
+      this.apiPort = ServerParts.checkPort(port, "apiPort");
       return this;
     }
 
@@ -429,7 +401,7 @@ public final class LocalServer implements AutoCloseable {
      * @return this
      */
     public Builder envdPort(int port) {
-      this.envdPort = checkPort(port, "envdPort");
+      this.envdPort = ServerParts.checkPort(port, "envdPort");
       return this;
     }
 
@@ -617,13 +589,6 @@ public final class LocalServer implements AutoCloseable {
      */
     public LocalServer build() {
       return new LocalServer(this);
-    }
-
-    private static int checkPort(int port, String name) {
-      if (port < 0 || port > 65535) {
-        throw new IllegalArgumentException(name + " must be between 0 and 65535, got " + port);
-      }
-      return port;
     }
   }
 }

@@ -107,7 +107,7 @@ public final class Main {
     }
     LocalServer.Builder builder = serveOptions(serverOpts, out);
     LocalServer server = builder.build().start();
-    java.nio.file.Path root = LocalServer.defaultStateRoot();
+    java.nio.file.Path root = ServerParts.defaultStateRoot();
     boolean announced = announce(server, root, out);
     CountDownLatch stopped = new CountDownLatch(1);
     Runnable stop = () -> {
@@ -198,7 +198,7 @@ public final class Main {
     if (!opts.isEmpty()) {
       throw new IllegalArgumentException("stop takes no options");
     }
-    java.nio.file.Path root = LocalServer.defaultStateRoot();
+    java.nio.file.Path root = ServerParts.defaultStateRoot();
     io.sandboxes.local.internal.Announcement.Read read = io.sandboxes.local.internal.Announcement.read(root);
     if (read.server().isEmpty()) {
       throw new IllegalStateException(read.ignored().orElse("no server is announced in " + io.sandboxes.local.internal.Announcement.file(root)));

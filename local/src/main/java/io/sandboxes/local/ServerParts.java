@@ -29,6 +29,7 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.Executors;
 import java.util.stream.Stream;
@@ -68,6 +69,9 @@ final class ServerParts {
   private final Server jetty;
   private final ServerConnector api;
   private final ServerConnector envd;
+  /** Where the control plane and envd listen, once {@link #serve} has opened the ports. */
+  volatile @Nullable URI apiUrl;
+  volatile @Nullable URI sandboxUrl;
 
   private ServerParts(DockerRuntime docker, SandboxRuntime runtime, @Nullable SandboxNetwork network, Registry registry,
       TemplateBuilds builds, Server jetty, ServerConnector api, ServerConnector envd) {
@@ -85,7 +89,18 @@ final class ServerParts {
    * Puts a server's parts together on a connected engine, all but listening: {@link #serve()}
    * opens the ports once the server holds its parts.
    */
-  static ServerParts assemble(LocalServer server, LocalServer.Builder config, DockerRuntime docker) {
+  static ServerParts assemble(LocalServer server, LocalServer.Builder config) {
+    // throws, within a few seconds, a SandboxException naming every place tried when no engine answers
+    DockerRuntime docker = DockerRuntime.connect(config.runtime);
+    try {
+      return assemble(server, config, docker);
+    } catch (RuntimeException | Error e) {
+      docker.close();
+      throw e;
+    }
+  }
+
+  private static ServerParts assemble(LocalServer server, LocalServer.Builder config, DockerRuntime docker) {
     // before anything is made: a runtime Docker does not know, or cannot run sandboxes on, is refused here
     SandboxRuntime runtime = SandboxRuntime.check(docker);
     if (runtime.gvisor()) {
@@ -139,24 +154,19 @@ final class ServerParts {
   }
 
   /** Opens the ports; when that fails, the builds and every sandbox made so far are ended. */
-  void serve() {
+  void serve(LocalServer.Builder config) {
     try {
       jetty.start();
     } catch (Exception e) {
       builds.close();
       registry.close(true);
+      docker.close();
       throw new SandboxException("the local server could not start: " + e.getMessage(), e);
     }
-  }
-
-  /** The control-plane port, once serving. */
-  int apiPort() {
-    return api.getLocalPort();
-  }
-
-  /** The envd port, once serving. */
-  int envdPort() {
-    return envd.getLocalPort();
+    this.apiUrl = URI.create("http://" + config.host + ":" + api.getLocalPort());
+    this.sandboxUrl = URI.create("http://" + config.host + ":" + envd.getLocalPort());
+    StructuredLog.atInfo(LOG).addKeyValue("event", "server.started").addKeyValue("server", config.serverId).addKeyValue("apiUrl", apiUrl)
+        .addKeyValue("sandboxUrl", sandboxUrl).addKeyValue("runtime", runtime.describe()).log("sandboxes-local serving");
   }
 
   /** Stops serving, then ends the builds, the sandboxes (unless kept), the network and the engine's client, in that order. */
@@ -175,7 +185,7 @@ final class ServerParts {
   }
 
   /** What {@link LocalServer#info()} answers, from the parts and the configuration they were made by. */
-  com.fasterxml.jackson.databind.node.ObjectNode info(LocalServer.Builder config, @Nullable URI apiUrl, @Nullable URI sandboxUrl) {
+  com.fasterxml.jackson.databind.node.ObjectNode info(LocalServer.Builder config) {
     com.fasterxml.jackson.databind.node.ObjectNode out = io.sandboxes.e2b.internal.Json.object()
         .put("serverId", config.serverId)
         .put("pid", ProcessHandle.current().pid())
@@ -269,6 +279,23 @@ final class ServerParts {
     } catch (java.io.IOException | RuntimeException e) {
       LOG.warn("the upload spool {} a previous server left could not be removed: {}", folder, e.toString());
     }
+  }
+
+  /** A request or keep-alive idle time: 1 ms to {@link #ANSWER_IDLE_TIMEOUT}. */
+  static Duration idleTimeout(String what, Duration timeout) {
+    Objects.requireNonNull(timeout, what);
+    if (timeout.toMillis() < 1 || timeout.compareTo(ANSWER_IDLE_TIMEOUT) > 0) {
+      throw new IllegalArgumentException(what + " must be between 1 ms and " + ANSWER_IDLE_TIMEOUT + ", got " + timeout);
+    }
+    return timeout;
+  }
+
+  /** A port to listen on: 0 (any free one) to 65535. */
+  static int checkPort(int port, String name) {
+    if (port < 0 || port > 65535) {
+      throw new IllegalArgumentException(name + " must be between 0 and 65535, got " + port);
+    }
+    return port;
   }
 
   /** {@code $SANDBOXES_STATE_DIR}, else {@code ~/.local/state/sandboxes-local}. */
