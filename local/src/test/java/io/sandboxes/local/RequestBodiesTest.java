@@ -261,6 +261,10 @@ class RequestBodiesTest {
     accepted("PUT", path, "{\"denyOut\":null,\"allowOut\":null,\"allow_internet_access\":1}", 204);
     detail = api("GET", sb(), "").json();
     assertThat(detail.path("allowInternetAccess").asBoolean(false)).as(detail.toString()).isTrue();
+    // an update that does not say allow_internet_access is not one that says false
+    accepted("PUT", path, "{\"denyOut\":[\"10.8.0.0/16\"]}", 204);
+    detail = api("GET", sb(), "").json();
+    assertThat(detail.has("allowInternetAccess") && detail.get("allowInternetAccess").isNull()).as(detail.toString()).isTrue();
   }
 
   @Test

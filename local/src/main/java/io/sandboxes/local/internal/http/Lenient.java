@@ -75,6 +75,12 @@ final class Lenient {
     public Flag getNullValue(DeserializationContext ctxt) {
       return Flag.NEITHER;
     }
+
+    /** An absent field stays absent (Jackson would otherwise give a record's missing component the null value). */
+    @Override
+    public @Nullable Object getAbsentValue(DeserializationContext ctxt) {
+      return null;
+    }
   }
 
   /** Any value as a whole number by {@code asInt}'s rules; null where it has none (the field's default applies). */

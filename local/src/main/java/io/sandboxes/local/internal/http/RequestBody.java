@@ -175,6 +175,11 @@ final class RequestBody {
     public Later<?> getNullValue(DeserializationContext ctxt) {
       return new Later<>(NullNode.getInstance(), java.util.Objects.requireNonNull(type), refusal);
     }
+
+    @Override
+    public @Nullable Object getAbsentValue(DeserializationContext ctxt) {
+      return null;
+    }
   }
 
   /**
