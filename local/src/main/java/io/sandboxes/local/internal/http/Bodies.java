@@ -44,26 +44,28 @@ final class Bodies {
     }
   }
 
-  static long requireSeconds(JsonNode body, String field, @Nullable Long fallback) throws RpcError {
-    JsonNode v = body.get(field);
-    if (v == null || v.isNull()) {
+  /**
+   * A bound number of seconds, {@code fallback}
+   * when absent (required when there is none), never negative, at most {@link #MAX_TIMEOUT}.
+   */
+  static long seconds(@Nullable Long value, String field, @Nullable Long fallback) throws RpcError {
+    if (value == null) {
       if (fallback != null) {
         return fallback;
       }
       throw new RpcError("invalid_argument", "'" + field + "' is required");
     }
-    if (!v.canConvertToLong() || v.asLong() < 0) {
+    if (value < 0) {
       throw new RpcError("invalid_argument", "'" + field + "' must be a non-negative number of seconds");
     }
-    long s = v.asLong();
-    if (s > MAX_TIMEOUT.toSeconds()) {
+    if (value > MAX_TIMEOUT.toSeconds()) {
       throw new RpcError("invalid_argument", "Timeout cannot be greater than " + MAX_TIMEOUT.toHours() + " hours");
     }
-    return s;
+    return value;
   }
 
-  static Map<String, String> stringMap(JsonNode body, String field) throws RpcError {
-    JsonNode v = body.get(field);
+  /** A map of strings as E2B's create sends it (envVars, metadata): any scalar value read as its text. */
+  static Map<String, String> stringMap(@Nullable JsonNode v, String field) throws RpcError {
     if (v == null || v.isNull()) {
       return Map.of();
     }
@@ -76,24 +78,6 @@ final class Bodies {
         throw new RpcError("invalid_argument", "'" + field + "." + e.getKey() + "' must be a string");
       }
       out.put(e.getKey(), e.getValue().asText());
-    }
-    return out;
-  }
-
-  static List<String> stringList(JsonNode body, String field) throws RpcError {
-    JsonNode v = body.get(field);
-    if (v == null || v.isNull()) {
-      return List.of();
-    }
-    if (!v.isArray()) {
-      throw new RpcError("invalid_argument", "'" + field + "' must be a list of strings");
-    }
-    List<String> out = new ArrayList<>();
-    for (JsonNode x : v) {
-      if (!x.isTextual()) {
-        throw new RpcError("invalid_argument", "'" + field + "' must be a list of strings");
-      }
-      out.add(x.asText());
     }
     return out;
   }

@@ -12,6 +12,7 @@ import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Base64;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What envd's Connect calls share: their request messages (unary JSON, or one enveloped message
@@ -81,8 +82,7 @@ final class EnvdCalls {
     return name;
   }
 
-  static String requirePath(JsonNode req, String field) throws RpcError {
-    String p = Json.text(req, field);
+  static String requirePath(@Nullable String p, String field) throws RpcError {
     if (p == null || p.isEmpty()) {
       throw new RpcError("invalid_argument", "'" + field + "' is required");
     }

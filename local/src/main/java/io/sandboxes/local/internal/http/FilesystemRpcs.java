@@ -11,7 +11,10 @@ import static io.sandboxes.local.internal.http.EnvdCalls.unaryRequest;
 import static io.sandboxes.local.internal.http.EnvdCalls.user;
 import static io.sandboxes.local.internal.http.EnvdCalls.writeMessage;
 
+import static io.sandboxes.local.internal.http.RequestBody.bind;
+
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.annotation.JsonDeserialize;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sandboxes.e2b.internal.Connect;
 import io.sandboxes.e2b.internal.Json;
@@ -24,6 +27,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
 
 /**
  * envd's {@code filesystem.Filesystem} calls: stat, list, make, move and remove, and watching a
@@ -35,6 +39,20 @@ final class FilesystemRpcs {
   /** {@code CreateWatcher}'s answer. */
   record Watcher(String watcherId) {}
 
+  /** Stat, ListDir, MakeDir and Remove: the path, any value read as its text. */
+  record PathBody(@JsonDeserialize(using = Lenient.Text.class) @Nullable String path) {}
+
+  /** Move: where from and where to. */
+  record MoveBody(@JsonDeserialize(using = Lenient.Text.class) @Nullable String source,
+      @JsonDeserialize(using = Lenient.Text.class) @Nullable String destination) {}
+
+  /** WatchDir and CreateWatcher: the folder, whether its subfolders count, and (WatchDir) whether events carry the entry. */
+  record WatchBody(@JsonDeserialize(using = Lenient.Text.class) @Nullable String path, Lenient.@Nullable Flag recursive,
+      Lenient.@Nullable Flag includeEntry) {}
+
+  /** GetWatcherEvents and RemoveWatcher: which watcher. */
+  record WatcherBody(@JsonDeserialize(using = Lenient.Text.class) @Nullable String watcherId) {}
+
   /** {@code GetWatcherEvents}'s answer. */
   record Events(List<Event> events) {}
 
@@ -43,39 +61,39 @@ final class FilesystemRpcs {
 
   static void routes(Map<String, EnvdCalls.Call> t) {
     t.put("/filesystem.Filesystem/Stat", (ex, sandbox) -> {
-      JsonNode req = unaryRequest(ex);
-      reply(ex, entry(sandbox.files().stat(user(ex), requirePath(req, "path"))));
+      PathBody req = bind(unaryRequest(ex), PathBody.class);
+      reply(ex, entry(sandbox.files().stat(user(ex), requirePath(req.path(), "path"))));
     });
     t.put("/filesystem.Filesystem/ListDir", (ex, sandbox) -> {
-      JsonNode req = unaryRequest(ex);
-      int depth = Json.intValue(req, "depth", 1);
+      JsonNode tree = unaryRequest(ex);
+      PathBody req = bind(tree, PathBody.class);
+      int depth = Json.intValue(tree, "depth", 1);
       ObjectNode out = Json.object();
-      out.set("entries", sandbox.files().list(user(ex), requirePath(req, "path"), Math.max(depth, 1)));
+      out.set("entries", sandbox.files().list(user(ex), requirePath(req.path(), "path"), Math.max(depth, 1)));
       reply(ex, out);
     });
     t.put("/filesystem.Filesystem/MakeDir", (ex, sandbox) -> {
-      JsonNode req = unaryRequest(ex);
-      reply(ex, entry(sandbox.files().makeDir(user(ex), requirePath(req, "path"))));
+      PathBody req = bind(unaryRequest(ex), PathBody.class);
+      reply(ex, entry(sandbox.files().makeDir(user(ex), requirePath(req.path(), "path"))));
     });
     t.put("/filesystem.Filesystem/Move", (ex, sandbox) -> {
-      JsonNode req = unaryRequest(ex);
-      reply(ex, entry(sandbox.files().move(user(ex), requirePath(req, "source"), requirePath(req, "destination"))));
+      MoveBody req = bind(unaryRequest(ex), MoveBody.class);
+      reply(ex, entry(sandbox.files().move(user(ex), requirePath(req.source(), "source"), requirePath(req.destination(), "destination"))));
     });
     t.put("/filesystem.Filesystem/Remove", (ex, sandbox) -> {
-      JsonNode req = unaryRequest(ex);
-      sandbox.files().remove(user(ex), requirePath(req, "path"));
+      PathBody req = bind(unaryRequest(ex), PathBody.class);
+      sandbox.files().remove(user(ex), requirePath(req.path(), "path"));
       reply(ex, Json.object());
     });
     t.put("/filesystem.Filesystem/WatchDir", FilesystemRpcs::watchDir);
     t.put("/filesystem.Filesystem/CreateWatcher", (ex, sandbox) -> {
-      JsonNode req = unaryRequest(ex);
+      WatchBody req = bind(unaryRequest(ex), WatchBody.class);
       String dir = watchableDir(sandbox, user(ex), req);
-      String watcherId = sandbox.addWatcher(user(ex), dir, req.path("recursive").asBoolean(false));
+      String watcherId = sandbox.addWatcher(user(ex), dir, Lenient.Flag.or(req.recursive(), false));
       reply(ex, new Watcher(watcherId));
     });
     t.put("/filesystem.Filesystem/GetWatcherEvents", (ex, sandbox) -> {
-      JsonNode req = unaryRequest(ex);
-      String watcherId = Json.text(req, "watcherId");
+      String watcherId = bind(unaryRequest(ex), WatcherBody.class).watcherId();
       DirWatch w = watcherId == null ? null : sandbox.watcher(watcherId);
       if (w == null) {
         throw new RpcError("not_found", "watcher " + watcherId + " not found");
@@ -83,8 +101,7 @@ final class FilesystemRpcs {
       reply(ex, new Events(w.drain().stream().map(c -> new Event(c.name(), c.type())).toList()));
     });
     t.put("/filesystem.Filesystem/RemoveWatcher", (ex, sandbox) -> {
-      JsonNode req = unaryRequest(ex);
-      String watcherId = Json.text(req, "watcherId");
+      String watcherId = bind(unaryRequest(ex), WatcherBody.class).watcherId();
       if (watcherId == null || !sandbox.removeWatcher(watcherId)) {
         throw new RpcError("not_found", "watcher " + watcherId + " not found");
       }
@@ -93,8 +110,8 @@ final class FilesystemRpcs {
   }
 
   /** Checks the watch request and returns the folder's absolute path. */
-  private static String watchableDir(LocalSandbox sandbox, String user, JsonNode req) throws RpcError {
-    String path = requirePath(req, "path");
+  private static String watchableDir(LocalSandbox sandbox, String user, WatchBody req) throws RpcError {
+    String path = requirePath(req.path(), "path");
     ObjectNode entry = sandbox.files().stat(user, path);
     if (!"FILE_TYPE_DIRECTORY".equals(entry.path("type").asText())) {
       throw new RpcError("invalid_argument", "path '" + path + "' is not a directory");
@@ -103,14 +120,14 @@ final class FilesystemRpcs {
   }
 
   private static void watchDir(Exchange ex, LocalSandbox sandbox) throws RpcError, IOException {
-    JsonNode req = streamRequest(ex);
+    WatchBody req = bind(streamRequest(ex), WatchBody.class);
     String user = user(ex);
     Duration timeout = timeoutHeader(ex);
     Duration keepalive = keepalive(ex);
-    boolean includeEntry = req.path("includeEntry").asBoolean(false);
+    boolean includeEntry = Lenient.Flag.or(req.includeEntry(), false);
     DirWatch watch;
     try {
-      watch = sandbox.watch(user, watchableDir(sandbox, user, req), req.path("recursive").asBoolean(false));
+      watch = sandbox.watch(user, watchableDir(sandbox, user, req), Lenient.Flag.or(req.recursive(), false));
     } catch (RpcError e) {
       streamError(ex, e);
       return;

@@ -1,5 +1,6 @@
 package io.sandboxes.local.internal.http;
 
+import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -7,8 +8,8 @@ import io.sandboxes.e2b.internal.Json;
 import io.sandboxes.local.internal.LocalSandbox;
 import io.sandboxes.local.internal.Registry;
 import io.sandboxes.local.internal.common.RpcError;
+import io.sandboxes.local.internal.http.RequestBody.Refusal;
 import java.io.IOException;
-import java.util.List;
 import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 
@@ -51,7 +52,7 @@ final class NetworkApi {
    * reported so that callers see what they asked for.
    */
   private void update(Exchange ex, LocalSandbox s) throws RpcError, IOException {
-    JsonNode body = Bodies.readJson(ex);
+    PolicyBody body = RequestBody.read(ex, PolicyBody.class);
     ObjectNode network = parse(body);
     // whether port traffic needs the traffic token is fixed at create, as on E2B: an update keeps it
     network.remove(ALLOW_PUBLIC_TRAFFIC);
@@ -62,7 +63,7 @@ final class NetworkApi {
     if (s.paused()) {
       throw new RpcError("already_exists", "sandbox " + s.id() + " is paused; resume it to change its network");
     }
-    Boolean internet = body.has("allow_internet_access") ? body.get("allow_internet_access").asBoolean() : null;
+    Boolean internet = body.internetAccess();
     refuseUnenforceable(network);
     registry.setNetwork(s, network, internet);
     ex.empty(204);
@@ -102,40 +103,59 @@ final class NetworkApi {
     }
   }
 
+  /**
+   * E2B's network policy, at create ({@code network}) and as an update's body. The lists are
+   * bound when checked, in this order (allowOut's entries are checked before denyOut is read);
+   * their entries are read as text. Rules and a proxy are kept as given only to be refused.
+   */
+  record PolicyBody(@Refusal("'" + ALLOW_PUBLIC_TRAFFIC + "' must be true or false") RequestBody.@Nullable Later<Boolean> allowPublicTraffic,
+      @Refusal("'allowOut' must be a list") RequestBody.@Nullable Later<ArrayNode> allowOut,
+      @Refusal("'denyOut' must be a list") RequestBody.@Nullable Later<ArrayNode> denyOut,
+      @Nullable JsonNode rules, @Nullable JsonNode egressProxy,
+      @JsonProperty("allow_internet_access") Lenient.@Nullable Flag internet) {
+
+    /** The internet access asked for: null when not said, else as {@code asBoolean} reads it. */
+    @Nullable Boolean internetAccess() {
+      return internet == null ? null : internet.or(false);
+    }
+  }
+
   /** Checks a policy and keeps what it holds: public traffic, the allow and deny lists; refuses rules and a proxy. */
   static ObjectNode parse(JsonNode body) throws RpcError {
+    return parse(RequestBody.part(body, PolicyBody.class));
+  }
+
+  static ObjectNode parse(PolicyBody body) throws RpcError {
     ObjectNode network = Json.object();
-    JsonNode pub = body.get(ALLOW_PUBLIC_TRAFFIC);
-    if (pub != null && !pub.isNull()) {
-      if (!pub.isBoolean()) {
-        throw new RpcError("invalid_argument", "'" + ALLOW_PUBLIC_TRAFFIC + "' must be true or false");
-      }
-      network.put(ALLOW_PUBLIC_TRAFFIC, pub.asBoolean());
+    Boolean pub = RequestBody.Later.of(body.allowPublicTraffic());
+    if (pub != null) {
+      network.put(ALLOW_PUBLIC_TRAFFIC, pub);
     }
-    for (String field : List.of("allowOut", "denyOut")) {
-      JsonNode list = body.get(field);
-      if (list == null || list.isNull()) {
-        continue;
-      }
-      if (!list.isArray()) {
-        throw new RpcError("invalid_argument", "'" + field + "' must be a list");
-      }
-      ArrayNode copy = network.putArray(field);
-      for (JsonNode e : list) {
-        String v = e.asText("");
-        boolean ok = CIDR.matcher(v).matches() || (field.equals("allowOut") && DOMAIN.matcher(v).matches());
-        if (!ok) {
-          throw new RpcError("invalid_argument", "'" + v + "' is not a valid " + (field.equals("allowOut") ? "domain, IP or CIDR" : "IP or CIDR"));
-        }
-        copy.add(v);
-      }
-    }
-    for (String field : List.of("rules", "egressProxy")) {
-      JsonNode v = body.get(field);
-      if (v != null && !v.isNull() && !(v.isContainerNode() && v.isEmpty())) {
-        throw new RpcError("invalid_argument", "'" + field + "' is not supported by the local runtime");
-      }
-    }
+    entries(network, "allowOut", RequestBody.Later.of(body.allowOut()));
+    entries(network, "denyOut", RequestBody.Later.of(body.denyOut()));
+    refuseSet("rules", body.rules());
+    refuseSet("egressProxy", body.egressProxy());
     return network;
+  }
+
+  private static void entries(ObjectNode network, String field, @Nullable ArrayNode list) throws RpcError {
+    if (list == null) {
+      return;
+    }
+    ArrayNode copy = network.putArray(field);
+    for (JsonNode e : list) {
+      String v = e.asText("");
+      boolean ok = CIDR.matcher(v).matches() || (field.equals("allowOut") && DOMAIN.matcher(v).matches());
+      if (!ok) {
+        throw new RpcError("invalid_argument", "'" + v + "' is not a valid " + (field.equals("allowOut") ? "domain, IP or CIDR" : "IP or CIDR"));
+      }
+      copy.add(v);
+    }
+  }
+
+  private static void refuseSet(String field, @Nullable JsonNode v) throws RpcError {
+    if (v != null && !v.isNull() && !(v.isContainerNode() && v.isEmpty())) {
+      throw new RpcError("invalid_argument", "'" + field + "' is not supported by the local runtime");
+    }
   }
 }

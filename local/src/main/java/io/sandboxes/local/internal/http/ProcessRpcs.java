@@ -10,6 +10,7 @@ import static io.sandboxes.local.internal.http.EnvdCalls.user;
 import static io.sandboxes.local.internal.http.EnvdCalls.writeMessage;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.annotation.JsonDeserialize;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sandboxes.e2b.internal.Connect;
 import io.sandboxes.e2b.internal.Json;
@@ -55,6 +56,37 @@ final class ProcessRpcs {
   /** The command a process runs. */
   record Config(String cmd, List<String> args, JsonNode envs, @Nullable String cwd) {}
 
+  /**
+   * {@code Start}'s request: the process, its tag, a PTY (any value but null asks for one) and
+   * whether it takes stdin. Every field is read leniently, as it always was.
+   */
+  record StartBody(@JsonDeserialize(using = Lenient.Part.class) @Nullable Process process,
+      @JsonDeserialize(using = Lenient.Text.class) @Nullable String tag,
+      @JsonDeserialize(using = Lenient.Part.class) @Nullable Pty pty, Lenient.@Nullable Flag stdin) {
+
+    /** The command: its texts read as text, its arguments a list's (or an object's) values. */
+    record Process(@JsonDeserialize(using = Lenient.Text.class) @Nullable String cmd,
+        @JsonDeserialize(using = Lenient.Texts.class) @Nullable List<String> args,
+        @JsonDeserialize(using = Lenient.TextMap.class) @Nullable Map<String, String> envs,
+        @JsonDeserialize(using = Lenient.Text.class) @Nullable String cwd) {
+      static final Process NONE = new Process(null, null, null, null);
+    }
+
+    /** A PTY's request. */
+    record Pty(@JsonDeserialize(using = Lenient.Part.class) @Nullable Size size) {}
+
+    /** A PTY's size, 0 where not given as a number. */
+    record Size(@JsonDeserialize(using = Lenient.Int.class) @Nullable Integer cols,
+        @JsonDeserialize(using = Lenient.Int.class) @Nullable Integer rows) {
+      static final Size NONE = new Size(0, 0);
+
+      Size {
+        cols = cols == null ? 0 : cols;
+        rows = rows == null ? 0 : rows;
+      }
+    }
+  }
+
   void routes(Map<String, EnvdCalls.Call> t) {
     t.put("/process.Process/Start", this::start);
     t.put("/process.Process/Connect", ProcessRpcs::connect);
@@ -66,13 +98,13 @@ final class ProcessRpcs {
   }
 
   private void start(Exchange ex, LocalSandbox sandbox) throws RpcError, IOException {
-    JsonNode req = streamRequest(ex);
+    StartBody req = RequestBody.bind(streamRequest(ex), StartBody.class);
     String user = user(ex);
     Duration timeout = timeoutHeader(ex);
-    JsonNode process = req.path("process");
+    StartBody.Process process = req.process() == null ? StartBody.Process.NONE : req.process();
     // a built template's USER and WORKDIR are its processes' defaults, as on E2B
     Optional<TemplateBuilds.Defaults> defaults = templateDefaults.get().apply(sandbox.templateId());
-    String cwd = Json.text(process, "cwd");
+    String cwd = process.cwd();
     if (defaults.isPresent()) {
       if (ex.header("Authorization") == null || ex.header("Authorization").isBlank()) {
         user = defaults.get().user();
@@ -81,20 +113,21 @@ final class ProcessRpcs {
         cwd = defaults.get().workdir();
       }
     }
-    String cmd = Json.text(process, "cmd");
+    String cmd = process.cmd();
     if (cmd == null || cmd.isEmpty()) {
       streamError(ex, new RpcError("invalid_argument", "'process.cmd' is required"));
       return;
     }
-    List<String> args = new ArrayList<>();
-    process.path("args").forEach(a -> args.add(a.asText()));
+    List<String> args = process.args() == null ? List.of() : process.args();
     Map<String, String> envs = new LinkedHashMap<>(sandbox.envVars());
-    envs.putAll(Json.stringMap(process.get("envs")));
-    JsonNode size = req.path("pty").path("size");
-    boolean pty = req.has("pty") && !req.get("pty").isNull();
-    boolean stdin = !req.has("stdin") || req.get("stdin").asBoolean(true);
+    if (process.envs() != null) {
+      envs.putAll(process.envs());
+    }
+    StartBody.Pty pty = req.pty();
+    StartBody.Size size = pty == null || pty.size() == null ? StartBody.Size.NONE : pty.size();
+    boolean stdin = Lenient.Flag.or(req.stdin(), true);
     LocalSandbox.StartSpec spec = new LocalSandbox.StartSpec(user, cmd, args, envs, cwd,
-        Json.text(req, "tag"), pty, size.path("cols").asInt(0), size.path("rows").asInt(0), stdin, timeout);
+        req.tag(), pty != null, size.cols(), size.rows(), stdin, timeout);
     SandboxProcess.Subscriber[] sub = new SandboxProcess.Subscriber[1];
     SandboxProcess p;
     try {

@@ -2,10 +2,13 @@ package io.sandboxes.local.internal.http;
 
 import static io.sandboxes.local.internal.http.Bodies.MAX_TIMEOUT;
 import static io.sandboxes.local.internal.http.Bodies.readJson;
-import static io.sandboxes.local.internal.http.Bodies.requireSeconds;
+import static io.sandboxes.local.internal.http.Bodies.seconds;
 import static io.sandboxes.local.internal.http.Bodies.stringMap;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.annotation.JsonProperty;
+import com.fasterxml.jackson.databind.annotation.JsonDeserialize;
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sandboxes.e2b.internal.Connect;
 import io.sandboxes.e2b.internal.Json;
@@ -15,7 +18,9 @@ import io.sandboxes.local.internal.common.RpcError;
 import io.sandboxes.local.internal.common.StructuredLog;
 import io.sandboxes.local.internal.TemplateBuilds;
 import io.sandboxes.local.internal.Volumes;
+import io.sandboxes.local.internal.http.RequestBody.Refusal;
 import java.io.IOException;
+import java.math.BigInteger;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -78,31 +83,53 @@ final class SandboxesApi {
     ex.empty(204);
   }
 
+  /**
+   * {@code POST /sandboxes} (v1 and v2). Its fields are checked in this order, the template's
+   * existence between the network and the environment, so those that can be refused are bound
+   * when checked ({@link RequestBody.Later}); the environment and metadata stay JSON until then.
+   */
+  record CreateBody(@JsonDeserialize(using = Lenient.Text.class) @Nullable String templateID,
+      @Refusal(SECONDS) RequestBody.@Nullable Later<Long> timeout,
+      Lenient.@Nullable Flag autoPause, Lenient.@Nullable Flag autoPauseMemory,
+      @JsonDeserialize(using = Lenient.Part.class) @Nullable AutoResume autoResume,
+      @Refusal("'volumeMounts' must be a list of {name, path}") RequestBody.@Nullable Later<ArrayNode> volumeMounts,
+      @Nullable JsonNode network,
+      @JsonProperty("allow_internet_access") Lenient.@Nullable Flag internet,
+      @Nullable JsonNode envVars, @Nullable JsonNode metadata) {}
+
+  /** Whether a paused sandbox resumes on its own when reached. */
+  record AutoResume(Lenient.@Nullable Flag enabled) {}
+
+  /** A volume to mount; an entry that is no object has neither field. */
+  record MountBody(@JsonDeserialize(using = Lenient.Text.class) @Nullable String name,
+      @JsonDeserialize(using = Lenient.Text.class) @Nullable String path) {}
+
   private void create(Exchange ex, boolean v2) throws RpcError, IOException {
-    JsonNode body = readJson(ex);
-    String template = Json.text(body, "templateID");
+    CreateBody body = RequestBody.read(ex, CreateBody.class);
+    String template = body.templateID();
     if (template == null || template.isBlank()) {
       throw new RpcError("invalid_argument", "'templateID' is required");
     }
-    long timeout = requireSeconds(body, "timeout", v2 ? 300L : 15L);
-    boolean autoPause = body.path("autoPause").asBoolean(false);
-    boolean autoPauseMemory = body.path("autoPauseMemory").asBoolean(true);
-    boolean autoResume = body.path("autoResume").path("enabled").asBoolean(false);
+    long timeout = seconds(RequestBody.Later.of(body.timeout()), "timeout", v2 ? 300L : 15L);
+    boolean autoPause = Lenient.Flag.or(body.autoPause(), false);
+    boolean autoPauseMemory = Lenient.Flag.or(body.autoPauseMemory(), true);
+    boolean autoResume = body.autoResume() != null && Lenient.Flag.or(body.autoResume().enabled(), false);
     if (autoResume && !autoPause) {
       throw new RpcError("invalid_argument", "autoResume is only valid when the sandbox pauses at its timeout (autoPause)");
     }
     if (autoResume && !autoPauseMemory) {
       throw new RpcError("invalid_argument", "autoPauseMemory:false cannot be combined with autoResume");
     }
-    List<LocalSandbox.VolumeMount> mounts = volumeMounts(body.get("volumeMounts"));
-    JsonNode networkBody = body.get("network");
+    List<LocalSandbox.VolumeMount> mounts = volumeMounts(RequestBody.Later.of(body.volumeMounts()));
+    JsonNode networkBody = body.network();
     ObjectNode policy = networkBody == null || networkBody.isNull() ? null : NetworkApi.parse(networkBody);
-    Boolean internet = body.has("allow_internet_access") ? body.get("allow_internet_access").asBoolean() : null;
+    Lenient.Flag asked = body.internet();
+    Boolean internet = asked == null ? null : asked.or(false);
     network.refuseUnenforceable(policy);
     if (registry.templates().resolve(template) == null) {
       throw new RpcError("not_found", "template '" + template + "' not found");
     }
-    Map<String, String> envVars = stringMap(body, "envVars");
+    Map<String, String> envVars = stringMap(body.envVars(), "envVars");
     TemplateBuilds builds = this.builds;
     Optional<TemplateBuilds.Defaults> defaults = builds == null ? Optional.empty() : builds.defaults(template);
     if (defaults.isPresent()) {
@@ -111,7 +138,7 @@ final class SandboxesApi {
       merged.putAll(envVars);
       envVars = merged;
     }
-    LocalSandbox s = registry.create(template, Duration.ofSeconds(timeout), stringMap(body, "metadata"), envVars,
+    LocalSandbox s = registry.create(template, Duration.ofSeconds(timeout), stringMap(body.metadata(), "metadata"), envVars,
         new LocalSandbox.Lifecycle(autoPause, autoPauseMemory, autoResume, timeout), mounts);
     Boolean applied = network.applied(internet);
     if (policy != null || applied != null) {
@@ -132,18 +159,16 @@ final class SandboxesApi {
     Bodies.json(ex, 201, SandboxViews.created(s));
   }
 
-  private List<LocalSandbox.VolumeMount> volumeMounts(@Nullable JsonNode mounts) throws RpcError {
+  private List<LocalSandbox.VolumeMount> volumeMounts(@Nullable ArrayNode mounts) throws RpcError {
     List<LocalSandbox.VolumeMount> out = new ArrayList<>();
-    if (mounts == null || mounts.isNull()) {
+    if (mounts == null) {
       return out;
     }
-    if (!mounts.isArray()) {
-      throw new RpcError("invalid_argument", "'volumeMounts' must be a list of {name, path}");
-    }
     Set<String> paths = new HashSet<>();
-    for (JsonNode m : mounts) {
-      String name = Json.text(m, "name");
-      String path = Json.text(m, "path");
+    for (JsonNode entry : mounts) {
+      MountBody m = RequestBody.part(entry, MountBody.class);
+      String name = m.name();
+      String path = m.path();
       if (name == null || path == null) {
         throw new RpcError("invalid_argument", "each volume mount needs a name and a path");
       }
@@ -156,10 +181,29 @@ final class SandboxesApi {
     return out;
   }
 
+  /** The seconds a sandbox is given: connect, resume and timeout. */
+  static final String SECONDS = "'timeout' must be a non-negative number of seconds";
+
+  /** {@code POST /sandboxes/{id}/connect} (v1 and v2) and {@code /resume}: the new lifetime and how to resume. */
+  record ResumeBody(@Refusal(SECONDS) @Nullable Long timeout, Lenient.@Nullable Flag memory) {}
+
+  /** {@code POST /sandboxes/{id}/timeout}. */
+  record TimeoutBody(@Refusal(SECONDS) @Nullable Long timeout) {}
+
+  /** {@code POST /sandboxes/{id}/refreshes}. */
+  record RefreshBody(@Refusal("'duration' must be a non-negative number of seconds") @Nullable Long duration) {}
+
+  /** {@code POST /sandboxes/{id}/pause}: whether memory is kept (the default). */
+  record PauseBody(Lenient.@Nullable Flag memory) {}
+
+  /** {@code POST /sandboxes/{id}/fork}: whole numbers only, checked after binding. */
+  record ForkBody(@Refusal("'timeout' must be a whole number of seconds") @Nullable BigInteger timeout,
+      @Refusal("'count' must be a whole number") @Nullable BigInteger count) {}
+
   private void connect(Exchange ex, String id, boolean v2) throws RpcError, IOException {
-    JsonNode body = readJson(ex);
-    long timeout = requireSeconds(body, "timeout", v2 ? 300L : null);
-    if (body.has("memory") && !body.get("memory").asBoolean(true)) {
+    ResumeBody body = RequestBody.read(ex, ResumeBody.class);
+    long timeout = seconds(body.timeout(), "timeout", v2 ? 300L : null);
+    if (!Lenient.Flag.or(body.memory(), true)) {
       throw new RpcError("invalid_argument", "a cold reboot (memory:false) on resume is not supported by the local runtime");
     }
     LocalSandbox s = lookup.find(id);
@@ -168,17 +212,16 @@ final class SandboxesApi {
   }
 
   private void pause(Exchange ex, String id) throws RpcError, IOException {
-    JsonNode body = readJson(ex);
-    boolean memory = !body.has("memory") || body.get("memory").asBoolean(true);
-    if (!registry.pause(lookup.find(id), memory)) {
+    PauseBody body = RequestBody.read(ex, PauseBody.class);
+    if (!registry.pause(lookup.find(id), Lenient.Flag.or(body.memory(), true))) {
       throw new RpcError("already_exists", "Sandbox \"" + id + "\" is already paused");
     }
     ex.empty(204);
   }
 
   private void resume(Exchange ex, String id) throws RpcError, IOException {
-    JsonNode body = readJson(ex);
-    long seconds = requireSeconds(body, "timeout", 15L);
+    ResumeBody body = RequestBody.read(ex, ResumeBody.class);
+    long seconds = seconds(body.timeout(), "timeout", 15L);
     LocalSandbox s = lookup.find(id);
     if (!s.paused()) {
       throw new RpcError("already_exists", "Sandbox \"" + id + "\" is already running");
@@ -188,15 +231,17 @@ final class SandboxesApi {
   }
 
   private void timeout(Exchange ex, String id) throws RpcError, IOException {
-    JsonNode body = readJson(ex);
-    long seconds = requireSeconds(body, "timeout", null);
+    TimeoutBody body = RequestBody.read(ex, TimeoutBody.class);
+    long seconds = seconds(body.timeout(), "timeout", null);
     registry.setTimeout(lookup.find(id), Duration.ofSeconds(seconds), false);
     ex.empty(204);
   }
 
   private void refresh(Exchange ex, String id) throws RpcError, IOException {
-    JsonNode body = readJson(ex);
-    long seconds = body.has("duration") ? requireSeconds(body, "duration", null) : 0;
+    JsonNode tree = readJson(ex);
+    RefreshBody body = RequestBody.bind(tree, RefreshBody.class);
+    // a duration given as null is refused as missing; an absent one refreshes by nothing
+    long seconds = tree.has("duration") ? seconds(body.duration(), "duration", null) : 0;
     if (seconds > 3600) {
       throw new RpcError("invalid_argument", "duration must be between 0 and 3600 seconds");
     }
@@ -217,34 +262,28 @@ final class SandboxesApi {
    * any other status means no fork was attempted.
    */
   private void fork(Exchange ex, String id) throws RpcError, IOException {
-    JsonNode body = readJson(ex);
+    ForkBody body = RequestBody.read(ex, ForkBody.class);
     long timeout = 15;
-    JsonNode t = body.get("timeout");
-    if (t != null && !t.isNull()) {
-      if (!t.isIntegralNumber()) {
-        throw new RpcError("invalid_argument", "'timeout' must be a whole number of seconds");
-      }
-      if (t.bigIntegerValue().signum() <= 0) {
+    BigInteger t = body.timeout();
+    if (t != null) {
+      if (t.signum() <= 0) {
         throw new RpcError("invalid_argument", "Timeout must be greater than 0");
       }
-      if (!t.canConvertToLong() || t.asLong() > MAX_TIMEOUT.toSeconds()) {
+      if (t.bitLength() > 63 || t.longValue() > MAX_TIMEOUT.toSeconds()) {
         throw new RpcError("invalid_argument", "Timeout cannot be greater than " + MAX_TIMEOUT.toHours() + " hours");
       }
-      timeout = t.asLong();
+      timeout = t.longValue();
     }
     int count = 1;
-    JsonNode c = body.get("count");
-    if (c != null && !c.isNull()) {
-      if (!c.isIntegralNumber()) {
-        throw new RpcError("invalid_argument", "'count' must be a whole number");
-      }
-      if (c.bigIntegerValue().signum() <= 0) {
+    BigInteger c = body.count();
+    if (c != null) {
+      if (c.signum() <= 0) {
         throw new RpcError("invalid_argument", "Count must be at least 1");
       }
-      if (!c.canConvertToInt() || c.asInt() > Registry.MAX_FORKS) {
+      if (c.bitLength() > 31 || c.intValue() > Registry.MAX_FORKS) {
         throw new RpcError("invalid_argument", "Count cannot be greater than " + Registry.MAX_FORKS);
       }
-      count = c.asInt();
+      count = c.intValue();
     }
     List<ForkEntry> out = new ArrayList<>();
     for (Registry.ForkOutcome o : registry.fork(lookup.find(id), count, Duration.ofSeconds(timeout))) {

@@ -1,7 +1,6 @@
 package io.sandboxes.local.internal.http;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import io.sandboxes.e2b.internal.Json;
+import com.fasterxml.jackson.databind.annotation.JsonDeserialize;
 import io.sandboxes.local.internal.Registry;
 import io.sandboxes.local.internal.common.RpcError;
 import io.sandboxes.local.internal.Templates;
@@ -11,6 +10,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The snapshots resource: take one ({@code POST /sandboxes/{id}/snapshots}), list them, and the
@@ -39,9 +39,12 @@ final class SnapshotsApi {
         .on("DELETE", "/templates/(.*)", (ex, m) -> delete(ex, decode(m.group(1))));
   }
 
+  /** {@code POST /sandboxes/{id}/snapshots}: the name, any value read as its text (the templates check it). */
+  record TakeBody(@JsonDeserialize(using = Lenient.Text.class) @Nullable String name) {}
+
   private void take(Exchange ex, String id) throws RpcError, IOException {
-    JsonNode body = Bodies.readJson(ex);
-    Templates.Snapshot snap = registry.templates().snapshot(lookup.find(id), Json.text(body, "name"), registry.list());
+    TakeBody body = RequestBody.read(ex, TakeBody.class);
+    Templates.Snapshot snap = registry.templates().snapshot(lookup.find(id), body.name(), registry.list());
     Bodies.json(ex, 201, view(snap));
   }
 

@@ -1,23 +1,25 @@
 package io.sandboxes.local.internal.http;
 
 import static io.sandboxes.local.internal.http.Bodies.number;
-import static io.sandboxes.local.internal.http.Bodies.stringList;
+
 import static io.sandboxes.local.internal.http.SnapshotsApi.decode;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.databind.JsonNode;
-import io.sandboxes.e2b.internal.Json;
+import com.fasterxml.jackson.databind.annotation.JsonDeserialize;
+import io.sandboxes.local.internal.http.RequestBody.Refusal;
 import io.sandboxes.local.internal.Registry;
 import io.sandboxes.local.internal.common.RpcError;
 import io.sandboxes.local.internal.TemplateBuilds;
 import io.sandboxes.local.internal.Templates;
-import io.sandboxes.local.internal.docker.CodeInterpreterImage;
+import io.sandboxes.local.internal.runtime.CodeInterpreterTemplate;
 import java.io.IOException;
 import java.net.URI;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.Objects;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
@@ -93,13 +95,13 @@ final class TemplateApi {
         .on("GET", "/templates/([^/]+)/builds/([^/]+)/status",
             (ex, m) -> Bodies.json(ex, 200, BuildStatus.of(ex, builds, decode(m.group(1)), decode(m.group(2)))))
         .on("POST", "/templates/tags", (ex, m) -> {
-          JsonNode body = Bodies.readJson(ex);
-          TemplateBuilds.Assigned a = builds.assignTags(Json.text(body, "target"), stringList(body, "tags"));
+          AssignTagsBody body = RequestBody.read(ex, AssignTagsBody.class);
+          TemplateBuilds.Assigned a = builds.assignTags(body.target(), listOrEmpty(body.tags()));
           Bodies.json(ex, 201, new Assigned(a.buildId(), a.tags()));
         })
         .on("DELETE", "/templates/tags", (ex, m) -> {
-          JsonNode body = Bodies.readJson(ex);
-          builds.removeTags(Json.text(body, "name"), stringList(body, "tags"));
+          RemoveTagsBody body = RequestBody.read(ex, RemoveTagsBody.class);
+          builds.removeTags(body.name(), listOrEmpty(body.tags()));
           ex.empty(204);
         })
         .add("GET", "/templates/([^/]+)/tags", (ex, m) -> tags(ex, decode(m.group(1))))
@@ -117,14 +119,34 @@ final class TemplateApi {
         });
   }
 
+  private static final String TAGS = "'tags' must be a list of strings";
+
+  /** {@code POST /v3/templates}: names read as text, tags strictly strings, sizes read leniently. */
+  record BuildRequestBody(@JsonDeserialize(using = Lenient.Text.class) @Nullable String name,
+      @JsonDeserialize(using = Lenient.Text.class) @Nullable String alias, @Refusal(TAGS) @Nullable List<String> tags,
+      @JsonDeserialize(using = Lenient.Int.class) @Nullable Integer cpuCount,
+      @JsonDeserialize(using = Lenient.Int.class) @Nullable Integer memoryMB) {}
+
+  /** {@code POST /templates/tags}: the target as {@code name:tag}, and the tags to give it. */
+  record AssignTagsBody(@JsonDeserialize(using = Lenient.Text.class) @Nullable String target, @Refusal(TAGS) @Nullable List<String> tags) {}
+
+  /** {@code DELETE /templates/tags}: the template's name and the tags to take away. */
+  record RemoveTagsBody(@JsonDeserialize(using = Lenient.Text.class) @Nullable String name, @Refusal(TAGS) @Nullable List<String> tags) {}
+
+  /** {@code PATCH /templates/{id}}: only {@code public}, strictly a flag. */
+  record UpdateBody(@Refusal(PUBLIC) @JsonProperty("public") @Nullable Boolean shared) {}
+
+  private static final String PUBLIC = "'public' must be true or false";
+
+  private static List<String> listOrEmpty(@Nullable List<String> list) {
+    return list == null ? List.of() : list;
+  }
+
   private void request(Exchange ex) throws RpcError, IOException {
-    JsonNode body = Bodies.readJson(ex);
-    String name = Json.text(body, "name");
-    if (name == null) {
-      name = Json.text(body, "alias");
-    }
-    List<String> tags = stringList(body, "tags");
-    TemplateBuilds.Requested r = builds.request(name, tags, body.path("cpuCount").asInt(2), body.path("memoryMB").asInt(2048));
+    BuildRequestBody body = RequestBody.read(ex, BuildRequestBody.class);
+    String name = body.name() != null ? body.name() : body.alias();
+    TemplateBuilds.Requested r = builds.request(name, listOrEmpty(body.tags()), Objects.requireNonNullElse(body.cpuCount(), 2),
+        Objects.requireNonNullElse(body.memoryMB(), 2048));
     Bodies.json(ex, 202, new Requested(r.templateId(), r.buildId(), false, List.of(r.name()), List.of(r.name()), r.tags()));
   }
 
@@ -176,11 +198,11 @@ final class TemplateApi {
         throw new RpcError("invalid_argument", "'" + f + "' cannot be updated: a template's update takes 'public' only");
       }
     }
-    JsonNode pub = body.get("public");
-    if (pub == null || !pub.isBoolean()) {
-      throw new RpcError("invalid_argument", "'public' must be true or false");
+    Boolean pub = RequestBody.bind(body, UpdateBody.class).shared();
+    if (pub == null) {
+      throw new RpcError("invalid_argument", PUBLIC);
     }
-    if (pub.asBoolean()) {
+    if (pub) {
       throw new RpcError("invalid_argument", "the local runtime has one team and no public templates: 'public' can only be false");
     }
     Bodies.json(ex, 200, new Updated(List.of(t.get().name())));
@@ -206,7 +228,7 @@ final class TemplateApi {
    * left to the rest of the API (which does not serve their builds and tags); anything else is not found.
    */
   private boolean notBuilt(String id) throws RpcError {
-    if (id.equals(Templates.BASE) || CodeInterpreterImage.ALIASES.contains(id) || registry.templates().find(id).isPresent()) {
+    if (id.equals(Templates.BASE) || CodeInterpreterTemplate.ALIASES.contains(id) || registry.templates().find(id).isPresent()) {
       return false;
     }
     throw new RpcError("not_found", "template '" + id + "' not found");

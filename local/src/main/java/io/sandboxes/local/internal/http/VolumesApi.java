@@ -1,12 +1,12 @@
 package io.sandboxes.local.internal.http;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import io.sandboxes.e2b.internal.Json;
+import com.fasterxml.jackson.databind.annotation.JsonDeserialize;
 import io.sandboxes.local.internal.Registry;
 import io.sandboxes.local.internal.common.RpcError;
 import io.sandboxes.local.internal.Volumes;
 import java.io.IOException;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 
 /** The volumes resource: list, create, get and delete. */
 final class VolumesApi {
@@ -37,9 +37,12 @@ final class VolumesApi {
     return volumes.list().stream().map(v -> new Listed(v.volumeId(), v.name())).toList();
   }
 
+  /** {@code POST /volumes}: the name, any value read as its text (the volumes check it). */
+  record CreateBody(@JsonDeserialize(using = Lenient.Text.class) @Nullable String name) {}
+
   private void create(Exchange ex) throws RpcError, IOException {
-    JsonNode body = Bodies.readJson(ex);
-    Volumes.Volume v = volumes.create(Json.text(body, "name"));
+    CreateBody body = RequestBody.read(ex, CreateBody.class);
+    Volumes.Volume v = volumes.create(body.name());
     Bodies.json(ex, 201, new Detail(v.volumeId(), v.name(), v.token()));
   }
 

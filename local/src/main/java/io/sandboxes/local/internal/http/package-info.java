@@ -2,9 +2,10 @@
  * The local server's HTTP layer: E2B's control plane ({@link io.sandboxes.local.internal.http.ApiHandler})
  * and envd ({@link io.sandboxes.local.internal.http.EnvdHandler}), each one table of routes to
  * small handlers grouped by resource. It owns the wire: paths, methods, status codes, error texts
- * and the JSON bodies. It depends on the registry, the template builds and the sandboxes; nothing
- * depends on it but {@code io.sandboxes.local}, whose {@code ServerParts} builds the two
- * handlers. Not API.
+ * and the JSON bodies: request bodies are bound to records by {@code RequestBody}, by rules that
+ * keep what each field has always accepted, and answers are records too. It depends on the
+ * registry, the template builds and the sandboxes; nothing depends on it but {@code
+ * io.sandboxes.local}, whose {@code ServerParts} builds the two handlers. Not API.
  */
 @NullMarked
 package io.sandboxes.local.internal.http;

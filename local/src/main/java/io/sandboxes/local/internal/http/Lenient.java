@@ -1,0 +1,171 @@
+package io.sandboxes.local.internal.http;
+
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.databind.BeanProperty;
+import com.fasterxml.jackson.databind.DeserializationContext;
+import com.fasterxml.jackson.databind.JavaType;
+import com.fasterxml.jackson.databind.JsonDeserializer;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.annotation.JsonDeserialize;
+import com.fasterxml.jackson.databind.deser.ContextualDeserializer;
+import com.fasterxml.jackson.databind.deser.std.StdDeserializer;
+import io.sandboxes.e2b.internal.Json;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The fields the server has always read leniently, as Jackson deserializers: any JSON value is
+ * accepted and read as a text, a flag or a whole number by the rules of Jackson's own
+ * {@code JsonNode.asText}, {@code asBoolean} and {@code asInt}. A request record declares such a
+ * field with one of these on its component; every other field is bound strictly by
+ * {@link RequestBody}.
+ */
+final class Lenient {
+  private Lenient() {}
+
+  /** A flag read as {@code asBoolean} reads it: true, false, or neither (then the field's default applies). */
+  @JsonDeserialize(using = FlagReader.class)
+  enum Flag {
+    TRUE, FALSE, NEITHER;
+
+    /** This flag, or {@code fallback} where the value says neither. */
+    boolean or(boolean fallback) {
+      return this == NEITHER ? fallback : this == TRUE;
+    }
+
+    /** An absent flag's value: {@code fallback}. */
+    static boolean or(@Nullable Flag flag, boolean fallback) {
+      return flag == null ? fallback : flag.or(fallback);
+    }
+
+    static Flag of(JsonNode node) {
+      boolean a = node.asBoolean(false);
+      return a != node.asBoolean(true) ? NEITHER : a ? TRUE : FALSE;
+    }
+  }
+
+  /** Any value as its text: a number or boolean as written, an object or a list as empty, null as absent. */
+  static final class Text extends StdDeserializer<String> {
+    Text() {
+      super(String.class);
+    }
+
+    @Override
+    public String deserialize(JsonParser p, DeserializationContext ctxt) throws IOException {
+      return p.readValueAsTree() instanceof JsonNode n ? n.asText() : "";
+    }
+  }
+
+  /** Any value as a flag; a JSON null is {@link Flag#NEITHER}, an absent field Java's null. */
+  static final class FlagReader extends StdDeserializer<Flag> {
+    FlagReader() {
+      super(Flag.class);
+    }
+
+    @Override
+    public Flag deserialize(JsonParser p, DeserializationContext ctxt) throws IOException {
+      return p.readValueAsTree() instanceof JsonNode n ? Flag.of(n) : Flag.NEITHER;
+    }
+
+    @Override
+    public Flag getNullValue(DeserializationContext ctxt) {
+      return Flag.NEITHER;
+    }
+
+    /** An absent field stays absent (Jackson would otherwise give a record's missing component the null value). */
+    @Override
+    public @Nullable Object getAbsentValue(DeserializationContext ctxt) {
+      return null;
+    }
+  }
+
+  /** Any value as a whole number by {@code asInt}'s rules; null where it has none (the field's default applies). */
+  static final class Int extends StdDeserializer<Integer> {
+    Int() {
+      super(Integer.class);
+    }
+
+    @Override
+    public @Nullable Integer deserialize(JsonParser p, DeserializationContext ctxt) throws IOException {
+      if (!(p.readValueAsTree() instanceof JsonNode n)) {
+        return null;
+      }
+      int a = n.asInt(0);
+      return a == n.asInt(1) ? a : null;
+    }
+  }
+
+  /** Any value as a list of texts: a list's (or an object's) values each as its text, anything else none. */
+  static final class Texts extends StdDeserializer<List<String>> {
+    Texts() {
+      super(List.class);
+    }
+
+    @Override
+    public List<String> deserialize(JsonParser p, DeserializationContext ctxt) throws IOException {
+      List<String> out = new ArrayList<>();
+      if (p.readValueAsTree() instanceof JsonNode n) {
+        n.forEach(v -> out.add(v.asText()));
+      }
+      return out;
+    }
+
+    @Override
+    public List<String> getNullValue(DeserializationContext ctxt) {
+      return new ArrayList<>();
+    }
+  }
+
+  /** Any value as a map of texts: an object's values each as its text, anything else empty. */
+  static final class TextMap extends StdDeserializer<Map<String, String>> {
+    TextMap() {
+      super(Map.class);
+    }
+
+    @Override
+    public Map<String, String> deserialize(JsonParser p, DeserializationContext ctxt) throws IOException {
+      return p.readValueAsTree() instanceof JsonNode n ? Json.stringMap(n) : new LinkedHashMap<>();
+    }
+
+    @Override
+    public Map<String, String> getNullValue(DeserializationContext ctxt) {
+      return new LinkedHashMap<>();
+    }
+  }
+
+  /**
+   * A nested record read from an object, or from nothing when the value is no object (its fields
+   * are then all absent): for bodies whose nested parts were always looked up by path.
+   */
+  static final class Part extends StdDeserializer<Object> implements ContextualDeserializer {
+    private final @Nullable JavaType type;
+
+    Part() {
+      this(null);
+    }
+
+    private Part(@Nullable JavaType type) {
+      super(Object.class);
+      this.type = type;
+    }
+
+    @Override
+    public JsonDeserializer<?> createContextual(DeserializationContext ctxt, @Nullable BeanProperty property) {
+      return new Part(property == null ? ctxt.getContextualType() : property.getType());
+    }
+
+    @Override
+    public @Nullable Object deserialize(JsonParser p, DeserializationContext ctxt) throws IOException {
+      JavaType t = type;
+      if (t == null) {
+        return null;
+      }
+      JsonNode n = p.readValueAsTree();
+      return ctxt.readTreeAsValue(n != null && n.isObject() ? n : Json.object(), t);
+    }
+  }
+}
