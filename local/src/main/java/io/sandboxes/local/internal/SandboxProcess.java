@@ -1,6 +1,5 @@
 package io.sandboxes.local.internal;
 
-import io.sandboxes.local.internal.docker.RawExec;
 import java.io.IOException;
 import java.util.List;
 import java.util.Map;
@@ -23,8 +22,11 @@ public final class SandboxProcess {
   /** What attached streams receive. */
   public sealed interface Event permits Data, End, Failure, Severed {}
 
+  /** Which of a process's outputs a chunk came from: its stdout, its stderr, or its pseudo-terminal. */
+  public enum Stream { STDOUT, STDERR, PTY }
+
   /** A chunk of output. */
-  public record Data(RawExec.Stream stream, byte[] buf, int off, int len) implements Event {}
+  public record Data(Stream stream, byte[] buf, int off, int len) implements Event {}
 
   /**
    * The process ended.
@@ -242,7 +244,7 @@ public final class SandboxProcess {
       io.sandboxes.local.internal.daemon.ProcessEvent ev;
       while ((ev = d.next()) != null) {
         if (ev instanceof io.sandboxes.local.internal.daemon.ProcessEvent.Output o) {
-          deliver(new Data(o.fd() == 2 ? RawExec.Stream.STDERR : o.fd() == 3 ? RawExec.Stream.TTY : RawExec.Stream.STDOUT,
+          deliver(new Data(o.fd() == 2 ? Stream.STDERR : o.fd() == 3 ? Stream.PTY : Stream.STDOUT,
               o.buf(), o.off(), o.len()));
         } else if (ev instanceof io.sandboxes.local.internal.daemon.ProcessEvent.Exit x) {
           e = toEnd(x.status());

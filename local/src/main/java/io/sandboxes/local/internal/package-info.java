@@ -14,8 +14,8 @@
  * through {@code internal.runtime} (the {@link io.sandboxes.local.internal.runtime.SandboxEngine}
  * and the network attachments it is given): nothing here may call Docker (docker-java or {@code
  * internal.docker}) or depend on a container, a mount or a unix socket; comments name Docker only
- * where they explain what was seen on it. One name is still borrowed: a process's output events
- * carry {@code internal.docker.RawExec.Stream} (stdout, stderr, PTY), the type the HTTP layer's
+ * where they explain what was seen on it. A process's output events name their stream in the
+ * seam's own terms ({@code SandboxProcess.Stream}: stdout, stderr, PTY), which the HTTP layer's
  * process calls read. Only the composition root ({@code ServerParts}) picks the runtime. Must not
  * touch the HTTP layer, which calls into this package, never the other way round. Not API.
  */

@@ -18,7 +18,6 @@ import io.sandboxes.local.internal.LocalSandbox;
 import io.sandboxes.local.internal.common.RpcError;
 import io.sandboxes.local.internal.SandboxProcess;
 import io.sandboxes.local.internal.TemplateBuilds;
-import io.sandboxes.local.internal.docker.RawExec;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.ByteBuffer;
@@ -244,8 +243,8 @@ final class ProcessRpcs {
    * needs no escaping), so no JSON tree is built per chunk, and the encoded bytes are written as
    * they are, not copied into a message first.
    */
-  static void writeData(OutputStream out, RawExec.Stream stream, byte[] buf, int off, int len) throws IOException {
-    byte[] head = stream == RawExec.Stream.STDERR ? STDERR_HEAD : stream == RawExec.Stream.TTY ? PTY_HEAD : STDOUT_HEAD;
+  static void writeData(OutputStream out, SandboxProcess.Stream stream, byte[] buf, int off, int len) throws IOException {
+    byte[] head = stream == SandboxProcess.Stream.STDERR ? STDERR_HEAD : stream == SandboxProcess.Stream.PTY ? PTY_HEAD : STDOUT_HEAD;
     ByteBuffer encoded = Base64.getEncoder().encode(ByteBuffer.wrap(buf, off, len));
     int b64 = encoded.remaining();
     int msgLen = head.length + b64 + DATA_TAIL.length;

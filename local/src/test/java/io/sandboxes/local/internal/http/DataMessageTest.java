@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sandboxes.e2b.internal.Connect;
 import io.sandboxes.e2b.internal.Json;
-import io.sandboxes.local.internal.docker.RawExec;
+import io.sandboxes.local.internal.SandboxProcess;
 import java.util.Base64;
 import java.util.Random;
 import org.junit.jupiter.api.DisplayName;
@@ -18,8 +18,8 @@ class DataMessageTest {
   @DisplayName("stdout, stderr and pty frames of every length (padding 0, 1, 2) match the JSON tree's envelope")
   void sameAsTree() throws java.io.IOException {
     Random random = new Random(42);
-    for (RawExec.Stream stream : RawExec.Stream.values()) {
-      String field = stream == RawExec.Stream.STDERR ? "stderr" : stream == RawExec.Stream.TTY ? "pty" : "stdout";
+    for (SandboxProcess.Stream stream : SandboxProcess.Stream.values()) {
+      String field = stream == SandboxProcess.Stream.STDERR ? "stderr" : stream == SandboxProcess.Stream.PTY ? "pty" : "stdout";
       for (int len : new int[] {0, 1, 2, 3, 4, 5, 1000, 65_537}) {
         byte[] data = new byte[len];
         random.nextBytes(data);
