@@ -2,6 +2,7 @@ package io.sandboxes.local;
 
 import io.sandboxes.local.internal.docker.DockerBuildRuntime;
 import io.sandboxes.local.internal.docker.DockerNetworkAttachments;
+import io.sandboxes.local.internal.docker.firewall.DockerEgressEnforcement;
 import io.sandboxes.local.internal.docker.DockerSandboxEngine;
 import io.sandboxes.local.internal.runtime.SandboxEngine;
 import io.sandboxes.EgressProbe;
@@ -111,7 +112,8 @@ final class ServerParts {
     }
     String baseImage = BaseImage.ensure(docker, config.progress);
     Path stateDir = config.stateDir != null ? config.stateDir : defaultStateRoot().resolve(config.serverId);
-    Optional<SandboxNetwork> network = SandboxNetwork.start(new DockerNetworkAttachments(docker), config.openEgress, config.allowedWitness);
+    Optional<SandboxNetwork> network = SandboxNetwork.start(new DockerNetworkAttachments(docker), new DockerEgressEnforcement(),
+        config.openEgress, config.allowedWitness);
     // puts the daemon binary in the state folder, where containers mount it from
     SandboxEngine engine = new DockerSandboxEngine(docker, stateDir);
     Registry reg = new Registry(engine, new Templates(engine, baseImage), config.serverId, stateDir, network, config.diskSizeMB,

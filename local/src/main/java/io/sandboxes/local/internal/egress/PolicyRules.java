@@ -1,14 +1,12 @@
 package io.sandboxes.local.internal.egress;
 
+import io.sandboxes.local.internal.runtime.EgressRules;
 import java.util.ArrayList;
 import java.util.List;
 
 /**
- * One sandbox's policy as an ordered list of iptables matches, each with a verdict, for packets
- * the sandbox sends to addresses other than its own loopback. The same list is written twice:
- * into the sandbox's own network namespace (OUTPUT, defence in depth) and into the host's chains
- * keyed by the sandbox's address and bridge port (INPUT and FORWARD), which the sandbox cannot
- * reach. In order:
+ * One sandbox's policy as the ordered rules a runtime enforces ({@link EgressRules}), for packets
+ * the sandbox sends to addresses other than its own loopback. In order:
  *
  * <ol>
  *   <li>the egress gateway's ports, when the policy allows anything (names go through it);
@@ -21,73 +19,69 @@ import java.util.List;
  *   <li>anything else refused.
  * </ol>
  */
-final class PolicyRules {
+public final class PolicyRules {
   private PolicyRules() {}
 
-  /** One match (iptables arguments, without the chain) and whether it lets the packet go. */
-  record Rule(String match, boolean allow) {}
-
   /**
+   * @param open every destination allowed (open mode)
    * @param gateway the egress gateway's address
    * @param gatewayPorts the ports it listens on
-   * @param hostAddresses how the host's own addresses are matched: "-m addrtype --dst-type LOCAL"
-   *     on the host, the addresses themselves inside a namespace (where LOCAL means the sandbox's)
+   * @param sandboxSubnets the CIDRs of the networks sandboxes and builds sit on
    */
-  static List<Rule> of(EgressPolicy policy, boolean open, String gateway, List<Integer> gatewayPorts, List<String> hostAddresses,
+  public static List<EgressRules.Rule> of(EgressPolicy policy, boolean open, String gateway, List<Integer> gatewayPorts,
       List<String> sandboxSubnets) {
-    List<Rule> rules = new ArrayList<>();
+    List<EgressRules.Rule> rules = new ArrayList<>();
     if (open) {
-      rules.add(new Rule("", true));
+      rules.add(new EgressRules.Rule(new EgressRules.Anything(), true));
       return rules;
     }
     if (policy.allowsAnything()) {
       for (int port : gatewayPorts) {
-        rules.add(new Rule("-d " + gateway + "/32 -p tcp --dport " + port, true));
+        rules.add(new EgressRules.Rule(new EgressRules.GatewayPort(gateway, port), true));
       }
     }
-    for (String host : hostAddresses) {
-      rules.add(new Rule(host, false));
-    }
+    rules.add(new EgressRules.Rule(new EgressRules.HostItself(), false));
     for (String cidr : sandboxSubnets) {
-      rules.add(new Rule("-d " + cidr, false));
+      rules.add(range(cidr, false));
     }
     for (String cidr : Destinations.NEVER_V4) {
-      rules.add(new Rule("-d " + cidr, false));
+      rules.add(range(cidr, false));
     }
     List<String> allowed = policy.allowedCidrs();
     for (String cidr : allowed) {
       if (Destinations.withinPrivate(cidr)) {
-        rules.add(new Rule("-d " + cidr, true));
+        rules.add(range(cidr, true));
       }
     }
     for (String cidr : Destinations.PRIVATE_V4) {
-      rules.add(new Rule("-d " + cidr, false));
+      rules.add(range(cidr, false));
     }
     for (String cidr : allowed) {
       if (!Destinations.withinPrivate(cidr)) {
-        rules.add(new Rule("-d " + cidr, true));
+        rules.add(range(cidr, true));
       }
     }
     if (policy.internetAccess()) {
       for (String deny : policy.denyOut()) {
-        rules.add(new Rule("-d " + deny, false));
+        rules.add(range(deny, false));
       }
-      rules.add(new Rule("", true));
+      rules.add(new EgressRules.Rule(new EgressRules.Anything(), true));
     }
-    rules.add(new Rule("", false));
+    rules.add(new EgressRules.Rule(new EgressRules.Anything(), false));
     return rules;
   }
 
-  /** The rules as {@code iptables-restore} lines appended to {@code chain}. */
-  static String render(List<Rule> rules, String chain, String allow, String deny) {
-    StringBuilder out = new StringBuilder();
-    for (Rule r : rules) {
-      out.append("-A ").append(chain);
-      if (!r.match().isEmpty()) {
-        out.append(' ').append(r.match());
-      }
-      out.append(" -j ").append(r.allow() ? allow : deny).append('\n');
-    }
-    return out.toString();
+  /**
+   * The policy whole, as a runtime enforces it.
+   *
+   * @param open every destination allowed, with no firewall inside the sandbox (open mode)
+   */
+  public static EgressRules enforced(EgressPolicy policy, boolean open, String gateway, List<Integer> gatewayPorts,
+      List<String> sandboxSubnets) {
+    return new EgressRules(open, policy.internetAccess(), of(policy, open, gateway, gatewayPorts, sandboxSubnets));
+  }
+
+  private static EgressRules.Rule range(String cidr, boolean allow) {
+    return new EgressRules.Rule(new EgressRules.Range(cidr), allow);
   }
 }

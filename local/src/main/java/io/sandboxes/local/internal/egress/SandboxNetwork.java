@@ -1,32 +1,31 @@
 package io.sandboxes.local.internal.egress;
 
-import io.sandboxes.local.internal.host.HostTools;
+import io.sandboxes.local.internal.runtime.EgressEnforcement;
+import io.sandboxes.local.internal.runtime.EgressRules;
 import io.sandboxes.local.internal.runtime.NetworkAttachments;
 import io.sandboxes.EgressProbe;
 import io.sandboxes.local.internal.common.StructuredLog;
 import java.io.IOException;
-import java.io.InputStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Egress for the local runtime. A sandbox whose policy allows nothing sits on Docker's network
- * {@code none} (loopback only); one whose policy allows something is on a Docker bridge network
- * the server made, joined when that policy is first applied, its firewall written first. Inside
- * each sandbox's network namespace (entered from the host as root, never trusting the sandbox)
- * iptables drops everything but loopback and, when the policy allows anything, the egress
- * gateway's port and the allowed IPs and CIDRs. Names go through the gateway, which checks them
- * against the policy; DNS to Docker's resolver is dropped, so no query for any name leaves.
- * Witness endpoints give egress verification something real to observe.
+ * Egress for the local runtime. A sandbox whose policy allows nothing sits on the runtime's
+ * isolated network (loopback only); one whose policy allows something is on a bridge network the
+ * server made, joined when that policy is first applied, its firewall written first. The runtime's
+ * {@link EgressEnforcement} writes each sandbox's {@link PolicyRules} inside the sandbox (where
+ * nothing but loopback and, when the policy allows anything, the egress gateway's port and the
+ * allowed IPs and CIDRs may be reached) and on the host, where the sandbox cannot reach them.
+ * Names go through the gateway, which checks them against the policy; unless the policy allows
+ * the internet, the runtime's own resolver is refused, so no query for any name leaves. Witness
+ * endpoints give egress verification something real to observe.
  */
 public final class SandboxNetwork implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(SandboxNetwork.class);
@@ -45,7 +44,7 @@ public final class SandboxNetwork implements AutoCloseable {
   private final InetSocketAddress rawWitness;
   private final boolean open;
   private final Destinations destinations;
-  private final HostFirewall hostFirewall;
+  private final EgressEnforcement enforcement;
   /**
    * Which container holds each address now. Docker hands a removed container's address to the
    * next one on the network at once (a warm pool refill often), so a detach that comes after the
@@ -54,7 +53,7 @@ public final class SandboxNetwork implements AutoCloseable {
   private final java.util.concurrent.ConcurrentHashMap<String, String> holders = new java.util.concurrent.ConcurrentHashMap<>();
 
   private SandboxNetwork(NetworkAttachments attachments, InetAddress gateway, EgressGateway proxy, List<Witnesses.Witness> witnesses,
-      InetSocketAddress rawWitness, boolean open, Destinations destinations, HostFirewall hostFirewall) {
+      InetSocketAddress rawWitness, boolean open, Destinations destinations, EgressEnforcement enforcement) {
     this.attachments = attachments;
     this.gateway = gateway;
     this.proxy = proxy;
@@ -62,19 +61,21 @@ public final class SandboxNetwork implements AutoCloseable {
     this.rawWitness = rawWitness;
     this.open = open;
     this.destinations = destinations;
-    this.hostFirewall = hostFirewall;
+    this.enforcement = enforcement;
   }
 
   /**
-   * Sets egress up, or says why it cannot (it needs root on the Docker host, nsenter and
-   * iptables); then sandboxes simply have no network.
+   * Sets egress up, or says why it cannot (the runtime's enforcement says what it needs); then
+   * sandboxes simply have no network.
    *
    * @param attachments the runtime's networks and where its instances are attached
+   * @param enforcement how the runtime writes the sandboxes' firewalls
    * @param open every sandbox gets unrestricted networking (for testing verification only)
    * @param allowedWitnessUp whether the allowed witness answers (tests stop it to see "inconclusive")
    */
-  public static Optional<SandboxNetwork> start(NetworkAttachments attachments, boolean open, boolean allowedWitnessUp) {
-    String why = unavailableBecause();
+  public static Optional<SandboxNetwork> start(NetworkAttachments attachments, EgressEnforcement enforcement, boolean open,
+      boolean allowedWitnessUp) {
+    String why = enforcement.unavailableBecause();
     if (why != null) {
       LOG.warn("egress policies cannot be enforced here ({}): every sandbox has no network at all", why);
       return Optional.empty();
@@ -84,11 +85,11 @@ public final class SandboxNetwork implements AutoCloseable {
       NetworkAttachments.Bridge builds = attachments.ensureBridge(BUILD_NETWORK);
       InetAddress gateway = InetAddress.getByName(net.gateway());
       Destinations destinations = new Destinations(List.of(subnetOf(net), subnetOf(builds)));
-      HostFirewall hostFirewall = HostFirewall.start();
-      hostFirewall.guard(net.hostDevice());
-      hostFirewall.guard(builds.hostDevice());
-      hostFirewall.shared(builds.hostDevice(), "SANDBOXES-BUILDS", PolicyRules.of(new EgressPolicy(List.of(), List.of(), true), false,
-          gateway.getHostAddress(), List.of(), List.of("-m addrtype --dst-type LOCAL"), destinations.sandboxSubnets()));
+      enforcement.start();
+      enforcement.guard(net);
+      enforcement.guard(builds);
+      enforcement.share(builds, "SANDBOXES-BUILDS", PolicyRules.enforced(new EgressPolicy(List.of(), List.of(), true), false,
+          gateway.getHostAddress(), List.of(), destinations.sandboxSubnets()));
       Witnesses.Witness allowed = Witnesses.start(InetAddress.getLoopbackAddress(), "allowed");
       Witnesses.Witness denied = Witnesses.start(InetAddress.getLoopbackAddress(), "denied");
       Witnesses.Witness raw = Witnesses.start(gateway, "raw-ip");
@@ -100,25 +101,13 @@ public final class SandboxNetwork implements AutoCloseable {
           destinations);
       StructuredLog.atInfo(LOG).addKeyValue("event", "egress.ready").addKeyValue("gateway", proxy.address()).addKeyValue("open", open)
           .log("egress gateway ready");
-      hostFirewall.watch(FIREWALL_CHECK_INTERVAL);
+      enforcement.watch(FIREWALL_CHECK_INTERVAL);
       return Optional.of(new SandboxNetwork(attachments, gateway, proxy, List.of(allowed, denied, raw), raw.address(), open,
-          destinations, hostFirewall));
+          destinations, enforcement));
     } catch (IOException | RuntimeException e) {
       LOG.warn("egress could not be set up ({}): every sandbox has no network at all", e.toString());
       return Optional.empty();
     }
-  }
-
-  private static @Nullable String unavailableBecause() {
-    if (!"root".equals(System.getProperty("user.name"))) {
-      return "the server does not run as root";
-    }
-    for (String tool : List.of("nsenter", "iptables", "iptables-restore", "ip")) {
-      if (HostTools.find(tool) == null) {
-        return tool + " is not installed";
-      }
-    }
-    return null;
   }
 
   private static String subnetOf(NetworkAttachments.Bridge net) throws IOException {
@@ -250,43 +239,16 @@ public final class SandboxNetwork implements AutoCloseable {
     if (ip == null || ip.isEmpty()) {
       return null;
     }
-    long pid = pidOf(info, containerId);
+    EgressEnforcement.Target target = enforcement.target(containerId, info);
     holders.put(ip, containerId);
     proxy.register(ip, host -> policy.get());
     EgressPolicy now = policy.get();
     if (writeNamespace) {
-      apply(pid, containerId, now);
+      apply(target, now);
     }
-    String port = bridgePort(pid, containerId);
-    hostFirewall.enforce(ip, port, hostRules(now));
+    String port = enforcement.port(target);
+    enforcement.enforce(ip, port, rulesFor(now));
     return ip;
-  }
-
-  /**
-   * The host side of a container's one network interface (its veth on the bridge), found by the
-   * peer index the interface reports in the container's namespace, read with the host's own
-   * {@code ip} (nothing of the sandbox's is run) and matched to the host's interfaces.
-   */
-  private static String bridgePort(long pid, String containerId) throws IOException {
-    String links = HostTools.check("nsenter", List.of("-t", Long.toString(pid), "-n", HostTools.require("ip"), "-o", "link", "show"), null,
-        "listing the network interfaces of " + containerId);
-    java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?m)^\\d+: [^:@\\s]+@if(\\d+):").matcher(links);
-    List<Integer> peers = new java.util.ArrayList<>();
-    while (m.find()) {
-      peers.add(Integer.parseInt(m.group(1)));
-    }
-    if (peers.size() != 1) {
-      throw new IOException("container " + containerId + " has " + peers.size() + " network interfaces with a host side, not one");
-    }
-    try (java.util.stream.Stream<java.nio.file.Path> nets = java.nio.file.Files.list(java.nio.file.Path.of("/sys/class/net"))) {
-      for (java.nio.file.Path dev : nets.toList()) {
-        java.nio.file.Path index = dev.resolve("ifindex");
-        if (java.nio.file.Files.isReadable(index) && java.nio.file.Files.readString(index).strip().equals(peers.get(0).toString())) {
-          return dev.getFileName().toString();
-        }
-      }
-    }
-    throw new IOException("the host side of container " + containerId + "'s network interface (index " + peers.get(0) + ") is not on this host");
   }
 
   /**
@@ -301,8 +263,8 @@ public final class SandboxNetwork implements AutoCloseable {
    */
   public String join(String containerId, Supplier<EgressPolicy> policy) throws IOException {
     NetworkAttachments.Attachment info = attachments.attachment(containerId);
-    long pid = pidOf(info, containerId);
-    apply(pid, containerId, policy.get());
+    EgressEnforcement.Target target = enforcement.target(containerId, info);
+    apply(target, policy.get());
     boolean connected = false;
     try {
       String isolated = attachments.isolatedNetwork();
@@ -319,7 +281,7 @@ public final class SandboxNetwork implements AutoCloseable {
       return ip;
     } catch (IOException | RuntimeException e) {
       try {
-        apply(pid, containerId, EgressPolicy.DENY_ALL);
+        apply(target, EgressPolicy.DENY_ALL);
       } catch (IOException | RuntimeException again) {
         e.addSuppressed(again);
       }
@@ -358,7 +320,7 @@ public final class SandboxNetwork implements AutoCloseable {
   public void detach(@Nullable String ip, @Nullable String containerId) {
     if (ip != null && containerId != null && holders.remove(ip, containerId)) {
       proxy.unregister(ip);
-      hostFirewall.forget(ip);
+      enforcement.forget(ip);
     }
   }
 
@@ -368,65 +330,27 @@ public final class SandboxNetwork implements AutoCloseable {
    */
   public void apply(String containerId, EgressPolicy policy) throws IOException {
     NetworkAttachments.Attachment info = attachments.attachment(containerId);
-    apply(pidOf(info, containerId), containerId, policy);
+    apply(enforcement.target(containerId, info), policy);
     String ip = info.addresses().get(NETWORK);
-    String port = ip == null ? null : hostFirewall.portOf(ip);
+    String port = ip == null ? null : enforcement.portOf(ip);
     if (port != null) {
-      hostFirewall.enforce(ip, port, hostRules(policy));
+      enforcement.enforce(ip, port, rulesFor(policy));
     }
   }
 
-  /** The policy as the host's chain for the sandbox holds it (the host's own addresses matched by type). */
-  private List<PolicyRules.Rule> hostRules(EgressPolicy policy) {
-    return PolicyRules.of(policy, open, gateway.getHostAddress(), proxy.ports(), List.of("-m addrtype --dst-type LOCAL"),
-        destinations.sandboxSubnets());
+  /** The policy as the runtime enforces it, inside the sandbox and on the host. */
+  EgressRules rulesFor(EgressPolicy policy) {
+    return PolicyRules.enforced(policy, open, gateway.getHostAddress(), proxy.ports(), destinations.sandboxSubnets());
   }
 
-  private static long pidOf(NetworkAttachments.Attachment info, String containerId) throws IOException {
-    Long pid = info.pid();
-    if (pid == null || pid <= 0) {
-      throw new IOException("container " + containerId + " is not running");
-    }
-    return pid;
-  }
-
-  private void apply(long pid, String containerId, EgressPolicy policy) throws IOException {
-    String restore = HostTools.require("iptables-restore");
-    HostTools.check("nsenter", List.of("-t", Long.toString(pid), "-n", restore), rules(policy),
-        "applying the egress firewall to " + containerId);
-  }
-
-  /**
-   * How the namespace's firewall refuses a packet: rejected, so the process's connect fails at
-   * once ("no route to host", the kernel's word for a filtered destination) instead of hanging
-   * until it times out, which a person or a model reads as a flaky network.
-   */
-  private static final String REFUSE = "REJECT --reject-with icmp-admin-prohibited";
-
-  String rules(EgressPolicy policy) {
-    StringBuilder r = new StringBuilder("*filter\n");
-    if (open) {
-      r.append(":INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\nCOMMIT\n");
-      return r.toString();
-    }
-    r.append(":INPUT DROP [0:0]\n:FORWARD DROP [0:0]\n:OUTPUT DROP [0:0]\n");
-    r.append("-A INPUT -i lo -j ACCEPT\n");
-    r.append("-A INPUT -m conntrack --ctstate ESTABLISHED,RELATED -j ACCEPT\n");
-    if (!policy.internetAccess()) {
-      // Docker's resolver lives on loopback and would forward any name: no query leaves
-      r.append("-A OUTPUT -o lo -d 127.0.0.11 -j REJECT\n");
-    }
-    r.append("-A OUTPUT -o lo -j ACCEPT\n");
-    List<String> host = destinations.hostAddressesV4().stream().map(a -> "-d " + a + "/32").toList();
-    r.append(PolicyRules.render(PolicyRules.of(policy, false, gateway.getHostAddress(), proxy.ports(), host,
-        destinations.sandboxSubnets()), "OUTPUT", "ACCEPT", REFUSE));
-    r.append("COMMIT\n");
-    return r.toString();
+  /** Writes the sandbox's own firewall for the policy (a whole-table replace, so it is atomic). */
+  private void apply(EgressEnforcement.Target target, EgressPolicy policy) throws IOException {
+    enforcement.applyInside(target, rulesFor(policy), open ? List.of() : destinations.hostAddressesV4());
   }
 
   @Override
   public void close() {
-    hostFirewall.close();
+    enforcement.close();
     proxy.close();
     witnesses.forEach(Witnesses.Witness::close);
   }

@@ -3,7 +3,9 @@
  * can give: an instance (a sandbox's; a container on Docker, a pod elsewhere), its state and its
  * events ({@link io.sandboxes.local.internal.runtime.InstanceEvents}), its resource and disk use
  * ({@link io.sandboxes.local.internal.runtime.DiskLimits}), the images captured from it, volumes,
- * the networks egress attaches it to ({@link io.sandboxes.local.internal.runtime.NetworkAttachments}),
+ * the networks egress attaches it to ({@link io.sandboxes.local.internal.runtime.NetworkAttachments})
+ * and how its egress rules are enforced ({@link io.sandboxes.local.internal.runtime.EgressEnforcement},
+ * {@link io.sandboxes.local.internal.runtime.EgressRules}),
  * the link its daemon connects out over ({@link io.sandboxes.local.internal.runtime.DaemonLink}),
  * and the build steps of templates ({@link io.sandboxes.local.internal.runtime.BuildRuntime}).
  *

@@ -1,6 +1,7 @@
-package io.sandboxes.local.internal.egress;
+package io.sandboxes.local.internal.docker.firewall;
 
 import io.sandboxes.local.internal.host.HostTools;
+import io.sandboxes.local.internal.runtime.EgressRules;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -25,7 +26,7 @@ import org.slf4j.LoggerFactory;
  * <p>Each bridge's packets go to a dispatch chain. A sandbox is known there by its address <em>and</em>
  * the bridge port (its veth) the packet came in on, so a sandbox that forged another's address
  * would still be judged as itself, or not at all; the dispatch goes to the sandbox's own chain
- * ({@code SBX-<address in hex>}, {@link PolicyRules}), and anything from the bridge that matches
+ * ({@code SBX-<address in hex>}, {@link IptablesRules}), and anything from the bridge that matches
  * no sandbox is dropped. Allowed packets return to the host's own rules (Docker's isolation
  * and NAT still apply); refused ones are dropped.
  *
@@ -50,10 +51,10 @@ final class HostFirewall {
   private volatile boolean closed;
 
   /** A sandbox this server enforces: its bridge port and its rules. */
-  private record Own(String veth, List<PolicyRules.Rule> rules) {}
+  private record Own(String veth, List<EgressRules.Rule> rules) {}
 
   /** A bridge whose containers share one chain. */
-  private record Shared(String chain, List<PolicyRules.Rule> rules) {}
+  private record Shared(String chain, List<EgressRules.Rule> rules) {}
 
   private HostFirewall(String forwardHook) {
     this.forwardHook = forwardHook;
@@ -123,7 +124,7 @@ final class HostFirewall {
 
   /** The name of the chain that holds the sandbox at {@code ip}'s policy. */
   static String chainOf(String ip) {
-    long v = Destinations.parseV4(ip);
+    long v = parseV4(ip);
     if (v < 0) {
       throw new IllegalArgumentException("not an IPv4 address: " + ip);
     }
@@ -137,7 +138,7 @@ final class HostFirewall {
    * no listing: an entry another server left for the address matches nothing (its port is gone)
    * and is swept at the next start.
    */
-  void enforce(String ip, String veth, List<PolicyRules.Rule> rules) throws IOException {
+  void enforce(String ip, String veth, List<EgressRules.Rule> rules) throws IOException {
     Own before = own.put(ip, new Own(veth, List.copyOf(rules)));
     if (before != null && !before.veth().equals(veth)) {
       forgetEntries(ip, before.veth());
@@ -149,10 +150,10 @@ final class HostFirewall {
     }
   }
 
-  private static String sandboxBatch(String ip, String veth, List<PolicyRules.Rule> rules, boolean dispatched) {
+  static String sandboxBatch(String ip, String veth, List<EgressRules.Rule> rules, boolean dispatched) {
     String chain = chainOf(ip);
     StringBuilder batch = new StringBuilder("*filter\n:").append(chain).append(" - [0:0]\n");
-    batch.append(PolicyRules.render(rules, chain, "RETURN", "DROP"));
+    batch.append(IptablesRules.onHost(rules, chain, "RETURN", "DROP"));
     if (!dispatched) {
       for (String dispatch : List.of(INPUT_DISPATCH, FORWARD_DISPATCH)) {
         batch.append("-I ").append(dispatch).append(" 1").append(entry(dispatch, ip, veth, chain).substring(("-A " + dispatch).length()))
@@ -183,7 +184,7 @@ final class HostFirewall {
       String veth = e.getValue().veth();
       String chain = chainOf(ip);
       StringBuilder batch = new StringBuilder("*filter\n:").append(chain).append(" - [0:0]\n");
-      batch.append(PolicyRules.render(e.getValue().rules(), chain, "RETURN", "DROP"));
+      batch.append(IptablesRules.onHost(e.getValue().rules(), chain, "RETURN", "DROP"));
       for (String dispatch : List.of(INPUT_DISPATCH, FORWARD_DISPATCH)) {
         String wanted = entry(dispatch, ip, veth, chain);
         if (!listed.contains(wanted)) {
@@ -301,10 +302,10 @@ final class HostFirewall {
    * network whose containers all share one policy (template builds), where no container's
    * address needs telling apart.
    */
-  void shared(String bridge, String chain, List<PolicyRules.Rule> rules) throws IOException {
+  void shared(String bridge, String chain, List<EgressRules.Rule> rules) throws IOException {
     shared.put(bridge, new Shared(chain, List.copyOf(rules)));
     StringBuilder batch = new StringBuilder("*filter\n:").append(chain).append(" - [0:0]\n");
-    batch.append(PolicyRules.render(rules, chain, "RETURN", "DROP"));
+    batch.append(IptablesRules.onHost(rules, chain, "RETURN", "DROP"));
     for (String dispatch : List.of(INPUT_DISPATCH, FORWARD_DISPATCH)) {
       if (!iptables(List.of("-C", dispatch, "-i", bridge, "-g", chain)).ok()) {
         batch.append("-I ").append(dispatch).append(" 1 -i ").append(bridge).append(" -g ").append(chain).append('\n');
@@ -386,6 +387,30 @@ final class HostFirewall {
     } catch (IOException e) {
       LOG.debug("sweeping the host firewall failed: {}", e.toString());
     }
+  }
+
+  /**
+   * An IPv4 address in dotted decimal as a number, parsed here so that nothing is ever looked up.
+   *
+   * @return the address, or -1 when {@code ip} is not four decimal numbers of 0 to 255
+   */
+  private static long parseV4(String ip) {
+    String[] parts = ip.split("\\.", -1);
+    if (parts.length != 4) {
+      return -1;
+    }
+    long v = 0;
+    for (String part : parts) {
+      if (part.isEmpty() || part.length() > 3 || !part.chars().allMatch(Character::isDigit)) {
+        return -1;
+      }
+      int n = Integer.parseInt(part);
+      if (n > 255) {
+        return -1;
+      }
+      v = (v << 8) | n;
+    }
+    return v;
   }
 
   private static String entry(String dispatch, String ip, String veth, String chain) {
