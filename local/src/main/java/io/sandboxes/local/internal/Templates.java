@@ -6,6 +6,7 @@ import io.sandboxes.local.internal.common.StructuredLog;
 import io.sandboxes.local.internal.build.KnownTemplates;
 import io.sandboxes.local.internal.runtime.CapturedImage;
 import io.sandboxes.local.internal.runtime.CodeInterpreterTemplate;
+import io.sandboxes.local.internal.runtime.InUse;
 import io.sandboxes.local.internal.runtime.SandboxEngine;
 import java.time.Instant;
 import java.util.Comparator;
@@ -204,7 +205,7 @@ public final class Templates implements KnownTemplates {
       refuseIfUsed(s.get().snapshotId(), sandboxes, "delete");
       try {
         return engine.discardImage(s.get().imageId());
-      } catch (SandboxEngine.InUse e) {
+      } catch (InUse e) {
         throw new RpcError("already_exists", "template " + templateId + " is in use: " + e.getMessage());
       }
     } finally {

@@ -2,6 +2,7 @@ package io.sandboxes.local.internal;
 
 import io.sandboxes.local.internal.runtime.InstanceLabels;
 import io.sandboxes.local.internal.common.RpcError;
+import io.sandboxes.local.internal.runtime.InUse;
 import io.sandboxes.local.internal.runtime.SandboxEngine;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -91,7 +92,7 @@ public final class Volumes {
     }
     try {
       return engine.removeVolume(v.runtimeName());
-    } catch (SandboxEngine.InUse e) {
+    } catch (InUse e) {
       throw new RpcError("already_exists", "volume '" + v.name() + "' is in use: " + e.getMessage());
     }
   }

@@ -3,6 +3,7 @@ package io.sandboxes.local.internal.build;
 import static io.sandboxes.local.internal.build.BuildLabels.*;
 
 import io.sandboxes.local.internal.runtime.BuildRuntime;
+import io.sandboxes.local.internal.runtime.InUse;
 import io.sandboxes.local.internal.runtime.BuildRuntime.Image;
 import java.time.Duration;
 import java.time.Instant;
@@ -115,7 +116,7 @@ final class ImageSweeper {
     for (String id : imageIds) {
       try {
         runtime.removeImage(id); // false: gone with its child already
-      } catch (BuildRuntime.InUse e) {
+      } catch (InUse e) {
         // still a parent or in use
       } catch (RuntimeException e) {
         LOG.warn("step image {} could not be removed: {}", id, e.toString());
@@ -126,7 +127,7 @@ final class ImageSweeper {
   private void removeQuietly(String imageId) {
     try {
       runtime.removeImage(imageId); // false: removed already
-    } catch (BuildRuntime.InUse e) {
+    } catch (InUse e) {
       // a sandbox still runs from the earlier build; the newer one is what the name resolves to
       LOG.info("the earlier build {} stays while a sandbox uses it", imageId);
     } catch (RuntimeException e) {

@@ -12,6 +12,7 @@ import io.sandboxes.local.internal.build.TemplateService.Defaults;
 import io.sandboxes.local.internal.build.TemplateService.SandboxUse;
 import io.sandboxes.local.internal.build.TemplateService.TagInfo;
 import io.sandboxes.local.internal.runtime.BuildRuntime;
+import io.sandboxes.local.internal.runtime.InUse;
 import io.sandboxes.local.internal.runtime.BuildRuntime.Image;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -192,7 +193,7 @@ final class TemplateCatalogue {
           try {
             // the image keeps its build tag, so this only unregisters: it never waits on layers
             runtime.removeImage(REPOSITORY + ":" + TemplateTags.registrationTag(templateId, tag)); // false: gone already
-          } catch (BuildRuntime.InUse e) {
+          } catch (InUse e) {
             throw new RpcError("already_exists", "template " + t.get().name() + " is in use: " + e.getMessage());
           }
         }

@@ -4,7 +4,6 @@ import com.github.dockerjava.api.async.ResultCallback;
 import com.github.dockerjava.api.command.CreateContainerCmd;
 import com.github.dockerjava.api.command.InspectImageResponse;
 import com.github.dockerjava.api.command.WaitContainerResultCallback;
-import com.github.dockerjava.api.exception.ConflictException;
 import com.github.dockerjava.api.exception.DockerClientException;
 import com.github.dockerjava.api.exception.NotFoundException;
 import com.github.dockerjava.api.model.Container;
@@ -13,6 +12,7 @@ import com.github.dockerjava.api.model.HostConfig;
 import com.github.dockerjava.api.model.LogConfig;
 import com.github.dockerjava.api.model.StreamType;
 import io.sandboxes.local.internal.runtime.BuildRuntime;
+import io.sandboxes.local.internal.runtime.InUse;
 import java.io.Closeable;
 import java.io.IOException;
 import java.io.InputStream;
@@ -88,14 +88,7 @@ public final class DockerBuildRuntime implements BuildRuntime {
 
   @Override
   public boolean removeImage(String reference) {
-    try {
-      docker.client().removeImageCmd(reference).withForce(false).exec();
-      return true;
-    } catch (NotFoundException e) {
-      return false;
-    } catch (ConflictException e) {
-      throw new InUse(e.getMessage(), e);
-    }
+    return docker.removeImage(reference, false);
   }
 
   @Override

@@ -1,5 +1,6 @@
 package io.sandboxes.local.internal.docker;
 
+import io.sandboxes.local.internal.runtime.InUse;
 import io.sandboxes.local.internal.runtime.InstanceLabels;
 import com.github.dockerjava.api.DockerClient;
 import com.github.dockerjava.api.command.CreateContainerCmd;
@@ -155,6 +156,24 @@ public final class DockerRuntime implements AutoCloseable {
 
   public DockerClient client() {
     return docker;
+  }
+
+  /**
+   * Removes an image or one of its names.
+   *
+   * @param force whether to remove it even while other names or stopped containers hold it
+   * @return false when there was no such image
+   * @throws InUse when something still uses it
+   */
+  public boolean removeImage(String reference, boolean force) {
+    try {
+      docker.removeImageCmd(reference).withForce(force).exec();
+      return true;
+    } catch (NotFoundException e) {
+      return false;
+    } catch (ConflictException e) {
+      throw new InUse(e.getMessage(), e);
+    }
   }
 
   /** @return the engine this runtime speaks to, and where it was found */

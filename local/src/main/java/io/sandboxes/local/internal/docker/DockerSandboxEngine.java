@@ -9,6 +9,7 @@ import io.sandboxes.local.internal.runtime.CapturedImage;
 import io.sandboxes.local.internal.runtime.DaemonLink;
 import io.sandboxes.local.internal.runtime.DiskLimits;
 import io.sandboxes.local.internal.runtime.Instance;
+import io.sandboxes.local.internal.runtime.InUse;
 import io.sandboxes.local.internal.runtime.InstanceEvents;
 import io.sandboxes.local.internal.runtime.InstanceSpec;
 import io.sandboxes.local.internal.runtime.InstanceState;
@@ -200,25 +201,15 @@ public final class DockerSandboxEngine implements SandboxEngine {
 
   @Override
   public boolean discardImage(String imageId) {
-    try {
-      docker.client().removeImageCmd(imageId).withForce(true).exec();
-      return true;
-    } catch (NotFoundException e) {
-      return false;
-    } catch (ConflictException e) {
-      throw new InUse(e.getMessage(), e);
-    }
+    return docker.removeImage(imageId, true);
   }
 
   @Override
   public ImageRemoval removeImage(String imageId) {
     try {
-      docker.client().removeImageCmd(imageId).withForce(false).exec();
-      return ImageRemoval.REMOVED;
-    } catch (ConflictException e) {
+      return docker.removeImage(imageId, false) ? ImageRemoval.REMOVED : ImageRemoval.GONE;
+    } catch (InUse e) {
       return ImageRemoval.IN_USE;
-    } catch (NotFoundException e) {
-      return ImageRemoval.GONE;
     }
   }
 

@@ -69,16 +69,6 @@ public interface BuildRuntime {
     void close() throws IOException;
   }
 
-  /** The image could not be removed: something (a child image, a container, a sandbox) uses it. */
-  final class InUse extends RuntimeException {
-    private static final long serialVersionUID = 1L;
-
-    /** @param message the runtime's own account of what uses it */
-    public InUse(String message, Throwable cause) {
-      super(message, cause);
-    }
-  }
-
   /** The runtime's client gave up on a step (it did not finish in the time it was given). */
   final class Unfinished extends RuntimeException {
     private static final long serialVersionUID = 1L;

@@ -229,16 +229,6 @@ public interface SandboxEngine {
     }
   }
 
-  /** A volume or an image could not be removed: something (an instance) uses it. */
-  final class InUse extends RuntimeException {
-    private static final long serialVersionUID = 1L;
-
-    /** @param message the runtime's own account of what uses it */
-    public InUse(String message, Throwable cause) {
-      super(message, cause);
-    }
-  }
-
   /**
    * Lists volumes.
    *

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.sandboxes.local.internal.build.BuildLabels;
 import io.sandboxes.local.internal.runtime.BuildRuntime;
+import io.sandboxes.local.internal.runtime.InUse;
 import java.io.ByteArrayOutputStream;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -19,7 +20,7 @@ import org.junit.jupiter.api.Test;
 /**
  * The build side's runtime seam on the real Docker: a step runs, its output comes back by stream,
  * its exit code is told, it is committed to a labelled image; an image in use is refused with
- * {@link BuildRuntime.InUse}, one that is not there answers false.
+ * {@link InUse}, one that is not there answers false.
  */
 class DockerBuildRuntimeTest {
   private static final String LABEL = "io.sandboxes.test-build-runtime";
@@ -101,7 +102,7 @@ class DockerBuildRuntimeTest {
     runtime.tag(image, REPOSITORY, run + "-second");
     assertThat(runtime.removeImage(REPOSITORY + ":" + run + "-second")).isTrue();
     String user = step(REPOSITORY + ":" + run, List.of("true"));
-    assertThatThrownBy(() -> runtime.removeImage(image)).isInstanceOf(BuildRuntime.InUse.class);
+    assertThatThrownBy(() -> runtime.removeImage(image)).isInstanceOf(InUse.class);
     runtime.removeStep(user);
     assertThat(runtime.removeImage(REPOSITORY + ":" + run)).isTrue();
     assertThat(runtime.removeImage(REPOSITORY + ":" + run)).isFalse();
