@@ -492,7 +492,7 @@ public final class Git {
   public ExecResult setConfig(String key, String value, GitConfigScope scope) {
     requireNonEmpty(key, "config key");
     Objects.requireNonNull(value, "value");
-    return git.ok("config of " + key, scope.repository(), List.of("config", scope.flag(), "--", key, value));
+    return git.ok("config of " + key + where(scope), scope.repository(), List.of("config", scope.flag(), "--", key, value));
   }
 
   /**
@@ -520,7 +520,7 @@ public final class Git {
     if (r.exitCode() == 1 && r.stderr().isBlank()) {
       return Optional.empty(); // git's answer for "not set"
     }
-    return nonEmpty(GitRunner.check("config lookup of " + key, r).stdout());
+    return nonEmpty(GitRunner.check("config lookup of " + key + where(scope), r).stdout());
   }
 
   /**
@@ -586,6 +586,10 @@ public final class Git {
       throw new IllegalArgumentException(what + " must not be empty");
     }
     return value;
+  }
+
+  private static String where(GitConfigScope scope) {
+    return scope.repository() != null ? " in " + scope.repository() : " (" + scope.flag() + ")";
   }
 
   private static Optional<String> nonEmpty(String stdout) {
