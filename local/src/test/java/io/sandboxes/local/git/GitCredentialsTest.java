@@ -11,6 +11,7 @@ import io.sandboxes.e2b.E2BApi;
 import io.sandboxes.e2b.Git;
 import io.sandboxes.e2b.GitAuthException;
 import io.sandboxes.e2b.GitCloneOptions;
+import io.sandboxes.e2b.GitCommitOptions;
 import io.sandboxes.e2b.GitConfigScope;
 import io.sandboxes.e2b.GitCredentials;
 import io.sandboxes.e2b.GitException;
@@ -61,6 +62,12 @@ class GitCredentialsTest {
     sandbox.files().write("/tmp/http-git-server.py", script);
     git.init("/tmp/gitserver/project.git", GitInitOptions.defaults().withBare().withInitialBranch("main"));
     sandbox.exec("git -C /tmp/gitserver/project.git config http.receivepack true").orThrow();
+    // a first commit, pushed by path, so that neither test depends on the other having pushed
+    git.init("/tmp/seed", GitInitOptions.defaults().withInitialBranch("main"));
+    sandbox.files().write("/tmp/seed/seed.md", "seed\n");
+    git.add("/tmp/seed");
+    git.commit("/tmp/seed", "seed", GitCommitOptions.defaults().withAuthor("Seed", "seed@example.com"));
+    git.push("/tmp/seed", GitPushOptions.defaults().withRemote("/tmp/gitserver/project.git").withBranch("main"));
     server = sandbox.commands().start("python3 /tmp/http-git-server.py " + PORT + " /tmp/gitserver",
         ExecOptions.defaults().withTimeout(Duration.ofMinutes(10))
             .withEnv(Map.of("GIT_SERVER_USERNAME", USER, "GIT_SERVER_PASSWORD", PASSWORD)));
@@ -78,9 +85,14 @@ class GitCredentialsTest {
     }
   }
 
-  /** Every file under the folders git writes to that holds the password, raw or percent-encoded. */
+  /**
+   * The files under the user's home (but for the clone asked to store them) that hold the password,
+   * raw or percent-encoded; searched as root, and a search that could not look is a failure.
+   */
   private String filesHoldingThePassword() {
-    ExecResult r = sandbox.exec("grep -rlF -e 't0ken-with' /home/user /root /etc/gitconfig 2>/dev/null; true");
+    ExecResult r = sandbox.exec("grep -rlF --exclude-dir=stored -e 't0ken-with' /home/user",
+        ExecOptions.defaults().withUser("root"));
+    assertThat(r.exitCode()).as("grep's exit code (1: nothing found; 2: could not look): %s", r).isIn(0, 1);
     return r.stdout().strip();
   }
 
@@ -112,7 +124,7 @@ class GitCredentialsTest {
     assertThat(git.remoteGet(other, "origin")).contains(URL);
     sandbox.files().write(other + "/second.md", "second\n");
     git.add(other);
-    git.commit(other, "second", io.sandboxes.e2b.GitCommitOptions.defaults().withAuthor("Bot", "bot@example.com"));
+    git.commit(other, "second", GitCommitOptions.defaults().withAuthor("Bot", "bot@example.com"));
     git.push(other, GitPushOptions.defaults().withCredentials(USER, PASSWORD));
 
     assertThatThrownBy(() -> git.pull(repo)).isInstanceOf(GitAuthException.class)
