@@ -13,16 +13,18 @@ import java.util.Optional;
  * stage, commit, reset and restore, push and pull, and read and write git's configuration. Each
  * call runs the {@code git} of the sandbox as a command (so the template needs git, as E2B's do).
  *
- * {@snippet :
+ * {@snippet class=io.sandboxes.snippets.GitSnippets region=git :
  * Git git = sandbox.git();
+ * String repo = "/home/user/app";
  * git.clone("https://git.example.com/team/app.git", GitCloneOptions.defaults()
- *     .withPath("/home/user/app")
- *     .withCredentials("bot", token));            // used for the clone, never written to disk
- * GitStatus status = git.status("/home/user/app");
+ *     .withPath(repo)
+ *     .withCredentials("bot", token));     // for this clone only: never written to disk
+ * sandbox.files().write(repo + "/NOTES.md", "checked\n");
+ * GitStatus status = git.status(repo);
  * if (status.hasChanges()) {
- *   git.add("/home/user/app");
- *   git.commit("/home/user/app", "Update", GitCommitOptions.defaults().withAuthor("Bot", "bot@example.com"));
- *   git.push("/home/user/app", GitPushOptions.defaults().withCredentials("bot", token));
+ *   git.add(repo);
+ *   git.commit(repo, "Add notes", GitCommitOptions.defaults().withAuthor("Bot", "bot@example.com"));
+ *   git.push(repo, GitPushOptions.defaults().withCredentials("bot", token));
  * }
  * }
  *
@@ -35,14 +37,13 @@ import java.util.Optional;
  *
  * <p><b>Credentials.</b> Credentials given to {@link #clone}, {@link #push} or {@link #pull} reach
  * git through the command's environment and a credential helper on its command line, for that one
- * command: they are not written to the repository's configuration, a remote URL or any file
- * (E2B's SDK writes them into the remote URL for the duration of a push or pull). They are stored
- * only when asked: {@link GitCloneOptions#withDangerouslyStoredCredentials()} (in the clone's
- * {@code origin} URL) and {@link #dangerouslyAuthenticate} (in git's credential store). The
- * password is replaced by {@code [redacted]} in the results and exception messages of the call.
- *
- * <p>Obtained from {@link LiveSandbox#git()}; cheap, holds nothing but its options, and follows
- * the sandbox handle across a resume.
+ * command (while it runs, its environment is listed by {@link Commands#list()}, as E2B's URL with
+ * the password is): they are not written to the repository's configuration, a remote URL or any
+ * file, where E2B's SDK writes them into the remote URL for the length of a push or pull. They are
+ * stored only when asked: {@link GitCloneOptions#withDangerouslyStoredCredentials()} (in the
+ * clone's {@code origin} URL) and {@link #dangerouslyAuthenticate} (in git's credential store). The
+ * password is {@code [redacted]} in the results and exception messages of the call. Obtained from
+ * {@link LiveSandbox#git()}; cheap, holds nothing but its options, follows the handle across a resume.
  *
  * @since 0.1
  */
