@@ -146,6 +146,9 @@ class GitRepositoryTest {
     git.clone(bare, GitCloneOptions.defaults().withPath(b).withBranch("main").withDepth(1));
     assertThat(sandbox.files().read(b + "/f.txt")).isEqualTo("from a\n");
     git.configureUser("B", "b@example.com", GitConfigScope.local(b));
+    git.remoteAdd(b, "mirror", "/nowhere.git");
+    git.remoteAdd(b, "mirror", bare, GitRemoteAddOptions.defaults().withOverwrite().withFetch());
+    assertThat(sandbox.exec("git -C " + b + " branch -r").stdout()).contains("mirror/main");
     write(b + "/g.txt", "from b\n");
     git.add(b);
     git.commit(b, "b1");
