@@ -93,6 +93,7 @@ final class GitRunner {
     return GitCommandLine.redact(sandbox.exec(commandLine, options.withEnv(env)), credentials);
   }
 
+  /** {@link Git#clone(String, GitCloneOptions)}: credentials out of the URL, and back in only when asked to store them. */
   ExecResult cloneRepo(String url, GitCloneOptions opts) {
     Objects.requireNonNull(url, "url");
     Objects.requireNonNull(opts, "opts");
@@ -125,6 +126,7 @@ final class GitRunner {
     return remote("clone of " + GitCommandLine.withoutCredentials(url), args, null, credentials, false);
   }
 
+  /** {@link Git#push(String, GitPushOptions)}: the only remote when credentials or a branch come without one. */
   ExecResult push(String path, GitPushOptions opts) {
     String remote = opts.remote();
     if (remote == null && (opts.credentials() != null || opts.branch() != null)) {
@@ -143,6 +145,7 @@ final class GitRunner {
     return remote("push in " + path, args, path, opts.credentials(), true);
   }
 
+  /** {@link Git#pull(String, GitPullOptions)}: the upstream checked first when nothing is named, as on E2B. */
   ExecResult pull(String path, GitPullOptions opts) {
     String action = "pull in " + path;
     if (opts.remote() == null && opts.branch() == null) {
@@ -166,6 +169,7 @@ final class GitRunner {
     return remote(action, args, path, opts.credentials(), true);
   }
 
+  /** {@link Git#dangerouslyAuthenticate}: the credential store set up, and the credentials approved from the environment. */
   ExecResult authenticate(GitCredentials credentials, String host, String protocol) {
     Objects.requireNonNull(credentials, "credentials");
     String h = Git.requireNonEmpty(host, "host").strip();
