@@ -99,6 +99,17 @@ public final class LiveSandbox implements Sandbox {
   }
 
   /**
+   * Git in the sandbox, as E2B's {@code sandbox.git}: clone, branch, stage, commit, push and pull,
+   * read a repository's status, and read and write git's configuration, with credentials kept off
+   * disk unless asked.
+   *
+   * @return git for this sandbox
+   */
+  public Git git() {
+    return new Git(this);
+  }
+
+  /**
    * Returns the template the sandbox was created from.
    *
    * @return the template's id, or {@code null} when the server did not say

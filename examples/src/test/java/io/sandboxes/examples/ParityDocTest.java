@@ -99,7 +99,7 @@ class ParityDocTest {
         "has **" + rows.size() + "** public capabilities",
         "offers **" + full + "** fully, **" + partial + "** partly, and **" + missing.size() + "** not at all. Of those "
             + missing.size() + ", " + cloud + " belong to parts of E2B's cloud",
-        git + " are the `sandbox.git` helpers, and " + onPurpose + " are left out on purpose",
+        (git > 0 ? git + " are the `sandbox.git` helpers, " : "") + "and " + onPurpose + " are left out on purpose",
         "the other " + (missing.size() - git - cloud - onPurpose) + " are the gaps",
         "answers what **" + (serverFully + serverPartly) + "** rows need (" + serverFully + " fully, " + serverPartly
             + " partly); " + clientSide + " rows need no server at all");

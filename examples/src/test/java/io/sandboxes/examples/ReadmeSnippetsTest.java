@@ -22,6 +22,9 @@ import io.sandboxes.e2b.Commands;
 import io.sandboxes.e2b.E2BTemplates;
 import io.sandboxes.e2b.EntryInfo;
 import io.sandboxes.e2b.Filesystem;
+import io.sandboxes.e2b.Git;
+import io.sandboxes.e2b.GitInitOptions;
+import io.sandboxes.e2b.GitPushOptions;
 import io.sandboxes.e2b.WriteEntry;
 import io.sandboxes.e2b.LiveSandbox;
 import io.sandboxes.e2b.Pty;
@@ -321,6 +324,31 @@ class ReadmeSnippetsTest {
     }
     // end
     assertThat(printed.toString(StandardCharsets.UTF_8)).isEqualTo("[0.0.0.0/0]\n[pypi.org, *.pythonhosted.org]\n");
+  }
+
+  @Test
+  @DisplayName("README: a repository made, committed to, branched and pushed to a remote through sandbox.git()")
+  void git() {
+    // snippet:git
+    try (SandboxClient sandboxes = Sandboxes.local(); LiveSandbox sandbox = sandboxes.create()) {
+      Git git = sandbox.git();
+      String repo = "/home/user/app";
+      git.init(repo, GitInitOptions.defaults().withInitialBranch("main"));
+      git.configureUser("Agent", "agent@example.com");
+      sandbox.files().write(repo + "/README.md", "# app\n");
+      out.println(git.status(repo).untrackedCount() + " untracked");
+      git.add(repo);
+      git.commit(repo, "First commit");
+      git.createBranch(repo, "feature");
+      out.println(git.branches(repo).branches());
+      git.init("/home/user/remote.git", GitInitOptions.defaults().withBare());
+      git.remoteAdd(repo, "origin", "/home/user/remote.git");  // or https://…, pushed to with
+      git.push(repo, GitPushOptions.defaults()                  // .withCredentials(user, token)
+          .withRemote("origin").withBranch("feature"));
+      out.println(git.status(repo).upstream());
+    }
+    // end
+    assertThat(printed.toString(StandardCharsets.UTF_8)).isEqualTo("1 untracked\n[feature, main]\norigin/feature\n");
   }
 
   @Test
