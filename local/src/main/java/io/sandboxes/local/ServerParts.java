@@ -111,6 +111,7 @@ final class ServerParts {
     }
     String baseImage = BaseImage.ensure(docker, config.progress);
     Path stateDir = config.stateDir != null ? config.stateDir : defaultStateRoot().resolve(config.serverId);
+    io.sandboxes.local.internal.secrets.SecretStore secrets = openSecrets(stateDir.resolve("secrets"));
     Optional<SandboxNetwork> network = SandboxNetwork.start(new DockerNetworkAttachments(docker), config.openEgress, config.allowedWitness);
     // puts the daemon binary in the state folder, where containers mount it from
     SandboxEngine engine = new DockerSandboxEngine(docker, stateDir);
@@ -139,6 +140,7 @@ final class ServerParts {
     apiHandler.templateBuilds(builds, server::startedApiUrl);
     envdHandler.templateDefaults(builds::defaults);
     apiHandler.serverInfo(server::info);
+    apiHandler.secrets(secrets);
     jetty.setHandler(new StallGuard(new Handler.Abstract() {
       @Override
       public boolean handle(Request request, Response response, Callback callback) throws Exception {
@@ -151,6 +153,14 @@ final class ServerParts {
     }, config.requestIdleTimeout, ANSWER_IDLE_TIMEOUT, config.keepAliveTimeout));
     jetty.setStopTimeout(Duration.ofSeconds(2).toMillis());
     return new ServerParts(docker, runtime, network.orElse(null), reg, builds, jetty, api, envd);
+  }
+
+  private static io.sandboxes.local.internal.secrets.SecretStore openSecrets(Path folder) {
+    try {
+      return io.sandboxes.local.internal.secrets.SecretStore.open(folder);
+    } catch (java.io.IOException e) {
+      throw new SandboxException("the secrets folder " + folder + " could not be opened: " + e.getMessage(), e);
+    }
   }
 
   /** Opens the ports; when that fails, the builds and every sandbox made so far are ended. */

@@ -25,7 +25,7 @@ import org.slf4j.LoggerFactory;
  * E2B's control plane, as the official SDKs call it, through one route table: health and the
  * template uploads (authorized by their link) first, then the API key, then the resources:
  * sandboxes ({@link SandboxesApi}, {@link SandboxListing}), their network ({@link NetworkApi}),
- * metrics and logs ({@link MetricsApi}), volumes ({@link VolumesApi}), templates
+ * metrics and logs ({@link MetricsApi}), volumes ({@link VolumesApi}), secrets ({@link SecretsApi}), templates
  * ({@link TemplateApi}), snapshots ({@link SnapshotsApi}) and this server's own routes
  * ({@link LocalApi}). A request no route takes is 501. Errors are {@code {code, message}} with
  * the same HTTP status.
@@ -43,6 +43,7 @@ public final class ApiHandler extends Handler.Abstract {
   private volatile @Nullable TemplateApi templateApi;
   private volatile @Nullable TemplateBuilds templateBuilds;
   private volatile @Nullable Supplier<ObjectNode> serverInfo;
+  private volatile @Nullable SecretsApi secrets;
   private volatile RouteTable routes;
 
   /**
@@ -75,6 +76,12 @@ public final class ApiHandler extends Handler.Abstract {
     this.routes = table();
   }
 
+  /** Serves E2B's secrets API from this store. */
+  public void secrets(io.sandboxes.local.internal.secrets.SecretStore store) {
+    this.secrets = new SecretsApi(store);
+    this.routes = table();
+  }
+
   private synchronized RouteTable table() {
     Lookup lookup = new Lookup(registry);
     NetworkApi network = new NetworkApi(registry, lookup, internetByDefault);
@@ -94,6 +101,10 @@ public final class ApiHandler extends Handler.Abstract {
       templates.routes(t); // before the snapshots': built templates first, then base and snapshots
     }
     new SnapshotsApi(registry, lookup).routes(t);
+    SecretsApi secretsApi = secrets;
+    if (secretsApi != null) {
+      secretsApi.routes(t);
+    }
     return t.build();
   }
 
