@@ -22,7 +22,8 @@ import org.slf4j.LoggerFactory;
  * <p>It serves E2B's control plane on one port and the in-sandbox daemon (envd) for every
  * sandbox on another, both on 127.0.0.1. Any E2B client reaches it with
  * {@code E2B_API_URL=}{@link #apiUrl()}, {@code E2B_SANDBOX_URL=}{@link #sandboxUrl()} and
- * {@code E2B_API_KEY=}{@link #apiKey()}.
+ * {@code E2B_API_KEY=}{@link #apiKey()}; the official SDKs send volume content calls to
+ * {@code E2B_VOLUME_API_URL}, which is {@link #apiUrl()} too.
  *
  * {@snippet class=io.sandboxes.snippets.LocalSnippets region=local-server :
  * try (LocalServer server = LocalServer.builder().build().start()) {

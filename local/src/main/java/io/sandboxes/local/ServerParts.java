@@ -66,6 +66,7 @@ final class ServerParts {
   final @Nullable SandboxNetwork network;
   final Registry registry;
   final TemplateBuilds builds;
+  private final io.sandboxes.local.internal.VolumeWorkers volumeWorkers;
   private final Server jetty;
   private final ServerConnector api;
   private final ServerConnector envd;
@@ -74,7 +75,9 @@ final class ServerParts {
   volatile @Nullable URI sandboxUrl;
 
   private ServerParts(DockerRuntime docker, SandboxRuntime runtime, @Nullable SandboxNetwork network, Registry registry,
-      TemplateBuilds builds, Server jetty, ServerConnector api, ServerConnector envd) {
+      TemplateBuilds builds, io.sandboxes.local.internal.VolumeWorkers volumeWorkers, Server jetty, ServerConnector api,
+      ServerConnector envd) {
+    this.volumeWorkers = volumeWorkers;
     this.docker = docker;
     this.runtime = runtime;
     this.network = network;
@@ -118,6 +121,10 @@ final class ServerParts {
     Registry reg = new Registry(engine, new Templates(engine, baseImage), config.serverId, stateDir, network, config.diskSizeMB,
         config.warmPool);
     Volumes volumes = new Volumes(engine);
+    // the volume content API's helpers: an instance per volume read or written without a sandbox
+    io.sandboxes.local.internal.VolumeWorkers workers = new io.sandboxes.local.internal.VolumeWorkers(engine, baseImage, config.serverId);
+    io.sandboxes.local.internal.VolumeContent content = new io.sandboxes.local.internal.VolumeContent(workers);
+    volumes.beforeRemoval(content::release);
 
     QueuedThreadPool threads = new QueuedThreadPool();
     threads.setName("sandboxes-local");
@@ -141,6 +148,7 @@ final class ServerParts {
     envdHandler.templateDefaults(builds::defaults);
     apiHandler.serverInfo(server::info);
     apiHandler.secrets(secrets);
+    apiHandler.volumeContent(content);
     jetty.setHandler(new StallGuard(new Handler.Abstract() {
       @Override
       public boolean handle(Request request, Response response, Callback callback) throws Exception {
@@ -152,7 +160,7 @@ final class ServerParts {
       }
     }, config.requestIdleTimeout, ANSWER_IDLE_TIMEOUT, config.keepAliveTimeout));
     jetty.setStopTimeout(Duration.ofSeconds(2).toMillis());
-    return new ServerParts(docker, runtime, network.orElse(null), reg, builds, jetty, api, envd);
+    return new ServerParts(docker, runtime, network.orElse(null), reg, builds, workers, jetty, api, envd);
   }
 
   private static io.sandboxes.local.internal.secrets.SecretStore openSecrets(Path folder) {
@@ -169,6 +177,7 @@ final class ServerParts {
       jetty.start();
     } catch (Exception e) {
       builds.close();
+      volumeWorkers.close();
       registry.close(true);
       docker.close();
       throw new SandboxException("the local server could not start: " + e.getMessage(), e);
@@ -187,6 +196,7 @@ final class ServerParts {
       LOG.warn("stopping the HTTP server failed: {}", e.toString());
     }
     builds.close();
+    volumeWorkers.close();
     registry.close(killSandboxes);
     if (network != null) {
       network.close();
