@@ -66,6 +66,22 @@ class UnservedFieldsTest {
     }
   }
 
+  @Test
+  @Timeout(value = 2, unit = TimeUnit.MINUTES)
+  @DisplayName("a template build's minFreeDiskMb is served up to the disk each sandbox has, refused past it or malformed")
+  void minFreeDisk(LocalServer server) throws Exception {
+    String name = "min-free-" + java.util.UUID.randomUUID().toString().substring(0, 8);
+    refused(server, "POST", "/v3/templates", "{\"name\":\"" + name + "\",\"minFreeDiskMb\":10241}",
+        "'minFreeDiskMb' of 10241 MiB is more than the local runtime gives a sandbox: each has 10240 MiB");
+    refused(server, "POST", "/v3/templates", "{\"name\":\"" + name + "\",\"minFreeDiskMb\":-1}", "'minFreeDiskMb' must not be negative");
+    refused(server, "POST", "/v3/templates", "{\"name\":\"" + name + "\",\"minFreeDiskMb\":\"big\"}",
+        "'minFreeDiskMb' must be a whole number of MiB");
+    HttpResponse<String> ok = call(server, "POST", "/v3/templates", "{\"name\":\"" + name + "\",\"minFreeDiskMb\":10240}");
+    assertThat(ok.statusCode()).as(ok.body()).isEqualTo(202);
+    String id = Json.parse(ok.body().getBytes(StandardCharsets.UTF_8)).path("templateID").asText();
+    call(server, "DELETE", "/templates/" + id, "");
+  }
+
   private static void refused(LocalServer server, String method, String path, String body, String messageStart) throws Exception {
     HttpResponse<String> r = call(server, method, path, body);
     assertThat(r.statusCode()).as("%s %s %s: %s", method, path, body, r.body()).isEqualTo(400);

@@ -65,6 +65,24 @@ final class UnservedFields {
     }
   }
 
+  /**
+   * A template build's {@code minFreeDiskMb}: served when this server's disk limit per sandbox
+   * gives at least that much (a sandbox's writable layer starts empty, its whole limit free),
+   * refused when it asks for more or is negative.
+   */
+  static void build(@Nullable Long minFreeDiskMb, int diskSizeMB) throws RpcError {
+    if (minFreeDiskMb == null) {
+      return;
+    }
+    if (minFreeDiskMb < 0) {
+      throw new RpcError("invalid_argument", "'minFreeDiskMb' must not be negative, got " + minFreeDiskMb);
+    }
+    if (minFreeDiskMb > diskSizeMB) {
+      throw new RpcError("invalid_argument", "'minFreeDiskMb' of " + minFreeDiskMb + " MiB is more than the local runtime gives a"
+          + " sandbox: each has " + diskSizeMB + " MiB of disk (the server's diskSizeMB, serve --disk-mb)");
+    }
+  }
+
   /** The secrets a rule's header values fill in, quoted, in name order. */
   private static void collect(JsonNode n, TreeSet<String> out) {
     if (n.isTextual()) {
