@@ -185,7 +185,8 @@ final class ServerParts {
     this.apiUrl = URI.create("http://" + config.host + ":" + api.getLocalPort());
     this.sandboxUrl = URI.create("http://" + config.host + ":" + envd.getLocalPort());
     StructuredLog.atInfo(LOG).addKeyValue("event", "server.started").addKeyValue("server", config.serverId).addKeyValue("apiUrl", apiUrl)
-        .addKeyValue("sandboxUrl", sandboxUrl).addKeyValue("runtime", runtime.describe()).log("sandboxes-local serving");
+        .addKeyValue("sandboxUrl", sandboxUrl).addKeyValue("volumeApiUrl", apiUrl).addKeyValue("runtime", runtime.describe())
+        .log("sandboxes-local serving");
   }
 
   /** Stops serving, then ends the builds, the sandboxes (unless kept), the network and the engine's client, in that order. */
