@@ -292,6 +292,8 @@ public final class LocalServer implements AutoCloseable {
     String apiKey = "e2b_" + Registry.newToken();
     boolean keepSandboxesOnClose;
     String serverId = "inproc-" + Registry.newSandboxId().substring(0, 8);
+    /** Whether the id was chosen: a server with a fresh id and no state folder of its own leaves no secrets behind. */
+    boolean serverIdGiven;
     @Nullable Path stateDir;
     Consumer<String> progress = line -> { };
     boolean openEgress;
@@ -456,6 +458,7 @@ public final class LocalServer implements AutoCloseable {
         throw new IllegalArgumentException("serverId must be 1 to 64 letters, digits, '-' or '_', got '" + serverId + "'");
       }
       this.serverId = serverId;
+      this.serverIdGiven = true;
       return this;
     }
 

@@ -67,6 +67,8 @@ final class ServerParts {
   final Registry registry;
   final TemplateBuilds builds;
   private final io.sandboxes.local.internal.VolumeWorkers volumeWorkers;
+  /** Ends the secrets when no later server can take them back (a fresh id, no state folder given); else nothing. */
+  private final Runnable secretsAtClose;
   private final Server jetty;
   private final ServerConnector api;
   private final ServerConnector envd;
@@ -75,9 +77,10 @@ final class ServerParts {
   volatile @Nullable URI sandboxUrl;
 
   private ServerParts(DockerRuntime docker, SandboxRuntime runtime, @Nullable SandboxNetwork network, Registry registry,
-      TemplateBuilds builds, io.sandboxes.local.internal.VolumeWorkers volumeWorkers, Server jetty, ServerConnector api,
-      ServerConnector envd) {
+      TemplateBuilds builds, io.sandboxes.local.internal.VolumeWorkers volumeWorkers, Runnable secretsAtClose, Server jetty,
+      ServerConnector api, ServerConnector envd) {
     this.volumeWorkers = volumeWorkers;
+    this.secretsAtClose = secretsAtClose;
     this.docker = docker;
     this.runtime = runtime;
     this.network = network;
@@ -160,7 +163,8 @@ final class ServerParts {
       }
     }, config.requestIdleTimeout, ANSWER_IDLE_TIMEOUT, config.keepAliveTimeout));
     jetty.setStopTimeout(Duration.ofSeconds(2).toMillis());
-    return new ServerParts(docker, runtime, network.orElse(null), reg, builds, workers, jetty, api, envd);
+    Runnable secretsAtClose = config.serverIdGiven || config.stateDir != null ? () -> { } : secrets::discard;
+    return new ServerParts(docker, runtime, network.orElse(null), reg, builds, workers, secretsAtClose, jetty, api, envd);
   }
 
   private static io.sandboxes.local.internal.secrets.SecretStore openSecrets(Path folder) {
@@ -178,6 +182,7 @@ final class ServerParts {
     } catch (Exception e) {
       builds.close();
       volumeWorkers.close();
+      secretsAtClose.run();
       registry.close(true);
       docker.close();
       throw new SandboxException("the local server could not start: " + e.getMessage(), e);
@@ -198,6 +203,7 @@ final class ServerParts {
     }
     builds.close();
     volumeWorkers.close();
+    secretsAtClose.run();
     registry.close(killSandboxes);
     if (network != null) {
       network.close();

@@ -212,6 +212,21 @@ class SecretsTest {
   }
 
   @Test
+  @Timeout(value = 3, unit = TimeUnit.MINUTES)
+  @DisplayName("a server with a fresh id and no state folder of its own, which no later server can follow, leaves no secret on the disk")
+  void ephemeralServerLeavesNone() throws Exception {
+    Path folder;
+    try (LocalServer s = TestRuntime.builder().warmPool(0).build().start(); E2BSandboxProvider p = client(s)) {
+      folder = ServerParts.defaultStateRoot().resolve(s.serverId()).resolve("secrets");
+      p.api().secrets().create("short-lived", "gone-" + UUID.randomUUID());
+      try (var files = Files.list(folder)) {
+        assertThat(files.toList()).hasSize(1);
+      }
+    }
+    assertThat(folder).doesNotExist();
+  }
+
+  @Test
   @Timeout(value = 2, unit = TimeUnit.MINUTES)
   @DisplayName("network rules that fill in a secret are refused at create and on update, naming the secret")
   void rulesWithSecretsRefused(E2BApi api) {

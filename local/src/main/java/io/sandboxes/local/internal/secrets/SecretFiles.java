@@ -122,6 +122,16 @@ final class SecretFiles {
     syncFolder();
   }
 
+  /** Removes every file and the folder. */
+  void deleteAll() throws IOException {
+    try (var entries = Files.list(folder)) {
+      for (Path p : entries.toList()) {
+        Files.deleteIfExists(p);
+      }
+    }
+    Files.deleteIfExists(folder);
+  }
+
   private Path file(String id) {
     return folder.resolve(id + SUFFIX);
   }

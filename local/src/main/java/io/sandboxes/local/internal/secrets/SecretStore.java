@@ -189,6 +189,21 @@ public final class SecretStore {
     StructuredLog.atInfo(LOG).addKeyValue("event", "secret.deleted").addKeyValue("secret", info.secretID()).log("secret deleted");
   }
 
+  /**
+   * Removes every secret and the folder: for a server no later server can take the secrets back
+   * from (an in-process server with a fresh id), so none stays on the disk when it ends.
+   */
+  public synchronized void discard() {
+    try {
+      files.deleteAll();
+    } catch (IOException e) {
+      StructuredLog.atWarn(LOG).addKeyValue("event", "secret.discard-failed").addKeyValue("folder", files.folder())
+          .log("the secrets of a server that ends could not all be removed ({})", e.getClass().getSimpleName());
+    }
+    byId.clear();
+    idByName.clear();
+  }
+
   private Info find(String selector) throws RpcError {
     String s = selector.trim().toLowerCase(Locale.ROOT);
     if (s.startsWith(SecretIds.PREFIX)) {
