@@ -22,7 +22,8 @@ import org.slf4j.LoggerFactory;
  * <p>It serves E2B's control plane on one port and the in-sandbox daemon (envd) for every
  * sandbox on another, both on 127.0.0.1. Any E2B client reaches it with
  * {@code E2B_API_URL=}{@link #apiUrl()}, {@code E2B_SANDBOX_URL=}{@link #sandboxUrl()} and
- * {@code E2B_API_KEY=}{@link #apiKey()}.
+ * {@code E2B_API_KEY=}{@link #apiKey()}; the official SDKs send volume content calls to
+ * {@code E2B_VOLUME_API_URL}, which is {@link #apiUrl()} too.
  *
  * {@snippet class=io.sandboxes.snippets.LocalSnippets region=local-server :
  * try (LocalServer server = LocalServer.builder().build().start()) {
@@ -291,6 +292,8 @@ public final class LocalServer implements AutoCloseable {
     String apiKey = "e2b_" + Registry.newToken();
     boolean keepSandboxesOnClose;
     String serverId = "inproc-" + Registry.newSandboxId().substring(0, 8);
+    /** Whether the id was chosen: a server with a fresh id and no state folder of its own leaves no secrets behind. */
+    boolean serverIdGiven;
     @Nullable Path stateDir;
     Consumer<String> progress = line -> { };
     boolean openEgress;
@@ -455,6 +458,7 @@ public final class LocalServer implements AutoCloseable {
         throw new IllegalArgumentException("serverId must be 1 to 64 letters, digits, '-' or '_', got '" + serverId + "'");
       }
       this.serverId = serverId;
+      this.serverIdGiven = true;
       return this;
     }
 

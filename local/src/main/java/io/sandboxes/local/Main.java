@@ -125,6 +125,8 @@ public final class Main {
       out.println("export E2B_API_URL=" + server.apiUrl());
       out.println("export E2B_SANDBOX_URL=" + server.sandboxUrl());
       out.println("export E2B_API_KEY=" + server.apiKey());
+      // the official SDKs send volume content calls here, authorized by each volume's token
+      out.println("export E2B_VOLUME_API_URL=" + server.apiUrl());
     }
     out.flush();
     if (idleExit != null) {
@@ -341,8 +343,13 @@ public final class Main {
     java.util.Map<String, Integer> pools = new java.util.TreeMap<>();
     java.util.List<String> members = new java.util.ArrayList<>();
     int sandboxes = 0;
+    int volumeHelpers = 0;
     for (com.github.dockerjava.api.model.Container c : ours) {
       java.util.Map<String, String> l = c.getLabels();
+      if (l.containsKey(io.sandboxes.local.internal.VolumeWorkers.LABEL)) {
+        volumeHelpers++; // the volume content API's helper of one volume: no sandbox
+        continue;
+      }
       String id = l.getOrDefault(DockerRuntime.LABEL_SANDBOX_ID, "");
       String name = c.getNames() == null || c.getNames().length == 0 ? "" : c.getNames()[0].replaceFirst("^/", "");
       boolean member = id.isEmpty() && "true".equals(l.get("io.sandboxes.pool-member"));
@@ -363,6 +370,9 @@ public final class Main {
           l.getOrDefault(DockerRuntime.LABEL_DEADLINE, "?"), l.getOrDefault(DockerRuntime.LABEL_TEMPLATE, "?"));
     }
     out.println(sandboxes + " sandbox container(s); a running server's GET /v2/sandboxes gives current deadlines and pause state");
+    if (volumeHelpers > 0) {
+      out.println(volumeHelpers + " volume helper container(s) (the volume content API's, stopped after a minute unused)");
+    }
     if (pools.isEmpty()) {
       out.println("no warm pool members");
     } else {

@@ -67,6 +67,9 @@ final class ServerParts {
   final @Nullable SandboxNetwork network;
   final Registry registry;
   final TemplateBuilds builds;
+  private final io.sandboxes.local.internal.VolumeWorkers volumeWorkers;
+  /** Ends the secrets when no later server can take them back (a fresh id, no state folder given); else nothing. */
+  private final Runnable secretsAtClose;
   private final Server jetty;
   private final ServerConnector api;
   private final ServerConnector envd;
@@ -75,7 +78,10 @@ final class ServerParts {
   volatile @Nullable URI sandboxUrl;
 
   private ServerParts(DockerRuntime docker, SandboxRuntime runtime, @Nullable SandboxNetwork network, Registry registry,
-      TemplateBuilds builds, Server jetty, ServerConnector api, ServerConnector envd) {
+      TemplateBuilds builds, io.sandboxes.local.internal.VolumeWorkers volumeWorkers, Runnable secretsAtClose, Server jetty,
+      ServerConnector api, ServerConnector envd) {
+    this.volumeWorkers = volumeWorkers;
+    this.secretsAtClose = secretsAtClose;
     this.docker = docker;
     this.runtime = runtime;
     this.network = network;
@@ -112,6 +118,7 @@ final class ServerParts {
     }
     String baseImage = BaseImage.ensure(docker, config.progress);
     Path stateDir = config.stateDir != null ? config.stateDir : defaultStateRoot().resolve(config.serverId);
+    io.sandboxes.local.internal.secrets.SecretStore secrets = openSecrets(stateDir.resolve("secrets"));
     Optional<SandboxNetwork> network = SandboxNetwork.start(new DockerNetworkAttachments(docker), new DockerEgressEnforcement(),
         config.openEgress, config.allowedWitness);
     // puts the daemon binary in the state folder, where containers mount it from
@@ -119,6 +126,10 @@ final class ServerParts {
     Registry reg = new Registry(engine, new Templates(engine, baseImage), config.serverId, stateDir, network, config.diskSizeMB,
         config.warmPool);
     Volumes volumes = new Volumes(engine);
+    // the volume content API's helpers: an instance per volume read or written without a sandbox
+    io.sandboxes.local.internal.VolumeWorkers workers = new io.sandboxes.local.internal.VolumeWorkers(engine, baseImage, config.serverId);
+    io.sandboxes.local.internal.VolumeContent content = new io.sandboxes.local.internal.VolumeContent(workers);
+    volumes.beforeRemoval(content::release);
 
     QueuedThreadPool threads = new QueuedThreadPool();
     threads.setName("sandboxes-local");
@@ -141,6 +152,8 @@ final class ServerParts {
     apiHandler.templateBuilds(builds, server::startedApiUrl);
     envdHandler.templateDefaults(builds::defaults);
     apiHandler.serverInfo(server::info);
+    apiHandler.secrets(secrets);
+    apiHandler.volumeContent(content);
     jetty.setHandler(new StallGuard(new Handler.Abstract() {
       @Override
       public boolean handle(Request request, Response response, Callback callback) throws Exception {
@@ -152,7 +165,16 @@ final class ServerParts {
       }
     }, config.requestIdleTimeout, ANSWER_IDLE_TIMEOUT, config.keepAliveTimeout));
     jetty.setStopTimeout(Duration.ofSeconds(2).toMillis());
-    return new ServerParts(docker, runtime, network.orElse(null), reg, builds, jetty, api, envd);
+    Runnable secretsAtClose = config.serverIdGiven || config.stateDir != null ? () -> { } : secrets::discard;
+    return new ServerParts(docker, runtime, network.orElse(null), reg, builds, workers, secretsAtClose, jetty, api, envd);
+  }
+
+  private static io.sandboxes.local.internal.secrets.SecretStore openSecrets(Path folder) {
+    try {
+      return io.sandboxes.local.internal.secrets.SecretStore.open(folder);
+    } catch (java.io.IOException e) {
+      throw new SandboxException("the secrets folder " + folder + " could not be opened: " + e.getMessage(), e);
+    }
   }
 
   /** Opens the ports; when that fails, the builds and every sandbox made so far are ended. */
@@ -161,6 +183,8 @@ final class ServerParts {
       jetty.start();
     } catch (Exception e) {
       builds.close();
+      volumeWorkers.close();
+      secretsAtClose.run();
       registry.close(true);
       docker.close();
       throw new SandboxException("the local server could not start: " + e.getMessage(), e);
@@ -168,7 +192,8 @@ final class ServerParts {
     this.apiUrl = URI.create("http://" + config.host + ":" + api.getLocalPort());
     this.sandboxUrl = URI.create("http://" + config.host + ":" + envd.getLocalPort());
     StructuredLog.atInfo(LOG).addKeyValue("event", "server.started").addKeyValue("server", config.serverId).addKeyValue("apiUrl", apiUrl)
-        .addKeyValue("sandboxUrl", sandboxUrl).addKeyValue("runtime", runtime.describe()).log("sandboxes-local serving");
+        .addKeyValue("sandboxUrl", sandboxUrl).addKeyValue("volumeApiUrl", apiUrl).addKeyValue("runtime", runtime.describe())
+        .log("sandboxes-local serving");
   }
 
   /** Stops serving, then ends the builds, the sandboxes (unless kept), the network and the engine's client, in that order. */
@@ -179,6 +204,8 @@ final class ServerParts {
       LOG.warn("stopping the HTTP server failed: {}", e.toString());
     }
     builds.close();
+    volumeWorkers.close();
+    secretsAtClose.run();
     registry.close(killSandboxes);
     if (network != null) {
       network.close();

@@ -169,7 +169,9 @@ class RequestBodiesTest {
     refused("POST", "/sandboxes", "{\"templateID\":\"base\",\"network\":{\"allowOut\":\"pypi.org\"}}", 400, "'allowOut' must be a list");
     refused("POST", "/sandboxes", "{\"templateID\":\"base\",\"network\":{\"denyOut\":[\"example.com\"]}}", 400,
         "'example.com' is not a valid IP or CIDR");
-    refused("POST", "/sandboxes", "{\"templateID\":\"base\",\"network\":{\"rules\":[{}]}}", 400, "'rules' is not supported by the local runtime");
+    refused("POST", "/sandboxes", "{\"templateID\":\"base\",\"network\":{\"rules\":[{}]}}", 400,
+        "'rules' is not supported by the local runtime: header transforms need an egress gateway that terminates TLS,"
+        + " which the local runtime does not have yet");
     refused("POST", "/sandboxes", "{\"templateID\":\"nosuch\",\"network\":{\"rules\":[],\"egressProxy\":{},\"future\":1},"
         + "\"allow_internet_access\":\"maybe\"}", 404, "template 'nosuch' not found");
   }
@@ -246,8 +248,11 @@ class RequestBodiesTest {
     refused("PUT", path, "{\"denyOut\":[null]}", 400, "'' is not a valid IP or CIDR");
     refused("PUT", path, "{\"denyOut\":[\"10.0.0.0/33\"]}", 400, "'10.0.0.0/33' is not a valid IP or CIDR");
     refused("PUT", path, "{\"allowOut\":[\"not a host\"]}", 400, "'not a host' is not a valid domain, IP or CIDR");
-    refused("PUT", path, "{\"egressProxy\":{\"url\":\"http://p\"}}", 400, "'egressProxy' is not supported by the local runtime");
-    refused("PUT", path, "{\"rules\":\"x\"}", 400, "'rules' is not supported by the local runtime");
+    refused("PUT", path, "{\"egressProxy\":{\"url\":\"http://p\"}}", 400,
+        "'egressProxy' is not supported by the local runtime: the egress gateway has no upstream proxy yet");
+    refused("PUT", path, "{\"rules\":\"x\"}", 400,
+        "'rules' is not supported by the local runtime: header transforms need an egress gateway that terminates TLS,"
+        + " which the local runtime does not have yet");
     // allowOut's entries are checked before denyOut's type
     refused("PUT", path, "{\"denyOut\":\"x\",\"allowOut\":[\"not a host\"]}", 400, "'not a host' is not a valid domain, IP or CIDR");
     refused("PUT", path, "{\"rules\":[1],\"denyOut\":[\"x\"]}", 400, "'x' is not a valid IP or CIDR");

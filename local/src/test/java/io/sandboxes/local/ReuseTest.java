@@ -216,7 +216,7 @@ class ReuseTest {
   }
 
   @Test
-  @DisplayName("sandboxes-local stop stops the announced server (SIGTERM), which withdraws its announcement; with none it says so")
+  @DisplayName("serve prints the E2B variables, E2B_VOLUME_API_URL among them; sandboxes-local stop stops the announced server (SIGTERM), which withdraws its announcement; with none it says so")
   void stopCommand() throws Exception {
     Process none = main("stop");
     assertThat(none.waitFor(60, TimeUnit.SECONDS)).isTrue();
@@ -226,6 +226,10 @@ class ReuseTest {
     Process serve = serve();
     try {
       Announcement.Server s = awaitAnnounced(serve);
+      // its banner names every variable an E2B client reads, the volume content API's among them
+      await().atMost(Duration.ofSeconds(30)).until(() -> output(serve).contains("export E2B_VOLUME_API_URL="));
+      assertThat(output(serve)).contains("export E2B_API_URL=" + s.apiUrl() + "\n")
+          .contains("export E2B_VOLUME_API_URL=" + s.apiUrl() + "\n");
       Process stop = main("stop");
       assertThat(stop.waitFor(90, TimeUnit.SECONDS)).isTrue();
       assertThat(output(stop)).contains("stopped the server at " + s.apiUrl() + " (pid " + serve.pid() + ")");

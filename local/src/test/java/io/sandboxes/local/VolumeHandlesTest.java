@@ -3,7 +3,6 @@ package io.sandboxes.local;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.sandboxes.SandboxApiException;
 import io.sandboxes.SandboxSpec;
 import io.sandboxes.VolumeMount;
 import io.sandboxes.e2b.E2BApi;
@@ -12,7 +11,6 @@ import io.sandboxes.e2b.E2BVolumes;
 import io.sandboxes.e2b.LiveSandbox;
 import io.sandboxes.e2b.Volume;
 import io.sandboxes.e2b.VolumeNotFoundException;
-import io.sandboxes.e2b.VolumePathNotFoundException;
 import java.util.UUID;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
@@ -20,8 +18,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * {@link E2BVolumes} against the local server: volumes with their tokens, connected by id and by
- * name, listed, mounted into a sandbox by name and destroyed. The volume content API is E2B's
- * cloud's (tested against a scripted server in core); here a content call must fail loudly.
+ * name, listed, mounted into a sandbox by name and destroyed. The volume content API is served
+ * too (VolumeContentTest); here only that the volume's own content calls reach it.
  */
 @ExtendWith(SharedServer.class)
 class VolumeHandlesTest {
@@ -47,8 +45,7 @@ class VolumeHandlesTest {
       assertThat(volumes.connectByName(name).volumeId()).isEqualTo(created.volumeId());
       assertThat(volumes.list()).contains(created.info());
 
-      assertThatThrownBy(() -> created.exists("/")).as("the local server serves no volume content: a failure, never 'absent'")
-          .isInstanceOf(SandboxApiException.class).isNotInstanceOf(VolumePathNotFoundException.class);
+      assertThat(created.exists("/")).as("the volume content API is served, with the volume's token (VolumeContentTest)").isTrue();
 
       try (LiveSandbox s = e2b.create(SandboxSpec.defaults().withVolume(byId.name(), "/mnt/v"))) {
         s.exec("echo kept > /mnt/v/f.txt").orThrow();

@@ -150,6 +150,11 @@ public final class Registry implements AutoCloseable {
     return lifecycle.stoppedReason(id);
   }
 
+  /** @return each sandbox's disk limit, in MiB: what its writable layer may hold */
+  public int diskSizeMB() {
+    return diskSizeMB;
+  }
+
   /** Kills a sandbox for a reason, which later calls for its id are told (for an hour). */
   public boolean kill(String id, String reason) {
     return lifecycle.kill(id, reason);

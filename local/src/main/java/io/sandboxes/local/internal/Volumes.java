@@ -32,10 +32,16 @@ public final class Volumes {
 
   private final SandboxEngine engine;
   private final ReentrantLock lock = new ReentrantLock();
+  private volatile java.util.function.Consumer<String> beforeRemoval = id -> {};
 
   /** @param engine the runtime that keeps the volumes */
   public Volumes(SandboxEngine engine) {
     this.engine = engine;
+  }
+
+  /** Runs {@code hook} with a volume's id before it is removed (after no sandbox was found mounting it). */
+  public void beforeRemoval(java.util.function.Consumer<String> hook) {
+    this.beforeRemoval = hook;
   }
 
   private static Volume of(SandboxEngine.StoredVolume v) {
@@ -90,6 +96,7 @@ public final class Volumes {
         throw new RpcError("already_exists", "volume '" + v.name() + "' is mounted by sandbox " + s.id());
       }
     }
+    beforeRemoval.accept(volumeId);
     try {
       return engine.removeVolume(v.runtimeName());
     } catch (InUse e) {

@@ -8,7 +8,9 @@
  * network ({@code SandboxNetworking}), usage ({@code MetricsSampler}, {@code DiskGuard}), and one
  * sandbox's processes, files and ports ({@code LocalSandbox}, {@code SandboxProcesses}, {@code
  * DaemonFiles}, {@code PortForwards}); plus snapshots ({@link
- * io.sandboxes.local.internal.Templates}) and volumes.
+ * io.sandboxes.local.internal.Templates}) and volumes, with their content read and written
+ * without a sandbox through a helper instance per volume ({@code VolumeWorkers},
+ * {@code VolumeContent}).
  *
  * <p>Owns each sandbox's record and its transitions. Everything it asks of the runtime goes
  * through {@code internal.runtime} (the {@link io.sandboxes.local.internal.runtime.SandboxEngine}

@@ -22,10 +22,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * E2B's control plane, as the official SDKs call it, through one route table: health and the
- * template uploads (authorized by their link) first, then the API key, then the resources:
+ * E2B's control plane, as the official SDKs call it, through one route table: health, the
+ * template uploads (authorized by their link) and the volume content API (by the volume's token:
+ * {@link VolumeContentApi}) first, then the API key, then the resources:
  * sandboxes ({@link SandboxesApi}, {@link SandboxListing}), their network ({@link NetworkApi}),
- * metrics and logs ({@link MetricsApi}), volumes ({@link VolumesApi}), templates
+ * metrics and logs ({@link MetricsApi}), volumes ({@link VolumesApi}), secrets ({@link SecretsApi}), templates
  * ({@link TemplateApi}), snapshots ({@link SnapshotsApi}) and this server's own routes
  * ({@link LocalApi}). A request no route takes is 501. Errors are {@code {code, message}} with
  * the same HTTP status.
@@ -43,6 +44,8 @@ public final class ApiHandler extends Handler.Abstract {
   private volatile @Nullable TemplateApi templateApi;
   private volatile @Nullable TemplateBuilds templateBuilds;
   private volatile @Nullable Supplier<ObjectNode> serverInfo;
+  private volatile @Nullable SecretsApi secrets;
+  private volatile @Nullable VolumeContentApi volumeContent;
   private volatile RouteTable routes;
 
   /**
@@ -75,6 +78,18 @@ public final class ApiHandler extends Handler.Abstract {
     this.routes = table();
   }
 
+  /** Serves E2B's volume content API (authorized by each volume's token) through this. */
+  public void volumeContent(io.sandboxes.local.internal.VolumeContent content) {
+    this.volumeContent = new VolumeContentApi(volumes, content);
+    this.routes = table();
+  }
+
+  /** Serves E2B's secrets API from this store. */
+  public void secrets(io.sandboxes.local.internal.secrets.SecretStore store) {
+    this.secrets = new SecretsApi(store);
+    this.routes = table();
+  }
+
   private synchronized RouteTable table() {
     Lookup lookup = new Lookup(registry);
     NetworkApi network = new NetworkApi(registry, lookup, internetByDefault);
@@ -83,6 +98,10 @@ public final class ApiHandler extends Handler.Abstract {
     t.on("GET", "/health", (ex, m) -> ex.empty(204));
     if (templates != null) {
       templates.uploadRoute(t);
+    }
+    VolumeContentApi content = volumeContent;
+    if (content != null) {
+      content.routes(t); // authorized by the volume's token, not the API key
     }
     t.add(null, ".*", (ex, m) -> refuseWithoutKey(ex));
     new SandboxesApi(registry, lookup, volumes, network, templateBuilds).routes(t);
@@ -94,6 +113,10 @@ public final class ApiHandler extends Handler.Abstract {
       templates.routes(t); // before the snapshots': built templates first, then base and snapshots
     }
     new SnapshotsApi(registry, lookup).routes(t);
+    SecretsApi secretsApi = secrets;
+    if (secretsApi != null) {
+      secretsApi.routes(t);
+    }
     return t.build();
   }
 

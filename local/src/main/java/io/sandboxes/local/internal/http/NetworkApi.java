@@ -112,7 +112,8 @@ final class NetworkApi {
       @Refusal("'allowOut' must be a list") RequestBody.@Nullable Later<ArrayNode> allowOut,
       @Refusal("'denyOut' must be a list") RequestBody.@Nullable Later<ArrayNode> denyOut,
       @Nullable JsonNode rules, @Nullable JsonNode egressProxy,
-      @JsonProperty("allow_internet_access") Lenient.@Nullable Flag internet) {
+      @JsonProperty("allow_internet_access") Lenient.@Nullable Flag internet,
+      @Nullable JsonNode maskRequestHost, @Nullable JsonNode httpsPorts) {
 
     /** The internet access asked for: null when not said, else as {@code asBoolean} reads it. */
     @Nullable Boolean internetAccess() {
@@ -133,8 +134,7 @@ final class NetworkApi {
     }
     entries(network, "allowOut", RequestBody.Later.of(body.allowOut()));
     entries(network, "denyOut", RequestBody.Later.of(body.denyOut()));
-    refuseSet("rules", body.rules());
-    refuseSet("egressProxy", body.egressProxy());
+    UnservedFields.network(body.maskRequestHost(), body.httpsPorts(), body.rules(), body.egressProxy());
     return network;
   }
 
@@ -150,12 +150,6 @@ final class NetworkApi {
         throw new RpcError("invalid_argument", "'" + v + "' is not a valid " + (field.equals("allowOut") ? "domain, IP or CIDR" : "IP or CIDR"));
       }
       copy.add(v);
-    }
-  }
-
-  private static void refuseSet(String field, @Nullable JsonNode v) throws RpcError {
-    if (v != null && !v.isNull() && !(v.isContainerNode() && v.isEmpty())) {
-      throw new RpcError("invalid_argument", "'" + field + "' is not supported by the local runtime");
     }
   }
 }

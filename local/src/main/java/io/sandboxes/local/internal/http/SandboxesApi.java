@@ -95,7 +95,8 @@ final class SandboxesApi {
       @Refusal("'volumeMounts' must be a list of {name, path}") RequestBody.@Nullable Later<ArrayNode> volumeMounts,
       @Nullable JsonNode network,
       @JsonProperty("allow_internet_access") Lenient.@Nullable Flag internet,
-      @Nullable JsonNode envVars, @Nullable JsonNode metadata) {}
+      @Nullable JsonNode envVars, @Nullable JsonNode metadata,
+      @Nullable JsonNode iam, @Nullable JsonNode mcp, @Nullable JsonNode secure) {}
 
   /** Whether a paused sandbox resumes on its own when reached. */
   record AutoResume(Lenient.@Nullable Flag enabled) {}
@@ -110,6 +111,7 @@ final class SandboxesApi {
     if (template == null || template.isBlank()) {
       throw new RpcError("invalid_argument", "'templateID' is required");
     }
+    UnservedFields.create(body.iam(), body.mcp(), body.secure());
     long timeout = seconds(RequestBody.Later.of(body.timeout()), "timeout", v2 ? 300L : 15L);
     boolean autoPause = Lenient.Flag.or(body.autoPause(), false);
     boolean autoPauseMemory = Lenient.Flag.or(body.autoPauseMemory(), true);

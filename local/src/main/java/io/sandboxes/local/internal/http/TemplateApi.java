@@ -125,7 +125,8 @@ final class TemplateApi {
   record BuildRequestBody(@JsonDeserialize(using = Lenient.Text.class) @Nullable String name,
       @JsonDeserialize(using = Lenient.Text.class) @Nullable String alias, @Refusal(TAGS) @Nullable List<String> tags,
       @JsonDeserialize(using = Lenient.Int.class) @Nullable Integer cpuCount,
-      @JsonDeserialize(using = Lenient.Int.class) @Nullable Integer memoryMB) {}
+      @JsonDeserialize(using = Lenient.Int.class) @Nullable Integer memoryMB,
+      @Refusal("'minFreeDiskMb' must be a whole number of MiB") @Nullable Long minFreeDiskMb) {}
 
   /** {@code POST /templates/tags}: the target as {@code name:tag}, and the tags to give it. */
   record AssignTagsBody(@JsonDeserialize(using = Lenient.Text.class) @Nullable String target, @Refusal(TAGS) @Nullable List<String> tags) {}
@@ -145,6 +146,7 @@ final class TemplateApi {
   private void request(Exchange ex) throws RpcError, IOException {
     BuildRequestBody body = RequestBody.read(ex, BuildRequestBody.class);
     String name = body.name() != null ? body.name() : body.alias();
+    UnservedFields.build(body.minFreeDiskMb(), registry.diskSizeMB());
     TemplateBuilds.Requested r = builds.request(name, listOrEmpty(body.tags()), Objects.requireNonNullElse(body.cpuCount(), 2),
         Objects.requireNonNullElse(body.memoryMB(), 2048));
     Bodies.json(ex, 202, new Requested(r.templateId(), r.buildId(), false, List.of(r.name()), List.of(r.name()), r.tags()));

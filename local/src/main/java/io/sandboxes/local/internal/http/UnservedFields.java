@@ -1,0 +1,110 @@
+package io.sandboxes.local.internal.http;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.sandboxes.local.internal.common.RpcError;
+import java.util.Map;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The fields of E2B's create and network bodies that the local runtime cannot honour: each is
+ * refused with a 400 naming it and why, never accepted and ignored. A field that asks for nothing
+ * (absent, JSON null, an empty object or list, or E2B's default) passes.
+ */
+final class UnservedFields {
+  /** The placeholder E2B's SDKs write for a secret ({@code Secret.fill}): {@code ${e2b.secrets.<name>}}. */
+  private static final Pattern SECRET = Pattern.compile("\\$\\{e2b\\.secrets\\.([^}]*)}");
+
+  private UnservedFields() {}
+
+  /**
+   * A create's own fields: {@code iam} (workload identity tokens, minted by E2B's cloud),
+   * {@code mcp} (E2B's MCP gateway template) and {@code secure: false} (every local sandbox has
+   * its envd access token).
+   */
+  static void create(@Nullable JsonNode iam, @Nullable JsonNode mcp, @Nullable JsonNode secure) throws RpcError {
+    if (asks(iam)) {
+      throw refused("iam", "workload identity tokens are minted by E2B's cloud, which the local runtime is not");
+    }
+    if (asks(mcp)) {
+      throw refused("mcp", "the MCP gateway is E2B's cloud template; run an MCP server in a sandbox of your own instead");
+    }
+    if (secure != null && secure.isBoolean() && !secure.booleanValue()) {
+      throw refused("secure", "false asks for a sandbox whose envd needs no access token; every local sandbox has one");
+    }
+  }
+
+  /**
+   * A network policy's fields, at create and on update: {@code maskRequestHost} and
+   * {@code httpsPorts} (the port proxy forwards plain HTTP and the Host it is sent),
+   * {@code rules} (header transforms need an egress gateway that terminates TLS; a rule that
+   * fills in a secret is named with it) and {@code egressProxy}.
+   */
+  static void network(@Nullable JsonNode maskRequestHost, @Nullable JsonNode httpsPorts, @Nullable JsonNode rules,
+      @Nullable JsonNode egressProxy) throws RpcError {
+    if (asks(maskRequestHost) && !(maskRequestHost.isTextual() && maskRequestHost.asText().isEmpty())) {
+      throw refused("maskRequestHost", "the local port proxy passes on the Host a request was sent with");
+    }
+    if (asks(httpsPorts)) {
+      throw refused("httpsPorts", "the local port proxy speaks plain HTTP to a sandbox's ports");
+    }
+    if (asks(rules)) {
+      TreeSet<String> secrets = new TreeSet<>();
+      collect(rules, secrets);
+      String why = "header transforms need an egress gateway that terminates TLS, which the local runtime does not have yet";
+      if (!secrets.isEmpty()) {
+        throw refused("rules", "they fill in " + (secrets.size() == 1 ? "secret " : "secrets ") + String.join(", ", secrets)
+            + ", and " + why + " (the secrets were not read)");
+      }
+      throw refused("rules", why);
+    }
+    if (asks(egressProxy)) {
+      throw refused("egressProxy", "the egress gateway has no upstream proxy yet");
+    }
+  }
+
+  /**
+   * A template build's {@code minFreeDiskMb}: served when this server's disk limit per sandbox
+   * gives at least that much (a sandbox's writable layer starts empty, its whole limit free),
+   * refused when it asks for more or is negative.
+   */
+  static void build(@Nullable Long minFreeDiskMb, int diskSizeMB) throws RpcError {
+    if (minFreeDiskMb == null) {
+      return;
+    }
+    if (minFreeDiskMb < 0) {
+      throw new RpcError("invalid_argument", "'minFreeDiskMb' must not be negative, got " + minFreeDiskMb);
+    }
+    if (minFreeDiskMb > diskSizeMB) {
+      throw new RpcError("invalid_argument", "'minFreeDiskMb' of " + minFreeDiskMb + " MiB is more than the local runtime gives a"
+          + " sandbox: each has " + diskSizeMB + " MiB of disk (the server's diskSizeMB, serve --disk-mb)");
+    }
+  }
+
+  /** The secrets a rule's header values fill in, quoted, in name order. */
+  private static void collect(JsonNode n, TreeSet<String> out) {
+    if (n.isTextual()) {
+      Matcher m = SECRET.matcher(n.asText());
+      while (m.find()) {
+        out.add("'" + m.group(1) + "'");
+      }
+    } else if (n.isContainerNode()) {
+      for (Map.Entry<String, JsonNode> e : n.properties()) {
+        collect(e.getValue(), out);
+      }
+      if (n.isArray()) {
+        n.forEach(e -> collect(e, out));
+      }
+    }
+  }
+
+  private static boolean asks(@Nullable JsonNode v) {
+    return v != null && !v.isNull() && !(v.isContainerNode() && v.isEmpty()) && !(v.isBoolean() && !v.booleanValue());
+  }
+
+  private static RpcError refused(String field, String why) {
+    return new RpcError("invalid_argument", "'" + field + "' is not supported by the local runtime: " + why);
+  }
+}
