@@ -127,6 +127,26 @@ class RequestBodiesTest {
         "'metadata' must be an object of strings");
     refused("POST", "/sandboxes", "{\"templateID\":\"base\",\"envVars\":null,\"metadata\":{\"k\":{}}}", 400,
         "'metadata.k' must be a string");
+    refused("POST", "/sandboxes", "{\"templateID\":\"base\",\"envVars\":5}", 400, "'envVars' must be an object of strings");
+    refused("POST", "/sandboxes", "{\"templateID\":\"base\",\"envVars\":\"\"}", 400, "'envVars' must be an object of strings");
+    refused("POST", "/sandboxes", "{\"templateID\":\"base\",\"envVars\":{\"A\":\"x\",\"B\":[]}}", 400, "'envVars.B' must be a string");
+    refused("POST", "/sandboxes", "{\"templateID\":\"base\",\"metadata\":\"x\",\"envVars\":{}}", 400,
+        "'metadata' must be an object of strings");
+    refused("POST", "/sandboxes", "{\"templateID\":\"base\",\"metadata\":{\"a\":\"1\",\"b\":null}}", 400, "'metadata.b' must be a string");
+    // a map's scalar values are kept as their text: numbers as Jackson writes them
+    Answer made = api("POST", "/sandboxes", "{\"templateID\":\"base\",\"envVars\":{\"N\":1e2,\"T\":true,\"S\":\"s\",\"I\":-3},"
+        + "\"metadata\":{\"m\":12,\"f\":1.5,\"n\":\"x\",\"b\":false}}");
+    assertThat(made.status()).as(made.body()).isEqualTo(201);
+    String id = made.json().path("sandboxID").asText();
+    try {
+      assertThat(api("GET", "/sandboxes/" + id, "").json().path("metadata"))
+          .isEqualTo(Json.parse("{\"m\":\"12\",\"f\":\"1.5\",\"n\":\"x\",\"b\":\"false\"}".getBytes(StandardCharsets.UTF_8)));
+      Streamed env = stream(id, Tokens.envdToken(server, id), "process.Process/Start",
+          "{\"process\":{\"cmd\":\"/bin/sh\",\"args\":[\"-c\",\"echo $N,$T,$S,$I\"]}}");
+      assertThat(env.stdout()).isEqualTo("100.0,true,s,-3\n");
+    } finally {
+      accepted("DELETE", "/sandboxes/" + id, "", 204);
+    }
   }
 
   @Test
@@ -170,6 +190,10 @@ class RequestBodiesTest {
     refused("POST", "/sandboxes", "{\"templateID\":\"base\",\"network\":{\"denyOut\":[\"example.com\"]}}", 400,
         "'example.com' is not a valid IP or CIDR");
     refused("POST", "/sandboxes", "{\"templateID\":\"base\",\"network\":{\"rules\":[{}]}}", 400, "'rules' is not supported by the local runtime");
+    refused("POST", "/sandboxes", "{\"templateID\":\"base\",\"network\":{\"denyOut\":[7]}}", 400, "'7' is not a valid IP or CIDR");
+    // a network that is no object reads as one with no fields
+    refused("POST", "/sandboxes", "{\"templateID\":\"nosuch\",\"network\":\"x\"}", 404, "template 'nosuch' not found");
+    refused("POST", "/sandboxes", "{\"templateID\":\"nosuch\",\"network\":[{\"denyOut\":[7]}]}", 404, "template 'nosuch' not found");
     refused("POST", "/sandboxes", "{\"templateID\":\"nosuch\",\"network\":{\"rules\":[],\"egressProxy\":{},\"future\":1},"
         + "\"allow_internet_access\":\"maybe\"}", 404, "template 'nosuch' not found");
   }
@@ -246,6 +270,13 @@ class RequestBodiesTest {
     refused("PUT", path, "{\"denyOut\":[null]}", 400, "'' is not a valid IP or CIDR");
     refused("PUT", path, "{\"denyOut\":[\"10.0.0.0/33\"]}", 400, "'10.0.0.0/33' is not a valid IP or CIDR");
     refused("PUT", path, "{\"allowOut\":[\"not a host\"]}", 400, "'not a host' is not a valid domain, IP or CIDR");
+    // entries are read as their text: a number, a flag; a list or object inside as empty
+    refused("PUT", path, "{\"denyOut\":[true]}", 400, "'true' is not a valid IP or CIDR");
+    refused("PUT", path, "{\"denyOut\":[[\"10.0.0.0/8\"]]}", 400, "'' is not a valid IP or CIDR");
+    refused("PUT", path, "{\"denyOut\":[\"10.0.0.0/8\",1e1]}", 400, "'10.0' is not a valid IP or CIDR");
+    refused("PUT", path, "{\"allowOut\":[1.5,\"x y\"]}", 400, "'x y' is not a valid domain, IP or CIDR");
+    refused("PUT", path, "{\"allowOut\":[\"\"]}", 400, "'' is not a valid domain, IP or CIDR");
+    refused("PUT", path, "{\"allowOut\":null,\"denyOut\":{\"a\":\"10.0.0.0/8\"}}", 400, "'denyOut' must be a list");
     refused("PUT", path, "{\"egressProxy\":{\"url\":\"http://p\"}}", 400, "'egressProxy' is not supported by the local runtime");
     refused("PUT", path, "{\"rules\":\"x\"}", 400, "'rules' is not supported by the local runtime");
     // allowOut's entries are checked before denyOut's type
@@ -351,8 +382,12 @@ class RequestBodiesTest {
   private record Streamed(String stdout, String end) {}
 
   private Streamed stream(String call, String body) throws Exception {
+    return stream(sandbox.id(), token, call, body);
+  }
+
+  private Streamed stream(String id, String accessToken, String call, String body) throws Exception {
     HttpRequest r = HttpRequest.newBuilder(server.sandboxUrl().resolve("/" + call))
-        .header("E2b-Sandbox-Id", sandbox.id()).header("X-Access-Token", token)
+        .header("E2b-Sandbox-Id", id).header("X-Access-Token", accessToken)
         .header("Content-Type", Connect.STREAM_CONTENT_TYPE).header("Connect-Protocol-Version", "1")
         .POST(HttpRequest.BodyPublishers.ofByteArray(Connect.envelope(0, body.getBytes(StandardCharsets.UTF_8)))).build();
     HttpResponse<byte[]> a = http.send(r, HttpResponse.BodyHandlers.ofByteArray());

@@ -138,6 +138,65 @@ final class Lenient {
   }
 
   /**
+   * A map's value as E2B's create sends its maps (envVars, metadata): any scalar as its text (a
+   * number as Jackson writes it), a list, an object or null refused.
+   */
+  @JsonDeserialize(using = ScalarReader.class)
+  record Scalar(String text) {
+    /** A map of scalars as a map of their texts, in its order; empty for none. */
+    static Map<String, String> texts(@Nullable Map<String, Scalar> map) {
+      Map<String, String> out = new LinkedHashMap<>();
+      if (map != null) {
+        map.forEach((k, v) -> out.put(k, v.text()));
+      }
+      return out;
+    }
+  }
+
+  /** Reads a {@link Scalar}. */
+  static final class ScalarReader extends StdDeserializer<Scalar> {
+    ScalarReader() {
+      super(Scalar.class);
+    }
+
+    @Override
+    public Scalar deserialize(JsonParser p, DeserializationContext ctxt) throws IOException {
+      JsonNode n = p.readValueAsTree();
+      if (n == null || !n.isValueNode() || n.isNull()) {
+        return (Scalar) ctxt.handleUnexpectedToken(Scalar.class, p);
+      }
+      return new Scalar(n.asText());
+    }
+  }
+
+  /**
+   * A list (anything else refused) whose entries are each read as their text, as
+   * {@code asText("")} reads them: a number or flag as written, null, a list or an object as
+   * empty. For lists whose entries are checked by pattern after reading (a network's allow and
+   * deny lists), so that an entry of the wrong type is refused by that check, naming it.
+   */
+  @JsonDeserialize(using = TextEntriesReader.class)
+  record TextEntries(List<String> values) {}
+
+  /** Reads {@link TextEntries}. */
+  static final class TextEntriesReader extends StdDeserializer<TextEntries> {
+    TextEntriesReader() {
+      super(TextEntries.class);
+    }
+
+    @Override
+    public TextEntries deserialize(JsonParser p, DeserializationContext ctxt) throws IOException {
+      JsonNode n = p.readValueAsTree();
+      if (n == null || !n.isArray()) {
+        return (TextEntries) ctxt.handleUnexpectedToken(TextEntries.class, p);
+      }
+      List<String> out = new ArrayList<>();
+      n.forEach(v -> out.add(v.asText("")));
+      return new TextEntries(out);
+    }
+  }
+
+  /**
    * A nested record read from an object, or from nothing when the value is no object (its fields
    * are then all absent): for bodies whose nested parts were always looked up by path.
    */

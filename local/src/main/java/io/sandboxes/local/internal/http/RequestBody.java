@@ -51,7 +51,14 @@ final class RequestBody {
   @Retention(RetentionPolicy.RUNTIME)
   @Target({ElementType.RECORD_COMPONENT, ElementType.PARAMETER, ElementType.FIELD, ElementType.METHOD})
   @interface Refusal {
+    /** The message for a value that is not of the component's type. */
     String value();
+
+    /**
+     * The message for an entry of a map (or an element of a list) that is not of its type, with
+     * {@code %s} for the entry's key (or index); empty when {@link #value} covers entries too.
+     */
+    String entry() default "";
   }
 
   private static final ObjectMapper STRICT = JsonMapper.builder()
@@ -118,11 +125,13 @@ final class RequestBody {
     private final JsonNode node;
     private final JavaType type;
     private final String refusal;
+    private final String entryRefusal;
 
-    Later(JsonNode node, JavaType type, String refusal) {
+    Later(JsonNode node, JavaType type, String refusal, String entryRefusal) {
       this.node = node;
       this.type = type;
       this.refusal = refusal;
+      this.entryRefusal = entryRefusal;
     }
 
     /** The value, null when the field is JSON null; refused when it is not of its type. */
@@ -132,9 +141,21 @@ final class RequestBody {
       }
       try {
         return STRICT.treeToValue(node, type);
+      } catch (JsonMappingException e) {
+        throw new RpcError("invalid_argument", entryRefusal(e));
       } catch (JacksonException | IllegalArgumentException e) {
         throw new RpcError("invalid_argument", refusal);
       }
+    }
+
+    /** The entry's own refusal when an entry (named by the error's path) is what did not fit, else the field's. */
+    private String entryRefusal(JsonMappingException e) {
+      if (entryRefusal.isEmpty() || e.getPath().isEmpty()) {
+        return refusal;
+      }
+      JsonMappingException.Reference at = e.getPath().get(0);
+      String key = at.getFieldName() != null ? at.getFieldName() : at.getIndex() >= 0 ? Integer.toString(at.getIndex()) : null;
+      return key == null ? refusal : String.format(entryRefusal, key);
     }
 
     /** The value of a field that may be absent (null) or JSON null: null for both. */
@@ -147,33 +168,35 @@ final class RequestBody {
   static final class LaterReader extends StdDeserializer<Later<?>> implements ContextualDeserializer {
     private final @Nullable JavaType type;
     private final String refusal;
+    private final String entryRefusal;
 
     LaterReader() {
-      this(null, "");
+      this(null, "", "");
     }
 
-    private LaterReader(@Nullable JavaType type, String refusal) {
+    private LaterReader(@Nullable JavaType type, String refusal, String entryRefusal) {
       super(Later.class);
       this.type = type;
       this.refusal = refusal;
+      this.entryRefusal = entryRefusal;
     }
 
     @Override
     public JsonDeserializer<?> createContextual(DeserializationContext ctxt, @Nullable BeanProperty property) {
       JavaType t = property == null ? ctxt.getContextualType() : property.getType();
       Refusal r = property == null ? null : property.getAnnotation(Refusal.class);
-      return new LaterReader(t.containedTypeOrUnknown(0), r == null ? "request body does not fit" : r.value());
+      return new LaterReader(t.containedTypeOrUnknown(0), r == null ? "request body does not fit" : r.value(), r == null ? "" : r.entry());
     }
 
     @Override
     public Later<?> deserialize(JsonParser p, DeserializationContext ctxt) throws IOException {
       JsonNode n = p.readValueAsTree();
-      return new Later<>(n == null ? NullNode.getInstance() : n, java.util.Objects.requireNonNull(type), refusal);
+      return new Later<>(n == null ? NullNode.getInstance() : n, java.util.Objects.requireNonNull(type), refusal, entryRefusal);
     }
 
     @Override
     public Later<?> getNullValue(DeserializationContext ctxt) {
-      return new Later<>(NullNode.getInstance(), java.util.Objects.requireNonNull(type), refusal);
+      return new Later<>(NullNode.getInstance(), java.util.Objects.requireNonNull(type), refusal, entryRefusal);
     }
 
     @Override
