@@ -35,6 +35,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class ProcessRequestBodiesTest {
   private static final String NEEDS_SELECTOR = "the process selector needs a pid or a tag";
+  private static final String PID = "'process.pid' must be a whole number";
 
   private LocalServer server;
   private LiveSandbox sandbox;
@@ -165,12 +166,16 @@ class ProcessRequestBodiesTest {
         .isEqualTo("not_found process with pid 999999 not found");
     assertThat(streamEnd("Connect", "{\"process\":{\"tag\":{}}}")).isEqualTo("not_found process with tag  not found");
     assertThat(streamEnd("Connect", "{\"process\":{\"tag\":12.5,\"future\":1}}")).isEqualTo("not_found process with tag 12.5 not found");
-    assertThat(streamEnd("Connect", "{\"process\":{\"pid\":null}}")).isEqualTo("not_found process with pid -1 not found");
-    assertThat(streamEnd("Connect", "{\"process\":{\"tag\":null}}")).isEqualTo("not_found process with tag null not found");
-    assertThat(streamEnd("Connect", "{\"process\":{\"pid\":\"x\"}}")).isEqualTo("500 internal field 'pid' is not an int: \"x\"");
-    assertThat(streamEnd("Connect", "{\"process\":{\"pid\":1.5}}")).isEqualTo("500 internal field 'pid' is not an int: 1.5");
-    unaryRefused("CloseStdin", "{\"process\":{\"pid\":[1]}}", 500, "internal", "field 'pid' is not an int: [1]");
-    unaryRefused("SendSignal", "{\"process\":{\"pid\":null},\"signal\":9}", 404, "not_found", "process with pid -1 not found");
+    // a null field is an absent one, as Connect's JSON reads it
+    assertThat(streamEnd("Connect", "{\"process\":{\"pid\":null}}")).isEqualTo("invalid_argument " + NEEDS_SELECTOR);
+    assertThat(streamEnd("Connect", "{\"process\":{\"tag\":null}}")).isEqualTo("invalid_argument " + NEEDS_SELECTOR);
+    assertThat(streamEnd("Connect", "{\"process\":{\"pid\":null,\"tag\":\"nosuch\"}}")).isEqualTo("not_found process with tag nosuch not found");
+    // a pid that is no whole number is the caller's mistake, named
+    assertThat(streamEnd("Connect", "{\"process\":{\"pid\":\"x\"}}")).isEqualTo("invalid_argument " + PID);
+    assertThat(streamEnd("Connect", "{\"process\":{\"pid\":1.5}}")).isEqualTo("invalid_argument " + PID);
+    assertThat(streamEnd("Connect", "{\"process\":{\"pid\":4294967296}}")).isEqualTo("invalid_argument " + PID);
+    unaryRefused("CloseStdin", "{\"process\":{\"pid\":[1]}}", 400, "invalid_argument", PID);
+    unaryRefused("SendSignal", "{\"process\":{\"pid\":null},\"signal\":9}", 400, "invalid_argument", NEEDS_SELECTOR);
     unaryRefused("SendInput", "{\"process\":{\"tag\":\"nosuch\"},\"input\":5}", 404, "not_found", "process with tag nosuch not found");
     unaryRefused("Update", "{\"process\":{},\"pty\":{\"size\":{\"cols\":80,\"rows\":24}}}", 400, "invalid_argument", NEEDS_SELECTOR);
   }
@@ -186,7 +191,8 @@ class ProcessRequestBodiesTest {
     assertThat(unary("SendInput", byTag + "\"input\":{\"stdin\":\"Pz8_\"}}")).isEqualTo("200 {}");
     assertThat(unary("SendInput", byTag + "\"input\":\"x\"}")).isEqualTo("200 {}");
     assertThat(unary("SendInput", byTag + "\"input\":{\"stdin\":null,\"future\":1}}")).isEqualTo("200 {}");
-    assertThat(unary("SendInput", byTag + "\"input\":{\"stdin\":\"" + b64("!\n") + "\"},\"future\":[]}")).isEqualTo("200 {}");
+    // a null pty is no pty: the stdin beside it is what is written
+    assertThat(unary("SendInput", byTag + "\"input\":{\"pty\":null,\"stdin\":\"" + b64("!\n") + "\"},\"future\":[]}")).isEqualTo("200 {}");
     await().atMost(Duration.ofSeconds(20)).until(() -> cat.text().equals("hi\n???!\n"));
     unaryRefused("SendInput", byTag + "\"input\":{\"stdin\":5}}", 500, "internal", "Input byte[] should at least have 2 bytes for base64 bytes");
     unaryRefused("SendInput", byTag + "\"input\":{\"stdin\":\"***\"}}", 500, "internal", "Illegal base64 character 2a");

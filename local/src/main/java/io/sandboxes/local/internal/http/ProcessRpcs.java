@@ -151,16 +151,23 @@ final class ProcessRpcs {
     follow(ex, p, p.subscribe(), keepalive(ex));
   }
 
+  /**
+   * The process a selector names: by pid (a whole number, or its text, as Connect's JSON writes
+   * integers), else by tag (any value's text). A null field is an absent one, as Connect's JSON reads it.
+   */
   private static SandboxProcess select(LocalSandbox sandbox, JsonNode selector) throws RpcError {
-    if (selector.has("pid")) {
-      int pid = Json.intValue(selector, "pid", -1);
+    if (selector.hasNonNull("pid")) {
+      Integer pid = Json.exactInt(selector.get("pid"));
+      if (pid == null) {
+        throw new RpcError("invalid_argument", "'process.pid' must be a whole number");
+      }
       SandboxProcess p = sandbox.process(pid);
       if (p == null) {
         throw new RpcError("not_found", "process with pid " + pid + " not found");
       }
       return p;
     }
-    if (selector.has("tag")) {
+    if (selector.hasNonNull("tag")) {
       String tag = selector.get("tag").asText();
       SandboxProcess p = sandbox.processByTag(tag);
       if (p == null) {
@@ -281,7 +288,7 @@ final class ProcessRpcs {
     JsonNode req = unaryRequest(ex);
     SandboxProcess p = running(sandbox, req);
     JsonNode input = req.path("input");
-    String b64 = input.has("pty") ? input.get("pty").asText() : input.path("stdin").asText("");
+    String b64 = input.hasNonNull("pty") ? input.get("pty").asText() : input.path("stdin").asText("");
     byte[] data;
     try {
       data = Base64.getDecoder().decode(b64);
