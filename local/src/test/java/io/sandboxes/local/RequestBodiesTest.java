@@ -371,6 +371,15 @@ class RequestBodiesTest {
     return new Answer(a.statusCode(), a.body());
   }
 
+  /** The paths a ListDir answers, sorted. */
+  private String listed(String body) throws Exception {
+    Answer a = unary("filesystem.Filesystem/ListDir", body, "application/json");
+    assertThat(a.status()).as(body + ": " + a.body()).isEqualTo(200);
+    java.util.List<String> paths = new java.util.ArrayList<>();
+    a.json().path("entries").forEach(e -> paths.add(e.path("path").asText()));
+    return paths.stream().sorted().toList().toString();
+  }
+
   private void unaryRefused(String call, String body, int status, String code, String message) throws Exception {
     Answer a = unary(call, body, "application/json");
     assertThat(a.status()).as("%s %s: %s", call, body, a.body()).isEqualTo(status);
@@ -462,6 +471,14 @@ class RequestBodiesTest {
     Answer depth = unary("filesystem.Filesystem/ListDir", "{\"path\":\"/etc\",\"depth\":\"x\"}", "application/json");
     // (a depth of the wrong type is an internal error today; pinned as it is)
     assertThat(depth.status() + " " + depth.json().path("message").asText()).isEqualTo("500 field 'depth' is not an int: \"x\"");
+    // a depth is a whole number or its text; below 1 it is 1
+    assertThat(unary("filesystem.Filesystem/MakeDir", "{\"path\":\"/tmp/pin-ls/a/b\"}", "application/json").status()).isEqualTo(200);
+    for (String d : new String[] {"", ",\"depth\":null", ",\"depth\":0", ",\"depth\":-3", ",\"depth\":1.0"}) {
+      assertThat(listed("{\"path\":\"/tmp/pin-ls\"" + d + "}")).as(d).isEqualTo("[/tmp/pin-ls/a]");
+    }
+    for (String d : new String[] {"2", "\"2\"", "2.0", "9"}) {
+      assertThat(listed("{\"path\":\"/tmp/pin-ls\",\"depth\":" + d + "}")).as(d).isEqualTo("[/tmp/pin-ls/a, /tmp/pin-ls/a/b]");
+    }
     unaryRefused("filesystem.Filesystem/MakeDir", "{\"path\":[]}", 400, "invalid_argument", "'path' is required");
     unaryRefused("filesystem.Filesystem/Move", "{\"source\":\"/tmp/a\"}", 400, "invalid_argument", "'destination' is required");
     unaryRefused("filesystem.Filesystem/Move", "{\"destination\":\"/tmp/a\",\"source\":null}", 400, "invalid_argument",
