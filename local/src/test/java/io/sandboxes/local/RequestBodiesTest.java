@@ -468,9 +468,12 @@ class RequestBodiesTest {
     assertThat(wrongType.status()).isEqualTo(400);
     assertThat(wrongType.json().path("message").asText()).isEqualTo("unary calls take Content-Type application/json, got text/plain");
     unaryRefused("filesystem.Filesystem/ListDir", "{\"depth\":2}", 400, "invalid_argument", "'path' is required");
-    Answer depth = unary("filesystem.Filesystem/ListDir", "{\"path\":\"/etc\",\"depth\":\"x\"}", "application/json");
-    // (a depth of the wrong type is an internal error today; pinned as it is)
-    assertThat(depth.status() + " " + depth.json().path("message").asText()).isEqualTo("500 field 'depth' is not an int: \"x\"");
+    // a depth that is no whole number is the caller's mistake, named (it was an internal error)
+    String depth = "'depth' must be a whole number";
+    unaryRefused("filesystem.Filesystem/ListDir", "{\"path\":\"/etc\",\"depth\":\"x\"}", 400, "invalid_argument", depth);
+    unaryRefused("filesystem.Filesystem/ListDir", "{\"path\":\"/etc\",\"depth\":1.5}", 400, "invalid_argument", depth);
+    unaryRefused("filesystem.Filesystem/ListDir", "{\"path\":\"/etc\",\"depth\":[2]}", 400, "invalid_argument", depth);
+    unaryRefused("filesystem.Filesystem/ListDir", "{\"path\":\"/etc\",\"depth\":4294967296}", 400, "invalid_argument", depth);
     // a depth is a whole number or its text; below 1 it is 1
     assertThat(unary("filesystem.Filesystem/MakeDir", "{\"path\":\"/tmp/pin-ls/a/b\"}", "application/json").status()).isEqualTo(200);
     for (String d : new String[] {"", ",\"depth\":null", ",\"depth\":0", ",\"depth\":-3", ",\"depth\":1.0"}) {

@@ -67,7 +67,10 @@ final class FilesystemRpcs {
     t.put("/filesystem.Filesystem/ListDir", (ex, sandbox) -> {
       JsonNode tree = unaryRequest(ex);
       PathBody req = bind(tree, PathBody.class);
-      int depth = Json.intValue(tree, "depth", 1);
+      Integer depth = tree.hasNonNull("depth") ? Json.exactInt(tree.get("depth")) : Integer.valueOf(1);
+      if (depth == null) {
+        throw new RpcError("invalid_argument", "'depth' must be a whole number");
+      }
       ObjectNode out = Json.object();
       out.set("entries", sandbox.files().list(user(ex), requirePath(req.path(), "path"), Math.max(depth, 1)));
       reply(ex, out);
