@@ -216,6 +216,14 @@ class RequestBodiesTest {
     refused("POST", "/sandboxes/nosuchsandbox0000000/timeout", "{\"timeout\":60}", 404,
         "Sandbox \"nosuchsandbox0000000\" doesn't exist or you don't have access to it");
     accepted("POST", sb() + "/timeout", "{\"timeout\":600.9,\"unknown\":[1,2]}", 204);
+    // a negative fraction is a negative number of seconds, however small (-0.5 was read as 0); -0.0 is 0
+    String none = "/sandboxes/nosuchsandbox0000000";
+    refused("POST", none + "/timeout", "{\"timeout\":-0.5}", 400, SECONDS);
+    refused("POST", none + "/timeout", "{\"timeout\":-0.0}", 404, "Sandbox \"nosuchsandbox0000000\" doesn't exist or you don't have access to it");
+    refused("POST", none + "/connect", "{\"timeout\":-0.001}", 400, SECONDS);
+    refused("POST", none + "/resume", "{\"timeout\":-1e-9}", 400, SECONDS);
+    refused("POST", none + "/refreshes", "{\"duration\":-0.5}", 400, "'duration' must be a non-negative number of seconds");
+    refused("POST", "/sandboxes", "{\"templateID\":\"nosuch\",\"timeout\":-0.5}", 400, SECONDS);
 
     refused("POST", sb() + "/refreshes", "{\"duration\":\"60\"}", 400, "'duration' must be a non-negative number of seconds");
     refused("POST", sb() + "/refreshes", "{\"duration\":null}", 400, "'duration' is required");

@@ -5,13 +5,16 @@ import com.fasterxml.jackson.annotation.JsonSetter;
 import com.fasterxml.jackson.annotation.Nulls;
 import com.fasterxml.jackson.core.JacksonException;
 import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.BeanProperty;
 import com.fasterxml.jackson.databind.DeserializationContext;
 import com.fasterxml.jackson.databind.JavaType;
 import com.fasterxml.jackson.databind.JsonDeserializer;
 import com.fasterxml.jackson.databind.annotation.JsonDeserialize;
 import com.fasterxml.jackson.databind.deser.ContextualDeserializer;
+import com.fasterxml.jackson.databind.deser.std.NumberDeserializers;
 import com.fasterxml.jackson.databind.deser.std.StdDeserializer;
+import com.fasterxml.jackson.databind.module.SimpleModule;
 import com.fasterxml.jackson.databind.node.NullNode;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonMappingException;
@@ -31,7 +34,9 @@ import java.lang.annotation.Retention;
 import java.lang.annotation.RetentionPolicy;
 import java.lang.annotation.Target;
 import java.lang.reflect.RecordComponent;
+import java.math.BigDecimal;
 import java.math.BigInteger;
+import java.math.RoundingMode;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;
 
@@ -39,8 +44,9 @@ import org.jspecify.annotations.Nullable;
  * Binds a request body (a JSON object) to a request record, as strictly as the server has always
  * read it: no scalar coercion (a text is no number, a number no text, a number no flag), a list
  * no single value, no null inside a list or map, unknown fields ignored (E2B's SDKs send fields
- * this server does not know). A number of seconds may be fractional (its whole part counts); a
- * {@link BigInteger} must be whole. Fields read leniently say so with a {@link Lenient}
+ * this server does not know). A number of seconds may be fractional: a {@link Long} is read as the
+ * number's floor, its whole part when positive, while a negative fraction stays negative (-0.5 is
+ * refused wherever -1 is; -0.0 is 0). A {@link BigInteger} must be whole. Fields read leniently say so with a {@link Lenient}
  * deserializer.
  *
  * <p>The record's components are bound in their declared order, which is the order its fields
@@ -78,7 +84,30 @@ final class RequestBody {
       .withCoercionConfig(BigInteger.class, c -> c.setCoercion(CoercionInputShape.Float, CoercionAction.Fail))
       // a null inside a list or map is refused, as a value of the wrong type
       .defaultSetterInfo(JsonSetter.Value.forContentNulls(Nulls.FAIL))
+      .addModule(new SimpleModule("floored-longs").addDeserializer(Long.class, new FlooredLong()))
       .build();
+
+  /** A {@link Long} as Jackson reads one, except that a fraction counts as its floor (Jackson truncates toward zero). */
+  static final class FlooredLong extends StdDeserializer<Long> {
+    private final NumberDeserializers.LongDeserializer whole = new NumberDeserializers.LongDeserializer(Long.class, null);
+
+    FlooredLong() {
+      super(Long.class);
+    }
+
+    @Override
+    public @Nullable Long deserialize(JsonParser p, DeserializationContext ctxt) throws IOException {
+      if (p.currentToken() != JsonToken.VALUE_NUMBER_FLOAT) {
+        return whole.deserialize(p, ctxt);
+      }
+      BigDecimal floor = p.getDecimalValue().setScale(0, RoundingMode.FLOOR);
+      try {
+        return floor.longValueExact();
+      } catch (ArithmeticException outOfRange) {
+        return (Long) ctxt.handleWeirdNumberValue(Long.class, floor, "not a whole number of seconds that fits a long");
+      }
+    }
+  }
 
   private RequestBody() {}
 
