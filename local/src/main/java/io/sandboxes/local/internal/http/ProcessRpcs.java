@@ -54,7 +54,7 @@ final class ProcessRpcs {
   record Info(Config config, int pid, @Nullable String tag) {}
 
   /** The command a process runs. */
-  record Config(String cmd, List<String> args, JsonNode envs, @Nullable String cwd) {}
+  record Config(String cmd, List<String> args, Map<String, String> envs, @Nullable String cwd) {}
 
   /**
    * {@code Start}'s request: the process, its tag, a PTY (any value but null asks for one) and
@@ -265,7 +265,7 @@ final class ProcessRpcs {
     unaryRequest(ex);
     List<Info> out = new ArrayList<>();
     for (SandboxProcess p : sandbox.running()) {
-      out.add(new Info(new Config(p.cmd(), p.args(), Json.toObject(p.envs()), p.cwd()), p.pid(), p.tag()));
+      out.add(new Info(new Config(p.cmd(), p.args(), p.envs(), p.cwd()), p.pid(), p.tag()));
     }
     reply(ex, new Processes(out));
   }
