@@ -1,15 +1,10 @@
 package io.sandboxes.local.internal.http;
 
-import com.fasterxml.jackson.core.JsonParser;
-import com.fasterxml.jackson.databind.DeserializationContext;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.annotation.JsonDeserialize;
-import com.fasterxml.jackson.databind.deser.std.StdDeserializer;
-import io.sandboxes.e2b.internal.Json;
 import io.sandboxes.local.internal.build.BuildStart;
 import io.sandboxes.local.internal.common.RpcError;
 import io.sandboxes.local.internal.http.RequestBody.Refusal;
-import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
@@ -20,7 +15,7 @@ import org.jspecify.annotations.Nullable;
  * else is read leniently, as it always was: texts as any value's text, flags as {@code asBoolean}
  * reads them. A registry is only looked at to be refused.
  */
-record BuildStartBody(@Refusal("'steps' must be a list") RequestBody.@Nullable Later<Steps> steps,
+record BuildStartBody(@Refusal("'steps' must be a list") RequestBody.@Nullable Later<Lenient.Parts<Step>> steps,
     @Nullable JsonNode fromImageRegistry,
     @JsonDeserialize(using = Lenient.Text.class) @Nullable String fromImage,
     @JsonDeserialize(using = Lenient.Text.class) @Nullable String fromTemplate,
@@ -38,38 +33,14 @@ record BuildStartBody(@Refusal("'steps' must be a list") RequestBody.@Nullable L
     }
   }
 
-  /** The steps: a list (anything else does not fit) whose entries are each read as a {@link Step}. */
-  @JsonDeserialize(using = StepsReader.class)
-  record Steps(List<Step> values) {}
-
   /** The start the body asks for; its steps are bound here, so a list that is none is refused now. */
   BuildStart value() throws RpcError {
-    Steps s = RequestBody.Later.of(steps);
+    Lenient.Parts<Step> s = RequestBody.Later.of(steps);
     List<BuildStart.Step> out = new ArrayList<>();
     if (s != null) {
       s.values().forEach(step -> out.add(step.value()));
     }
     return new BuildStart(fromImage, fromTemplate, fromImageRegistry != null && !fromImageRegistry.isNull(), out,
         Lenient.Flag.or(force, false), startCmd, readyCmd);
-  }
-
-  /** Reads {@link Steps}. */
-  static final class StepsReader extends StdDeserializer<Steps> {
-    StepsReader() {
-      super(Steps.class);
-    }
-
-    @Override
-    public Steps deserialize(JsonParser p, DeserializationContext ctxt) throws IOException {
-      JsonNode n = p.readValueAsTree();
-      if (n == null || !n.isArray()) {
-        return (Steps) ctxt.handleUnexpectedToken(Steps.class, p);
-      }
-      List<Step> out = new ArrayList<>();
-      for (JsonNode e : n) {
-        out.add(ctxt.readTreeAsValue(e.isObject() ? e : Json.object(), Step.class));
-      }
-      return new Steps(out);
-    }
   }
 }

@@ -197,6 +197,49 @@ final class Lenient {
   }
 
   /**
+   * A list (anything else does not fit) whose entries are each read as a record, an entry that is
+   * no object as one with no fields: for lists whose entries were always looked up by path.
+   *
+   * @param <T> the entries' record type
+   */
+  @JsonDeserialize(using = PartsReader.class)
+  record Parts<T>(List<T> values) {}
+
+  /** Reads {@link Parts}, its entries' type from where it is bound. */
+  static final class PartsReader extends StdDeserializer<Parts<?>> implements ContextualDeserializer {
+    private final @Nullable JavaType entry;
+
+    PartsReader() {
+      this(null);
+    }
+
+    private PartsReader(@Nullable JavaType entry) {
+      super(Parts.class);
+      this.entry = entry;
+    }
+
+    @Override
+    public JsonDeserializer<?> createContextual(DeserializationContext ctxt, @Nullable BeanProperty property) {
+      JavaType t = property == null ? ctxt.getContextualType() : property.getType();
+      return new PartsReader(t == null ? null : t.containedTypeOrUnknown(0));
+    }
+
+    @Override
+    public Parts<?> deserialize(JsonParser p, DeserializationContext ctxt) throws IOException {
+      JsonNode n = p.readValueAsTree();
+      JavaType t = entry;
+      if (n == null || !n.isArray() || t == null) {
+        return (Parts<?>) ctxt.handleUnexpectedToken(Parts.class, p);
+      }
+      List<Object> out = new ArrayList<>();
+      for (JsonNode e : n) {
+        out.add(ctxt.readTreeAsValue(e.isObject() ? e : Json.object(), t));
+      }
+      return new Parts<>(out);
+    }
+  }
+
+  /**
    * A nested record read from an object, or from nothing when the value is no object (its fields
    * are then all absent): for bodies whose nested parts were always looked up by path.
    */

@@ -234,14 +234,6 @@ final class RequestBody {
     }
   }
 
-  /**
-   * Binds a nested part of a body that was always looked up by path: an object is bound, anything
-   * else reads as an object with no fields.
-   */
-  static <R extends Record> R part(@Nullable JsonNode node, Class<R> type) throws RpcError {
-    return bind(node != null && node.isObject() ? node : Json.object(), type);
-  }
-
   private static RpcError refusal(Class<?> type, JsonMappingException e) {
     if (!e.getPath().isEmpty()) {
       JsonMappingException.Reference first = e.getPath().get(0);

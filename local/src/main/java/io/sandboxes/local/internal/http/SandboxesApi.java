@@ -7,7 +7,6 @@ import static io.sandboxes.local.internal.http.Bodies.seconds;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.databind.annotation.JsonDeserialize;
-import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sandboxes.e2b.internal.Connect;
 import io.sandboxes.e2b.internal.Json;
@@ -91,7 +90,7 @@ final class SandboxesApi {
       @Refusal(SECONDS) RequestBody.@Nullable Later<Long> timeout,
       Lenient.@Nullable Flag autoPause, Lenient.@Nullable Flag autoPauseMemory,
       @JsonDeserialize(using = Lenient.Part.class) @Nullable AutoResume autoResume,
-      @Refusal("'volumeMounts' must be a list of {name, path}") RequestBody.@Nullable Later<ArrayNode> volumeMounts,
+      @Refusal("'volumeMounts' must be a list of {name, path}") RequestBody.@Nullable Later<Lenient.Parts<MountBody>> volumeMounts,
       @JsonDeserialize(using = Lenient.Part.class) NetworkApi.@Nullable PolicyBody network,
       @JsonProperty("allow_internet_access") Lenient.@Nullable Flag internet,
       @Refusal(value = "'envVars' must be an object of strings", entry = "'envVars.%s' must be a string")
@@ -161,14 +160,13 @@ final class SandboxesApi {
     Bodies.json(ex, 201, SandboxViews.created(s));
   }
 
-  private List<LocalSandbox.VolumeMount> volumeMounts(@Nullable ArrayNode mounts) throws RpcError {
+  private List<LocalSandbox.VolumeMount> volumeMounts(Lenient.@Nullable Parts<MountBody> mounts) throws RpcError {
     List<LocalSandbox.VolumeMount> out = new ArrayList<>();
     if (mounts == null) {
       return out;
     }
     Set<String> paths = new HashSet<>();
-    for (JsonNode entry : mounts) {
-      MountBody m = RequestBody.part(entry, MountBody.class);
+    for (MountBody m : mounts.values()) {
       String name = m.name();
       String path = m.path();
       if (name == null || path == null) {
