@@ -127,6 +127,26 @@ class RequestBodiesTest {
         "'metadata' must be an object of strings");
     refused("POST", "/sandboxes", "{\"templateID\":\"base\",\"envVars\":null,\"metadata\":{\"k\":{}}}", 400,
         "'metadata.k' must be a string");
+    refused("POST", "/sandboxes", "{\"templateID\":\"base\",\"envVars\":5}", 400, "'envVars' must be an object of strings");
+    refused("POST", "/sandboxes", "{\"templateID\":\"base\",\"envVars\":\"\"}", 400, "'envVars' must be an object of strings");
+    refused("POST", "/sandboxes", "{\"templateID\":\"base\",\"envVars\":{\"A\":\"x\",\"B\":[]}}", 400, "'envVars.B' must be a string");
+    refused("POST", "/sandboxes", "{\"templateID\":\"base\",\"metadata\":\"x\",\"envVars\":{}}", 400,
+        "'metadata' must be an object of strings");
+    refused("POST", "/sandboxes", "{\"templateID\":\"base\",\"metadata\":{\"a\":\"1\",\"b\":null}}", 400, "'metadata.b' must be a string");
+    // a map's scalar values are kept as their text: numbers as Jackson writes them
+    Answer made = api("POST", "/sandboxes", "{\"templateID\":\"base\",\"envVars\":{\"N\":1e2,\"T\":true,\"S\":\"s\",\"I\":-3},"
+        + "\"metadata\":{\"m\":12,\"f\":1.5,\"n\":\"x\",\"b\":false}}");
+    assertThat(made.status()).as(made.body()).isEqualTo(201);
+    String id = made.json().path("sandboxID").asText();
+    try {
+      assertThat(api("GET", "/sandboxes/" + id, "").json().path("metadata"))
+          .isEqualTo(Json.parse("{\"m\":\"12\",\"f\":\"1.5\",\"n\":\"x\",\"b\":\"false\"}".getBytes(StandardCharsets.UTF_8)));
+      Streamed env = stream(id, Tokens.envdToken(server, id), "process.Process/Start",
+          "{\"process\":{\"cmd\":\"/bin/sh\",\"args\":[\"-c\",\"echo $N,$T,$S,$I\"]}}");
+      assertThat(env.stdout()).isEqualTo("100.0,true,s,-3\n");
+    } finally {
+      accepted("DELETE", "/sandboxes/" + id, "", 204);
+    }
   }
 
   @Test
@@ -169,6 +189,10 @@ class RequestBodiesTest {
     refused("POST", "/sandboxes", "{\"templateID\":\"base\",\"network\":{\"allowOut\":\"pypi.org\"}}", 400, "'allowOut' must be a list");
     refused("POST", "/sandboxes", "{\"templateID\":\"base\",\"network\":{\"denyOut\":[\"example.com\"]}}", 400,
         "'example.com' is not a valid IP or CIDR");
+    refused("POST", "/sandboxes", "{\"templateID\":\"base\",\"network\":{\"denyOut\":[7]}}", 400, "'7' is not a valid IP or CIDR");
+    // a network that is no object reads as one with no fields
+    refused("POST", "/sandboxes", "{\"templateID\":\"nosuch\",\"network\":\"x\"}", 404, "template 'nosuch' not found");
+    refused("POST", "/sandboxes", "{\"templateID\":\"nosuch\",\"network\":[{\"denyOut\":[7]}]}", 404, "template 'nosuch' not found");
     refused("POST", "/sandboxes", "{\"templateID\":\"base\",\"network\":{\"rules\":[{}]}}", 400,
         "'rules' is not supported by the local runtime: header transforms need an egress gateway that terminates TLS,"
         + " which the local runtime does not have yet");
@@ -194,6 +218,14 @@ class RequestBodiesTest {
     refused("POST", "/sandboxes/nosuchsandbox0000000/timeout", "{\"timeout\":60}", 404,
         "Sandbox \"nosuchsandbox0000000\" doesn't exist or you don't have access to it");
     accepted("POST", sb() + "/timeout", "{\"timeout\":600.9,\"unknown\":[1,2]}", 204);
+    // a negative fraction is a negative number of seconds, however small (-0.5 was read as 0); -0.0 is 0
+    String none = "/sandboxes/nosuchsandbox0000000";
+    refused("POST", none + "/timeout", "{\"timeout\":-0.5}", 400, SECONDS);
+    refused("POST", none + "/timeout", "{\"timeout\":-0.0}", 404, "Sandbox \"nosuchsandbox0000000\" doesn't exist or you don't have access to it");
+    refused("POST", none + "/connect", "{\"timeout\":-0.001}", 400, SECONDS);
+    refused("POST", none + "/resume", "{\"timeout\":-1e-9}", 400, SECONDS);
+    refused("POST", none + "/refreshes", "{\"duration\":-0.5}", 400, "'duration' must be a non-negative number of seconds");
+    refused("POST", "/sandboxes", "{\"templateID\":\"nosuch\",\"timeout\":-0.5}", 400, SECONDS);
 
     refused("POST", sb() + "/refreshes", "{\"duration\":\"60\"}", 400, "'duration' must be a non-negative number of seconds");
     refused("POST", sb() + "/refreshes", "{\"duration\":null}", 400, "'duration' is required");
@@ -248,6 +280,13 @@ class RequestBodiesTest {
     refused("PUT", path, "{\"denyOut\":[null]}", 400, "'' is not a valid IP or CIDR");
     refused("PUT", path, "{\"denyOut\":[\"10.0.0.0/33\"]}", 400, "'10.0.0.0/33' is not a valid IP or CIDR");
     refused("PUT", path, "{\"allowOut\":[\"not a host\"]}", 400, "'not a host' is not a valid domain, IP or CIDR");
+    // entries are read as their text: a number, a flag; a list or object inside as empty
+    refused("PUT", path, "{\"denyOut\":[true]}", 400, "'true' is not a valid IP or CIDR");
+    refused("PUT", path, "{\"denyOut\":[[\"10.0.0.0/8\"]]}", 400, "'' is not a valid IP or CIDR");
+    refused("PUT", path, "{\"denyOut\":[\"10.0.0.0/8\",1e1]}", 400, "'10.0' is not a valid IP or CIDR");
+    refused("PUT", path, "{\"allowOut\":[1.5,\"x y\"]}", 400, "'x y' is not a valid domain, IP or CIDR");
+    refused("PUT", path, "{\"allowOut\":[\"\"]}", 400, "'' is not a valid domain, IP or CIDR");
+    refused("PUT", path, "{\"allowOut\":null,\"denyOut\":{\"a\":\"10.0.0.0/8\"}}", 400, "'denyOut' must be a list");
     refused("PUT", path, "{\"egressProxy\":{\"url\":\"http://p\"}}", 400,
         "'egressProxy' is not supported by the local runtime: the egress gateway has no upstream proxy yet");
     refused("PUT", path, "{\"rules\":\"x\"}", 400,
@@ -345,6 +384,15 @@ class RequestBodiesTest {
     return new Answer(a.statusCode(), a.body());
   }
 
+  /** The paths a ListDir answers, sorted. */
+  private String listed(String body) throws Exception {
+    Answer a = unary("filesystem.Filesystem/ListDir", body, "application/json");
+    assertThat(a.status()).as(body + ": " + a.body()).isEqualTo(200);
+    java.util.List<String> paths = new java.util.ArrayList<>();
+    a.json().path("entries").forEach(e -> paths.add(e.path("path").asText()));
+    return paths.stream().sorted().toList().toString();
+  }
+
   private void unaryRefused(String call, String body, int status, String code, String message) throws Exception {
     Answer a = unary(call, body, "application/json");
     assertThat(a.status()).as("%s %s: %s", call, body, a.body()).isEqualTo(status);
@@ -356,8 +404,12 @@ class RequestBodiesTest {
   private record Streamed(String stdout, String end) {}
 
   private Streamed stream(String call, String body) throws Exception {
+    return stream(sandbox.id(), token, call, body);
+  }
+
+  private Streamed stream(String id, String accessToken, String call, String body) throws Exception {
     HttpRequest r = HttpRequest.newBuilder(server.sandboxUrl().resolve("/" + call))
-        .header("E2b-Sandbox-Id", sandbox.id()).header("X-Access-Token", token)
+        .header("E2b-Sandbox-Id", id).header("X-Access-Token", accessToken)
         .header("Content-Type", Connect.STREAM_CONTENT_TYPE).header("Connect-Protocol-Version", "1")
         .POST(HttpRequest.BodyPublishers.ofByteArray(Connect.envelope(0, body.getBytes(StandardCharsets.UTF_8)))).build();
     HttpResponse<byte[]> a = http.send(r, HttpResponse.BodyHandlers.ofByteArray());
@@ -429,9 +481,20 @@ class RequestBodiesTest {
     assertThat(wrongType.status()).isEqualTo(400);
     assertThat(wrongType.json().path("message").asText()).isEqualTo("unary calls take Content-Type application/json, got text/plain");
     unaryRefused("filesystem.Filesystem/ListDir", "{\"depth\":2}", 400, "invalid_argument", "'path' is required");
-    Answer depth = unary("filesystem.Filesystem/ListDir", "{\"path\":\"/etc\",\"depth\":\"x\"}", "application/json");
-    // (a depth of the wrong type is an internal error today; pinned as it is)
-    assertThat(depth.status() + " " + depth.json().path("message").asText()).isEqualTo("500 field 'depth' is not an int: \"x\"");
+    // a depth that is no whole number is the caller's mistake, named (it was an internal error)
+    String depth = "'depth' must be a whole number";
+    unaryRefused("filesystem.Filesystem/ListDir", "{\"path\":\"/etc\",\"depth\":\"x\"}", 400, "invalid_argument", depth);
+    unaryRefused("filesystem.Filesystem/ListDir", "{\"path\":\"/etc\",\"depth\":1.5}", 400, "invalid_argument", depth);
+    unaryRefused("filesystem.Filesystem/ListDir", "{\"path\":\"/etc\",\"depth\":[2]}", 400, "invalid_argument", depth);
+    unaryRefused("filesystem.Filesystem/ListDir", "{\"path\":\"/etc\",\"depth\":4294967296}", 400, "invalid_argument", depth);
+    // a depth is a whole number or its text; below 1 it is 1
+    assertThat(unary("filesystem.Filesystem/MakeDir", "{\"path\":\"/tmp/pin-ls/a/b\"}", "application/json").status()).isEqualTo(200);
+    for (String d : new String[] {"", ",\"depth\":null", ",\"depth\":0", ",\"depth\":-3", ",\"depth\":1.0"}) {
+      assertThat(listed("{\"path\":\"/tmp/pin-ls\"" + d + "}")).as(d).isEqualTo("[/tmp/pin-ls/a]");
+    }
+    for (String d : new String[] {"2", "\"2\"", "2.0", "9"}) {
+      assertThat(listed("{\"path\":\"/tmp/pin-ls\",\"depth\":" + d + "}")).as(d).isEqualTo("[/tmp/pin-ls/a, /tmp/pin-ls/a/b]");
+    }
     unaryRefused("filesystem.Filesystem/MakeDir", "{\"path\":[]}", 400, "invalid_argument", "'path' is required");
     unaryRefused("filesystem.Filesystem/Move", "{\"source\":\"/tmp/a\"}", 400, "invalid_argument", "'destination' is required");
     unaryRefused("filesystem.Filesystem/Move", "{\"destination\":\"/tmp/a\",\"source\":null}", 400, "invalid_argument",

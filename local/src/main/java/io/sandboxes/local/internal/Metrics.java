@@ -46,15 +46,19 @@ public final class Metrics {
       return new Sample(Instant.now(), Math.round(cpu * 100) / 100.0, memUsed, memTotal, memCache, disk.diskUsed(), disk.diskTotal(),
           disk.diskAt());
     }
-    long diskUsed = 0;
-    long diskTotal = 0;
+    SandboxEngine.DiskUsage df;
     try {
-      SandboxEngine.DiskUsage df = engine.diskUsage(s.instanceId());
-      diskUsed = df.used();
-      diskTotal = df.size();
+      df = engine.diskUsage(s.instanceId());
     } catch (IOException | RuntimeException e) {
       throw new RpcError("unavailable", "disk use of sandbox " + s.id() + " could not be read: " + e.getMessage());
     }
+    // a root filesystem has a size: none is a reading that could not be made (df in the sandbox
+    // answered nothing), never a disk found empty
+    if (df.size() <= 0 || df.used() < 0) {
+      throw new RpcError("unavailable", "disk use of sandbox " + s.id() + " could not be read: the runtime reported no disk size");
+    }
+    long diskUsed = df.used();
+    long diskTotal = df.size();
     Instant at = Instant.now();
     return new Sample(at, Math.round(cpu * 100) / 100.0, memUsed, memTotal, memCache, diskUsed, diskTotal, at);
   }

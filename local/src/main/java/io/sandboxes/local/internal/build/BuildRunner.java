@@ -1,7 +1,5 @@
 package io.sandboxes.local.internal.build;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import io.sandboxes.e2b.internal.Json;
 import io.sandboxes.local.internal.common.StructuredLog;
 import io.sandboxes.local.internal.build.TemplateService.Defaults;
 import io.sandboxes.local.internal.runtime.BuildRuntime;
@@ -53,14 +51,15 @@ final class BuildRunner {
     this.builds = builds;
   }
 
-  void run(Build b, @Nullable String fromImage, @Nullable String fromTemplate, List<JsonNode> steps, boolean force,
-      @Nullable String startCmd, @Nullable String readyCmd) {
+  void run(Build b, BuildStart start) {
+    List<BuildStart.Step> steps = start.steps();
+    boolean force = start.force();
     b.state = "building";
     // the build refers to its COPY steps' uploads from its start: none is swept before its step comes
     List<String> refers = new ArrayList<>();
-    for (JsonNode step : steps) {
-      String h = Json.text(step, "filesHash");
-      if ("COPY".equals(Json.text(step, "type")) && h != null && HASH.matcher(h).matches()) {
+    for (BuildStart.Step step : steps) {
+      String h = step.filesHash();
+      if ("COPY".equals(step.type()) && h != null && HASH.matcher(h).matches()) {
         uploads.hold(h);
         refers.add(h);
       }
@@ -70,7 +69,7 @@ final class BuildRunner {
     // the outcome is published after the cleanup: a retry polled into starting must not find this build's images about to go
     String outcome = "error";
     try {
-      BuildState st = base(b, fromImage, fromTemplate);
+      BuildState st = base(b, start.fromImage(), start.fromTemplate());
       for (int i = 0; i < steps.size(); i++) {
         if (b.cancelled) {
           throw new StepFailed(Integer.toString(i + 1), "the build was cancelled");
@@ -78,7 +77,7 @@ final class BuildRunner {
         step(b, st, Integer.toString(i + 1), steps.get(i), force, deadline);
       }
       b.log("info", "[finalize] registering template " + b.request.name(), "finalize");
-      Defaults d = new Defaults(st.env, st.workdir, st.user, startCmd, readyCmd);
+      Defaults d = new Defaults(st.env, st.workdir, st.user, start.startCmd(), start.readyCmd());
       registration.register(b, st.image, d);
       b.log("info", "build finished in " + Duration.between(began, Instant.now()).toMillis() + " ms", "finalize");
       outcome = "ready";
@@ -168,12 +167,11 @@ final class BuildRunner {
     return runtime.imageId(ref);
   }
 
-  private void step(Build b, BuildState st, String name, JsonNode step, boolean force, Instant deadline)
+  private void step(Build b, BuildState st, String name, BuildStart.Step step, boolean force, Instant deadline)
       throws StepFailed, IOException, InterruptedException {
-    String type = java.util.Objects.requireNonNull(Json.text(step, "type"));
-    List<String> args = new ArrayList<>();
-    step.path("args").forEach(a -> args.add(a.asText()));
-    String hash = Json.text(step, "filesHash");
+    String type = java.util.Objects.requireNonNull(step.type());
+    List<String> args = new ArrayList<>(step.args());
+    String hash = step.filesHash();
     b.log("info", "[" + name + "] " + type + " " + String.join(" ", args), name);
     switch (type) {
       case "ENV" -> {
@@ -215,9 +213,9 @@ final class BuildRunner {
           throw new StepFailed(name, "RUN user '" + user + "' is not a user name");
         }
         stepRunner.runStep(b, st, name, List.of("/bin/sh", "-c", args.get(0)), user, st.workdir, null, deadline,
-            StepRunner.cacheKey(st, "RUN", args, null), force || step.path("force").asBoolean(false));
+            StepRunner.cacheKey(st, "RUN", args, null), force || step.force());
       }
-      case "COPY" -> copies.copy(b, st, name, args, hash, force || step.path("force").asBoolean(false), deadline);
+      case "COPY" -> copies.copy(b, st, name, args, hash, force || step.force(), deadline);
       default -> throw new StepFailed(name, "unknown step type " + type);
     }
   }

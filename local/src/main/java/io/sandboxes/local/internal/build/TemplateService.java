@@ -1,7 +1,5 @@
 package io.sandboxes.local.internal.build;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import io.sandboxes.e2b.internal.Json;
 import io.sandboxes.local.internal.common.RpcError;
 import io.sandboxes.local.internal.runtime.BuildRuntime;
 import java.io.IOException;
@@ -175,30 +173,22 @@ public class TemplateService implements AutoCloseable {
   /**
    * Starts a requested build; it runs on, reported by {@link #status}.
    *
+   * @param body read once the build is known to be requested
    * @throws RpcError not_found for an unknown build, already_exists for one started before, invalid_argument for a bad body
    */
-  public void start(String templateId, String buildId, JsonNode body) throws RpcError {
+  public void start(String templateId, String buildId, BuildStart.Reader body) throws RpcError {
     Requested r = requests.requested(templateId, buildId);
-    List<JsonNode> steps = new ArrayList<>();
-    JsonNode s = body.get("steps");
-    if (s != null && !s.isNull()) {
-      if (!s.isArray()) {
-        throw new RpcError("invalid_argument", "'steps' must be a list");
-      }
-      s.forEach(steps::add);
-    }
-    for (JsonNode step : steps) {
-      String type = Json.text(step, "type");
+    BuildStart start = body.read();
+    for (BuildStart.Step step : start.steps()) {
+      String type = step.type();
       if (type == null || !List.of("COPY", "ENV", "RUN", "WORKDIR", "USER").contains(type)) {
         throw new RpcError("invalid_argument", "unknown step type '" + type + "' (COPY, ENV, RUN, WORKDIR or USER)");
       }
     }
-    if (body.hasNonNull("fromImageRegistry")) {
+    if (start.fromImageRegistry()) {
       throw new RpcError("invalid_argument", "'fromImageRegistry' is not supported by the local runtime: it pulls nothing");
     }
-    String fromImage = Json.text(body, "fromImage");
-    String fromTemplate = Json.text(body, "fromTemplate");
-    if ((fromImage == null) == (fromTemplate == null)) {
+    if ((start.fromImage() == null) == (start.fromTemplate() == null)) {
       throw new RpcError("invalid_argument", "exactly one of 'fromImage' and 'fromTemplate' is required");
     }
     Build b = new Build(r, new BuildBudget(budgetMB));
@@ -206,10 +196,7 @@ public class TemplateService implements AutoCloseable {
       throw new RpcError("already_exists", "build '" + buildId + "' was started already");
     }
     dropOldLogs();
-    boolean force = body.path("force").asBoolean(false);
-    String startCmd = Json.text(body, "startCmd");
-    String readyCmd = Json.text(body, "readyCmd");
-    runner.execute(() -> buildRunner.run(b, fromImage, fromTemplate, steps, force, startCmd, readyCmd));
+    runner.execute(() -> buildRunner.run(b, start));
   }
 
   /** @return the build's status and its log entries from {@code offset} on (at most {@code limit}) */

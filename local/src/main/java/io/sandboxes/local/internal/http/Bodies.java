@@ -5,10 +5,6 @@ import io.sandboxes.e2b.internal.Json;
 import io.sandboxes.local.internal.common.RpcError;
 import java.io.IOException;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
-import java.util.List;
-import java.util.Map;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -62,24 +58,6 @@ final class Bodies {
       throw new RpcError("invalid_argument", "Timeout cannot be greater than " + MAX_TIMEOUT.toHours() + " hours");
     }
     return value;
-  }
-
-  /** A map of strings as E2B's create sends it (envVars, metadata): any scalar value read as its text. */
-  static Map<String, String> stringMap(@Nullable JsonNode v, String field) throws RpcError {
-    if (v == null || v.isNull()) {
-      return Map.of();
-    }
-    if (!v.isObject()) {
-      throw new RpcError("invalid_argument", "'" + field + "' must be an object of strings");
-    }
-    Map<String, String> out = new LinkedHashMap<>();
-    for (Map.Entry<String, JsonNode> e : v.properties()) {
-      if (!e.getValue().isValueNode() || e.getValue().isNull()) {
-        throw new RpcError("invalid_argument", "'" + field + "." + e.getKey() + "' must be a string");
-      }
-      out.put(e.getKey(), e.getValue().asText());
-    }
-    return out;
   }
 
   /** A page size from 1 to 100, 100 when absent. */

@@ -13,7 +13,6 @@ import static io.sandboxes.local.internal.http.EnvdCalls.writeMessage;
 
 import static io.sandboxes.local.internal.http.RequestBody.bind;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.annotation.JsonDeserialize;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sandboxes.e2b.internal.Connect;
@@ -21,6 +20,7 @@ import io.sandboxes.e2b.internal.Json;
 import io.sandboxes.local.internal.DirWatch;
 import io.sandboxes.local.internal.LocalSandbox;
 import io.sandboxes.local.internal.common.RpcError;
+import io.sandboxes.local.internal.http.RequestBody.Refusal;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.time.Duration;
@@ -41,6 +41,10 @@ final class FilesystemRpcs {
 
   /** Stat, ListDir, MakeDir and Remove: the path, any value read as its text. */
   record PathBody(@JsonDeserialize(using = Lenient.Text.class) @Nullable String path) {}
+
+  /** ListDir: the path, and how many levels down (a whole number, as Connect's JSON writes one; below 1 is 1). */
+  record ListDirBody(@JsonDeserialize(using = Lenient.Text.class) @Nullable String path,
+      @Refusal("'depth' must be a whole number") @JsonDeserialize(using = ProcessBodies.WholeNumber.class) @Nullable Integer depth) {}
 
   /** Move: where from and where to. */
   record MoveBody(@JsonDeserialize(using = Lenient.Text.class) @Nullable String source,
@@ -65,9 +69,8 @@ final class FilesystemRpcs {
       reply(ex, entry(sandbox.files().stat(user(ex), requirePath(req.path(), "path"))));
     });
     t.put("/filesystem.Filesystem/ListDir", (ex, sandbox) -> {
-      JsonNode tree = unaryRequest(ex);
-      PathBody req = bind(tree, PathBody.class);
-      int depth = Json.intValue(tree, "depth", 1);
+      ListDirBody req = bind(unaryRequest(ex), ListDirBody.class);
+      int depth = req.depth() == null ? 1 : req.depth();
       ObjectNode out = Json.object();
       out.set("entries", sandbox.files().list(user(ex), requirePath(req.path(), "path"), Math.max(depth, 1)));
       reply(ex, out);

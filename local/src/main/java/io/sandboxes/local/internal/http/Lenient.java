@@ -138,6 +138,108 @@ final class Lenient {
   }
 
   /**
+   * A map's value as E2B's create sends its maps (envVars, metadata): any scalar as its text (a
+   * number as Jackson writes it), a list, an object or null refused.
+   */
+  @JsonDeserialize(using = ScalarReader.class)
+  record Scalar(String text) {
+    /** A map of scalars as a map of their texts, in its order; empty for none. */
+    static Map<String, String> texts(@Nullable Map<String, Scalar> map) {
+      Map<String, String> out = new LinkedHashMap<>();
+      if (map != null) {
+        map.forEach((k, v) -> out.put(k, v.text()));
+      }
+      return out;
+    }
+  }
+
+  /** Reads a {@link Scalar}. */
+  static final class ScalarReader extends StdDeserializer<Scalar> {
+    ScalarReader() {
+      super(Scalar.class);
+    }
+
+    @Override
+    public Scalar deserialize(JsonParser p, DeserializationContext ctxt) throws IOException {
+      JsonNode n = p.readValueAsTree();
+      if (n == null || !n.isValueNode() || n.isNull()) {
+        return (Scalar) ctxt.handleUnexpectedToken(Scalar.class, p);
+      }
+      return new Scalar(n.asText());
+    }
+  }
+
+  /**
+   * A list (anything else refused) whose entries are each read as their text, as
+   * {@code asText("")} reads them: a number or flag as written, null, a list or an object as
+   * empty. For lists whose entries are checked by pattern after reading (a network's allow and
+   * deny lists), so that an entry of the wrong type is refused by that check, naming it.
+   */
+  @JsonDeserialize(using = TextEntriesReader.class)
+  record TextEntries(List<String> values) {}
+
+  /** Reads {@link TextEntries}. */
+  static final class TextEntriesReader extends StdDeserializer<TextEntries> {
+    TextEntriesReader() {
+      super(TextEntries.class);
+    }
+
+    @Override
+    public TextEntries deserialize(JsonParser p, DeserializationContext ctxt) throws IOException {
+      JsonNode n = p.readValueAsTree();
+      if (n == null || !n.isArray()) {
+        return (TextEntries) ctxt.handleUnexpectedToken(TextEntries.class, p);
+      }
+      List<String> out = new ArrayList<>();
+      n.forEach(v -> out.add(v.asText("")));
+      return new TextEntries(out);
+    }
+  }
+
+  /**
+   * A list (anything else does not fit) whose entries are each read as a record, an entry that is
+   * no object as one with no fields: for lists whose entries were always looked up by path.
+   *
+   * @param <T> the entries' record type
+   */
+  @JsonDeserialize(using = PartsReader.class)
+  record Parts<T>(List<T> values) {}
+
+  /** Reads {@link Parts}, its entries' type from where it is bound. */
+  static final class PartsReader extends StdDeserializer<Parts<?>> implements ContextualDeserializer {
+    private final @Nullable JavaType entry;
+
+    PartsReader() {
+      this(null);
+    }
+
+    private PartsReader(@Nullable JavaType entry) {
+      super(Parts.class);
+      this.entry = entry;
+    }
+
+    @Override
+    public JsonDeserializer<?> createContextual(DeserializationContext ctxt, @Nullable BeanProperty property) {
+      JavaType t = property == null ? ctxt.getContextualType() : property.getType();
+      return new PartsReader(t == null ? null : t.containedTypeOrUnknown(0));
+    }
+
+    @Override
+    public Parts<?> deserialize(JsonParser p, DeserializationContext ctxt) throws IOException {
+      JsonNode n = p.readValueAsTree();
+      JavaType t = entry;
+      if (n == null || !n.isArray() || t == null) {
+        return (Parts<?>) ctxt.handleUnexpectedToken(Parts.class, p);
+      }
+      List<Object> out = new ArrayList<>();
+      for (JsonNode e : n) {
+        out.add(ctxt.readTreeAsValue(e.isObject() ? e : Json.object(), t));
+      }
+      return new Parts<>(out);
+    }
+  }
+
+  /**
    * A nested record read from an object, or from nothing when the value is no object (its fields
    * are then all absent): for bodies whose nested parts were always looked up by path.
    */

@@ -106,11 +106,11 @@ final class NetworkApi {
   /**
    * E2B's network policy, at create ({@code network}) and as an update's body. The lists are
    * bound when checked, in this order (allowOut's entries are checked before denyOut is read);
-   * their entries are read as text. Rules and a proxy are kept as given only to be refused.
+   * their entries are read as text ({@link Lenient.TextEntries}). Rules and a proxy are kept as given only to be refused.
    */
   record PolicyBody(@Refusal("'" + ALLOW_PUBLIC_TRAFFIC + "' must be true or false") RequestBody.@Nullable Later<Boolean> allowPublicTraffic,
-      @Refusal("'allowOut' must be a list") RequestBody.@Nullable Later<ArrayNode> allowOut,
-      @Refusal("'denyOut' must be a list") RequestBody.@Nullable Later<ArrayNode> denyOut,
+      @Refusal("'allowOut' must be a list") RequestBody.@Nullable Later<Lenient.TextEntries> allowOut,
+      @Refusal("'denyOut' must be a list") RequestBody.@Nullable Later<Lenient.TextEntries> denyOut,
       @Nullable JsonNode rules, @Nullable JsonNode egressProxy,
       @JsonProperty("allow_internet_access") Lenient.@Nullable Flag internet,
       @Nullable JsonNode maskRequestHost, @Nullable JsonNode httpsPorts) {
@@ -122,10 +122,6 @@ final class NetworkApi {
   }
 
   /** Checks a policy and keeps what it holds: public traffic, the allow and deny lists; refuses rules and a proxy. */
-  static ObjectNode parse(JsonNode body) throws RpcError {
-    return parse(RequestBody.part(body, PolicyBody.class));
-  }
-
   static ObjectNode parse(PolicyBody body) throws RpcError {
     ObjectNode network = Json.object();
     Boolean pub = RequestBody.Later.of(body.allowPublicTraffic());
@@ -138,13 +134,12 @@ final class NetworkApi {
     return network;
   }
 
-  private static void entries(ObjectNode network, String field, @Nullable ArrayNode list) throws RpcError {
+  private static void entries(ObjectNode network, String field, Lenient.@Nullable TextEntries list) throws RpcError {
     if (list == null) {
       return;
     }
     ArrayNode copy = network.putArray(field);
-    for (JsonNode e : list) {
-      String v = e.asText("");
+    for (String v : list.values()) {
       boolean ok = CIDR.matcher(v).matches() || (field.equals("allowOut") && DOMAIN.matcher(v).matches());
       if (!ok) {
         throw new RpcError("invalid_argument", "'" + v + "' is not a valid " + (field.equals("allowOut") ? "domain, IP or CIDR" : "IP or CIDR"));

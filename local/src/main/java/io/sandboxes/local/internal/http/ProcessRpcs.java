@@ -53,7 +53,7 @@ final class ProcessRpcs {
   record Info(Config config, int pid, @Nullable String tag) {}
 
   /** The command a process runs. */
-  record Config(String cmd, List<String> args, JsonNode envs, @Nullable String cwd) {}
+  record Config(String cmd, List<String> args, Map<String, String> envs, @Nullable String cwd) {}
 
   /**
    * {@code Start}'s request: the process, its tag, a PTY (any value but null asks for one) and
@@ -142,7 +142,7 @@ final class ProcessRpcs {
     JsonNode req = streamRequest(ex);
     SandboxProcess p;
     try {
-      p = select(sandbox, req.path("process"));
+      p = select(sandbox, RequestBody.bind(req, ProcessBodies.SelectBody.class).process());
     } catch (RpcError e) {
       streamError(ex, e);
       return;
@@ -150,17 +150,18 @@ final class ProcessRpcs {
     follow(ex, p, p.subscribe(), keepalive(ex));
   }
 
-  private static SandboxProcess select(LocalSandbox sandbox, JsonNode selector) throws RpcError {
-    if (selector.has("pid")) {
-      int pid = Json.intValue(selector, "pid", -1);
+  /** The process a selector names: by pid, else by tag. */
+  private static SandboxProcess select(LocalSandbox sandbox, ProcessBodies.@Nullable Selector selector) throws RpcError {
+    Integer pid = selector == null ? null : selector.pid();
+    if (pid != null) {
       SandboxProcess p = sandbox.process(pid);
       if (p == null) {
         throw new RpcError("not_found", "process with pid " + pid + " not found");
       }
       return p;
     }
-    if (selector.has("tag")) {
-      String tag = selector.get("tag").asText();
+    String tag = selector == null ? null : selector.tag();
+    if (tag != null) {
       SandboxProcess p = sandbox.processByTag(tag);
       if (p == null) {
         throw new RpcError("not_found", "process with tag " + tag + " not found");
@@ -263,13 +264,13 @@ final class ProcessRpcs {
     unaryRequest(ex);
     List<Info> out = new ArrayList<>();
     for (SandboxProcess p : sandbox.running()) {
-      out.add(new Info(new Config(p.cmd(), p.args(), Json.toObject(p.envs()), p.cwd()), p.pid(), p.tag()));
+      out.add(new Info(new Config(p.cmd(), p.args(), p.envs(), p.cwd()), p.pid(), p.tag()));
     }
     reply(ex, new Processes(out));
   }
 
-  private static SandboxProcess running(LocalSandbox sandbox, JsonNode req) throws RpcError {
-    SandboxProcess p = select(sandbox, req.path("process"));
+  private static SandboxProcess running(LocalSandbox sandbox, ProcessBodies.@Nullable Selector selector) throws RpcError {
+    SandboxProcess p = select(sandbox, selector);
     if (p.end() != null) {
       throw new RpcError("not_found", "process with pid " + p.pid() + " has exited");
     }
@@ -277,10 +278,9 @@ final class ProcessRpcs {
   }
 
   private static void sendInput(Exchange ex, LocalSandbox sandbox) throws RpcError, IOException {
-    JsonNode req = unaryRequest(ex);
-    SandboxProcess p = running(sandbox, req);
-    JsonNode input = req.path("input");
-    String b64 = input.has("pty") ? input.get("pty").asText() : input.path("stdin").asText("");
+    ProcessBodies.SendInputBody req = RequestBody.bind(unaryRequest(ex), ProcessBodies.SendInputBody.class);
+    SandboxProcess p = running(sandbox, req.process());
+    String b64 = req.base64();
     byte[] data;
     try {
       data = Base64.getDecoder().decode(b64);
@@ -296,21 +296,21 @@ final class ProcessRpcs {
   }
 
   private static void sendSignal(Exchange ex, LocalSandbox sandbox) throws RpcError, IOException {
-    JsonNode req = unaryRequest(ex);
-    SandboxProcess p = running(sandbox, req);
-    JsonNode sig = req.path("signal");
-    int signal = switch (sig.isNumber() ? Integer.toString(sig.asInt()) : sig.asText("")) {
+    ProcessBodies.SendSignalBody req = RequestBody.bind(unaryRequest(ex), ProcessBodies.SendSignalBody.class);
+    SandboxProcess p = running(sandbox, req.process());
+    ProcessBodies.Signal sig = req.signal() == null ? ProcessBodies.Signal.NONE : req.signal();
+    int signal = switch (sig.key()) {
       case "SIGNAL_SIGKILL", "9" -> 9;
       case "SIGNAL_SIGTERM", "15" -> 15;
-      default -> throw new RpcError("invalid_argument", "unsupported signal " + sig);
+      default -> throw new RpcError("invalid_argument", "unsupported signal " + sig.written());
     };
     sandbox.signal(p, signal);
     reply(ex, Json.object());
   }
 
   private static void closeStdin(Exchange ex, LocalSandbox sandbox) throws RpcError, IOException {
-    JsonNode req = unaryRequest(ex);
-    SandboxProcess p = running(sandbox, req);
+    ProcessBodies.SelectBody req = RequestBody.bind(unaryRequest(ex), ProcessBodies.SelectBody.class);
+    SandboxProcess p = running(sandbox, req.process());
     if (p.pty()) {
       throw new RpcError("failed_precondition", "a PTY has no stdin to close; send Ctrl-D (0x04) as input instead");
     }
@@ -319,16 +319,17 @@ final class ProcessRpcs {
   }
 
   private static void update(Exchange ex, LocalSandbox sandbox) throws RpcError, IOException {
-    JsonNode req = unaryRequest(ex);
-    SandboxProcess p = running(sandbox, req);
-    JsonNode size = req.path("pty").path("size");
+    ProcessBodies.UpdateBody req = RequestBody.bind(unaryRequest(ex), ProcessBodies.UpdateBody.class);
+    SandboxProcess p = running(sandbox, req.process());
+    StartBody.Pty pty = req.pty();
+    StartBody.Size size = pty == null || pty.size() == null ? StartBody.Size.NONE : pty.size();
     if (!p.pty()) {
       throw new RpcError("failed_precondition", "process " + p.pid() + " has no PTY to resize");
     }
-    if (size.path("cols").asInt(0) < 1 || size.path("rows").asInt(0) < 1) {
+    if (size.cols() < 1 || size.rows() < 1) {
       throw new RpcError("invalid_argument", "pty.size needs cols and rows of at least 1");
     }
-    sandbox.resize(p, size.get("cols").asInt(), size.get("rows").asInt());
+    sandbox.resize(p, size.cols(), size.rows());
     reply(ex, Json.object());
   }
 }

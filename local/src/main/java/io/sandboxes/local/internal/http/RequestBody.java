@@ -5,13 +5,16 @@ import com.fasterxml.jackson.annotation.JsonSetter;
 import com.fasterxml.jackson.annotation.Nulls;
 import com.fasterxml.jackson.core.JacksonException;
 import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.BeanProperty;
 import com.fasterxml.jackson.databind.DeserializationContext;
 import com.fasterxml.jackson.databind.JavaType;
 import com.fasterxml.jackson.databind.JsonDeserializer;
 import com.fasterxml.jackson.databind.annotation.JsonDeserialize;
 import com.fasterxml.jackson.databind.deser.ContextualDeserializer;
+import com.fasterxml.jackson.databind.deser.std.NumberDeserializers;
 import com.fasterxml.jackson.databind.deser.std.StdDeserializer;
+import com.fasterxml.jackson.databind.module.SimpleModule;
 import com.fasterxml.jackson.databind.node.NullNode;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonMappingException;
@@ -31,7 +34,9 @@ import java.lang.annotation.Retention;
 import java.lang.annotation.RetentionPolicy;
 import java.lang.annotation.Target;
 import java.lang.reflect.RecordComponent;
+import java.math.BigDecimal;
 import java.math.BigInteger;
+import java.math.RoundingMode;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;
 
@@ -39,8 +44,9 @@ import org.jspecify.annotations.Nullable;
  * Binds a request body (a JSON object) to a request record, as strictly as the server has always
  * read it: no scalar coercion (a text is no number, a number no text, a number no flag), a list
  * no single value, no null inside a list or map, unknown fields ignored (E2B's SDKs send fields
- * this server does not know). A number of seconds may be fractional (its whole part counts); a
- * {@link BigInteger} must be whole. Fields read leniently say so with a {@link Lenient}
+ * this server does not know). A number of seconds may be fractional: a {@link Long} is read as the
+ * number's floor, its whole part when positive, while a negative fraction stays negative (-0.5 is
+ * refused wherever -1 is; -0.0 is 0). A {@link BigInteger} must be whole. Fields read leniently say so with a {@link Lenient}
  * deserializer.
  *
  * <p>The record's components are bound in their declared order, which is the order its fields
@@ -51,7 +57,14 @@ final class RequestBody {
   @Retention(RetentionPolicy.RUNTIME)
   @Target({ElementType.RECORD_COMPONENT, ElementType.PARAMETER, ElementType.FIELD, ElementType.METHOD})
   @interface Refusal {
+    /** The message for a value that is not of the component's type. */
     String value();
+
+    /**
+     * The message for an entry of a map (or an element of a list) that is not of its type, with
+     * {@code %s} for the entry's key (or index); empty when {@link #value} covers entries too.
+     */
+    String entry() default "";
   }
 
   private static final ObjectMapper STRICT = JsonMapper.builder()
@@ -71,7 +84,30 @@ final class RequestBody {
       .withCoercionConfig(BigInteger.class, c -> c.setCoercion(CoercionInputShape.Float, CoercionAction.Fail))
       // a null inside a list or map is refused, as a value of the wrong type
       .defaultSetterInfo(JsonSetter.Value.forContentNulls(Nulls.FAIL))
+      .addModule(new SimpleModule("floored-longs").addDeserializer(Long.class, new FlooredLong()))
       .build();
+
+  /** A {@link Long} as Jackson reads one, except that a fraction counts as its floor (Jackson truncates toward zero). */
+  static final class FlooredLong extends StdDeserializer<Long> {
+    private final NumberDeserializers.LongDeserializer whole = new NumberDeserializers.LongDeserializer(Long.class, null);
+
+    FlooredLong() {
+      super(Long.class);
+    }
+
+    @Override
+    public @Nullable Long deserialize(JsonParser p, DeserializationContext ctxt) throws IOException {
+      if (p.currentToken() != JsonToken.VALUE_NUMBER_FLOAT) {
+        return whole.deserialize(p, ctxt);
+      }
+      BigDecimal floor = p.getDecimalValue().setScale(0, RoundingMode.FLOOR);
+      try {
+        return floor.longValueExact();
+      } catch (ArithmeticException outOfRange) {
+        return (Long) ctxt.handleWeirdNumberValue(Long.class, floor, "not a whole number of seconds that fits a long");
+      }
+    }
+  }
 
   private RequestBody() {}
 
@@ -118,11 +154,13 @@ final class RequestBody {
     private final JsonNode node;
     private final JavaType type;
     private final String refusal;
+    private final String entryRefusal;
 
-    Later(JsonNode node, JavaType type, String refusal) {
+    Later(JsonNode node, JavaType type, String refusal, String entryRefusal) {
       this.node = node;
       this.type = type;
       this.refusal = refusal;
+      this.entryRefusal = entryRefusal;
     }
 
     /** The value, null when the field is JSON null; refused when it is not of its type. */
@@ -132,9 +170,21 @@ final class RequestBody {
       }
       try {
         return STRICT.treeToValue(node, type);
+      } catch (JsonMappingException e) {
+        throw new RpcError("invalid_argument", entryRefusal(e));
       } catch (JacksonException | IllegalArgumentException e) {
         throw new RpcError("invalid_argument", refusal);
       }
+    }
+
+    /** The entry's own refusal when an entry (named by the error's path) is what did not fit, else the field's. */
+    private String entryRefusal(JsonMappingException e) {
+      if (entryRefusal.isEmpty() || e.getPath().isEmpty()) {
+        return refusal;
+      }
+      JsonMappingException.Reference at = e.getPath().get(0);
+      String key = at.getFieldName() != null ? at.getFieldName() : at.getIndex() >= 0 ? Integer.toString(at.getIndex()) : null;
+      return key == null ? refusal : String.format(entryRefusal, key);
     }
 
     /** The value of a field that may be absent (null) or JSON null: null for both. */
@@ -147,47 +197,41 @@ final class RequestBody {
   static final class LaterReader extends StdDeserializer<Later<?>> implements ContextualDeserializer {
     private final @Nullable JavaType type;
     private final String refusal;
+    private final String entryRefusal;
 
     LaterReader() {
-      this(null, "");
+      this(null, "", "");
     }
 
-    private LaterReader(@Nullable JavaType type, String refusal) {
+    private LaterReader(@Nullable JavaType type, String refusal, String entryRefusal) {
       super(Later.class);
       this.type = type;
       this.refusal = refusal;
+      this.entryRefusal = entryRefusal;
     }
 
     @Override
     public JsonDeserializer<?> createContextual(DeserializationContext ctxt, @Nullable BeanProperty property) {
       JavaType t = property == null ? ctxt.getContextualType() : property.getType();
       Refusal r = property == null ? null : property.getAnnotation(Refusal.class);
-      return new LaterReader(t.containedTypeOrUnknown(0), r == null ? "request body does not fit" : r.value());
+      return new LaterReader(t.containedTypeOrUnknown(0), r == null ? "request body does not fit" : r.value(), r == null ? "" : r.entry());
     }
 
     @Override
     public Later<?> deserialize(JsonParser p, DeserializationContext ctxt) throws IOException {
       JsonNode n = p.readValueAsTree();
-      return new Later<>(n == null ? NullNode.getInstance() : n, java.util.Objects.requireNonNull(type), refusal);
+      return new Later<>(n == null ? NullNode.getInstance() : n, java.util.Objects.requireNonNull(type), refusal, entryRefusal);
     }
 
     @Override
     public Later<?> getNullValue(DeserializationContext ctxt) {
-      return new Later<>(NullNode.getInstance(), java.util.Objects.requireNonNull(type), refusal);
+      return new Later<>(NullNode.getInstance(), java.util.Objects.requireNonNull(type), refusal, entryRefusal);
     }
 
     @Override
     public @Nullable Object getAbsentValue(DeserializationContext ctxt) {
       return null;
     }
-  }
-
-  /**
-   * Binds a nested part of a body that was always looked up by path: an object is bound, anything
-   * else reads as an object with no fields.
-   */
-  static <R extends Record> R part(@Nullable JsonNode node, Class<R> type) throws RpcError {
-    return bind(node != null && node.isObject() ? node : Json.object(), type);
   }
 
   private static RpcError refusal(Class<?> type, JsonMappingException e) {

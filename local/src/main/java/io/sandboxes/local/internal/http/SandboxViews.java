@@ -1,12 +1,11 @@
 package io.sandboxes.local.internal.http;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.sandboxes.e2b.internal.Json;
 import io.sandboxes.local.internal.LocalSandbox;
 import io.sandboxes.local.internal.Registry;
 import java.util.List;
+import java.util.Map;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -29,14 +28,14 @@ final class SandboxViews {
 
   /** E2B's {@code ListedSandbox}. */
   record Listed(String templateID, String sandboxID, String clientID, String alias, String startedAt, String endAt, int cpuCount,
-      int memoryMB, int diskSizeMB, String state, String envdVersion, JsonNode metadata, List<Mount> volumeMounts) {}
+      int memoryMB, int diskSizeMB, String state, String envdVersion, Map<String, String> metadata, List<Mount> volumeMounts) {}
 
   /** What a sandbox does at its timeout, and whether traffic wakes it. */
   record Lifecycle(boolean autoResume, String onTimeout) {}
 
   /** E2B's {@code SandboxDetail}: the listed row and its access token, network and lifecycle. */
   record Detail(String templateID, String sandboxID, String clientID, String alias, String startedAt, String endAt, int cpuCount,
-      int memoryMB, int diskSizeMB, String state, String envdVersion, JsonNode metadata, List<Mount> volumeMounts,
+      int memoryMB, int diskSizeMB, String state, String envdVersion, Map<String, String> metadata, List<Mount> volumeMounts,
       String envdAccessToken, @JsonInclude(JsonInclude.Include.ALWAYS) @Nullable String domain,
       @JsonInclude(JsonInclude.Include.ALWAYS) @Nullable Boolean allowInternetAccess, @Nullable ObjectNode network,
       Lifecycle lifecycle) {}
@@ -48,12 +47,12 @@ final class SandboxViews {
 
   static Listed listed(LocalSandbox s) {
     return new Listed(s.templateId(), s.id(), CLIENT_ID, s.templateId(), s.startedAt().toString(), s.endAt().toString(), s.cpuCount(),
-        s.memoryMB(), s.diskSizeMB(), state(s), Registry.ENVD_VERSION, Json.toObject(s.metadata()), mounts(s));
+        s.memoryMB(), s.diskSizeMB(), state(s), Registry.ENVD_VERSION, s.metadata(), mounts(s));
   }
 
   static Detail detail(LocalSandbox s) {
     return new Detail(s.templateId(), s.id(), CLIENT_ID, s.templateId(), s.startedAt().toString(), s.endAt().toString(), s.cpuCount(),
-        s.memoryMB(), s.diskSizeMB(), state(s), Registry.ENVD_VERSION, Json.toObject(s.metadata()), mounts(s), s.envdToken(), null,
+        s.memoryMB(), s.diskSizeMB(), state(s), Registry.ENVD_VERSION, s.metadata(), mounts(s), s.envdToken(), null,
         s.allowInternetAccess(), s.network(),
         new Lifecycle(s.lifecycle().autoResume(), s.lifecycle().pauseOnTimeout() ? "pause" : "kill"));
   }

@@ -3,12 +3,10 @@ package io.sandboxes.local.internal.http;
 import static io.sandboxes.local.internal.http.Bodies.MAX_TIMEOUT;
 import static io.sandboxes.local.internal.http.Bodies.readJson;
 import static io.sandboxes.local.internal.http.Bodies.seconds;
-import static io.sandboxes.local.internal.http.Bodies.stringMap;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.databind.annotation.JsonDeserialize;
-import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sandboxes.e2b.internal.Connect;
 import io.sandboxes.e2b.internal.Json;
@@ -86,16 +84,19 @@ final class SandboxesApi {
   /**
    * {@code POST /sandboxes} (v1 and v2). Its fields are checked in this order, the template's
    * existence between the network and the environment, so those that can be refused are bound
-   * when checked ({@link RequestBody.Later}); the environment and metadata stay JSON until then.
+   * when checked ({@link RequestBody.Later}): the environment and metadata among them.
    */
   record CreateBody(@JsonDeserialize(using = Lenient.Text.class) @Nullable String templateID,
       @Refusal(SECONDS) RequestBody.@Nullable Later<Long> timeout,
       Lenient.@Nullable Flag autoPause, Lenient.@Nullable Flag autoPauseMemory,
       @JsonDeserialize(using = Lenient.Part.class) @Nullable AutoResume autoResume,
-      @Refusal("'volumeMounts' must be a list of {name, path}") RequestBody.@Nullable Later<ArrayNode> volumeMounts,
-      @Nullable JsonNode network,
+      @Refusal("'volumeMounts' must be a list of {name, path}") RequestBody.@Nullable Later<Lenient.Parts<MountBody>> volumeMounts,
+      @JsonDeserialize(using = Lenient.Part.class) NetworkApi.@Nullable PolicyBody network,
       @JsonProperty("allow_internet_access") Lenient.@Nullable Flag internet,
-      @Nullable JsonNode envVars, @Nullable JsonNode metadata,
+      @Refusal(value = "'envVars' must be an object of strings", entry = "'envVars.%s' must be a string")
+      RequestBody.@Nullable Later<Map<String, Lenient.Scalar>> envVars,
+      @Refusal(value = "'metadata' must be an object of strings", entry = "'metadata.%s' must be a string")
+      RequestBody.@Nullable Later<Map<String, Lenient.Scalar>> metadata,
       @Nullable JsonNode iam, @Nullable JsonNode mcp, @Nullable JsonNode secure) {}
 
   /** Whether a paused sandbox resumes on its own when reached. */
@@ -123,15 +124,15 @@ final class SandboxesApi {
       throw new RpcError("invalid_argument", "autoPauseMemory:false cannot be combined with autoResume");
     }
     List<LocalSandbox.VolumeMount> mounts = volumeMounts(RequestBody.Later.of(body.volumeMounts()));
-    JsonNode networkBody = body.network();
-    ObjectNode policy = networkBody == null || networkBody.isNull() ? null : NetworkApi.parse(networkBody);
+    NetworkApi.PolicyBody networkBody = body.network();
+    ObjectNode policy = networkBody == null ? null : NetworkApi.parse(networkBody);
     Lenient.Flag asked = body.internet();
     Boolean internet = asked == null ? null : asked.or(false);
     network.refuseUnenforceable(policy);
     if (registry.templates().resolve(template) == null) {
       throw new RpcError("not_found", "template '" + template + "' not found");
     }
-    Map<String, String> envVars = stringMap(body.envVars(), "envVars");
+    Map<String, String> envVars = Lenient.Scalar.texts(RequestBody.Later.of(body.envVars()));
     TemplateBuilds builds = this.builds;
     Optional<TemplateBuilds.Defaults> defaults = builds == null ? Optional.empty() : builds.defaults(template);
     if (defaults.isPresent()) {
@@ -140,7 +141,7 @@ final class SandboxesApi {
       merged.putAll(envVars);
       envVars = merged;
     }
-    LocalSandbox s = registry.create(template, Duration.ofSeconds(timeout), stringMap(body.metadata(), "metadata"), envVars,
+    LocalSandbox s = registry.create(template, Duration.ofSeconds(timeout), Lenient.Scalar.texts(RequestBody.Later.of(body.metadata())), envVars,
         new LocalSandbox.Lifecycle(autoPause, autoPauseMemory, autoResume, timeout), mounts);
     Boolean applied = network.applied(internet);
     if (policy != null || applied != null) {
@@ -161,14 +162,13 @@ final class SandboxesApi {
     Bodies.json(ex, 201, SandboxViews.created(s));
   }
 
-  private List<LocalSandbox.VolumeMount> volumeMounts(@Nullable ArrayNode mounts) throws RpcError {
+  private List<LocalSandbox.VolumeMount> volumeMounts(Lenient.@Nullable Parts<MountBody> mounts) throws RpcError {
     List<LocalSandbox.VolumeMount> out = new ArrayList<>();
     if (mounts == null) {
       return out;
     }
     Set<String> paths = new HashSet<>();
-    for (JsonNode entry : mounts) {
-      MountBody m = RequestBody.part(entry, MountBody.class);
+    for (MountBody m : mounts.values()) {
       String name = m.name();
       String path = m.path();
       if (name == null || path == null) {

@@ -89,7 +89,8 @@ final class TemplateApi {
     t.on("POST", "/v3/templates", (ex, m) -> request(ex))
         .on("GET", FILES, (ex, m) -> fileLink(ex, decode(m.group(1)), decode(m.group(2))))
         .on("POST", "/v2/templates/([^/]+)/builds/([^/]+)", (ex, m) -> {
-          builds.start(decode(m.group(1)), decode(m.group(2)), Bodies.readJson(ex));
+          BuildStartBody body = RequestBody.read(ex, BuildStartBody.class);
+          builds.start(decode(m.group(1)), decode(m.group(2)), body::value);
           ex.empty(202);
         })
         .on("GET", "/templates/([^/]+)/builds/([^/]+)/status",

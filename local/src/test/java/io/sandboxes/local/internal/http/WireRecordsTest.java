@@ -60,4 +60,16 @@ class WireRecordsTest {
         + "\"logEntries\":[{\"timestamp\":\"ts\",\"level\":\"info\",\"message\":\"m\"}],"
         + "\"reason\":{\"message\":\"failed\",\"logEntries\":[{\"timestamp\":\"ts\",\"level\":\"error\",\"message\":\"x\",\"step\":null}]}}");
   }
+
+  @Test
+  @DisplayName("maps are written as objects in their own order, a value as its text: a process's envs, a sandbox's metadata")
+  void mapsInOrder() {
+    Map<String, String> envs = new java.util.LinkedHashMap<>();
+    envs.put("B", "1");
+    envs.put("A", "");
+    assertThat(json(new ProcessRpcs.Config("sh", List.of("-c", "x"), envs, null)))
+        .isEqualTo("{\"cmd\":\"sh\",\"args\":[\"-c\",\"x\"],\"envs\":{\"B\":\"1\",\"A\":\"\"}}");
+    assertThat(json(new SandboxViews.Listed("base", "i1", "local", "base", "2026-01-01T00:00:00Z", "2026-01-01T00:05:00Z", 2, 1024, 0,
+        "running", "0.5.4", envs, List.of()))).contains("\"metadata\":{\"B\":\"1\",\"A\":\"\"}");
+  }
 }
