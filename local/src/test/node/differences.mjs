@@ -1,0 +1,44 @@
+// Issue 25: differences from E2B that users' own flows found, through the official SDK. Driven by
+// OfficialSdkDifferencesTest, one step per run, printing "step: result" lines:
+//   multiwrite  several files in one files.write call (one multipart request), and one whose
+//               first part is refused while the later parts are still on their way
+import { Sandbox } from 'e2b'
+
+const say = (step, value) => console.log(`${step}: ${typeof value === 'string' ? value : JSON.stringify(value)}`)
+const failure = (e) => `${e.constructor.name}: ${e.message}${e.cause ? ` (${e.cause.message ?? e.cause})` : ''}`
+const [step] = process.argv.slice(2)
+
+if (step === 'multiwrite') {
+  const sbx = await Sandbox.create()
+  try {
+    const files = []
+    for (let i = 0; i < 10; i++) files.push({ path: i % 2 === 0 ? `/tmp/multi/${i}/f${i}.txt` : `multi/f${i}.txt`, data: `file ${i}` })
+    const infos = await sbx.files.write(files)
+    say('multiwrite.paths', infos.map((f) => f.path).join(','))
+    const back = []
+    for (const info of infos) back.push(await sbx.files.read(info.path))
+    say('multiwrite.read', back.join('|'))
+    // the first part is refused (the default user may not write in /root) while 960 KiB of later
+    // parts are still on their way; whether a server that stops reading there breaks the
+    // connection before the client reads its answer is a race, so it is tried 8 times
+    const big = 'x'.repeat(64 * 1024)
+    const refused = [{ path: '/root/refused.txt', data: 'no' }]
+    for (let i = 0; i < 15; i++) refused.push({ path: `later/${i}.txt`, data: big })
+    const outcomes = new Set()
+    for (let i = 0; i < 8; i++) {
+      try {
+        await sbx.files.write(refused)
+        outcomes.add('written')
+      } catch (e) {
+        outcomes.add(failure(e))
+      }
+    }
+    say('multiwrite.refused', [...outcomes].join(' / '))
+    say('multiwrite.laterWritten', String(await sbx.files.exists('later/0.txt')))
+  } finally {
+    await sbx.kill()
+  }
+} else {
+  throw new Error(`unknown step ${step}`)
+}
+process.exit(0)
