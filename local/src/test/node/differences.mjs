@@ -2,6 +2,7 @@
 // OfficialSdkDifferencesTest, one step per run, printing "step: result" lines:
 //   multiwrite  several files in one files.write call (one multipart request), and one whose
 //               first part is refused while the later parts are still on their way
+//   watchkill   a watch whose sandbox is killed: how the SDK's onExit reports its end
 import { Sandbox } from 'e2b'
 
 const say = (step, value) => console.log(`${step}: ${typeof value === 'string' ? value : JSON.stringify(value)}`)
@@ -38,6 +39,21 @@ if (step === 'multiwrite') {
   } finally {
     await sbx.kill()
   }
+} else if (step === 'watchkill') {
+  const sbx = await Sandbox.create()
+  let exited
+  const exit = new Promise((resolve) => { exited = resolve })
+  const seen = []
+  await sbx.files.makeDir('/home/user/watched')
+  await sbx.files.watchDir('/home/user/watched', (e) => seen.push(`${e.name}:${e.type}`), { timeoutMs: 0, onExit: (err) => exited(err) })
+  await sbx.files.write('/home/user/watched/before-kill.txt', 'x')
+  const until = Date.now() + 10_000
+  while (!seen.some((e) => e.startsWith('before-kill.txt')) && Date.now() < until) await new Promise((r) => setTimeout(r, 50))
+  say('watchkill.event', seen[0] ?? 'none')
+  await sbx.kill()
+  const err = await Promise.race([exit, new Promise((r) => setTimeout(() => r('no exit within 30 s'), 30_000))])
+  say('watchkill.exit', err === undefined ? 'clean end' : typeof err === 'string' ? err
+    : `${err.constructor.name}${/killed or reached its end of life/.test(err.message) ? ' (killed)' : `: ${err.message}`}`)
 } else {
   throw new Error(`unknown step ${step}`)
 }

@@ -55,6 +55,17 @@ class OfficialSdkDifferencesTest {
         .containsEntry("multiwrite.laterWritten", "false");
   }
 
+  @Test
+  @Timeout(value = 3, unit = TimeUnit.MINUTES)
+  @DisplayName("a watch whose sandbox is killed ends as E2B's SDK reports a sandbox's end (TimeoutError: killed or reached its end of life), not as its folder going away")
+  void watchOfAKilledSandbox() throws Exception {
+    String out = run("node", "differences.mjs", "watchkill");
+    assertThat(out).as("the JS SDK printed:\n%s", out).startsWith("exit 0");
+    assertThat(steps(out)).as("the JS SDK printed:\n%s", out)
+        .containsEntry("watchkill.event", "before-kill.txt:create")
+        .containsEntry("watchkill.exit", "TimeoutError (killed)");
+  }
+
   private static Map<String, String> steps(String out) {
     Map<String, String> steps = new LinkedHashMap<>();
     for (String line : out.split("\n")) {

@@ -448,6 +448,14 @@ public final class LocalSandbox {
     processes.onDaemonLost(lost);
   }
 
+  /**
+   * Asked when the daemon's connection dropped under a stream: whether the whole sandbox turned
+   * out to be gone (killed, or ended from outside), as {@link #onDaemonLost} decides; false until set.
+   */
+  boolean endedUnderItsDaemon() {
+    return processes.daemonLost();
+  }
+
   /** Ends the stream of every process still running with {@code failure}: the sandbox is gone. */
   void abandonProcesses(SandboxProcess.Failure failure) {
     processes.abandon(failure);

@@ -175,6 +175,11 @@ final class SandboxProcesses {
     this.lost = lost;
   }
 
+  /** @return whether the whole sandbox turned out to be gone when the daemon's connection dropped */
+  boolean daemonLost() {
+    return lost.getAsBoolean();
+  }
+
   /** Ends the stream of every process still running with {@code failure}: the sandbox is gone. */
   void abandon(SandboxProcess.Failure failure) {
     processes.values().forEach(p -> p.abandon(failure));
