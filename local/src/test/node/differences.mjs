@@ -3,6 +3,7 @@
 //   multiwrite  several files in one files.write call (one multipart request), and one whose
 //               first part is refused while the later parts are still on their way
 //   watchkill   a watch whose sandbox is killed: how the SDK's onExit reports its end
+//   snapshot    createSnapshot under a name that exists while a sandbox made from it runs
 import { Sandbox } from 'e2b'
 
 const say = (step, value) => console.log(`${step}: ${typeof value === 'string' ? value : JSON.stringify(value)}`)
@@ -54,6 +55,30 @@ if (step === 'multiwrite') {
   const err = await Promise.race([exit, new Promise((r) => setTimeout(() => r('no exit within 30 s'), 30_000))])
   say('watchkill.exit', err === undefined ? 'clean end' : typeof err === 'string' ? err
     : `${err.constructor.name}${/killed or reached its end of life/.test(err.message) ? ' (killed)' : `: ${err.message}`}`)
+} else if (step === 'snapshot') {
+  const name = `differences-${Date.now().toString(36)}`
+  const sbx = await Sandbox.create()
+  const made = [sbx]
+  try {
+    await sbx.files.write('/home/user/state.txt', 'version 1')
+    const first = await sbx.createSnapshot({ name })
+    const child = await Sandbox.create(name)
+    made.push(child)
+    await sbx.files.write('/home/user/state.txt', 'version 2')
+    try {
+      const again = await sbx.createSnapshot({ name })
+      say('snapshot.again', again.snapshotId === first.snapshotId ? 'same id' : `${first.snapshotId} then ${again.snapshotId}`)
+    } catch (e) {
+      say('snapshot.again', failure(e))
+    }
+    const newer = await Sandbox.create(name)
+    made.push(newer)
+    say('snapshot.contents', `${await newer.files.read('/home/user/state.txt')}|${await child.files.read('/home/user/state.txt')}`)
+    for (const s of made.splice(1)) await s.kill()
+    say('snapshot.delete', String(await Sandbox.deleteSnapshot(first.snapshotId)))
+  } finally {
+    for (const s of made) await s.kill()
+  }
 } else {
   throw new Error(`unknown step ${step}`)
 }

@@ -66,6 +66,18 @@ class OfficialSdkDifferencesTest {
         .containsEntry("watchkill.exit", "TimeoutError (killed)");
   }
 
+  @Test
+  @Timeout(value = 3, unit = TimeUnit.MINUTES)
+  @DisplayName("createSnapshot under a name that exists, while a sandbox made from it runs, adds a new build (E2B) rather than a 409: the name gives the new capture, the older sandbox keeps its own")
+  void snapshotNameTakenAgain() throws Exception {
+    String out = run("node", "differences.mjs", "snapshot");
+    assertThat(out).as("the JS SDK printed:\n%s", out).startsWith("exit 0");
+    assertThat(steps(out)).as("the JS SDK printed:\n%s", out)
+        .containsEntry("snapshot.again", "same id")
+        .containsEntry("snapshot.contents", "version 2|version 1")
+        .containsEntry("snapshot.delete", "true");
+  }
+
   private static Map<String, String> steps(String out) {
     Map<String, String> steps = new LinkedHashMap<>();
     for (String line : out.split("\n")) {

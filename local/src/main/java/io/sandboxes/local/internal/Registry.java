@@ -152,7 +152,7 @@ public final class Registry implements AutoCloseable {
 
   /** Kills a sandbox for a reason, which later calls for its id are told (for an hour). */
   public boolean kill(String id, String reason) {
-    return lifecycle.kill(id, reason);
+    return sweptAfter(lifecycle.kill(id, reason));
   }
 
   public static String newSandboxId() {
@@ -268,7 +268,15 @@ public final class Registry implements AutoCloseable {
 
   /** @return false when there was no such sandbox */
   public boolean kill(String id) {
-    return lifecycle.kill(id);
+    return sweptAfter(lifecycle.kill(id));
+  }
+
+  /** After a kill: a superseded snapshot build the sandbox kept goes, in the background. */
+  private boolean sweptAfter(boolean killed) {
+    if (killed && templates.supersededKept()) {
+      Thread.ofVirtual().name("sandboxes-sweep-builds").start(templates::sweepSuperseded);
+    }
+    return killed;
   }
 
   /**
