@@ -4,7 +4,8 @@
 //               first part is refused while the later parts are still on their way
 //   watchkill   a watch whose sandbox is killed: how the SDK's onExit reports its end
 //   snapshot    createSnapshot under a name that exists while a sandbox made from it runs
-import { Sandbox } from 'e2b'
+//   runuser     a template whose RUN step runs as a user the image does not have
+import { Sandbox, Template } from 'e2b'
 
 const say = (step, value) => console.log(`${step}: ${typeof value === 'string' ? value : JSON.stringify(value)}`)
 const failure = (e) => `${e.constructor.name}: ${e.message}${e.cause ? ` (${e.cause.message ?? e.cause})` : ''}`
@@ -78,6 +79,14 @@ if (step === 'multiwrite') {
     say('snapshot.delete', String(await Sandbox.deleteSnapshot(first.snapshotId)))
   } finally {
     for (const s of made) await s.kill()
+  }
+} else if (step === 'runuser') {
+  try {
+    await Template.build(Template().fromTemplate('base').skipCache().runCmd('whoami', { user: 'root123' }),
+      `differences-user-${Date.now().toString(36)}`)
+    say('runuser', 'built')
+  } catch (e) {
+    say('runuser', `${e.constructor.name}: ${e.message}`)
   }
 } else {
   throw new Error(`unknown step ${step}`)

@@ -78,6 +78,16 @@ class OfficialSdkDifferencesTest {
         .containsEntry("snapshot.delete", "true");
   }
 
+  @Test
+  @Timeout(value = 3, unit = TimeUnit.MINUTES)
+  @DisplayName("a template's RUN step as a user that does not exist fails with E2B's message")
+  void runAsUnknownUser() throws Exception {
+    String out = run("node", "differences.mjs", "runuser");
+    assertThat(out).as("the JS SDK printed:\n%s", out).startsWith("exit 0");
+    assertThat(steps(out)).as("the JS SDK printed:\n%s", out)
+        .containsEntry("runuser", "BuildError: failed to run command 'whoami': command failed: unauthenticated: invalid username: 'root123'");
+  }
+
   private static Map<String, String> steps(String out) {
     Map<String, String> steps = new LinkedHashMap<>();
     for (String line : out.split("\n")) {
