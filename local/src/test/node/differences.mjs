@@ -5,6 +5,7 @@
 //   watchkill   a watch whose sandbox is killed: how the SDK's onExit reports its end
 //   snapshot    createSnapshot under a name that exists while a sandbox made from it runs
 //   runuser     a template whose RUN step runs as a user the image does not have
+//   identity    E2B's identity variables inside a sandbox, which the sandbox's own envs cannot replace
 import { Sandbox, Template } from 'e2b'
 
 const say = (step, value) => console.log(`${step}: ${typeof value === 'string' ? value : JSON.stringify(value)}`)
@@ -87,6 +88,19 @@ if (step === 'multiwrite') {
     say('runuser', 'built')
   } catch (e) {
     say('runuser', `${e.constructor.name}: ${e.message}`)
+  }
+} else if (step === 'identity') {
+  const sbx = await Sandbox.create({ envs: { E2B_SANDBOX_ID: 'spoofed', MINE: 'kept' } })
+  try {
+    const r = await sbx.commands.run('echo "$E2B_SANDBOX|$E2B_SANDBOX_ID|$E2B_TEMPLATE_ID|$MINE"')
+    say('identity', r.stdout.trim().replace(sbx.sandboxId, '<id>'))
+    const own = await sbx.commands.run('echo "$E2B_SANDBOX_ID"', { envs: { E2B_SANDBOX_ID: 'asked-by-the-command' } })
+    say('identity.command', own.stdout.trim())
+    const pty = await sbx.pty.create({ cols: 80, rows: 24, onData: () => {} })
+    say('identity.pty', 'started')
+    await sbx.pty.kill(pty.pid)
+  } finally {
+    await sbx.kill()
   }
 } else {
   throw new Error(`unknown step ${step}`)

@@ -88,6 +88,20 @@ class OfficialSdkDifferencesTest {
         .containsEntry("runuser", "BuildError: failed to run command 'whoami': command failed: unauthenticated: invalid username: 'root123'");
   }
 
+  @Test
+  @Timeout(value = 3, unit = TimeUnit.MINUTES)
+  @DisplayName("E2B_SANDBOX=true, E2B_SANDBOX_ID and E2B_TEMPLATE_ID are set in every process, as E2B's envd sets them; the sandbox's own envs cannot replace them, a command's own can")
+  void identityVariables(io.sandboxes.e2b.E2BApi e2b) throws Exception {
+    String out = run("node", "differences.mjs", "identity");
+    assertThat(out).as("the JS SDK printed:\n%s", out).startsWith("exit 0");
+    assertThat(steps(out)).as("the JS SDK printed:\n%s", out)
+        .containsEntry("identity", "true|<id>|base|kept")
+        .containsEntry("identity.command", "asked-by-the-command");
+    try (io.sandboxes.e2b.LiveSandbox s = e2b.create()) {
+      assertThat(s.exec("echo \"$E2B_SANDBOX|$E2B_SANDBOX_ID|$E2B_TEMPLATE_ID\"").stdout()).isEqualTo("true|" + s.id() + "|base\n");
+    }
+  }
+
   private static Map<String, String> steps(String out) {
     Map<String, String> steps = new LinkedHashMap<>();
     for (String line : out.split("\n")) {

@@ -358,6 +358,15 @@ public final class LocalSandbox {
     return value.equals(ours) || (port > 0 && ours.startsWith("http://") && value.startsWith(ours.substring(0, port + 1)));
   }
 
+  /**
+   * E2B's identity variables, which its envd gives every process: {@code E2B_SANDBOX=true}, the
+   * sandbox's id and its template's id. Read at each start, so a warm pool member has its claimed
+   * identity, never the pool's.
+   */
+  Map<String, String> identityVars() {
+    return Map.of("E2B_SANDBOX", "true", "E2B_SANDBOX_ID", id, "E2B_TEMPLATE_ID", templateId);
+  }
+
   /** The environment the container was made with, which the daemon's processes start from. */
   List<String> containerEnv() {
     return daemon == null ? List.of() : daemon.containerEnv(engine, instanceId);
