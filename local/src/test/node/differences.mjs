@@ -6,6 +6,7 @@
 //   snapshot    createSnapshot under a name that exists while a sandbox made from it runs
 //   runuser     a template whose RUN step runs as a user the image does not have
 //   identity    E2B's identity variables inside a sandbox, which the sandbox's own envs cannot replace
+//   connectEnded commands.connect to a background command that has already ended
 import { Sandbox, Template } from 'e2b'
 
 const say = (step, value) => console.log(`${step}: ${typeof value === 'string' ? value : JSON.stringify(value)}`)
@@ -99,6 +100,27 @@ if (step === 'multiwrite') {
     const pty = await sbx.pty.create({ cols: 80, rows: 24, onData: () => {} })
     say('identity.pty', 'started')
     await sbx.pty.kill(pty.pid)
+  } finally {
+    await sbx.kill()
+  }
+} else if (step === 'connectEnded') {
+  const sbx = await Sandbox.create()
+  try {
+    const h = await sbx.commands.run('echo out; exit 3', { background: true })
+    const until = Date.now() + 20_000
+    while ((await sbx.commands.list()).some((p) => p.pid === h.pid) && Date.now() < until) await new Promise((r) => setTimeout(r, 100))
+    try {
+      const r = await (await sbx.commands.connect(h.pid)).wait()
+      say('connectEnded', `exit ${r.exitCode}`)
+    } catch (e) {
+      say('connectEnded', `${e.constructor.name}${e.exitCode !== undefined ? ` ${e.exitCode}` : `: ${e.message}`}`)
+    }
+    try {
+      await sbx.commands.connect(999999)
+      say('connectMissing', 'connected')
+    } catch (e) {
+      say('connectMissing', e.constructor.name)
+    }
   } finally {
     await sbx.kill()
   }

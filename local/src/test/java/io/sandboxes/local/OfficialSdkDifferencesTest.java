@@ -102,6 +102,17 @@ class OfficialSdkDifferencesTest {
     }
   }
 
+  @Test
+  @Timeout(value = 3, unit = TimeUnit.MINUTES)
+  @DisplayName("commands.connect to a background command that already ended gets its real exit, as E2B's envd serves a retained end (never a made-up exit 0); an unknown pid is not found")
+  void connectToAnEndedCommand() throws Exception {
+    String out = run("node", "differences.mjs", "connectEnded");
+    assertThat(out).as("the JS SDK printed:\n%s", out).startsWith("exit 0");
+    assertThat(steps(out)).as("the JS SDK printed:\n%s", out)
+        .containsEntry("connectEnded", "CommandExitError 3")
+        .containsEntry("connectMissing", "NotFoundError");
+  }
+
   private static Map<String, String> steps(String out) {
     Map<String, String> steps = new LinkedHashMap<>();
     for (String line : out.split("\n")) {
