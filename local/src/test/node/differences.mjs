@@ -7,6 +7,7 @@
 //   runuser     a template whose RUN step runs as a user the image does not have
 //   identity    E2B's identity variables inside a sandbox, which the sandbox's own envs cannot replace
 //   connectEnded commands.connect to a background command that has already ended
+//   templateId  a sandbox created from a built template's name: its templateID, alias and listing
 import { Sandbox, Template } from 'e2b'
 
 const say = (step, value) => console.log(`${step}: ${typeof value === 'string' ? value : JSON.stringify(value)}`)
@@ -123,6 +124,21 @@ if (step === 'multiwrite') {
     }
   } finally {
     await sbx.kill()
+  }
+} else if (step === 'templateId') {
+  const name = `differences-tpl-${Date.now().toString(36)}`
+  const built = await Template.build(Template().fromTemplate('base').runCmd('echo built'), name)
+  const sbx = await Sandbox.create(name)
+  try {
+    const info = await sbx.getInfo()
+    say('templateId.info', `${info.templateId === built.templateId ? 'the id' : info.templateId} ${info.name === name ? 'the name' : info.name}`)
+    const listed = await Sandbox.list({ query: { template: built.templateId } }).nextItems()
+    say('templateId.listed', listed.some((s) => s.sandboxId === sbx.sandboxId) ? 'found' : 'missing')
+    const env = (await sbx.commands.run('echo $E2B_TEMPLATE_ID')).stdout.trim()
+    say('templateId.env', env === built.templateId ? 'the id' : env)
+  } finally {
+    await sbx.kill()
+    await Sandbox.deleteSnapshot(built.templateId)
   }
 } else {
   throw new Error(`unknown step ${step}`)

@@ -113,6 +113,29 @@ class OfficialSdkDifferencesTest {
         .containsEntry("connectMissing", "NotFoundError");
   }
 
+  @Test
+  @Timeout(value = 4, unit = TimeUnit.MINUTES)
+  @DisplayName("a sandbox created from a built template's name reports the template's id as templateID and the name as its alias, and listing by that id finds it")
+  void templateIdOfANamedTemplate(io.sandboxes.e2b.E2BApi e2b) throws Exception {
+    String out = run("node", "differences.mjs", "templateId");
+    assertThat(out).as("the JS SDK printed:\n%s", out).startsWith("exit 0");
+    assertThat(steps(out)).as("the JS SDK printed:\n%s", out)
+        .containsEntry("templateId.info", "the id the name")
+        .containsEntry("templateId.listed", "found")
+        .containsEntry("templateId.env", "the id");
+
+    String name = "differences-java-" + Long.toString(System.nanoTime(), 36);
+    io.sandboxes.template.BuildInfo built = e2b.buildTemplate(io.sandboxes.template.Template.fromTemplate("base").runCmd("echo built"), name,
+        io.sandboxes.template.BuildOptions.defaults());
+    try (io.sandboxes.e2b.LiveSandbox s = e2b.create(io.sandboxes.SandboxSpec.of(name))) {
+      io.sandboxes.SandboxInfo info = e2b.info(s.id());
+      assertThat(info.templateId()).isEqualTo(built.templateId());
+      assertThat(info.alias()).isEqualTo(name);
+    } finally {
+      e2b.deleteTemplate(built.templateId());
+    }
+  }
+
   private static Map<String, String> steps(String out) {
     Map<String, String> steps = new LinkedHashMap<>();
     for (String line : out.split("\n")) {

@@ -103,6 +103,22 @@ public final class LocalSandbox {
     return instanceId;
   }
 
+  private volatile @Nullable String reportedTemplateId;
+
+  /** Sets the id clients are told for the template (a built template's id, when created from its name). */
+  void reportTemplateAs(String id) {
+    this.reportedTemplateId = id;
+  }
+
+  /**
+   * @return the template id clients are told, as E2B reports it: a built template's id when the
+   *     sandbox was created from its name ({@link #templateId()}, its alias then)
+   */
+  public String reportedTemplateId() {
+    String r = reportedTemplateId;
+    return r == null ? templateId : r;
+  }
+
   public String templateId() {
     return templateId;
   }
@@ -364,7 +380,7 @@ public final class LocalSandbox {
    * identity, never the pool's.
    */
   Map<String, String> identityVars() {
-    return Map.of("E2B_SANDBOX", "true", "E2B_SANDBOX_ID", id, "E2B_TEMPLATE_ID", templateId);
+    return Map.of("E2B_SANDBOX", "true", "E2B_SANDBOX_ID", id, "E2B_TEMPLATE_ID", reportedTemplateId());
   }
 
   /** The environment the container was made with, which the daemon's processes start from. */

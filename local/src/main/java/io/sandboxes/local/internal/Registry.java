@@ -271,6 +271,16 @@ public final class Registry implements AutoCloseable {
     return sweptAfter(lifecycle.kill(id));
   }
 
+  /**
+   * Tells every sandbox taken back at start the template id clients are to be told (a built
+   * template's id, for one created from its name), once the built templates can be looked up.
+   */
+  public void reportTemplateIds() {
+    for (LocalSandbox s : sandboxes.values()) {
+      s.reportTemplateAs(templates.reportedId(s.templateId()));
+    }
+  }
+
   /** After a kill: a superseded snapshot build the sandbox kept goes, in the background. */
   private boolean sweptAfter(boolean killed) {
     if (killed && templates.supersededKept()) {

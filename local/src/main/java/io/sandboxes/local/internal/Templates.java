@@ -61,6 +61,25 @@ public final class Templates implements KnownTemplates {
     this.builtName = builtNames;
   }
 
+  private volatile java.util.function.Function<String, @Nullable String> builtId = t -> null;
+
+  /** Names the id of a built template a reference (its name, {@code name:tag}, or its id) stands for. */
+  public void alsoIdentify(java.util.function.Function<String, @Nullable String> builtTemplateIds) {
+    this.builtId = builtTemplateIds;
+  }
+
+  /**
+   * @return the id E2B reports as a sandbox's {@code templateID} for the reference it was created
+   *     from: a built template's id for its name (the name is then its alias); any other reference as it is
+   */
+  public String reportedId(String reference) {
+    if (BASE.equals(reference) || find(reference).isPresent()) {
+      return reference;
+    }
+    String id = builtId.apply(reference);
+    return id == null ? reference : id;
+  }
+
   /** Also resolves templates built through the build API (after base and snapshots). */
   public void alsoResolve(java.util.function.Function<String, @Nullable String> builtTemplates) {
     this.built = builtTemplates;
