@@ -147,7 +147,9 @@ final class ServerParts {
         stateDir.resolve("template-files"), config.serverId, baseImage,
         config.templateBuildBudgetMB > 0 ? config.templateBuildBudgetMB : config.diskSizeMB);
     reg.templates().alsoResolve(builds::resolve);
+    reg.templates().alsoIdentify(ref -> builds.find(ref).map(b -> b.templateId()).orElse(null));
     reg.templates().alsoReserve(n -> builds.findTemplate(n).isPresent());
+    reg.reportTemplateIds(); // sandboxes taken back at start: their built template's id, now it can be looked up
     builds.sweepAtStart();
     apiHandler.templateBuilds(builds, server::startedApiUrl);
     envdHandler.templateDefaults(builds::defaults);

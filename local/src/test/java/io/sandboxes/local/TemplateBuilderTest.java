@@ -156,6 +156,19 @@ class TemplateBuilderTest {
   }
 
   @Test
+  @DisplayName("a RUN as a user the image does not have fails with E2B's words for it, the step named; nothing is registered")
+  void runAsUnknownUser(E2BApi e2b) {
+    String name = unique("jtpl-user");
+    Template t = Template.fromTemplate("base").skipCache().runCmd("whoami", "root123");
+    assertThatThrownBy(() -> e2b.buildTemplate(t, name, BuildOptions.defaults()))
+        .isInstanceOfSatisfying(TemplateBuildException.class, e -> {
+          assertThat(e.reason()).isEqualTo("failed to run command 'whoami': command failed: unauthenticated: invalid username: 'root123'");
+          assertThat(e.step()).isEqualTo("1");
+        });
+    assertThat(e2b.templateExists(name)).isFalse();
+  }
+
+  @Test
   @DisplayName("fromImage of a Debian suite not in the local Docker is built here from the Debian mirror (no registry), once; an unknown suite is a build error saying so")
   void fromDebianSuite(E2BApi e2b) {
     String name = unique("jtpl-debian");

@@ -53,8 +53,8 @@ class VolumesAndSnapshotsTest {
   }
 
   @Test
-  @DisplayName("a snapshot captures the filesystem while the sandbox runs on; it is a template; in use it cannot be deleted or replaced")
-  void snapshotAsTemplate(E2BApi e2b) {
+  @DisplayName("a snapshot captures the filesystem while the sandbox runs on; it is a template; in use it cannot be deleted, and its name taken again adds a new build while the older one's sandboxes keep theirs")
+  void snapshotAsTemplate(E2BApi e2b) throws Exception {
     String name = unique("snap");
     try (LiveSandbox source = e2b.create()) {
       source.writeFile("/home/user/state.txt", "version 1");
@@ -75,22 +75,41 @@ class VolumesAndSnapshotsTest {
         child.pause();
         assertThatThrownBy(() -> e2b.deleteTemplate(snap.snapshotId()))
             .isInstanceOfSatisfying(SandboxApiException.class, e -> assertThat(e.getMessage()).contains("paused"));
-        assertThatThrownBy(() -> e2b.createSnapshot(source.id(), name))
-            .isInstanceOfSatisfying(SandboxApiException.class, e -> assertThat(e.statusCode()).isEqualTo(409));
+        // E2B: the name taken again adds a build; the name now means it, the paused child keeps its own
+        source.writeFile("/home/user/state.txt", "version 2");
+        SnapshotInfo again = e2b.createSnapshot(source.id(), name);
+        assertThat(again.snapshotId()).isEqualTo(snap.snapshotId());
+        assertThat(e2b.listSnapshots(null, name)).extracting(SnapshotInfo::snapshotId).containsExactly(snap.snapshotId());
+        try (LiveSandbox newer = e2b.create(SandboxSpec.of(name))) {
+          assertThat(newer.readFile("/home/user/state.txt")).isEqualTo("version 2");
+        }
+        child.resume();
+        assertThat(child.readFile("/home/user/state.txt")).isEqualTo("version 1");
+        assertThat(snapshotImages(snap.snapshotId())).as("both builds, the older one held by its sandbox").isEqualTo(2);
       }
+      // its last sandbox gone, the older build goes too
+      org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30)).until(() -> snapshotImages(snap.snapshotId()) == 1);
 
-      source.writeFile("/home/user/state.txt", "version 2");
+      source.writeFile("/home/user/state.txt", "version 3");
       SnapshotInfo replaced = e2b.createSnapshot(source.id(), name);
       assertThat(replaced.snapshotId()).isEqualTo(snap.snapshotId());
       assertThat(e2b.listSnapshots(null, name)).hasSize(1);
+      assertThat(snapshotImages(snap.snapshotId())).as("an older build nothing uses goes at once").isEqualTo(1);
       try (LiveSandbox child = e2b.create(SandboxSpec.of(name))) {
-        assertThat(child.readFile("/home/user/state.txt")).isEqualTo("version 2");
+        assertThat(child.readFile("/home/user/state.txt")).isEqualTo("version 3");
       }
       assertThat(e2b.deleteTemplate(snap.snapshotId())).isTrue();
       assertThat(e2b.deleteTemplate(snap.snapshotId())).isFalse();
       assertThat(e2b.listSnapshots(null, name)).isEmpty();
       assertThatThrownBy(() -> e2b.create(SandboxSpec.of(snap.snapshotId())))
           .isInstanceOfSatisfying(SandboxApiException.class, e -> assertThat(e.statusCode()).isEqualTo(404));
+    }
+  }
+
+  /** @return how many images (builds) carry this snapshot id */
+  private static int snapshotImages(String snapshotId) throws Exception {
+    try (io.sandboxes.local.internal.docker.DockerRuntime docker = io.sandboxes.local.internal.docker.DockerRuntime.connect()) {
+      return docker.client().listImagesCmd().withLabelFilter(java.util.Map.of("io.sandboxes.snapshot-id", snapshotId)).exec().size();
     }
   }
 

@@ -66,9 +66,13 @@ public final class DirWatch implements AutoCloseable {
   /** Targets of the daemon's atomic writes in flight: their temporary file's events are not shown. */
   private final Set<String> writing = ConcurrentHashMap.newKeySet();
   private volatile boolean ended;
+  /** Asks, once the daemon's connection dropped under the watch, whether the whole sandbox ended. */
+  private final java.util.function.BooleanSupplier sandboxLost;
+  private volatile boolean sandboxEnded;
 
-  private DirWatch(DaemonWatch watch, String root) {
+  private DirWatch(DaemonWatch watch, String root, java.util.function.BooleanSupplier sandboxLost) {
     this.watch = watch;
+    this.sandboxLost = sandboxLost;
     this.root = root.endsWith("/") && root.length() > 1 ? root.substring(0, root.length() - 1) : root;
   }
 
@@ -80,7 +84,7 @@ public final class DirWatch implements AutoCloseable {
     } catch (IOException e) {
       throw DaemonFiles.error(e, absolutePath, "watch", user);
     }
-    DirWatch w = new DirWatch(dw, absolutePath);
+    DirWatch w = new DirWatch(dw, absolutePath, sandbox::endedUnderItsDaemon);
     Thread.ofVirtual().name("sandboxes-watch-" + sandbox.id()).start(w::pump);
     return w;
   }
@@ -109,7 +113,12 @@ public final class DirWatch implements AutoCloseable {
         }
       }
     } catch (IOException e) {
-      // the folder went away, or the sandbox did: the watch has ended
+      // the folder went away, or the sandbox did (killed, or its container stopped): the watch has
+      // ended, and which of the two it was is told apart for the client
+      if (!closed.get() && e instanceof io.sandboxes.local.internal.daemon.DaemonException d
+          && d.kind() == io.sandboxes.local.internal.daemon.DaemonException.Kind.DISCONNECTED) {
+        sandboxEnded = sandboxLost.getAsBoolean();
+      }
     } finally {
       ended = true;
       watch.close();
@@ -199,6 +208,15 @@ public final class DirWatch implements AutoCloseable {
   /** @return whether the watch stopped on its own (the folder went away, or the sandbox did) */
   public boolean ended() {
     return ended && changes.isEmpty();
+  }
+
+  /**
+   * @return whether the watch {@link #ended()} because its whole sandbox ended (killed, or its
+   *     container stopped), rather than its folder going away: E2B's stream then breaks off, and
+   *     its SDKs find out from the sandbox's health that it is gone
+   */
+  public boolean sandboxEnded() {
+    return sandboxEnded && ended();
   }
 
   @Override

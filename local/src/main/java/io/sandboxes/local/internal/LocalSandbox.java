@@ -103,6 +103,22 @@ public final class LocalSandbox {
     return instanceId;
   }
 
+  private volatile @Nullable String reportedTemplateId;
+
+  /** Sets the id clients are told for the template (a built template's id, when created from its name). */
+  void reportTemplateAs(String id) {
+    this.reportedTemplateId = id;
+  }
+
+  /**
+   * @return the template id clients are told, as E2B reports it: a built template's id when the
+   *     sandbox was created from its name ({@link #templateId()}, its alias then)
+   */
+  public String reportedTemplateId() {
+    String r = reportedTemplateId;
+    return r == null ? templateId : r;
+  }
+
   public String templateId() {
     return templateId;
   }
@@ -358,6 +374,15 @@ public final class LocalSandbox {
     return value.equals(ours) || (port > 0 && ours.startsWith("http://") && value.startsWith(ours.substring(0, port + 1)));
   }
 
+  /**
+   * E2B's identity variables, which its envd gives every process: {@code E2B_SANDBOX=true}, the
+   * sandbox's id and its template's id. Read at each start, so a warm pool member has its claimed
+   * identity, never the pool's.
+   */
+  Map<String, String> identityVars() {
+    return Map.of("E2B_SANDBOX", "true", "E2B_SANDBOX_ID", id, "E2B_TEMPLATE_ID", reportedTemplateId());
+  }
+
   /** The environment the container was made with, which the daemon's processes start from. */
   List<String> containerEnv() {
     return daemon == null ? List.of() : daemon.containerEnv(engine, instanceId);
@@ -446,6 +471,14 @@ public final class LocalSandbox {
    */
   void onDaemonLost(java.util.function.BooleanSupplier lost) {
     processes.onDaemonLost(lost);
+  }
+
+  /**
+   * Asked when the daemon's connection dropped under a stream: whether the whole sandbox turned
+   * out to be gone (killed, or ended from outside), as {@link #onDaemonLost} decides; false until set.
+   */
+  boolean endedUnderItsDaemon() {
+    return processes.daemonLost();
   }
 
   /** Ends the stream of every process still running with {@code failure}: the sandbox is gone. */

@@ -157,7 +157,7 @@ public final class Registry implements AutoCloseable {
 
   /** Kills a sandbox for a reason, which later calls for its id are told (for an hour). */
   public boolean kill(String id, String reason) {
-    return lifecycle.kill(id, reason);
+    return sweptAfter(lifecycle.kill(id, reason));
   }
 
   public static String newSandboxId() {
@@ -273,7 +273,25 @@ public final class Registry implements AutoCloseable {
 
   /** @return false when there was no such sandbox */
   public boolean kill(String id) {
-    return lifecycle.kill(id);
+    return sweptAfter(lifecycle.kill(id));
+  }
+
+  /**
+   * Tells every sandbox taken back at start the template id clients are to be told (a built
+   * template's id, for one created from its name), once the built templates can be looked up.
+   */
+  public void reportTemplateIds() {
+    for (LocalSandbox s : sandboxes.values()) {
+      s.reportTemplateAs(templates.reportedId(s.templateId()));
+    }
+  }
+
+  /** After a kill: a superseded snapshot build the sandbox kept goes, in the background. */
+  private boolean sweptAfter(boolean killed) {
+    if (killed && templates.supersededKept()) {
+      Thread.ofVirtual().name("sandboxes-sweep-builds").start(templates::sweepSuperseded);
+    }
+    return killed;
   }
 
   /**

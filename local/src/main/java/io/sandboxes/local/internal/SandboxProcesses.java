@@ -63,6 +63,14 @@ final class SandboxProcesses {
       }
     });
     env.putAll(spec.envs());
+    // E2B's identity variables, as its envd gives every process: the sandbox's own variables cannot
+    // replace them, a command's own can
+    sandbox.identityVars().forEach((k, v) -> {
+      String asked = spec.envs().get(k);
+      if (asked == null || asked.equals(sandbox.envVars().get(k))) {
+        env.put(k, v);
+      }
+    });
     List<String> argv = new ArrayList<>();
     argv.add(spec.cmd());
     argv.addAll(spec.args());
@@ -175,6 +183,11 @@ final class SandboxProcesses {
     this.lost = lost;
   }
 
+  /** @return whether the whole sandbox turned out to be gone when the daemon's connection dropped */
+  boolean daemonLost() {
+    return lost.getAsBoolean();
+  }
+
   /** Ends the stream of every process still running with {@code failure}: the sandbox is gone. */
   void abandon(SandboxProcess.Failure failure) {
     processes.values().forEach(p -> p.abandon(failure));
@@ -215,7 +228,8 @@ final class SandboxProcesses {
             int eq = kv.indexOf('=');
             // what every process gets from the container is not what the starter asked for
             if (eq > 0 && (!inherited.contains(kv) || sandbox.envVars().containsKey(kv.substring(0, eq)))
-                && !sandbox.serverProxyVar(kv.substring(0, eq), kv.substring(eq + 1))) {
+                && !sandbox.serverProxyVar(kv.substring(0, eq), kv.substring(eq + 1))
+                && !kv.substring(eq + 1).equals(sandbox.identityVars().get(kv.substring(0, eq)))) {
               envs.put(kv.substring(0, eq), kv.substring(eq + 1));
             }
           }

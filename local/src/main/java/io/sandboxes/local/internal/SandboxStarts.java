@@ -133,6 +133,7 @@ final class SandboxStarts {
     }
     LocalSandbox sandbox = new LocalSandbox(id, containerId, templateId, token, metadata, envVars, started, end,
         Registry.CPU_COUNT, Registry.MEMORY_MB, diskSizeMB, lifecycle, mounts, engine, daemon);
+    sandbox.reportTemplateAs(templates.reportedId(templateId));
     sandbox.proxyVars(networking.proxyVars());
     if (network.isPresent() && network.get().startsOnBridge()) {
       // open mode only: every other sandbox starts deny-all on "none" and joins the network when
@@ -201,6 +202,7 @@ final class SandboxStarts {
     Instant started = Instant.now();
     LocalSandbox sandbox = new LocalSandbox(m.id(), m.instanceId(), templateId, Registry.newToken(), metadata, envVars, started,
         started.plus(timeout), Registry.CPU_COUNT, Registry.MEMORY_MB, diskSizeMB, lifecycle, List.of(), engine, m.daemon());
+    sandbox.reportTemplateAs(templates.reportedId(templateId));
     sandbox.proxyVars(networking.proxyVars());
     sandbox.markPooled();
     try {

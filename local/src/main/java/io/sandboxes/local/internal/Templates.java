@@ -62,6 +62,25 @@ public final class Templates implements KnownTemplates {
     this.builtName = builtNames;
   }
 
+  private volatile java.util.function.Function<String, @Nullable String> builtId = t -> null;
+
+  /** Names the id of a built template a reference (its name, {@code name:tag}, or its id) stands for. */
+  public void alsoIdentify(java.util.function.Function<String, @Nullable String> builtTemplateIds) {
+    this.builtId = builtTemplateIds;
+  }
+
+  /**
+   * @return the id E2B reports as a sandbox's {@code templateID} for the reference it was created
+   *     from: a built template's id for its name (the name is then its alias); any other reference as it is
+   */
+  public String reportedId(String reference) {
+    if (BASE.equals(reference) || find(reference).isPresent()) {
+      return reference;
+    }
+    String id = builtId.apply(reference);
+    return id == null ? reference : id;
+  }
+
   /** Also resolves templates built through the build API (after base and snapshots). */
   public void alsoResolve(java.util.function.Function<String, @Nullable String> builtTemplates) {
     this.built = builtTemplates;
@@ -98,14 +117,68 @@ public final class Templates implements KnownTemplates {
     return list().stream().filter(s -> s.snapshotId().equals(id)).findFirst();
   }
 
-  /** @return every snapshot, newest first */
+  /** @return every snapshot (its newest build), newest first */
   public List<Snapshot> list() {
+    Map<String, Snapshot> newest = new java.util.LinkedHashMap<>();
+    for (Snapshot s : builds()) {
+      newest.putIfAbsent(s.snapshotId(), s);
+    }
+    return List.copyOf(newest.values());
+  }
+
+  /** @return every build of every snapshot, newest first: a name taken again keeps its older builds while sandboxes use them */
+  private List<Snapshot> builds() {
     List<CapturedImage> images = engine.images(Map.of(InstanceLabels.OURS, "true"));
     return images.stream()
         .map(Templates::snapshotOf)
         .flatMap(Optional::stream)
-        .sorted(Comparator.comparing(Snapshot::createdAt).reversed().thenComparing(Snapshot::snapshotId))
+        .sorted(Comparator.comparing(Snapshot::createdAt).reversed().thenComparing(Snapshot::snapshotId)
+            .thenComparing(Snapshot::imageId))
         .toList();
+  }
+
+  /** Whether a superseded build was kept because something used it: {@link #sweepSuperseded()} has work. */
+  private volatile boolean supersededKept;
+
+  /** @return whether a superseded build may be waiting for its last sandbox to go */
+  public boolean supersededKept() {
+    return supersededKept;
+  }
+
+  /**
+   * Removes every superseded build (one a later snapshot under the same name replaced) that
+   * nothing uses any more; one still used (by a sandbox, running, paused or stopped) stays.
+   */
+  public void sweepSuperseded() {
+    lock.lock();
+    try {
+      supersededKept = false;
+      java.util.Set<String> seen = new java.util.HashSet<>();
+      for (Snapshot b : builds()) {
+        if (!seen.add(b.snapshotId())) {
+          removeSuperseded(b);
+        }
+      }
+    } catch (RuntimeException e) {
+      supersededKept = true;
+      LOG.warn("superseded snapshot builds could not be swept: {}", e.toString());
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  private void removeSuperseded(Snapshot b) {
+    SandboxEngine.ImageRemoval r;
+    try {
+      r = engine.removeImage(b.imageId());
+    } catch (RuntimeException e) {
+      LOG.warn("the superseded snapshot build {} of {} could not be removed: {}", b.imageId(), b.snapshotId(), e.toString());
+      supersededKept = true;
+      return;
+    }
+    if (r == SandboxEngine.ImageRemoval.IN_USE) {
+      supersededKept = true; // a sandbox made from it runs on, or is paused: it goes after them
+    }
   }
 
   /**
@@ -129,8 +202,10 @@ public final class Templates implements KnownTemplates {
   }
 
   /**
-   * Captures a sandbox's filesystem. Re-using a name replaces that snapshot, unless a sandbox was
-   * created from it (then the old one cannot go, and this is refused). The sandbox keeps running.
+   * Captures a sandbox's filesystem. Re-using a name adds a new build to that snapshot, as E2B
+   * does: the name (and its id) then stand for the new build, and sandboxes created from an older
+   * one keep it (running, paused or stopped) until they are gone; an older build nothing uses is
+   * removed at once. The sandbox keeps running.
    */
   public Snapshot snapshot(LocalSandbox sandbox, @Nullable String name, List<LocalSandbox> sandboxes) throws RpcError {
     String n = name == null || name.isBlank() ? Registry.newSandboxId() : name;
@@ -144,10 +219,7 @@ public final class Templates implements KnownTemplates {
     }
     lock.lock();
     try {
-      Optional<Snapshot> previous = find(snapshotId);
-      if (previous.isPresent()) {
-        refuseIfUsed(snapshotId, sandboxes, "replace");
-      }
+      List<Snapshot> previous = builds().stream().filter(b -> b.snapshotId().equals(snapshotId)).toList();
       Map<String, String> labels = new HashMap<>();
       labels.put(InstanceLabels.OURS, "true");
       labels.put(LABEL_SNAPSHOT_ID, snapshotId);
@@ -177,7 +249,7 @@ public final class Templates implements KnownTemplates {
       } finally {
         sandbox.transitions.unlock();
       }
-      previous.ifPresent(p -> removeImage(p.imageId()));
+      previous.forEach(this::removeSuperseded);
       StructuredLog.atInfo(LOG).addKeyValue("event", "snapshot.created").addKeyValue("snapshot", snapshotId)
           .addKeyValue("sandbox", sandbox.id()).addKeyValue("image", imageId).log("snapshot taken");
       return new Snapshot(snapshotId, n, sandbox.id(), Instant.parse(labels.get(LABEL_SNAPSHOT_CREATED)), imageId);
@@ -198,16 +270,21 @@ public final class Templates implements KnownTemplates {
     }
     lock.lock();
     try {
-      Optional<Snapshot> s = find(templateId);
-      if (s.isEmpty()) {
+      String id = canonical(templateId);
+      List<Snapshot> all = builds().stream().filter(b -> b.snapshotId().equals(id)).toList();
+      if (all.isEmpty()) {
         return false;
       }
-      refuseIfUsed(s.get().snapshotId(), sandboxes, "delete");
-      try {
-        return engine.discardImage(s.get().imageId());
-      } catch (InUse e) {
-        throw new RpcError("already_exists", "template " + templateId + " is in use: " + e.getMessage());
+      refuseIfUsed(id, sandboxes, "delete");
+      boolean removed = false;
+      for (Snapshot b : all) { // every build: no sandbox made from any of them is left
+        try {
+          removed |= engine.discardImage(b.imageId());
+        } catch (InUse e) {
+          throw new RpcError("already_exists", "template " + templateId + " is in use: " + e.getMessage());
+        }
       }
+      return removed;
     } finally {
       lock.unlock();
     }
@@ -219,16 +296,6 @@ public final class Templates implements KnownTemplates {
         throw new RpcError("already_exists", "cannot " + verb + " template " + snapshotId + ": sandbox " + s.id()
             + " (" + (s.paused() ? "paused" : "running") + ") was created from it");
       }
-    }
-  }
-
-  private void removeImage(String imageId) {
-    try {
-      if (!engine.discardImage(imageId)) {
-        LOG.warn("the replaced snapshot image {} could not be removed: {}", imageId, "no such image");
-      }
-    } catch (RuntimeException e) {
-      LOG.warn("the replaced snapshot image {} could not be removed: {}", imageId, e.toString());
     }
   }
 }

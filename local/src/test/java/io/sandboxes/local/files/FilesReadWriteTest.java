@@ -89,6 +89,19 @@ class FilesReadWriteTest {
   }
 
   @Test
+  @DisplayName("several files in one call whose first is refused while 960 KiB of later parts are still being sent: a typed permission error naming it, and no later file written")
+  void severalFilesFirstRefused() {
+    java.util.ArrayList<WriteEntry> entries = new java.util.ArrayList<>(List.of(WriteEntry.of("/root/refused.txt", "no")));
+    byte[] big = new byte[64 * 1024];
+    for (int i = 0; i < 15; i++) {
+      entries.add(WriteEntry.of("/home/user/refused-later/" + i + ".bin", big));
+    }
+    assertThatThrownBy(() -> files.write(entries))
+        .isInstanceOfSatisfying(SandboxFilePermissionException.class, e -> assertThat(e.getMessage()).contains("/root/refused.txt"));
+    assertThat(files.exists("/home/user/refused-later/0.bin")).isFalse();
+  }
+
+  @Test
   @DisplayName("a call as root may write where the default user may not, and the file is root's; the default user's refusal is a typed permission error")
   void user() {
     FileOptions root = FileOptions.defaults().withUser("root");

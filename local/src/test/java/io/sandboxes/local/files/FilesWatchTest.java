@@ -35,9 +35,11 @@ import org.junit.jupiter.api.extension.ExtendWith;
 class FilesWatchTest {
   private static final Duration WAIT = Duration.ofSeconds(30);
   private LiveSandbox sandbox;
+  private E2BApi e2b;
 
   @BeforeAll
   void start(E2BApi e2b) {
+    this.e2b = e2b;
     sandbox = e2b.create();
   }
 
@@ -105,6 +107,23 @@ class FilesWatchTest {
     WatchHandle w = sandbox.files().watchDir("/home/user/wd", e -> { }, exit.on(WatchOptions.defaults().withTimeout(Duration.ofSeconds(2))));
     await().atMost(WAIT).until(() -> exit.heard.get() != null);
     assertThat(exit.heard.get()).get().isInstanceOfSatisfying(SandboxRpcException.class, e -> assertThat(e.code()).isEqualTo("deadline_exceeded"));
+    assertThat(w.isRunning()).isFalse();
+  }
+
+  @Test
+  @DisplayName("a watch whose sandbox is killed breaks off, as E2B's does, and onExit hears that the sandbox is gone")
+  void sandboxKilled() {
+    LiveSandbox doomed = e2b.create();
+    Exit killed = new Exit();
+    List<FilesystemEvent> seen = new CopyOnWriteArrayList<>();
+    doomed.exec("mkdir -p /home/user/wk");
+    WatchHandle w = doomed.files().watchDir("/home/user/wk", seen::add, killed.on(WatchOptions.defaults()));
+    doomed.exec("touch /home/user/wk/before");
+    await().atMost(WAIT).until(() -> !seen.isEmpty());
+    doomed.kill();
+    await().atMost(WAIT).until(() -> killed.heard.get() != null);
+    assertThat(killed.heard.get()).get().isInstanceOfSatisfying(io.sandboxes.SandboxNotFoundException.class,
+        e -> assertThat(e.getMessage()).contains("killed or reached its end of life while the watch was running"));
     assertThat(w.isRunning()).isFalse();
   }
 

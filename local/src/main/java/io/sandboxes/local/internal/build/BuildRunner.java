@@ -212,8 +212,16 @@ final class BuildRunner {
         if (!USER.matcher(user).matches()) {
           throw new StepFailed(name, "RUN user '" + user + "' is not a user name");
         }
-        stepRunner.runStep(b, st, name, List.of("/bin/sh", "-c", args.get(0)), user, st.workdir, null, deadline,
-            StepRunner.cacheKey(st, "RUN", args, null), force || step.force());
+        try {
+          stepRunner.runStep(b, st, name, List.of("/bin/sh", "-c", args.get(0)), user, st.workdir, null, deadline,
+              StepRunner.cacheKey(st, "RUN", args, null), force || step.force());
+        } catch (StepFailed f) {
+          if (f.unknownUser) { // E2B's words: its envd refuses the user when the command starts
+            throw new StepFailed(name, "failed to run command '" + args.get(0) + "': command failed: unauthenticated: invalid username: '"
+                + user + "'");
+          }
+          throw f;
+        }
       }
       case "COPY" -> copies.copy(b, st, name, args, hash, force || step.force(), deadline);
       default -> throw new StepFailed(name, "unknown step type " + type);

@@ -170,7 +170,9 @@ final class StepRunner {
       throw new StepFailed(name, "step " + name + " did not finish within the build's limit of " + TemplateService.BUILD_LIMIT.toMinutes()
           + " minutes");
     } catch (RuntimeException e) {
-      throw new StepFailed(name, "step " + name + " could not run: " + e.getMessage());
+      // the runtime refuses to start a container as a user its image does not have
+      boolean unknownUser = String.valueOf(e.getMessage()).contains("unable to find user " + user + ":");
+      throw new StepFailed(name, "step " + name + " could not run: " + e.getMessage(), unknownUser);
     } finally {
       if (logs != null) {
         try {

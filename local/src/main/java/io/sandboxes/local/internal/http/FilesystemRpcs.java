@@ -151,6 +151,10 @@ final class FilesystemRpcs {
           ex.finish(out);
           return;
         }
+        if (watch.sandboxEnded()) {
+          ex.abort(new IOException("the sandbox ended")); // breaks off, as E2B's stream does when its sandbox goes
+          return;
+        }
         if (watch.ended()) {
           ObjectNode end = Json.object();
           end.putObject("error").put("code", "not_found").put("message", "the watched folder " + watch.root() + " went away");

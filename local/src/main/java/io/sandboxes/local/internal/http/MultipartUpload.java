@@ -28,6 +28,12 @@ final class MultipartUpload {
   static final int MAX_PART_HEADERS = 16 * 1024;
   /** The most parts one body may hold. */
   static final int MAX_PARTS = 1000;
+  /**
+   * The most of a body read and dropped after a part failed, so that the client, which may still
+   * be sending the later parts, reads the answer instead of a broken connection; a longer rest is
+   * left unread and the answer closes the connection.
+   */
+  static final int DRAINED_AFTER_FAILURE = 1024 * 1024;
 
   /** What is done with a part: where it goes (or why it cannot go anywhere), and its writing. */
   interface PartWriter {
@@ -58,7 +64,8 @@ final class MultipartUpload {
   private MultipartUpload() {}
 
   /**
-   * Reads the whole body, writing each part as it arrives.
+   * Reads the whole body, writing each part as it arrives. When a part fails, the rest of the
+   * body (up to {@link #DRAINED_AFTER_FAILURE}) is read and dropped before the failure is thrown.
    *
    * @return how many parts were written
    * @throws Malformed for a body that is not multipart or a refused part; parts before it are written
@@ -90,12 +97,27 @@ final class MultipartUpload {
       listener.abandon(new IOException("the upload ended early"));
     }
     if (listener.failure != null) {
+      drain(body);
       throw listener.failure;
     }
     if (!listener.complete) {
       throw new Malformed("the multipart body ended before its closing boundary");
     }
     return listener.written;
+  }
+
+  /** Reads and drops what is left of a body, up to {@link #DRAINED_AFTER_FAILURE} bytes. */
+  private static void drain(InputStream body) {
+    byte[] sink = new byte[READ_SIZE];
+    long dropped = 0;
+    try {
+      int n;
+      while (dropped < DRAINED_AFTER_FAILURE && (n = body.read(sink)) >= 0) {
+        dropped += n;
+      }
+    } catch (IOException e) {
+      // the body broke off: the answer goes out as far as it can
+    }
   }
 
   /** The parser's listener: starts a writer per part and feeds it. Never throws into the parser. */

@@ -59,7 +59,8 @@ final class SandboxListing {
       boolean stateMatches = s.paused() ? wantPaused : wantRunning;
       if (stateMatches && s.metadata().entrySet().containsAll(filter.entrySet())
           && (startedAfter == null || !s.startedAt().isBefore(startedAfter))
-          && (template == null || template.isEmpty() || sameTemplate(s.templateId(), template))) {
+          && (template == null || template.isEmpty() || sameTemplate(s.templateId(), template)
+              || sameTemplate(s.reportedTemplateId(), template))) {
         rows.add(s);
       }
     }

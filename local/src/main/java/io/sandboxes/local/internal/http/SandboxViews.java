@@ -41,17 +41,17 @@ final class SandboxViews {
       Lifecycle lifecycle) {}
 
   static Created created(LocalSandbox s) {
-    return new Created(s.templateId(), s.id(), CLIENT_ID, s.templateId(), Registry.ENVD_VERSION, s.envdToken(),
+    return new Created(s.reportedTemplateId(), s.id(), CLIENT_ID, s.templateId(), Registry.ENVD_VERSION, s.envdToken(),
         s.trafficAccessToken(), null);
   }
 
   static Listed listed(LocalSandbox s) {
-    return new Listed(s.templateId(), s.id(), CLIENT_ID, s.templateId(), s.startedAt().toString(), s.endAt().toString(), s.cpuCount(),
+    return new Listed(s.reportedTemplateId(), s.id(), CLIENT_ID, s.templateId(), s.startedAt().toString(), s.endAt().toString(), s.cpuCount(),
         s.memoryMB(), s.diskSizeMB(), state(s), Registry.ENVD_VERSION, s.metadata(), mounts(s));
   }
 
   static Detail detail(LocalSandbox s) {
-    return new Detail(s.templateId(), s.id(), CLIENT_ID, s.templateId(), s.startedAt().toString(), s.endAt().toString(), s.cpuCount(),
+    return new Detail(s.reportedTemplateId(), s.id(), CLIENT_ID, s.templateId(), s.startedAt().toString(), s.endAt().toString(), s.cpuCount(),
         s.memoryMB(), s.diskSizeMB(), state(s), Registry.ENVD_VERSION, s.metadata(), mounts(s), s.envdToken(), null,
         s.allowInternetAccess(), s.network(),
         new Lifecycle(s.lifecycle().autoResume(), s.lifecycle().pauseOnTimeout() ? "pause" : "kill"));
