@@ -200,6 +200,37 @@ class NetworkWireTest {
   }
 
   @Test
+  @DisplayName("the domain and traffic token of a create answer are the handle's; info reads the lifecycle and domain, and refuses an action it does not know")
+  void domainTokenAndLifecycle() {
+    answers.add("{\"sandboxID\":\"sbx1\",\"templateID\":\"base\",\"envdVersion\":\"0.2.0\",\"envdAccessToken\":\"tok\","
+        + "\"trafficAccessToken\":\"ttok\",\"domain\":\"eu.example.dev\"}");
+    LiveSandbox s = provider.api().create(SandboxSpec.of("base"));
+    assertThat(s.sandboxDomain()).isEqualTo("eu.example.dev");
+    assertThat(s.trafficAccessToken()).isEqualTo("ttok");
+    LiveSandbox plain = provider.api().create(SandboxSpec.of("base"));
+    assertThat(plain.trafficAccessToken()).as("an answer without a token: the ports are public").isNull();
+    assertThat(plain.sandboxDomain()).as("no domain in the answer: the client's").isEqualTo("e2b.app");
+
+    String record = "{\"sandboxID\":\"sbx1\",\"templateID\":\"base\",\"state\":\"paused\",\"envdVersion\":\"0.2.0\","
+        + "\"startedAt\":\"2026-01-01T00:00:00Z\",\"endAt\":\"2026-01-01T00:05:00Z\",%s}";
+    answers.add(record.formatted("\"domain\":\"eu.example.dev\",\"lifecycle\":{\"onTimeout\":\"pause\",\"autoResume\":true}"));
+    SandboxInfo info = provider.api().info("sbx1");
+    assertThat(info.lifecycle()).isEqualTo(new io.sandboxes.SandboxLifecycle(true, true));
+    assertThat(info.sandboxDomain()).isEqualTo("eu.example.dev");
+    answers.add(record.formatted("\"domain\":\"\",\"lifecycle\":{\"onTimeout\":\"kill\",\"autoResume\":false}"));
+    info = provider.api().info("sbx1");
+    assertThat(info.lifecycle()).isEqualTo(new io.sandboxes.SandboxLifecycle(false, false));
+    assertThat(info.sandboxDomain()).as("an empty domain is none, as E2B's SDK reads it").isNull();
+    answers.add(record.formatted("\"lifecycle\":null"));
+    assertThat(provider.api().info("sbx1").lifecycle()).isNull();
+    answers.add(record.formatted("\"lifecycle\":{\"onTimeout\":\"hibernate\",\"autoResume\":false}"));
+    assertThatThrownBy(() -> provider.api().info("sbx1")).isInstanceOf(io.sandboxes.SandboxException.class)
+        .hasMessageContaining("hibernate");
+    answers.add(record.formatted("\"lifecycle\":{\"onTimeout\":\"kill\"}"));
+    assertThatThrownBy(() -> provider.api().info("sbx1")).isInstanceOf(io.sandboxes.SandboxException.class);
+  }
+
+  @Test
   @DisplayName("bad network input is refused with a message naming the field")
   void badInput() {
     assertThatThrownBy(() -> SandboxNetwork.allowOnly("bad host")).hasMessageContaining("allowOut");

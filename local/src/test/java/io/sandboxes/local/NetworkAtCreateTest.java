@@ -79,10 +79,17 @@ class NetworkAtCreateTest {
   }
 
   @Test
-  @DisplayName("allowPublicTraffic false at create is kept, shown in info, and makes the sandbox carry a traffic token")
-  void allowPublicTrafficAtCreate(E2BApi e2b) {
+  @DisplayName("allowPublicTraffic false at create is kept, shown in info, and makes the sandbox carry a traffic token the handle shows")
+  void allowPublicTrafficAtCreate(E2BApi e2b, io.sandboxes.e2b.E2BSandboxProvider provider) {
     try (LiveSandbox s = e2b.create(SandboxSpec.defaults().withNetwork(SandboxNetwork.defaults().withAllowPublicTraffic(false)))) {
       assertThat(s.info().network()).isNotNull().satisfies(n -> assertThat(n.allowPublicTraffic()).isFalse());
+      assertThat(s.trafficAccessToken()).as("the create answer's traffic token").isNotBlank();
+      assertThat(e2b.connect(s.id()).trafficAccessToken()).as("the connect answer carries it again").isEqualTo(s.trafficAccessToken());
+      LiveSandbox listed = (LiveSandbox) provider.list().stream().filter(l -> l.id().equals(s.id())).findFirst().orElseThrow();
+      assertThatThrownBy(listed::trafficAccessToken).as("a listing does not carry the token: never reported as none")
+          .isInstanceOf(IllegalStateException.class);
+      assertThat(s.info().sandboxDomain()).as("the local server names no domain").isNull();
+      assertThat(s.sandboxDomain()).as("the client's domain, then").isNotBlank();
       // an update cannot change it (E2B fixes it at create): the client refuses before asking
       assertThatThrownBy(() -> s.network().update(SandboxNetwork.defaults().withAllowPublicTraffic(true)))
           .isInstanceOf(IllegalArgumentException.class);
