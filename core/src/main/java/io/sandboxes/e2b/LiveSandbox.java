@@ -274,9 +274,7 @@ public final class LiveSandbox implements Sandbox {
    */
   @Override
   public void importFiles(String path, java.io.InputStream tar) {
-    Objects.requireNonNull(path, "path");
-    Objects.requireNonNull(tar, "tar");
-    TarTransfer.importFiles(this, path, tar);
+    TarTransfer.importFiles(this, Objects.requireNonNull(path, "path"), Objects.requireNonNull(tar, "tar"));
   }
 
   /**
@@ -288,8 +286,7 @@ public final class LiveSandbox implements Sandbox {
    */
   @Override
   public java.io.InputStream exportFiles(String path) {
-    Objects.requireNonNull(path, "path");
-    return TarTransfer.exportFiles(this, path);
+    return TarTransfer.exportFiles(this, Objects.requireNonNull(path, "path"));
   }
 
   /**
@@ -299,21 +296,17 @@ public final class LiveSandbox implements Sandbox {
    */
   @Override
   public void writeBytes(String path, byte[] content) {
-    Objects.requireNonNull(path, "path");
-    Objects.requireNonNull(content, "content");
-    files().putBytes(path, content, FileOptions.defaults());
+    files().putBytes(Objects.requireNonNull(path, "path"), Objects.requireNonNull(content, "content"), FileOptions.defaults());
   }
 
   @Override
   public byte[] readBytes(String path) {
-    Objects.requireNonNull(path, "path");
-    return files().readBytes(path);
+    return files().readBytes(Objects.requireNonNull(path, "path"));
   }
 
   @Override
   public void deleteFile(String path) {
-    Objects.requireNonNull(path, "path");
-    files().remove(path);
+    files().remove(Objects.requireNonNull(path, "path"));
   }
 
   /**
@@ -336,9 +329,8 @@ public final class LiveSandbox implements Sandbox {
    */
   @Override
   public io.sandboxes.Subscription onFileChange(String path, java.util.function.Consumer<io.sandboxes.FileChange> listener) {
-    Objects.requireNonNull(path, "path");
     Objects.requireNonNull(listener, "listener");
-    return files().watchDir(path, e -> listener.accept(new io.sandboxes.FileChange(e.name(), e.type())),
+    return files().watchDir(Objects.requireNonNull(path, "path"), e -> listener.accept(new io.sandboxes.FileChange(e.name(), e.type())),
         WatchOptions.defaults().withRecursive(true).withTimeout(Duration.ZERO));
   }
 
@@ -478,6 +470,26 @@ public final class LiveSandbox implements Sandbox {
    */
   public SnapshotInfo snapshot(@Nullable String name) {
     return api.createSnapshot(id, name);
+  }
+
+  /**
+   * Lists the snapshots taken of this sandbox, every page, as E2B's {@code sandbox.listSnapshots()}.
+   *
+   * @return the snapshots, in the server's order
+   * @see E2BApi#listSnapshots(String, String)
+   */
+  public List<SnapshotInfo> listSnapshots() {
+    return api.listSnapshots(id, null);
+  }
+
+  /**
+   * Reads one page of the snapshots taken of this sandbox, as E2B's {@code sandbox.listSnapshots(opts)}.
+   *
+   * @param query the name, page size and page token; its sandbox is this one whatever it says
+   * @return the page, with the token of the next one when there is more
+   */
+  public SnapshotPage listSnapshots(SnapshotQuery query) {
+    return api.listSnapshots(query.withSandboxId(id));
   }
 
   /**

@@ -22,6 +22,8 @@ import io.sandboxes.e2b.ProcessInfo;
 import io.sandboxes.e2b.PtyOptions;
 import io.sandboxes.e2b.SandboxPage;
 import io.sandboxes.e2b.SandboxQuery;
+import io.sandboxes.e2b.SnapshotPage;
+import io.sandboxes.e2b.SnapshotQuery;
 import io.sandboxes.template.BuildInfo;
 import io.sandboxes.template.BuildStatus;
 import io.sandboxes.template.Template;
@@ -191,6 +193,15 @@ final class CoreSnippets {
         System.out.println("busy: " + e.serverMessage());
       }
       System.out.println(other.api().list(SandboxQuery.all()).items().size() + " on the other");
+    }
+    // @end
+  }
+
+  static void snapshotPages(E2BApi e2b) {
+    // @start region="snapshot-pages" :
+    SnapshotPage page = e2b.listSnapshots(SnapshotQuery.all().withLimit(10));
+    while (page.hasNext()) {
+      page = e2b.listSnapshots(SnapshotQuery.all().withLimit(10).withNextToken(page.nextTokenValue()));
     }
     // @end
   }
