@@ -4,19 +4,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.sun.net.httpserver.HttpServer;
 import io.sandboxes.SandboxApiException;
 import io.sandboxes.SandboxException;
+import io.sandboxes.e2b.ScriptedServer.Answer;
 import io.sandboxes.e2b.internal.Json;
 import io.sandboxes.template.BuildInfo;
 import io.sandboxes.template.BuildStatus;
 import io.sandboxes.template.RegistryCredentials;
 import io.sandboxes.template.Template;
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
 import java.net.URI;
-import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -35,7 +32,7 @@ import org.junit.jupiter.api.Test;
 class TemplateManagementWireTest {
   private static final String KEY = "e2b_templates0123456789abcdef";
 
-  private HttpServer server;
+  private ScriptedServer server;
   private E2BSandboxProvider provider;
   private final List<String> requests = new CopyOnWriteArrayList<>();
   private final Map<String, JsonNode> bodies = new ConcurrentHashMap<>();
@@ -45,47 +42,29 @@ class TemplateManagementWireTest {
   private volatile String statusAnswer = "{}";
 
   @BeforeEach
-  void start() throws IOException {
-    server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
-    server.createContext("/", ex -> {
-      String line = ex.getRequestMethod() + " " + ex.getRequestURI();
+  void start() {
+    server = ScriptedServer.start(r -> {
+      String line = r.lineWithQuery();
       requests.add(line);
-      byte[] in = ex.getRequestBody().readAllBytes();
-      if (in.length > 0) {
-        bodies.put(line, Json.parse(in));
+      if (r.json() != null) {
+        bodies.put(line, r.json());
       }
-      String path = ex.getRequestURI().getPath();
-      int status;
-      String out;
-      if (path.equals("/v3/templates")) {
-        status = 202;
-        out = "{\"templateID\":\"tpl1\",\"buildID\":\"b1\",\"tags\":[\"default\"]}";
-      } else if (path.startsWith("/v2/templates/")) {
-        status = startStatus;
-        out = startAnswer;
-      } else if (path.endsWith("/status")) {
-        status = 200;
-        out = statusAnswer;
-      } else {
-        status = 404;
-        out = "{\"code\":404,\"message\":\"no route\"}";
+      if (r.path().equals("/v3/templates")) {
+        return Answer.json(202, "{\"templateID\":\"tpl1\",\"buildID\":\"b1\",\"tags\":[\"default\"]}");
+      } else if (r.path().startsWith("/v2/templates/")) {
+        return Answer.json(startStatus, startAnswer);
+      } else if (r.path().endsWith("/status")) {
+        return Answer.json(200, statusAnswer);
       }
-      byte[] b = out.getBytes(StandardCharsets.UTF_8);
-      ex.getResponseHeaders().set("Content-Type", "application/json");
-      ex.sendResponseHeaders(status, b.length == 0 ? -1 : b.length);
-      if (b.length > 0) {
-        ex.getResponseBody().write(b);
-      }
-      ex.close();
+      return Answer.error(404, "no route");
     });
-    server.start();
-    provider = E2BSandboxProvider.builder().apiUrl(URI.create("http://127.0.0.1:" + server.getAddress().getPort())).apiKey(KEY).build();
+    provider = E2BSandboxProvider.builder().apiUrl(server.url()).apiKey(KEY).build();
   }
 
   @AfterEach
   void stop() {
     provider.close();
-    server.stop(0);
+    server.close();
   }
 
   @Test
