@@ -93,6 +93,19 @@ public final class E2BApi {
   }
 
   /**
+   * This API with settings for some calls only, as E2B's per-call options ({@code apiKey},
+   * {@code domain}, {@code apiHeaders}, {@code requestTimeoutMs}, {@code retries}): several accounts
+   * or tagged requests through one provider and its HTTP client. Sandboxes created or connected
+   * through the view keep its settings. The provider is untouched; the view needs no closing.
+   *
+   * @param options what to change
+   * @return the view
+   */
+  public E2BApi with(CallOptions options) {
+    return Objects.requireNonNull(options, "options").applyTo(this);
+  }
+
+  /**
    * Returns how long one HTTP request made through this API may take.
    *
    * @return the request timeout; zero for no limit

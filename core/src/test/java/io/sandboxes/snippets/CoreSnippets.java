@@ -16,6 +16,7 @@ import io.sandboxes.e2b.E2BSandboxProvider;
 import io.sandboxes.e2b.E2BTemplates;
 import io.sandboxes.e2b.EntryInfo;
 import io.sandboxes.e2b.Filesystem;
+import io.sandboxes.e2b.CallOptions;
 import io.sandboxes.e2b.CommandHandle;
 import io.sandboxes.e2b.LiveSandbox;
 import io.sandboxes.e2b.ProcessInfo;
@@ -203,6 +204,13 @@ final class CoreSnippets {
     while (page.hasNext()) {
       page = e2b.listSnapshots(SnapshotQuery.all().withLimit(10).withNextToken(page.nextTokenValue()));
     }
+    // @end
+  }
+
+  static void callOptions(E2BSandboxProvider e2b, String otherKey) {
+    // @start region="call-options" :
+    E2BApi other = e2b.api().with(CallOptions.defaults().withApiKey(otherKey).withHeader("X-Request-Id", "run-42"));
+    SandboxPage page = other.list(SandboxQuery.all());
     // @end
   }
 }
