@@ -40,6 +40,8 @@ class TemplateManagementWireTest {
   private volatile String startAnswer = "";
   private volatile int startStatus = 202;
   private volatile String statusAnswer = "{}";
+  /** When set, the status body for the log offset asked for, instead of {@link #statusAnswer}. */
+  private volatile java.util.function.IntFunction<String> statusAt;
 
   @BeforeEach
   void start() {
@@ -54,7 +56,8 @@ class TemplateManagementWireTest {
       } else if (r.path().startsWith("/v2/templates/")) {
         return Answer.json(startStatus, startAnswer);
       } else if (r.path().endsWith("/status")) {
-        return Answer.json(200, statusAnswer);
+        java.util.function.IntFunction<String> at = statusAt;
+        return Answer.json(200, at == null ? statusAnswer : at.apply(Integer.parseInt(r.query().replace("logsOffset=", ""))));
       }
       return Answer.error(404, "no route");
     });
@@ -127,5 +130,71 @@ class TemplateManagementWireTest {
     assertThatThrownBy(() -> provider.api().templates().buildStatus("tpl1", "b1", 0)).isInstanceOf(SandboxException.class)
         .hasMessageContaining("unknown build status 'uploaded'");
     assertThatThrownBy(() -> provider.api().templates().buildStatus("tpl1", "b1", -1)).isInstanceOf(IllegalArgumentException.class);
+  }
+
+  private static String status(String state, int from, int count, String reason) {
+    StringBuilder entries = new StringBuilder();
+    for (int i = from; i < from + count; i++) {
+      entries.append(i == from ? "" : ",").append("{\"timestamp\":\"2026-01-01T00:00:00Z\",\"level\":\"info\",\"message\":\"line ")
+          .append(i).append("\",\"step\":\"1\"}");
+    }
+    return "{\"templateID\":\"tpl1\",\"buildID\":\"b1\",\"status\":\"" + state + "\",\"logEntries\":[" + entries + "]" + reason + "}";
+  }
+
+  @Test
+  @DisplayName("waitForBuild reads the whole log page by page, also after the end, and a failed build throws with the server's reason, step and log")
+  void waitForBuildReadsToTheEnd() {
+    BuildInfo build = new BuildInfo("tpl1", "b1", "with-git", List.of("default"));
+    // building with two lines, then the end with 150 more lines on two pages, then nothing more
+    statusAt = offset -> offset == 0 ? status("building", 0, 2, "")
+        : offset == 2 ? status("ready", 2, 100, "") : offset == 102 ? status("ready", 102, 50, "") : status("ready", offset, 0, "");
+    List<String> heard = new CopyOnWriteArrayList<>();
+    BuildStatus done = provider.api().templates().waitForBuild(build, java.time.Duration.ofSeconds(30), e -> heard.add(e.message()));
+    assertThat(done.state()).isEqualTo(BuildStatus.State.READY);
+    assertThat(done.logEntries()).hasSize(152);
+    assertThat(heard).hasSize(152).startsWith("line 0", "line 1", "line 2").endsWith("line 151");
+    assertThat(requests).endsWith("GET /templates/tpl1/builds/b1/status?logsOffset=152");
+
+    statusAt = offset -> offset == 0 ? status("error", 0, 3, ",\"reason\":{\"message\":\"exit code 3\",\"step\":\"4\"}")
+        : status("error", offset, 0, ",\"reason\":{\"message\":\"exit code 3\",\"step\":\"4\"}");
+    assertThatThrownBy(() -> provider.api().templates().waitForBuild(build, java.time.Duration.ofSeconds(30)))
+        .isInstanceOfSatisfying(io.sandboxes.template.TemplateBuildException.class, e -> {
+          assertThat(e.reason()).isEqualTo("exit code 3");
+          assertThat(e.step()).isEqualTo("4");
+          assertThat(e.logs()).hasSize(3);
+          assertThat(e.buildId()).isEqualTo("b1");
+        });
+  }
+
+  @Test
+  @DisplayName("waitForBuild is bounded (the build goes on) and interruptible (the flag kept), and refuses a timeout that is not positive")
+  void waitForBuildIsBoundedAndInterruptible() throws Exception {
+    BuildInfo build = new BuildInfo("tpl1", "b1", "slow", List.of("default"));
+    statusAt = offset -> status("building", offset, 0, "");
+    long started = System.nanoTime();
+    assertThatThrownBy(() -> provider.api().templates().waitForBuild(build, java.time.Duration.ofMillis(700)))
+        .isInstanceOfSatisfying(io.sandboxes.template.TemplateBuildException.class,
+            e -> assertThat(e.reason()).contains("did not finish within").contains("building"));
+    assertThat(java.time.Duration.ofNanos(System.nanoTime() - started)).isLessThan(java.time.Duration.ofSeconds(20));
+    assertThatThrownBy(() -> provider.api().templates().waitForBuild(build, java.time.Duration.ZERO))
+        .isInstanceOf(IllegalArgumentException.class);
+
+    java.util.concurrent.atomic.AtomicReference<Throwable> thrown = new java.util.concurrent.atomic.AtomicReference<>();
+    java.util.concurrent.atomic.AtomicBoolean flagKept = new java.util.concurrent.atomic.AtomicBoolean();
+    Thread waiter = Thread.ofVirtual().start(() -> {
+      try {
+        provider.api().templates().waitForBuild(build, java.time.Duration.ofMinutes(5));
+      } catch (RuntimeException e) {
+        thrown.set(e);
+        flagKept.set(Thread.currentThread().isInterrupted());
+      }
+    });
+    org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(20))
+        .until(() -> requests.stream().filter(r -> r.contains("/status")).count() >= 3);
+    waiter.interrupt();
+    waiter.join(java.time.Duration.ofSeconds(20));
+    assertThat(waiter.isAlive()).isFalse();
+    assertThat(thrown.get()).isInstanceOf(SandboxException.class).hasMessageContaining("interrupted");
+    assertThat(flagKept).isTrue();
   }
 }

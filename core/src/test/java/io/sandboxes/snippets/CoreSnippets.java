@@ -213,4 +213,11 @@ final class CoreSnippets {
     SandboxPage page = other.list(SandboxQuery.all());
     // @end
   }
+
+  static void waitForBuild(E2BTemplates templates) {
+    // @start region="wait-for-build" :
+    BuildInfo started = templates.buildInBackground(Template.fromTemplate("base").aptInstall("git"), "with-git");
+    BuildStatus done = templates.waitForBuild(started, Duration.ofMinutes(10), entry -> System.out.println(entry.message()));
+    // @end
+  }
 }
