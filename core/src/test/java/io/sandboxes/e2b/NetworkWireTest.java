@@ -200,6 +200,20 @@ class NetworkWireTest {
   }
 
   @Test
+  @DisplayName("Secret.fill's placeholder goes into a rule's header value verbatim, at create and in an update, and is never printed")
+  void secretFillInRules() throws Exception {
+    SandboxNetwork n = SandboxNetwork.allowOnly("api.openai.com")
+        .withRule("api.openai.com", Map.of("Authorization", "Bearer " + E2BSecrets.fill("openai-key")));
+    LiveSandbox s = provider.api().create(SandboxSpec.of("base").withNetwork(n));
+    assertThat(only("POST", "/v2/sandboxes").json().at("/network/rules/api.openai.com/0/transform/headers/Authorization").asText())
+        .isEqualTo("Bearer ${e2b.secrets.openai-key}");
+    s.network().update(n);
+    assertThat(only("PUT", "/sandboxes/sbx1/network").json().at("/rules/api.openai.com/0/transform/headers/Authorization").asText())
+        .isEqualTo("Bearer ${e2b.secrets.openai-key}");
+    assertThat(n.toString()).doesNotContain("e2b.secrets");
+  }
+
+  @Test
   @DisplayName("bad network input is refused with a message naming the field")
   void badInput() {
     assertThatThrownBy(() -> SandboxNetwork.allowOnly("bad host")).hasMessageContaining("allowOut");
