@@ -214,6 +214,32 @@ class NetworkWireTest {
   }
 
   @Test
+  @DisplayName("egressProxy goes in the create and the update as E2B 2.51 sends it, password included; read back it has none, and it is never printed")
+  void egressProxyOnTheWire() throws Exception {
+    SandboxNetwork n = SandboxNetwork.allowOnly("api.example.com")
+        .withEgressProxy(io.sandboxes.EgressProxy.of("proxy.example.com:1080", "proxy-user", "pr0xy-s3cret"));
+    LiveSandbox s = provider.api().create(SandboxSpec.of("base").withNetwork(n));
+    assertThat(only("POST", "/v2/sandboxes").json().get("network").get("egressProxy")).isEqualTo(JSON.readTree(
+        "{\"address\":\"proxy.example.com:1080\",\"username\":\"proxy-user\",\"password\":\"pr0xy-s3cret\"}"));
+    s.network().update(SandboxNetwork.allowOnly("api.example.com").withEgressProxy(io.sandboxes.EgressProxy.of("10.0.0.1:1080")));
+    assertThat(only("PUT", "/sandboxes/sbx1/network").json().get("egressProxy")).isEqualTo(JSON.readTree(
+        "{\"address\":\"10.0.0.1:1080\"}"));
+    assertThat(n.toString()).contains("proxy.example.com:1080").doesNotContain("pr0xy-s3cret");
+
+    answers.add("""
+        {"sandboxID":"sbx1","templateID":"base","state":"running","envdVersion":"0.2.0","startedAt":"2026-01-01T00:00:00Z","endAt":"2026-01-01T00:05:00Z",
+         "network":{"egressProxy":{"address":"proxy.example.com:1080","username":"proxy-user","password":"leaked"}}}""");
+    SandboxNetwork read = provider.api().info("sbx1").network();
+    assertThat(read).isNotNull();
+    assertThat(read.egressProxy()).isEqualTo(new io.sandboxes.EgressProxy("proxy.example.com:1080", "proxy-user", null));
+
+    assertThatThrownBy(() -> io.sandboxes.EgressProxy.of("no-port")).isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> io.sandboxes.EgressProxy.of("host:70000")).isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> new io.sandboxes.EgressProxy("host:1080", null, "pw")).isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> io.sandboxes.EgressProxy.of("host:1080", "u", "x".repeat(256))).isInstanceOf(IllegalArgumentException.class);
+  }
+
+  @Test
   @DisplayName("bad network input is refused with a message naming the field")
   void badInput() {
     assertThatThrownBy(() -> SandboxNetwork.allowOnly("bad host")).hasMessageContaining("allowOut");
