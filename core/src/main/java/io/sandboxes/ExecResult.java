@@ -2,6 +2,7 @@ package io.sandboxes;
 
 import java.time.Duration;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What a finished command produced. A non-zero exit code is data, not an exception: the caller
@@ -11,15 +12,30 @@ import java.util.Objects;
  * @param stdout everything the process wrote to standard output, decoded as UTF-8
  * @param stderr everything the process wrote to standard error, decoded as UTF-8
  * @param duration wall time from the request to the exit report
+ * @param error the daemon's own words on how the process ended when it did not exit 0 (E2B's
+ *     {@code CommandResult.error}, e.g. {@code "exit status 3"} or {@code "signal: killed"}), or
+ *     null when it said nothing (as for a clean exit) or the outcome is unknown
  * @since 0.1
  */
-public record ExecResult(int exitCode, String stdout, String stderr, Duration duration) {
+public record ExecResult(int exitCode, String stdout, String stderr, Duration duration, @Nullable String error) {
 
   /** Validates and normalises the components. */
   public ExecResult {
     Objects.requireNonNull(stdout, "stdout");
     Objects.requireNonNull(stderr, "stderr");
     Objects.requireNonNull(duration, "duration");
+  }
+
+  /**
+   * A result without the daemon's error text.
+   *
+   * @param exitCode the process's exit code
+   * @param stdout everything the process wrote to standard output
+   * @param stderr everything the process wrote to standard error
+   * @param duration wall time from the request to the exit report
+   */
+  public ExecResult(int exitCode, String stdout, String stderr, Duration duration) {
+    this(exitCode, stdout, stderr, duration, null);
   }
 
   /**

@@ -28,6 +28,10 @@ import org.jspecify.annotations.Nullable;
  * @param network its network as the server reports it (with {@code allowInternetAccess}), or null
  *     when the server reports none (a listing row does not); a rule's header values are kept but
  *     never printed, and no proxy password is ever read
+ * @param lifecycle what it does at its timeout, as the server reports it, or null when the server
+ *     reports nothing (a listing row does not)
+ * @param sandboxDomain the domain the server says the sandbox is reached under (E2B's
+ *     {@code domain}), or null when it names none (the local server does not)
  * @since 0.1
  */
 public record SandboxInfo(
@@ -42,7 +46,9 @@ public record SandboxInfo(
     @Nullable String envdVersion,
     Map<String, String> metadata,
     List<VolumeMount> volumeMounts,
-    @Nullable SandboxNetwork network) {
+    @Nullable SandboxNetwork network,
+    @Nullable SandboxLifecycle lifecycle,
+    @Nullable String sandboxDomain) {
 
   /** Validates and copies the components. */
   public SandboxInfo {
@@ -50,6 +56,29 @@ public record SandboxInfo(
     Objects.requireNonNull(state, "state");
     metadata = Map.copyOf(Objects.requireNonNull(metadata, "metadata"));
     volumeMounts = List.copyOf(Objects.requireNonNull(volumeMounts, "volumeMounts"));
+  }
+
+  /**
+   * A record without the lifecycle and domain.
+   *
+   * @param id the sandbox id
+   * @param templateId the template it was created from, or null
+   * @param alias the template's alias, or null
+   * @param state running or paused
+   * @param startedAt when it started, or null
+   * @param endAt when its timeout expires, or null
+   * @param cpuCount virtual CPUs, 0 when not reported
+   * @param memoryMB memory in MiB, 0 when not reported
+   * @param envdVersion the version of the sandbox's daemon, or null
+   * @param metadata the metadata it was created with
+   * @param volumeMounts the volumes mounted into it
+   * @param network its network as the server reports it, or null
+   */
+  public SandboxInfo(String id, @Nullable String templateId, @Nullable String alias, SandboxState state,
+      @Nullable Instant startedAt, @Nullable Instant endAt, int cpuCount, int memoryMB, @Nullable String envdVersion,
+      Map<String, String> metadata, List<VolumeMount> volumeMounts, @Nullable SandboxNetwork network) {
+    this(id, templateId, alias, state, startedAt, endAt, cpuCount, memoryMB, envdVersion, metadata, volumeMounts, network,
+        null, null);
   }
 
   /**
@@ -70,7 +99,8 @@ public record SandboxInfo(
   public SandboxInfo(String id, @Nullable String templateId, @Nullable String alias, SandboxState state,
       @Nullable Instant startedAt, @Nullable Instant endAt, int cpuCount, int memoryMB, @Nullable String envdVersion,
       Map<String, String> metadata, List<VolumeMount> volumeMounts) {
-    this(id, templateId, alias, state, startedAt, endAt, cpuCount, memoryMB, envdVersion, metadata, volumeMounts, null);
+    this(id, templateId, alias, state, startedAt, endAt, cpuCount, memoryMB, envdVersion, metadata, volumeMounts, null,
+        null, null);
   }
 
   /**

@@ -37,10 +37,13 @@ import org.jspecify.annotations.Nullable;
  *     null for the server's default (public); fixed at create
  * @param maskRequestHost the {@code Host} header requests to its ports arrive with, {@code ${PORT}}
  *     replaced by the port; null for none; fixed at create
+ * @param egressProxy the SOCKS5 proxy its egress is tunneled through (E2B's cloud only), or null
+ *     for none; read back without its password
  * @since 0.1
  */
 public record SandboxNetwork(List<String> allowOut, List<String> denyOut, Map<String, List<Rule>> rules,
-    @Nullable Boolean allowInternetAccess, @Nullable Boolean allowPublicTraffic, @Nullable String maskRequestHost) {
+    @Nullable Boolean allowInternetAccess, @Nullable Boolean allowPublicTraffic, @Nullable String maskRequestHost,
+    @Nullable EgressProxy egressProxy) {
 
   /** Every IPv4 address, E2B's {@code ALL_TRAFFIC}: in {@code denyOut}, it denies all that is not allowed. */
   public static final String ALL_TRAFFIC = "0.0.0.0/0";
@@ -107,12 +110,27 @@ public record SandboxNetwork(List<String> allowOut, List<String> denyOut, Map<St
   }
 
   /**
+   * A network without an egress proxy.
+   *
+   * @param allowOut domains, IPs and CIDRs the sandbox may reach
+   * @param denyOut IPs and CIDRs it may not
+   * @param rules per host, the header transforms
+   * @param allowInternetAccess whether egress is open; null for the server's default
+   * @param allowPublicTraffic false to make requests to its ports carry its traffic token; or null
+   * @param maskRequestHost the {@code Host} of requests to its ports; or null
+   */
+  public SandboxNetwork(List<String> allowOut, List<String> denyOut, Map<String, List<Rule>> rules,
+      @Nullable Boolean allowInternetAccess, @Nullable Boolean allowPublicTraffic, @Nullable String maskRequestHost) {
+    this(allowOut, denyOut, rules, allowInternetAccess, allowPublicTraffic, maskRequestHost, null);
+  }
+
+  /**
    * Returns a network with nothing set: every component is the server's default.
    *
    * @return an empty network
    */
   public static SandboxNetwork defaults() {
-    return new SandboxNetwork(List.of(), List.of(), Map.of(), null, null, null);
+    return new SandboxNetwork(List.of(), List.of(), Map.of(), null, null, null, null);
   }
 
   /**
@@ -143,7 +161,7 @@ public record SandboxNetwork(List<String> allowOut, List<String> denyOut, Map<St
    * @return the copy
    */
   public SandboxNetwork withAllowOut(List<String> allowOut) {
-    return new SandboxNetwork(allowOut, denyOut, rules, allowInternetAccess, allowPublicTraffic, maskRequestHost);
+    return new SandboxNetwork(allowOut, denyOut, rules, allowInternetAccess, allowPublicTraffic, maskRequestHost, egressProxy);
   }
 
   /**
@@ -153,7 +171,7 @@ public record SandboxNetwork(List<String> allowOut, List<String> denyOut, Map<St
    * @return the copy
    */
   public SandboxNetwork withDenyOut(List<String> denyOut) {
-    return new SandboxNetwork(allowOut, denyOut, rules, allowInternetAccess, allowPublicTraffic, maskRequestHost);
+    return new SandboxNetwork(allowOut, denyOut, rules, allowInternetAccess, allowPublicTraffic, maskRequestHost, egressProxy);
   }
 
   /**
@@ -169,7 +187,7 @@ public record SandboxNetwork(List<String> allowOut, List<String> denyOut, Map<St
     List<Rule> list = new ArrayList<>(more.getOrDefault(host, List.of()));
     list.add(new Rule(headers));
     more.put(host, list);
-    return new SandboxNetwork(allowOut, denyOut, more, allowInternetAccess, allowPublicTraffic, maskRequestHost);
+    return new SandboxNetwork(allowOut, denyOut, more, allowInternetAccess, allowPublicTraffic, maskRequestHost, egressProxy);
   }
 
   /**
@@ -179,7 +197,7 @@ public record SandboxNetwork(List<String> allowOut, List<String> denyOut, Map<St
    * @return the copy
    */
   public SandboxNetwork withAllowInternetAccess(boolean allowInternetAccess) {
-    return new SandboxNetwork(allowOut, denyOut, rules, allowInternetAccess, allowPublicTraffic, maskRequestHost);
+    return new SandboxNetwork(allowOut, denyOut, rules, allowInternetAccess, allowPublicTraffic, maskRequestHost, egressProxy);
   }
 
   /**
@@ -189,7 +207,7 @@ public record SandboxNetwork(List<String> allowOut, List<String> denyOut, Map<St
    * @return the copy
    */
   public SandboxNetwork withAllowPublicTraffic(boolean allowPublicTraffic) {
-    return new SandboxNetwork(allowOut, denyOut, rules, allowInternetAccess, allowPublicTraffic, maskRequestHost);
+    return new SandboxNetwork(allowOut, denyOut, rules, allowInternetAccess, allowPublicTraffic, maskRequestHost, egressProxy);
   }
 
   /**
@@ -200,6 +218,18 @@ public record SandboxNetwork(List<String> allowOut, List<String> denyOut, Map<St
    */
   public SandboxNetwork withMaskRequestHost(String maskRequestHost) {
     return new SandboxNetwork(allowOut, denyOut, rules, allowInternetAccess, allowPublicTraffic,
-        Objects.requireNonNull(maskRequestHost, "maskRequestHost"));
+        Objects.requireNonNull(maskRequestHost, "maskRequestHost"), egressProxy);
+  }
+
+  /**
+   * Returns a copy whose egress goes through this SOCKS5 proxy, as E2B's {@code egressProxy}, at
+   * create or in an update. E2B's cloud only: the local runtime refuses it.
+   *
+   * @param egressProxy the proxy
+   * @return the copy
+   */
+  public SandboxNetwork withEgressProxy(EgressProxy egressProxy) {
+    return new SandboxNetwork(allowOut, denyOut, rules, allowInternetAccess, allowPublicTraffic, maskRequestHost,
+        Objects.requireNonNull(egressProxy, "egressProxy"));
   }
 }

@@ -3,6 +3,7 @@ package io.sandboxes.e2b;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.sandboxes.SandboxException;
 import io.sandboxes.SandboxInfo;
+import io.sandboxes.SandboxLifecycle;
 import io.sandboxes.SandboxState;
 import io.sandboxes.VolumeMount;
 import io.sandboxes.e2b.internal.ControlPlane;
@@ -38,7 +39,9 @@ final class ApiAnswers {
           Json.requireText(row, "envdVersion"),
           Json.stringMap(row.get("metadata")),
           volumeMounts(row.get("volumeMounts")),
-          NetworkWire.read(row));
+          NetworkWire.read(row),
+          lifecycle(row.get("lifecycle")),
+          domain(row));
     } catch (RuntimeException e) {
       throw new SandboxException("a sandbox record of a shape this client cannot read: " + Json.abbreviate(row), e);
     }
@@ -81,7 +84,46 @@ final class ApiAnswers {
         countOrZero(info, "memoryMB"),
         Json.text(info, "envdVersion"),
         Json.stringMap(info.get("metadata")),
-        volumeMounts(info.get("volumeMounts"))));
+        volumeMounts(info.get("volumeMounts")),
+        null,
+        sparseLifecycle(info.get("lifecycle")),
+        domain(info)));
+  }
+
+  /**
+   * A record's {@code lifecycle} ({@code {"onTimeout": "kill"|"pause", "autoResume": bool}}), or
+   * null when there is none; an action other than those two, or a field missing, is a record this
+   * client cannot read.
+   */
+  static @Nullable SandboxLifecycle lifecycle(@Nullable JsonNode lifecycle) {
+    if (lifecycle == null || lifecycle.isNull()) {
+      return null;
+    }
+    String onTimeout = Json.requireText(lifecycle, "onTimeout");
+    JsonNode autoResume = lifecycle.get("autoResume");
+    if (autoResume == null || !autoResume.isBoolean()) {
+      throw new IllegalArgumentException("lifecycle.autoResume is not true or false in " + Json.abbreviate(lifecycle));
+    }
+    return switch (onTimeout) {
+      case "pause" -> new SandboxLifecycle(true, autoResume.booleanValue());
+      case "kill" -> new SandboxLifecycle(false, autoResume.booleanValue());
+      default -> throw new IllegalArgumentException("unknown lifecycle.onTimeout '" + onTimeout + "'");
+    };
+  }
+
+  /** {@link #lifecycle} for the lenient lookup: an unreadable lifecycle is null, as "not reported". */
+  private static @Nullable SandboxLifecycle sparseLifecycle(@Nullable JsonNode lifecycle) {
+    try {
+      return lifecycle(lifecycle);
+    } catch (IllegalArgumentException e) {
+      return null;
+    }
+  }
+
+  /** A record's {@code domain}: null when absent or empty (E2B's SDK reads {@code ""} as none too). */
+  static @Nullable String domain(JsonNode record) {
+    String domain = Json.text(record, "domain");
+    return domain == null || domain.isBlank() ? null : domain;
   }
 
   /** A count of a sparse record: 0 ("not reported") when absent or not an int. */

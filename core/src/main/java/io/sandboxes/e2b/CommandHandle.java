@@ -304,7 +304,7 @@ public final class CommandHandle implements AutoCloseable {
       return unknownOutcome("the daemon's exit report carries exitCode " + Json.abbreviate(report.get("exitCode"))
           + ", which is not an exit code");
     }
-    return new ExecResult(code, stdout(), stderr(), Duration.ofNanos(endNanos - startedNanos));
+    return new ExecResult(code, stdout(), stderr(), Duration.ofNanos(endNanos - startedNanos), Json.text(report, "error"));
   }
 
   private ExecResult unknownOutcome(String why) {

@@ -12,10 +12,8 @@ import io.sandboxes.SandboxNotFoundException;
 import io.sandboxes.SandboxSpec;
 import io.sandboxes.e2b.internal.ControlPlane;
 import io.sandboxes.e2b.internal.Http;
-import io.sandboxes.e2b.internal.PageGuard;
 import java.net.URI;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -92,6 +90,19 @@ public final class E2BApi {
       throw new IllegalArgumentException("retries must not be negative, got " + retries);
     }
     return new E2BApi(provider, http, controlPlane.with(http, retries), sandboxUrl, domain);
+  }
+
+  /**
+   * This API with settings for some calls only, as E2B's per-call options ({@code apiKey},
+   * {@code domain}, {@code apiHeaders}, {@code requestTimeoutMs}, {@code retries}): several accounts
+   * or tagged requests through one provider and its HTTP client. Sandboxes created or connected
+   * through the view keep its settings. The provider is untouched; the view needs no closing.
+   *
+   * @param options what to change
+   * @return the view
+   */
+  public E2BApi with(CallOptions options) {
+    return Objects.requireNonNull(options, "options").applyTo(this);
   }
 
   /**
@@ -242,17 +253,7 @@ public final class E2BApi {
    * @see #list(SandboxQuery)
    */
   public List<SandboxInfo> listAll(SandboxQuery query) {
-    List<SandboxInfo> all = new ArrayList<>();
-    SandboxQuery q = query.withNextToken(null);
-    PageGuard guard = new PageGuard("list sandboxes");
-    while (true) {
-      SandboxPage page = list(q);
-      all.addAll(page.items());
-      if (!guard.next(page.hasNext() ? page.nextTokenValue() : null)) {
-        return all;
-      }
-      q = q.withNextToken(page.nextTokenValue());
-    }
+    return ApiPaging.sandboxes(this, query);
   }
 
   /**
@@ -550,16 +551,20 @@ public final class E2BApi {
    *     token twice (it is looping), or after 10,000 pages
    */
   public List<SnapshotInfo> listSnapshots(@Nullable String sandboxId, @Nullable String name) {
+    return ApiPaging.snapshots(this, SnapshotQuery.all().withSandboxId(sandboxId).withName(name));
+  }
+
+  /**
+   * Reads one page of the snapshot listing, as E2B's {@code Sandbox.listSnapshots(opts)} paginator.
+   *
+   * @param query of which sandbox, under which name, how many per page, and the token of the page
+   * @return the page, with the token of the next one when there is more
+   * @throws SandboxException when the listing cannot be read; never an empty page instead
+   */
+  public SnapshotPage listSnapshots(SnapshotQuery query) {
     ensureOpen();
-    List<SnapshotInfo> all = new ArrayList<>();
-    String token = null;
-    PageGuard guard = new PageGuard("list snapshots");
-    do {
-      ControlPlane.Page page = controlPlane.listSnapshots(sandboxId, name, SandboxQuery.MAX_LIMIT, token);
-      page.rows().forEach(r -> all.add(ApiAnswers.snapshot(r)));
-      token = page.nextToken();
-    } while (guard.next(token));
-    return all;
+    ControlPlane.Page page = controlPlane.listSnapshots(query.sandboxId(), query.name(), query.limit(), query.nextToken());
+    return new SnapshotPage(page.rows().stream().map(ApiAnswers::snapshot).toList(), page.nextToken());
   }
 
   /**

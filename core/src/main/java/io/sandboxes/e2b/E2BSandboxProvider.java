@@ -14,7 +14,6 @@ import io.sandboxes.VolumeDescriptor;
 import io.sandboxes.VolumeManagement;
 import io.sandboxes.VolumeQuery;
 import io.sandboxes.SandboxNotFoundException;
-import io.sandboxes.SandboxSpec;
 import io.sandboxes.e2b.internal.ControlPlane;
 import io.sandboxes.e2b.internal.Http;
 import java.net.URI;
@@ -72,7 +71,7 @@ import org.jspecify.annotations.Nullable;
  * owns (and anything attached with {@link Builder#closing(AutoCloseable)}), but does not kill the
  * sandboxes it created: those are closed one by one, or end at their timeout.
  *
- * <p>On the wire it names itself {@code User-Agent: sandboxes-java/<version>}, and on control-plane
+ * <p>On the wire it names itself {@code User-Agent: sandboxes-java/<version>} ({@link Builder#integration} adds a tag), and on control-plane
  * calls adds the metadata headers E2B's SDKs send ({@code lang: java}, {@code lang_version},
  * {@code package_version}, {@code publisher: sandboxes}, {@code sdk_runtime: jvm},
  * {@code system}). It creates and connects at E2B's {@code /v2/sandboxes} paths, as the JS SDK
@@ -104,7 +103,7 @@ public final class E2BSandboxProvider
 
   private E2BSandboxProvider(ProviderSettings.Resolved settings) {
     this.settings = settings;
-    this.http = new Http(settings.requestTimeout(), settings.transport());
+    this.http = new Http(settings.requestTimeout(), settings.transport(), settings.userAgent());
     this.controlPlane = new ControlPlane(http, settings.apiUrl(), settings.apiKey(), settings.retries());
     this.api = new E2BApi(this, http, controlPlane, settings.sandboxUrl(), settings.domain());
   }
@@ -267,25 +266,21 @@ public final class E2BSandboxProvider
 
   @Override
   public void createVolume(String name) {
-    ensureOpen();
     VolumesByName.create(api, name);
   }
 
   @Override
   public void removeVolume(String name) {
-    ensureOpen();
     VolumesByName.remove(api, name);
   }
 
   @Override
   public boolean volumeExists(String name) {
-    ensureOpen();
     return VolumesByName.find(api, name).isPresent();
   }
 
   @Override
   public List<VolumeDescriptor> listVolumes(VolumeQuery query) {
-    ensureOpen();
     return VolumesByName.list(api, query);
   }
 
@@ -298,25 +293,21 @@ public final class E2BSandboxProvider
    */
   @Override
   public TemplateDescriptor commitTemplate(TemplateCommit commit) {
-    ensureOpen();
     return TemplatesOverSnapshots.commit(api, commit);
   }
 
   @Override
   public Optional<TemplateDescriptor> getTemplate(String templateId) {
-    ensureOpen();
     return TemplatesOverSnapshots.get(api, templateId);
   }
 
   @Override
   public List<TemplateDescriptor> listTemplates(@Nullable String idPrefix) {
-    ensureOpen();
     return TemplatesOverSnapshots.list(api, idPrefix);
   }
 
   @Override
   public void removeTemplate(String templateId) {
-    ensureOpen();
     TemplatesOverSnapshots.remove(api, templateId);
   }
 
@@ -578,6 +569,18 @@ public final class E2BSandboxProvider
      */
     public Builder previewUrls(java.util.function.BiFunction<String, Integer, String> previewUrls) {
       settings.previewUrls = Objects.requireNonNull(previewUrls, "previewUrls");
+      return this;
+    }
+
+    /**
+     * Tags every request's {@code User-Agent} after this client's name, as E2B's {@code ConnectionConfig.setIntegration}.
+     *
+     * @param integration product tokens such as {@code my-agent/1.2}, separated by single spaces
+     * @return this
+     * @throws IllegalArgumentException when it is not such tokens
+     */
+    public Builder integration(String integration) {
+      settings.userAgent = io.sandboxes.e2b.internal.Identity.userAgent(Objects.requireNonNull(integration, "integration"));
       return this;
     }
 

@@ -12,10 +12,13 @@ import io.sandboxes.template.BuildStatus;
 import io.sandboxes.template.Template;
 import io.sandboxes.template.TemplateTag;
 import io.sandboxes.template.TemplateTagInfo;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Template management as E2B's {@code Template} statics offer it: a build started in the
@@ -126,6 +129,41 @@ public final class E2BTemplates {
   public BuildStatus buildStatus(BuildInfo build, int logsOffset) {
     Objects.requireNonNull(build, "build");
     return buildStatus(build.templateId(), build.buildId(), logsOffset);
+  }
+
+  /**
+   * Waits for a build started in the background to end, reading its status and its whole log as
+   * {@link E2BApi#buildTemplate(Template, String, BuildOptions)} does (every
+   * {@link BuildOptions#DEFAULT_POLL_INTERVAL} while it runs).
+   *
+   * {@snippet class=io.sandboxes.snippets.CoreSnippets region=wait-for-build :
+   * BuildInfo started = templates.buildInBackground(Template.fromTemplate("base").aptInstall("git"), "with-git");
+   * BuildStatus done = templates.waitForBuild(started, Duration.ofMinutes(10), entry -> System.out.println(entry.message()));
+   * }
+   *
+   * @param build what {@link #buildInBackground} answered
+   * @param timeout how long to wait at most, positive
+   * @param onLog called with each log entry, in order, on this thread; or null
+   * @return the final status: {@link BuildStatus.State#READY}, with every log entry of the build
+   * @throws io.sandboxes.template.TemplateBuildException when the build ends in
+   *     {@link BuildStatus.State#ERROR} (the server's reason and step, and the log), or has not
+   *     ended within the timeout (the build goes on: wait again, or read its status)
+   * @throws SandboxException when interrupted (the interrupt flag kept) or a status cannot be read
+   */
+  public BuildStatus waitForBuild(BuildInfo build, Duration timeout, @Nullable Consumer<BuildLogEntry> onLog) {
+    return BuildWait.await(this, Objects.requireNonNull(build, "build"), Objects.requireNonNull(timeout, "timeout"), onLog);
+  }
+
+  /**
+   * Waits for a build started in the background to end, without a log callback.
+   *
+   * @param build what {@link #buildInBackground} answered
+   * @param timeout how long to wait at most, positive
+   * @return the final status, with every log entry of the build
+   * @see #waitForBuild(BuildInfo, Duration, Consumer)
+   */
+  public BuildStatus waitForBuild(BuildInfo build, Duration timeout) {
+    return waitForBuild(build, timeout, null);
   }
 
   private static List<BuildLogEntry> entries(JsonNode parent) {

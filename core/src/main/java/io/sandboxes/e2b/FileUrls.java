@@ -7,12 +7,21 @@ import java.time.Instant;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The pre-signed file URLs of {@link LiveSandbox#downloadUrl(String, String, Duration)} and
+ * A sandbox's URLs: the preview URL of one of its ports ({@link LiveSandbox#previewUrl(int)}), and
+ * the pre-signed file URLs of {@link LiveSandbox#downloadUrl(String, String, Duration)} and
  * {@link LiveSandbox#uploadUrl(String, String, Duration)}: envd's {@code /files} at the sandbox's
  * direct address, signed here with the token the client holds.
  */
 final class FileUrls {
   private FileUrls() {}
+
+  /** The preview URL of {@code port}: the provider's own resolver's, else E2B's {@code https://<port>-<id>.<domain>}. */
+  static String preview(String id, int port, java.util.function.@Nullable BiFunction<String, Integer, String> resolver, String domain) {
+    if (port < 1 || port > 65535) {
+      throw new IllegalArgumentException("port must be between 1 and 65535, got " + port);
+    }
+    return resolver != null ? resolver.apply(id, port) : "https://" + port + "-" + id + "." + domain;
+  }
 
   /** The URL for {@code operation} ({@code read} or {@code write}) of {@code path}. */
   static URI of(LiveSandbox sandbox, String path, String operation, @Nullable String user, @Nullable Duration expiresIn) {

@@ -13,7 +13,6 @@ import io.sandboxes.e2b.internal.Envd;
 import java.net.URI;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -38,12 +37,19 @@ public final class LiveSandbox implements Sandbox {
   private final @Nullable String envdVersion;
   private final String previewDomain;
   private volatile Envd envd;
+  /** The traffic token as the create or connect answer gave it; {@link #NOT_TOLD} for a handle from a listing. */
+  private volatile @Nullable String trafficAccessToken;
   /** Set once this handle has killed its sandbox: a killed sandbox never comes back, so nothing need be asked. */
   private volatile boolean killed;
   private final AtomicBoolean closed = new AtomicBoolean();
 
-  LiveSandbox(E2BApi api, String id, @Nullable String templateId, @Nullable String envdVersion, Envd envd, String previewDomain) {
+  /** Marks a handle made without a create or connect answer, which alone carries the traffic token. */
+  static final String NOT_TOLD = new String("not told");
+
+  LiveSandbox(E2BApi api, String id, @Nullable String templateId, @Nullable String envdVersion, Envd envd, String previewDomain,
+      @Nullable String trafficAccessToken) {
     this.api = api;
+    this.trafficAccessToken = trafficAccessToken;
     this.id = id;
     this.templateId = templateId;
     this.envdVersion = envdVersion;
@@ -107,6 +113,34 @@ public final class LiveSandbox implements Sandbox {
    */
   public Git git() {
     return new Git(this);
+  }
+
+  /**
+   * The domain the sandbox is reached under, as E2B's {@code sandbox.sandboxDomain}: the one the
+   * server named for it, else the client's.
+   *
+   * @return the domain, e.g. {@code e2b.app}
+   */
+  public String sandboxDomain() {
+    return previewDomain;
+  }
+
+  /**
+   * The token a request to one of the sandbox's ports must carry in the
+   * {@code e2b-traffic-access-token} header when the sandbox was created with
+   * {@code SandboxNetwork#withAllowPublicTraffic(false)}, as E2B's {@code sandbox.trafficAccessToken}.
+   *
+   * @return the token, or null when the server gave none (the ports are public)
+   * @throws IllegalStateException when this handle came from a listing, which does not carry the
+   *     token: connect to the sandbox ({@link E2BApi#connect(String)}) for a handle that has it
+   */
+  public @Nullable String trafficAccessToken() {
+    String token = trafficAccessToken;
+    if (token == NOT_TOLD) {
+      throw new IllegalStateException("the handle of sandbox " + id + " comes from a listing, which does not carry its "
+          + "traffic access token; connect to it for a handle that has it");
+    }
+    return token;
   }
 
   /**
@@ -190,14 +224,7 @@ public final class LiveSandbox implements Sandbox {
 
   @Override
   public String previewUrl(int port) {
-    if (port < 1 || port > 65535) {
-      throw new IllegalArgumentException("port must be between 1 and 65535, got " + port);
-    }
-    java.util.function.BiFunction<String, Integer, String> resolver = api.provider().settings.previewUrls();
-    if (resolver != null) {
-      return resolver.apply(id, port);
-    }
-    return "https://" + port + "-" + id + "." + previewDomain;
+    return FileUrls.preview(id, port, api.provider().settings.previewUrls(), previewDomain);
   }
 
   /**
@@ -251,9 +278,7 @@ public final class LiveSandbox implements Sandbox {
    */
   @Override
   public void importFiles(String path, java.io.InputStream tar) {
-    Objects.requireNonNull(path, "path");
-    Objects.requireNonNull(tar, "tar");
-    TarTransfer.importFiles(this, path, tar);
+    TarTransfer.importFiles(this, Objects.requireNonNull(path, "path"), Objects.requireNonNull(tar, "tar"));
   }
 
   /**
@@ -265,8 +290,7 @@ public final class LiveSandbox implements Sandbox {
    */
   @Override
   public java.io.InputStream exportFiles(String path) {
-    Objects.requireNonNull(path, "path");
-    return TarTransfer.exportFiles(this, path);
+    return TarTransfer.exportFiles(this, Objects.requireNonNull(path, "path"));
   }
 
   /**
@@ -276,21 +300,17 @@ public final class LiveSandbox implements Sandbox {
    */
   @Override
   public void writeBytes(String path, byte[] content) {
-    Objects.requireNonNull(path, "path");
-    Objects.requireNonNull(content, "content");
-    files().putBytes(path, content, FileOptions.defaults());
+    files().putBytes(Objects.requireNonNull(path, "path"), Objects.requireNonNull(content, "content"), FileOptions.defaults());
   }
 
   @Override
   public byte[] readBytes(String path) {
-    Objects.requireNonNull(path, "path");
-    return files().readBytes(path);
+    return files().readBytes(Objects.requireNonNull(path, "path"));
   }
 
   @Override
   public void deleteFile(String path) {
-    Objects.requireNonNull(path, "path");
-    files().remove(path);
+    files().remove(Objects.requireNonNull(path, "path"));
   }
 
   /**
@@ -302,13 +322,7 @@ public final class LiveSandbox implements Sandbox {
    */
   @Override
   public List<DirEntry> readDir(String path) {
-    Objects.requireNonNull(path, "path");
-    List<DirEntry> out = new ArrayList<>();
-    for (EntryInfo e : files().list(path)) {
-      DirEntry.Type type = e.isSymlink() ? DirEntry.Type.SYMLINK : e.type() == FileType.DIR ? DirEntry.Type.DIRECTORY : DirEntry.Type.FILE;
-      out.add(new DirEntry(e.name(), type, e.size(), e.symlinkTarget()));
-    }
-    return out;
+    return SandboxHandles.dirEntries(files().list(Objects.requireNonNull(path, "path")));
   }
 
   /**
@@ -319,9 +333,8 @@ public final class LiveSandbox implements Sandbox {
    */
   @Override
   public io.sandboxes.Subscription onFileChange(String path, java.util.function.Consumer<io.sandboxes.FileChange> listener) {
-    Objects.requireNonNull(path, "path");
     Objects.requireNonNull(listener, "listener");
-    return files().watchDir(path, e -> listener.accept(new io.sandboxes.FileChange(e.name(), e.type())),
+    return files().watchDir(Objects.requireNonNull(path, "path"), e -> listener.accept(new io.sandboxes.FileChange(e.name(), e.type())),
         WatchOptions.defaults().withRecursive(true).withTimeout(Duration.ZERO));
   }
 
@@ -335,6 +348,7 @@ public final class LiveSandbox implements Sandbox {
   public HibernationOutcome resume() {
     LiveSandbox fresh = api.connect(id, api.provider().settings.defaultTimeout());
     this.envd = fresh.envd;
+    this.trafficAccessToken = fresh.trafficAccessToken;
     return new HibernationOutcome(true, "resume", null);
   }
 
@@ -463,6 +477,26 @@ public final class LiveSandbox implements Sandbox {
   }
 
   /**
+   * Lists the snapshots taken of this sandbox, every page, as E2B's {@code sandbox.listSnapshots()}.
+   *
+   * @return the snapshots, in the server's order
+   * @see E2BApi#listSnapshots(String, String)
+   */
+  public List<SnapshotInfo> listSnapshots() {
+    return api.listSnapshots(id, null);
+  }
+
+  /**
+   * Reads one page of the snapshots taken of this sandbox, as E2B's {@code sandbox.listSnapshots(opts)}.
+   *
+   * @param query the name, page size and page token; its sandbox is this one whatever it says
+   * @return the page, with the token of the next one when there is more
+   */
+  public SnapshotPage listSnapshots(SnapshotQuery query) {
+    return api.listSnapshots(query.withSandboxId(id));
+  }
+
+  /**
    * Forks this sandbox once: a new sandbox that starts from this one's state now and diverges
    * from then on, while this one keeps running untouched.
    *
@@ -473,11 +507,7 @@ public final class LiveSandbox implements Sandbox {
    * @see E2BApi#fork(String, int, Duration) what a fork keeps of its parent
    */
   public LiveSandbox fork(Duration timeout) {
-    List<ForkResult> results = api.fork(id, 1, timeout);
-    if (results.isEmpty()) {
-      throw new SandboxException("fork sandbox " + id + ": the server answered with no fork");
-    }
-    return results.get(0).orThrow();
+    return SandboxHandles.onlyFork(api.fork(id, 1, timeout), id);
   }
 
   /**
@@ -527,6 +557,7 @@ public final class LiveSandbox implements Sandbox {
   public void connect(Duration timeout, OnResume onResume) {
     LiveSandbox fresh = api.connect(id, timeout, onResume);
     this.envd = fresh.envd;
+    this.trafficAccessToken = fresh.trafficAccessToken;
   }
 
   /**

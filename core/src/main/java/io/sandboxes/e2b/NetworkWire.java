@@ -3,6 +3,7 @@ package io.sandboxes.e2b;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.sandboxes.EgressProxy;
 import io.sandboxes.SandboxNetwork;
 import io.sandboxes.e2b.internal.Json;
 import java.util.ArrayList;
@@ -72,12 +73,22 @@ final class NetworkWire {
         });
       });
     }
+    EgressProxy proxy = network.egressProxy();
+    if (proxy != null) {
+      ObjectNode p = n.putObject("egressProxy").put("address", proxy.address());
+      if (proxy.username() != null) {
+        p.put("username", proxy.username());
+      }
+      if (proxy.password() != null) {
+        p.put("password", proxy.password());
+      }
+    }
     return n;
   }
 
   /**
-   * Reads the network of a sandbox's record. A proxy's password is never in it, and the proxy is
-   * not read at all.
+   * Reads the network of a sandbox's record. A proxy's password is never in it, and is never read:
+   * the proxy is its address and user name.
    *
    * @return the network, or null when the record says nothing of it
    * @throws IllegalArgumentException when what it says cannot be read
@@ -105,9 +116,12 @@ final class NetworkWire {
     }
     JsonNode pub = net.get("allowPublicTraffic");
     String mask = Json.text(net, "maskRequestHost");
+    JsonNode proxy = net.get("egressProxy");
+    EgressProxy egressProxy = proxy == null || !proxy.isObject() ? null
+        : new EgressProxy(Json.requireText(proxy, "address"), Json.text(proxy, "username"), null);
     return new SandboxNetwork(strings(net.get("allowOut")), strings(net.get("denyOut")), rules,
         hasInternet ? internet.asBoolean() : null, pub != null && pub.isBoolean() ? pub.asBoolean() : null,
-        mask == null || mask.isEmpty() ? null : mask);
+        mask == null || mask.isEmpty() ? null : mask, egressProxy);
   }
 
   private static List<String> strings(@Nullable JsonNode list) {

@@ -278,7 +278,8 @@ final class Processes {
     synchronized (stdout) {
       stdout.finish();
       stderr.finish();
-      return new ExecResult(exitCode(report), stdout.text(), stderr.text(), Duration.ofNanos(System.nanoTime() - started));
+      return new ExecResult(exitCode(report), stdout.text(), stderr.text(), Duration.ofNanos(System.nanoTime() - started),
+          Json.text(report, "error"));
     }
   }
 

@@ -47,12 +47,13 @@ final class ProviderSettings {
   @Nullable SSLContext sslContext;
   @Nullable ProxySelector proxy;
   @Nullable Executor executor;
+  String userAgent = io.sandboxes.e2b.internal.Identity.USER_AGENT;
 
   /** What a provider runs with: every value settled, nothing left to the environment. */
   record Resolved(@Nullable String apiKey, String domain, URI apiUrl, @Nullable URI sandboxUrl, Duration requestTimeout,
       int retries, Http.Transport transport, List<AutoCloseable> closing, String templateId, Duration defaultTimeout,
       int defaultPreviewPort, List<String> defaultAllowOut, @Nullable EgressProbe egressProbe,
-      @Nullable BiFunction<String, Integer, String> previewUrls) {}
+      @Nullable BiFunction<String, Integer, String> previewUrls, String userAgent) {}
 
   /**
    * The builder's values, else the {@code E2B_*} environment's, else E2B's defaults.
@@ -90,7 +91,7 @@ final class ProviderSettings {
     }
     String template = Objects.requireNonNull(firstNonBlank(templateId, env.apply("E2B_TEMPLATE_ID"), SandboxSpec.DEFAULT_TEMPLATE));
     return new Resolved(key, dom, api, sbx, requestTimeout, retries, new Http.Transport(httpClient, sslContext, proxy, executor),
-        List.copyOf(closing), template, defaultTimeout, defaultPreviewPort, List.copyOf(defaultAllowOut), egressProbe, previewUrls);
+        List.copyOf(closing), template, defaultTimeout, defaultPreviewPort, List.copyOf(defaultAllowOut), egressProbe, previewUrls, userAgent);
   }
 
   /**

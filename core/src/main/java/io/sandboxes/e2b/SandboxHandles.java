@@ -36,7 +36,8 @@ final class SandboxHandles {
     String effectiveDomain = sandboxDomain == null || sandboxDomain.isBlank() ? api.domain : sandboxDomain;
     Envd envd = new Envd(api.http, envdUrl(api.sandboxUrl, id, effectiveDomain), id, token,
         (what, message) -> unreachable(api, id, what, message));
-    return new LiveSandbox(api, id, Json.text(sandbox, "templateID"), Json.text(sandbox, "envdVersion"), envd, effectiveDomain);
+    return new LiveSandbox(api, id, Json.text(sandbox, "templateID"), Json.text(sandbox, "envdVersion"), envd, effectiveDomain,
+        Json.text(sandbox, "trafficAccessToken"));
   }
 
   /**
@@ -113,7 +114,7 @@ final class SandboxHandles {
     String id = row.id();
     Envd envd = Envd.resolvedOnFirstUse(api.http, id, () -> listedAddress(api, id),
         (what, message) -> unreachable(api, id, what, message));
-    return new LiveSandbox(api, id, row.templateId(), row.envdVersion(), envd, api.domain);
+    return new LiveSandbox(api, id, row.templateId(), row.envdVersion(), envd, api.domain, LiveSandbox.NOT_TOLD);
   }
 
   /** Handles to the sandboxes the listing shows running, in its order; a row marked paused is skipped. */
@@ -139,5 +140,24 @@ final class SandboxHandles {
     String sandboxDomain = Json.text(detail, "domain");
     String effectiveDomain = sandboxDomain == null || sandboxDomain.isBlank() ? api.domain : sandboxDomain;
     return new Envd.Address(envdUrl(api.sandboxUrl, sandboxId, effectiveDomain), Json.text(detail, "envdAccessToken"));
+  }
+
+  /** The entries of a {@code ListDir} answer as the contract's {@link io.sandboxes.DirEntry} rows. */
+  static List<io.sandboxes.DirEntry> dirEntries(List<EntryInfo> entries) {
+    List<io.sandboxes.DirEntry> out = new ArrayList<>(entries.size());
+    for (EntryInfo e : entries) {
+      io.sandboxes.DirEntry.Type type = e.isSymlink() ? io.sandboxes.DirEntry.Type.SYMLINK
+          : e.type() == FileType.DIR ? io.sandboxes.DirEntry.Type.DIRECTORY : io.sandboxes.DirEntry.Type.FILE;
+      out.add(new io.sandboxes.DirEntry(e.name(), type, e.size(), e.symlinkTarget()));
+    }
+    return out;
+  }
+
+  /** The one fork asked for, or the reason it did not start; an answer with no entry is refused. */
+  static LiveSandbox onlyFork(List<ForkResult> results, String sandboxId) {
+    if (results.isEmpty()) {
+      throw new SandboxException("fork sandbox " + sandboxId + ": the server answered with no fork");
+    }
+    return results.get(0).orThrow();
   }
 }

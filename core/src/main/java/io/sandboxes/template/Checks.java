@@ -30,6 +30,13 @@ final class Checks {
     return String.join(" ", words);
   }
 
+  /** {@code list} with {@code item} after it, as a new list. */
+  static <T> List<T> append(List<T> list, T item) {
+    List<T> out = new ArrayList<>(list);
+    out.add(item);
+    return out;
+  }
+
   static String joined(List<String> commands) {
     Objects.requireNonNull(commands, "commands");
     if (commands.isEmpty()) {

@@ -7,7 +7,6 @@ import static io.sandboxes.template.Checks.requireText;
 import static io.sandboxes.template.Checks.requireUser;
 
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -73,7 +72,7 @@ public final class Template {
    * @return a template with no steps yet, its context directory the working directory
    */
   public static Template fromTemplate(String template) {
-    return new Template(null, requireText(template, "template"), defaultContext(), List.of(), null, null, false, null);
+    return new Template(null, requireText(template, "template"), Path.of("").toAbsolutePath().normalize(), List.of(), null, null, false, null);
   }
 
   /**
@@ -84,7 +83,7 @@ public final class Template {
    * @return a template with no steps yet, its context directory the working directory
    */
   public static Template fromImage(String image) {
-    return new Template(requireText(image, "image"), null, defaultContext(), List.of(), null, null, false, null);
+    return new Template(requireText(image, "image"), null, Path.of("").toAbsolutePath().normalize(), List.of(), null, null, false, null);
   }
 
   /**
@@ -109,7 +108,7 @@ public final class Template {
    */
   public static Template fromImage(String image, RegistryCredentials credentials) {
     Objects.requireNonNull(credentials, "credentials");
-    return new Template(requireText(image, "image"), null, defaultContext(), List.of(), null, null, false, credentials);
+    return new Template(requireText(image, "image"), null, Path.of("").toAbsolutePath().normalize(), List.of(), null, null, false, credentials);
   }
 
   /**
@@ -129,7 +128,7 @@ public final class Template {
    * @throws IllegalArgumentException for an instruction or form it cannot take, naming its line
    */
   public static Template fromDockerfile(String dockerfile) {
-    return DockerfileSteps.parse(requireText(dockerfile, "dockerfile"), defaultContext());
+    return DockerfileSteps.parse(requireText(dockerfile, "dockerfile"), Path.of("").toAbsolutePath().normalize());
   }
 
   /**
@@ -150,18 +149,12 @@ public final class Template {
     }
   }
 
-  private static Path defaultContext() {
-    return Path.of("").toAbsolutePath().normalize();
-  }
-
   private Template with(List<TemplateStep> newSteps) {
     return new Template(fromImage, fromTemplate, contextDir, newSteps, startCmd, readyCmd, skipCacheFromHere, registry);
   }
 
   private Template plus(TemplateStep.Type type, List<String> args, boolean forceUpload) {
-    List<TemplateStep> s = new ArrayList<>(steps);
-    s.add(new TemplateStep(type, args, skipCacheFromHere || forceUpload, forceUpload));
-    return with(s);
+    return with(Checks.append(steps, new TemplateStep(type, args, skipCacheFromHere || forceUpload, forceUpload)));
   }
 
   /**
@@ -171,8 +164,7 @@ public final class Template {
    * @return a copy with it
    */
   public Template withContextDir(Path dir) {
-    Objects.requireNonNull(dir, "dir");
-    return new Template(fromImage, fromTemplate, dir.toAbsolutePath().normalize(), steps, startCmd, readyCmd, skipCacheFromHere, registry);
+    return new Template(fromImage, fromTemplate, Objects.requireNonNull(dir, "dir").toAbsolutePath().normalize(), steps, startCmd, readyCmd, skipCacheFromHere, registry);
   }
 
   /**
@@ -183,8 +175,19 @@ public final class Template {
    * @return a template with the RUN step added
    */
   public Template aptInstall(String... packages) {
-    String list = packageList(packages);
-    return runCmd(List.of("apt-get update", "DEBIAN_FRONTEND=noninteractive DEBCONF_NOWARNINGS=yes apt-get install -y " + list), "root");
+    return install(PackageInstall.apt(packages));
+  }
+
+  /**
+   * Installs packages with the options of E2B's {@code aptInstall}, {@code pipInstall},
+   * {@code npmInstall} and {@code bunInstall}: one RUN step, as root when the install is system-wide.
+   *
+   * @param install what to install and how, e.g. {@code PackageInstall.npm("typescript").global()}
+   * @return a template with the RUN step added
+   */
+  public Template install(PackageInstall install) {
+    String user = Objects.requireNonNull(install, "install").runAs();
+    return user == null ? runCmd(install.command()) : runCmd(install.command(), user);
   }
 
   /**

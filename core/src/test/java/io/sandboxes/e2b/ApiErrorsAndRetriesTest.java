@@ -4,27 +4,18 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
-import com.sun.net.httpserver.HttpExchange;
-import com.sun.net.httpserver.HttpServer;
 import io.sandboxes.SandboxApiException;
 import io.sandboxes.SandboxAuthenticationException;
 import io.sandboxes.SandboxException;
 import io.sandboxes.SandboxNotEnoughSpaceException;
 import io.sandboxes.SandboxRateLimitException;
 import io.sandboxes.SandboxServiceBusyException;
-import java.io.IOException;
-import java.io.OutputStream;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
+import io.sandboxes.e2b.ScriptedServer.Answer;
 import java.net.URI;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.AfterEach;
@@ -33,90 +24,36 @@ import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
 /**
- * The control plane's error statuses and 429 retries, against a scripted server (a real JDK HTTP
- * server on loopback): the local server never answers 429, 503 or 403, so these answers are
+ * The control plane's error statuses and 429 retries, against a {@link ScriptedServer}: the local server never answers 429, 503 or 403, so these answers are
  * E2B's cloud's, written out here. Each answer is taken from a queue; when the queue is empty the
  * server answers an empty listing.
  */
 class ApiErrorsAndRetriesTest {
   private static final String KEY = "e2b_retries0123456789abcdef";
 
-  /** One scripted answer: a status, headers, a body, and how long to wait before answering. */
-  record Answer(int status, Map<String, String> headers, String body, Duration delay) {
-    static Answer of(int status, String body, String... headers) {
-      Map<String, String> h = new java.util.LinkedHashMap<>();
-      for (int i = 0; i < headers.length; i += 2) {
-        h.put(headers[i], headers[i + 1]);
-      }
-      return new Answer(status, h, body, Duration.ZERO);
-    }
-
-    static Answer error(int status, String message, String... headers) {
-      return of(status, "{\"code\":" + status + ",\"message\":\"" + message + "\"}", headers);
-    }
-
-    Answer after(Duration d) {
-      return new Answer(status, headers, body, d);
-    }
-  }
-
   private final ConcurrentLinkedQueue<Answer> script = new ConcurrentLinkedQueue<>();
-  /** When each request arrived (nanoTime), with its method and path. */
-  private final List<String> seen = new CopyOnWriteArrayList<>();
-  private final List<Long> seenAt = new CopyOnWriteArrayList<>();
-  private HttpServer server;
-  private ExecutorService threads;
+  private ScriptedServer server;
 
   @BeforeEach
-  void start() throws IOException {
-    threads = Executors.newVirtualThreadPerTaskExecutor();
-    server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
-    server.setExecutor(threads);
-    server.createContext("/", this::answer);
-    server.start();
+  void start() {
+    server = ScriptedServer.start(r -> {
+      Answer a = script.poll();
+      return a == null ? Answer.json(200, "[]") : a;
+    });
   }
 
   @AfterEach
   void stop() {
-    server.stop(0);
-    threads.shutdownNow();
-  }
-
-  private void answer(HttpExchange ex) throws IOException {
-    seenAt.add(System.nanoTime());
-    seen.add(ex.getRequestMethod() + " " + ex.getRequestURI().getPath());
-    ex.getRequestBody().readAllBytes();
-    Answer a = script.poll();
-    if (a == null) {
-      a = Answer.of(200, "[]");
-    }
-    try {
-      Thread.sleep(a.delay());
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      ex.close();
-      return;
-    }
-    byte[] body = a.body().getBytes(StandardCharsets.UTF_8);
-    ex.getResponseHeaders().add("Content-Type", "application/json");
-    a.headers().forEach((k, v) -> ex.getResponseHeaders().add(k, v));
-    try {
-      ex.sendResponseHeaders(a.status(), body.length == 0 ? -1 : body.length);
-      try (OutputStream out = ex.getResponseBody()) {
-        out.write(body);
-      }
-    } catch (IOException clientGone) {
-      ex.close();
-    }
+    server.close();
   }
 
   private E2BSandboxProvider provider(UnaryOperator<E2BSandboxProvider.Builder> configure) {
-    URI url = URI.create("http://127.0.0.1:" + server.getAddress().getPort());
+    URI url = server.url();
     return configure.apply(E2BSandboxProvider.builder().apiUrl(url).sandboxUrl(url).apiKey(KEY).environment(Map.of())).build();
   }
 
   private long listings() {
-    return seen.stream().filter(s -> s.equals("GET /v2/sandboxes")).count();
+    return server.requests("GET", "/v2/sandboxes").size();
   }
 
   private static Duration since(long startNanos) {
@@ -128,15 +65,15 @@ class ApiErrorsAndRetriesTest {
   void retriesAfterTheWaitAsked() {
     script.add(Answer.error(429, "slow down", "Retry-After", "1"));
     script.add(Answer.error(429, "slow down", "Retry-After", "1"));
-    script.add(Answer.of(200, "[]"));
+    script.add(Answer.json(200, "[]"));
     try (E2BSandboxProvider e2b = provider(b -> b)) {
       long start = System.nanoTime();
       assertThat(e2b.api().list(SandboxQuery.all()).items()).isEmpty();
       assertThat(listings()).isEqualTo(3);
       // each resend came no sooner than the second it was asked to wait (with 50 ms for timer
       // granularity), and the whole call is not some longer fixed back-off
-      assertThat(Duration.ofNanos(seenAt.get(1) - seenAt.get(0))).isGreaterThanOrEqualTo(Duration.ofMillis(950));
-      assertThat(Duration.ofNanos(seenAt.get(2) - seenAt.get(1))).isGreaterThanOrEqualTo(Duration.ofMillis(950));
+      assertThat(Duration.ofNanos(server.requests().get(1).arrivedNanos() - server.requests().get(0).arrivedNanos())).isGreaterThanOrEqualTo(Duration.ofMillis(950));
+      assertThat(Duration.ofNanos(server.requests().get(2).arrivedNanos() - server.requests().get(1).arrivedNanos())).isGreaterThanOrEqualTo(Duration.ofMillis(950));
       assertThat(since(start)).isLessThan(Duration.ofSeconds(15));
     }
   }
@@ -159,7 +96,7 @@ class ApiErrorsAndRetriesTest {
           .hasMessageContaining("after 3 retries");
       assertThat(listings()).isEqualTo(4);
 
-      seen.clear();
+      server.requests().clear();
       assertThatThrownBy(() -> e2b.api().withRetries(0).list(SandboxQuery.all())).isInstanceOf(SandboxRateLimitException.class);
       assertThat(listings()).as("withRetries(0): the one send").isEqualTo(1);
       assertThat(e2b.api().retries()).as("the provider's own setting is untouched").isEqualTo(3);
@@ -168,7 +105,7 @@ class ApiErrorsAndRetriesTest {
     for (int i = 0; i < 10; i++) {
       script.add(Answer.error(429, "too many", "Retry-After", "0"));
     }
-    seen.clear();
+    server.requests().clear();
     try (E2BSandboxProvider e2b = provider(b -> b.retries(1))) {
       assertThatThrownBy(() -> e2b.api().list(SandboxQuery.all()))
           .isInstanceOfSatisfying(SandboxRateLimitException.class, e -> assertThat(e.retried()).isEqualTo(1));
@@ -183,9 +120,9 @@ class ApiErrorsAndRetriesTest {
     try (E2BSandboxProvider e2b = provider(b -> b)) {
       for (String[] header : List.of(new String[0], new String[] {"Retry-After", "Wed, 21 Oct 2026 07:28:00 GMT"},
           new String[] {"Retry-After", "1.5"}, new String[] {"Retry-After", "-1"})) {
-        seen.clear();
+        server.requests().clear();
         script.add(Answer.error(429, "limited", header));
-        script.add(Answer.of(200, "[]"));
+        script.add(Answer.json(200, "[]"));
         assertThatThrownBy(() -> e2b.api().list(SandboxQuery.all()))
             .as("Retry-After %s", List.of(header))
             .isInstanceOfSatisfying(SandboxRateLimitException.class, e -> {
@@ -256,9 +193,9 @@ class ApiErrorsAndRetriesTest {
       assertThatThrownBy(() -> e2b.api().create())
           .isInstanceOfSatisfying(SandboxAuthenticationException.class, e -> assertThat(e.statusCode()).isEqualTo(403))
           .hasMessageContaining("team is banned");
-      seen.clear();
+      server.requests().clear();
       script.add(Answer.error(503, "no capacity", "Retry-After", "0"));
-      script.add(Answer.of(200, "[]"));
+      script.add(Answer.json(200, "[]"));
       assertThatThrownBy(() -> e2b.api().list(SandboxQuery.all()))
           .isInstanceOfSatisfying(SandboxServiceBusyException.class, e -> assertThat(e.statusCode()).isEqualTo(503))
           .hasMessageContaining("no capacity");
@@ -269,7 +206,7 @@ class ApiErrorsAndRetriesTest {
           .isExactlyInstanceOf(SandboxApiException.class)
           .satisfies(e -> assertThat(((SandboxApiException) e).statusCode()).isEqualTo(500));
       // E2B's per-fork errors are typed as answers are
-      script.add(Answer.of(200, "[{\"error\":{\"code\":503,\"message\":\"no room\"}},{\"error\":{\"code\":507,\"message\":\"disk\"}}]"));
+      script.add(Answer.json(200, "[{\"error\":{\"code\":503,\"message\":\"no room\"}},{\"error\":{\"code\":507,\"message\":\"disk\"}}]"));
       List<ForkResult> forks = e2b.api().fork("sbx1", 2, Duration.ofMinutes(1));
       assertThat(forks.get(0).error()).isInstanceOf(SandboxServiceBusyException.class);
       assertThat(forks.get(1).error()).isInstanceOf(SandboxNotEnoughSpaceException.class);
@@ -282,14 +219,14 @@ class ApiErrorsAndRetriesTest {
     try (E2BSandboxProvider e2b = provider(b -> b.requestTimeout(Duration.ofSeconds(30)))) {
       E2BApi quick = e2b.api().withRequestTimeout(Duration.ofMillis(500));
       assertThat(quick.requestTimeout()).isEqualTo(Duration.ofMillis(500));
-      script.add(Answer.of(200, "[]").after(Duration.ofSeconds(3)));
+      script.add(Answer.json(200, "[]").after(Duration.ofSeconds(3)));
       long start = System.nanoTime();
       assertThatThrownBy(() -> quick.list(SandboxQuery.all())).isInstanceOf(SandboxException.class)
           .hasMessageContaining("no answer").hasMessageContaining("PT0.5S");
       // well under the 3 s answer: a view that kept the provider's timeout cannot pass
       assertThat(since(start)).isLessThan(Duration.ofMillis(2_500));
 
-      script.add(Answer.of(200, "[]").after(Duration.ofSeconds(3)));
+      script.add(Answer.json(200, "[]").after(Duration.ofSeconds(3)));
       start = System.nanoTime();
       assertThat(e2b.api().list(SandboxQuery.all()).items()).isEmpty();
       assertThat(since(start)).isGreaterThanOrEqualTo(Duration.ofMillis(2_900));

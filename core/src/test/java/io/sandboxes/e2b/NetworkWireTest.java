@@ -5,33 +5,25 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.sun.net.httpserver.HttpExchange;
-import com.sun.net.httpserver.HttpServer;
 import io.sandboxes.OnTimeout;
 import io.sandboxes.SandboxInfo;
 import io.sandboxes.SandboxNetwork;
 import io.sandboxes.SandboxSpec;
-import java.io.IOException;
-import java.io.OutputStream;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
+import io.sandboxes.e2b.ScriptedServer.Answer;
+import io.sandboxes.e2b.ScriptedServer.Request;
 import java.net.URI;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
 /**
- * The network, lifecycle and resume fields on the wire, against a scripted server (a real JDK HTTP
- * server on loopback) that records each request's body. The local server serves allowOut, denyOut,
+ * The network, lifecycle and resume fields on the wire, against a {@link ScriptedServer} that
+ * records each request's body. The local server serves allowOut, denyOut,
  * allowInternetAccess and allowPublicTraffic (tested against it in the local module); it refuses
  * {@code rules} and a cold-boot resume and drops {@code maskRequestHost}, so those are E2B's
  * cloud's and are checked here in the form E2B's SDK 2.51 sends them.
@@ -42,26 +34,23 @@ class NetworkWireTest {
   private static final String SANDBOX = "{\"sandboxID\":\"sbx1\",\"templateID\":\"base\",\"envdVersion\":\"0.2.0\","
       + "\"envdAccessToken\":\"tok\",\"domain\":null}";
 
-  record Request(String method, String path, JsonNode body) {}
-
   private final ConcurrentLinkedQueue<String> answers = new ConcurrentLinkedQueue<>();
-  private final List<Request> seen = new CopyOnWriteArrayList<>();
-  private HttpServer server;
-  private ExecutorService threads;
+  private ScriptedServer server;
+  private List<Request> seen;
   private E2BSandboxProvider provider;
 
   @BeforeEach
-  void start() throws IOException {
-    threads = Executors.newVirtualThreadPerTaskExecutor();
-    server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
-    server.setExecutor(threads);
-    server.createContext("/", this::answer);
-    server.start();
+  void start() {
+    server = ScriptedServer.start(r -> {
+      String a = answers.poll();
+      return r.method().equals("PUT") || r.method().equals("DELETE") ? Answer.empty(204) : Answer.json(200, a == null ? SANDBOX : a);
+    });
+    seen = server.requests();
     provider = provider(List.of());
   }
 
   private E2BSandboxProvider provider(List<String> defaultAllowOut) {
-    URI url = URI.create("http://127.0.0.1:" + server.getAddress().getPort());
+    URI url = server.url();
     return E2BSandboxProvider.builder().apiUrl(url).sandboxUrl(url).apiKey(KEY).environment(Map.of())
         .defaultAllowOut(defaultAllowOut).build();
   }
@@ -69,31 +58,11 @@ class NetworkWireTest {
   @AfterEach
   void stop() {
     provider.close();
-    server.stop(0);
-    threads.shutdownNow();
-  }
-
-  private void answer(HttpExchange ex) throws IOException {
-    byte[] in = ex.getRequestBody().readAllBytes();
-    seen.add(new Request(ex.getRequestMethod(), ex.getRequestURI().getPath(),
-        in.length == 0 ? null : JSON.readTree(in)));
-    String a = answers.poll();
-    int status = ex.getRequestMethod().equals("PUT") || ex.getRequestMethod().equals("DELETE") ? 204 : 200;
-    byte[] body = (a == null ? SANDBOX : a).getBytes(StandardCharsets.UTF_8);
-    ex.getResponseHeaders().add("Content-Type", "application/json");
-    if (status == 204) {
-      ex.sendResponseHeaders(204, -1);
-      ex.close();
-      return;
-    }
-    ex.sendResponseHeaders(status, body.length);
-    try (OutputStream out = ex.getResponseBody()) {
-      out.write(body);
-    }
+    server.close();
   }
 
   private Request only(String method, String path) {
-    List<Request> r = seen.stream().filter(q -> q.method().equals(method) && q.path().equals(path)).toList();
+    List<Request> r = server.requests(method, path);
     assertThat(r).as(method + " " + path + " among " + seen).hasSize(1);
     return r.get(0);
   }
@@ -106,7 +75,7 @@ class NetworkWireTest {
         .withAllowInternetAccess(false).withAllowPublicTraffic(false).withMaskRequestHost("${PORT}-app.example.com");
     provider.api().create(SandboxSpec.of("base").withNetwork(n).withOnTimeout(OnTimeout.PAUSE_FILESYSTEM));
     assertThat(seen).hasSize(1);
-    JsonNode body = only("POST", "/v2/sandboxes").body();
+    JsonNode body = only("POST", "/v2/sandboxes").json();
     assertThat(body.get("allow_internet_access").booleanValue()).isFalse();
     assertThat(body.get("network")).isEqualTo(JSON.readTree("""
         {"allowOut":["api.example.com","10.1.0.0/16"],"denyOut":["0.0.0.0/0"],
@@ -121,7 +90,7 @@ class NetworkWireTest {
   @DisplayName("without a network the create says nothing of it, so the server's default applies")
   void createWithoutNetwork() {
     provider.api().create(SandboxSpec.of("base"));
-    JsonNode body = only("POST", "/v2/sandboxes").body();
+    JsonNode body = only("POST", "/v2/sandboxes").json();
     assertThat(body.has("network")).isFalse();
     assertThat(body.has("allow_internet_access")).isFalse();
   }
@@ -132,7 +101,7 @@ class NetworkWireTest {
     provider.close();
     provider = provider(List.of("pypi.org"));
     provider.create(io.sandboxes.SandboxConfig.forProject("p1")).close();
-    JsonNode body = only("POST", "/v2/sandboxes").body();
+    JsonNode body = only("POST", "/v2/sandboxes").json();
     assertThat(body.get("network")).isEqualTo(JSON.readTree("{\"allowOut\":[\"pypi.org\"],\"denyOut\":[\"0.0.0.0/0\"]}"));
     assertThat(seen).noneMatch(r -> r.path().endsWith("/network"));
     assertThatThrownBy(() -> provider(List.of("not a host!"))).isInstanceOf(IllegalArgumentException.class)
@@ -145,7 +114,7 @@ class NetworkWireTest {
     LiveSandbox s = provider.api().create(SandboxSpec.of("base"));
     s.network().update(SandboxNetwork.defaults().withDenyOut(List.of("10.0.0.0/8")).withAllowInternetAccess(true)
         .withRule("*.example.com", Map.of("X-Team", "infra")));
-    assertThat(only("PUT", "/sandboxes/sbx1/network").body()).isEqualTo(JSON.readTree("""
+    assertThat(only("PUT", "/sandboxes/sbx1/network").json()).isEqualTo(JSON.readTree("""
         {"denyOut":["10.0.0.0/8"],"rules":{"*.example.com":[{"transform":{"headers":{"X-Team":"infra"}}}]},
          "allow_internet_access":true}"""));
     int before = seen.size();
@@ -193,10 +162,81 @@ class NetworkWireTest {
     s.connect(Duration.ofMinutes(2), OnResume.REBOOT);
     s.connect(Duration.ofMinutes(3), OnResume.RESTORE);
     List<Request> connects = seen.stream().filter(r -> r.path().equals("/v2/sandboxes/sbx1/connect")).toList();
-    assertThat(connects).extracting(r -> r.body().toString())
+    assertThat(connects).extracting(r -> r.json().toString())
         .containsExactly("{\"timeout\":120,\"memory\":false}", "{\"timeout\":180}");
     s.pause(false);
-    assertThat(only("POST", "/sandboxes/sbx1/pause").body().toString()).isEqualTo("{\"memory\":false}");
+    assertThat(only("POST", "/sandboxes/sbx1/pause").json().toString()).isEqualTo("{\"memory\":false}");
+  }
+
+  @Test
+  @DisplayName("the domain and traffic token of a create answer are the handle's; info reads the lifecycle and domain, and refuses an action it does not know")
+  void domainTokenAndLifecycle() {
+    answers.add("{\"sandboxID\":\"sbx1\",\"templateID\":\"base\",\"envdVersion\":\"0.2.0\",\"envdAccessToken\":\"tok\","
+        + "\"trafficAccessToken\":\"ttok\",\"domain\":\"eu.example.dev\"}");
+    LiveSandbox s = provider.api().create(SandboxSpec.of("base"));
+    assertThat(s.sandboxDomain()).isEqualTo("eu.example.dev");
+    assertThat(s.trafficAccessToken()).isEqualTo("ttok");
+    LiveSandbox plain = provider.api().create(SandboxSpec.of("base"));
+    assertThat(plain.trafficAccessToken()).as("an answer without a token: the ports are public").isNull();
+    assertThat(plain.sandboxDomain()).as("no domain in the answer: the client's").isEqualTo("e2b.app");
+
+    String record = "{\"sandboxID\":\"sbx1\",\"templateID\":\"base\",\"state\":\"paused\",\"envdVersion\":\"0.2.0\","
+        + "\"startedAt\":\"2026-01-01T00:00:00Z\",\"endAt\":\"2026-01-01T00:05:00Z\",%s}";
+    answers.add(record.formatted("\"domain\":\"eu.example.dev\",\"lifecycle\":{\"onTimeout\":\"pause\",\"autoResume\":true}"));
+    SandboxInfo info = provider.api().info("sbx1");
+    assertThat(info.lifecycle()).isEqualTo(new io.sandboxes.SandboxLifecycle(true, true));
+    assertThat(info.sandboxDomain()).isEqualTo("eu.example.dev");
+    answers.add(record.formatted("\"domain\":\"\",\"lifecycle\":{\"onTimeout\":\"kill\",\"autoResume\":false}"));
+    info = provider.api().info("sbx1");
+    assertThat(info.lifecycle()).isEqualTo(new io.sandboxes.SandboxLifecycle(false, false));
+    assertThat(info.sandboxDomain()).as("an empty domain is none, as E2B's SDK reads it").isNull();
+    answers.add(record.formatted("\"lifecycle\":null"));
+    assertThat(provider.api().info("sbx1").lifecycle()).isNull();
+    answers.add(record.formatted("\"lifecycle\":{\"onTimeout\":\"hibernate\",\"autoResume\":false}"));
+    assertThatThrownBy(() -> provider.api().info("sbx1")).isInstanceOf(io.sandboxes.SandboxException.class)
+        .hasMessageContaining("hibernate");
+    answers.add(record.formatted("\"lifecycle\":{\"onTimeout\":\"kill\"}"));
+    assertThatThrownBy(() -> provider.api().info("sbx1")).isInstanceOf(io.sandboxes.SandboxException.class);
+  }
+
+  @Test
+  @DisplayName("Secret.fill's placeholder goes into a rule's header value verbatim, at create and in an update, and is never printed")
+  void secretFillInRules() throws Exception {
+    SandboxNetwork n = SandboxNetwork.allowOnly("api.openai.com")
+        .withRule("api.openai.com", Map.of("Authorization", "Bearer " + E2BSecrets.fill("openai-key")));
+    LiveSandbox s = provider.api().create(SandboxSpec.of("base").withNetwork(n));
+    assertThat(only("POST", "/v2/sandboxes").json().at("/network/rules/api.openai.com/0/transform/headers/Authorization").asText())
+        .isEqualTo("Bearer ${e2b.secrets.openai-key}");
+    s.network().update(n);
+    assertThat(only("PUT", "/sandboxes/sbx1/network").json().at("/rules/api.openai.com/0/transform/headers/Authorization").asText())
+        .isEqualTo("Bearer ${e2b.secrets.openai-key}");
+    assertThat(n.toString()).doesNotContain("e2b.secrets");
+  }
+
+  @Test
+  @DisplayName("egressProxy goes in the create and the update as E2B 2.51 sends it, password included; read back it has none, and it is never printed")
+  void egressProxyOnTheWire() throws Exception {
+    SandboxNetwork n = SandboxNetwork.allowOnly("api.example.com")
+        .withEgressProxy(io.sandboxes.EgressProxy.of("proxy.example.com:1080", "proxy-user", "pr0xy-s3cret"));
+    LiveSandbox s = provider.api().create(SandboxSpec.of("base").withNetwork(n));
+    assertThat(only("POST", "/v2/sandboxes").json().get("network").get("egressProxy")).isEqualTo(JSON.readTree(
+        "{\"address\":\"proxy.example.com:1080\",\"username\":\"proxy-user\",\"password\":\"pr0xy-s3cret\"}"));
+    s.network().update(SandboxNetwork.allowOnly("api.example.com").withEgressProxy(io.sandboxes.EgressProxy.of("10.0.0.1:1080")));
+    assertThat(only("PUT", "/sandboxes/sbx1/network").json().get("egressProxy")).isEqualTo(JSON.readTree(
+        "{\"address\":\"10.0.0.1:1080\"}"));
+    assertThat(n.toString()).contains("proxy.example.com:1080").doesNotContain("pr0xy-s3cret");
+
+    answers.add("""
+        {"sandboxID":"sbx1","templateID":"base","state":"running","envdVersion":"0.2.0","startedAt":"2026-01-01T00:00:00Z","endAt":"2026-01-01T00:05:00Z",
+         "network":{"egressProxy":{"address":"proxy.example.com:1080","username":"proxy-user","password":"leaked"}}}""");
+    SandboxNetwork read = provider.api().info("sbx1").network();
+    assertThat(read).isNotNull();
+    assertThat(read.egressProxy()).isEqualTo(new io.sandboxes.EgressProxy("proxy.example.com:1080", "proxy-user", null));
+
+    assertThatThrownBy(() -> io.sandboxes.EgressProxy.of("no-port")).isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> io.sandboxes.EgressProxy.of("host:70000")).isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> new io.sandboxes.EgressProxy("host:1080", null, "pw")).isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> io.sandboxes.EgressProxy.of("host:1080", "u", "x".repeat(256))).isInstanceOf(IllegalArgumentException.class);
   }
 
   @Test

@@ -3,32 +3,19 @@ package io.sandboxes.e2b;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.sun.net.httpserver.HttpExchange;
-import com.sun.net.httpserver.HttpServer;
 import io.sandboxes.SandboxApiException;
 import io.sandboxes.SandboxAuthenticationException;
-import java.io.IOException;
-import java.io.OutputStream;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
-import java.net.URI;
-import java.nio.charset.StandardCharsets;
 import java.time.Instant;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
 /**
- * E2B's secrets API on the wire, against a scripted server (a real JDK HTTP server on loopback):
+ * E2B's secrets API on the wire, against a {@link ScriptedServer}:
  * the local server does not serve {@code /secrets}, so requests and answers are those of E2B's
  * SDK 2.51 and its OpenAPI description.
  */
@@ -40,59 +27,33 @@ class SecretsWireTest {
       {"secretID":"sec_1","name":"openai-key","currentVersion":%d,"metadata":{"team":"ml"},
        "createdAt":"2026-01-02T03:04:05Z","updatedAt":"2026-01-03T03:04:05Z"}""";
 
-  record Request(String method, String path, String query, String apiKey, JsonNode body) {}
-
+  /** A scripted answer: a status, a body (null for none) and the next-page token to send, if any. */
   record Answer(int status, String body, String nextToken) {}
 
   private final Map<String, Answer> answers = new ConcurrentHashMap<>();
-  private final List<Request> seen = new CopyOnWriteArrayList<>();
-  private HttpServer server;
-  private ExecutorService threads;
+  private ScriptedServer server;
   private E2BSandboxProvider provider;
 
   @BeforeEach
-  void start() throws IOException {
-    threads = Executors.newVirtualThreadPerTaskExecutor();
-    server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
-    server.setExecutor(threads);
-    server.createContext("/", this::answer);
-    server.start();
-    URI url = URI.create("http://127.0.0.1:" + server.getAddress().getPort());
-    provider = E2BSandboxProvider.builder().apiUrl(url).sandboxUrl(url).apiKey(KEY).environment(Map.of()).retries(0).build();
+  void start() {
+    server = ScriptedServer.start(r -> {
+      String key = r.lineWithQuery();
+      Answer a = answers.getOrDefault(key, new Answer(500, "{\"code\":500,\"message\":\"unscripted " + key + "\"}", null));
+      String[] headers = a.nextToken() == null ? new String[0] : new String[] {"X-Next-Token", a.nextToken()};
+      return a.body() == null ? ScriptedServer.Answer.empty(a.status()) : ScriptedServer.Answer.json(a.status(), a.body(), headers);
+    });
+    provider = E2BSandboxProvider.builder().apiUrl(server.url()).sandboxUrl(server.url()).apiKey(KEY).environment(Map.of())
+        .retries(0).build();
   }
 
   @AfterEach
   void stop() {
     provider.close();
-    server.stop(0);
-    threads.shutdownNow();
+    server.close();
   }
 
-  private void answer(HttpExchange ex) throws IOException {
-    byte[] in = ex.getRequestBody().readAllBytes();
-    String query = ex.getRequestURI().getRawQuery();
-    seen.add(new Request(ex.getRequestMethod(), ex.getRequestURI().getRawPath(), query, ex.getRequestHeaders().getFirst("X-API-KEY"),
-        in.length == 0 ? null : JSON.readTree(in)));
-    String key = ex.getRequestMethod() + " " + ex.getRequestURI().getRawPath() + (query == null ? "" : "?" + query);
-    Answer a = answers.getOrDefault(key, new Answer(500, "{\"code\":500,\"message\":\"unscripted " + key + "\"}", null));
-    if (a.nextToken() != null) {
-      ex.getResponseHeaders().add("X-Next-Token", a.nextToken());
-    }
-    if (a.body() == null) {
-      ex.sendResponseHeaders(a.status(), -1);
-      ex.close();
-      return;
-    }
-    byte[] body = a.body().getBytes(StandardCharsets.UTF_8);
-    ex.getResponseHeaders().add("Content-Type", "application/json");
-    ex.sendResponseHeaders(a.status(), body.length);
-    try (OutputStream out = ex.getResponseBody()) {
-      out.write(body);
-    }
-  }
-
-  private Request last() {
-    return seen.get(seen.size() - 1);
+  private ScriptedServer.Request last() {
+    return server.requests().get(server.requests().size() - 1);
   }
 
   @Test
@@ -101,17 +62,17 @@ class SecretsWireTest {
     E2BSecrets secrets = provider.api().secrets();
     answers.put("POST /secrets", new Answer(201, SECRET.formatted(1), null));
     SecretInfo made = secrets.create("openai-key", VALUE, Map.of("team", "ml"));
-    assertThat(last().apiKey()).isEqualTo(KEY);
-    assertThat(last().body()).isEqualTo(JSON.readTree("{\"name\":\"openai-key\",\"value\":\"" + VALUE + "\",\"metadata\":{\"team\":\"ml\"}}"));
+    assertThat(last().header("X-API-KEY")).isEqualTo(KEY);
+    assertThat(last().json()).isEqualTo(JSON.readTree("{\"name\":\"openai-key\",\"value\":\"" + VALUE + "\",\"metadata\":{\"team\":\"ml\"}}"));
     assertThat(made).isEqualTo(new SecretInfo("sec_1", "openai-key", 1, Map.of("team", "ml"),
         Instant.parse("2026-01-02T03:04:05Z"), Instant.parse("2026-01-03T03:04:05Z")));
     secrets.create("openai-key", VALUE);
-    assertThat(last().body().has("metadata")).as("no metadata sent when none given").isFalse();
+    assertThat(last().json().has("metadata")).as("no metadata sent when none given").isFalse();
 
     answers.put("POST /secrets/openai-key", new Answer(200, SECRET.formatted(2), null));
     assertThat(secrets.update("openai-key", "v2-value-abcdefgh", null).version()).isEqualTo(2);
     assertThat(last().path()).isEqualTo("/secrets/openai-key");
-    assertThat(last().body()).isEqualTo(JSON.readTree("{\"value\":\"v2-value-abcdefgh\"}"));
+    assertThat(last().json()).isEqualTo(JSON.readTree("{\"value\":\"v2-value-abcdefgh\"}"));
 
     answers.put("GET /secrets/sec_1", new Answer(200, SECRET.formatted(2), null));
     assertThat(secrets.getInfo("sec_1").version()).isEqualTo(2);
@@ -133,7 +94,7 @@ class SecretsWireTest {
     assertThat(last().method()).isEqualTo("DELETE");
     answers.put("DELETE /secrets/sec_1", new Answer(404, "{\"code\":404,\"message\":\"not found\"}", null));
     assertThat(secrets.destroy("sec_1")).isFalse();
-    assertThat(seen).extracting(Request::apiKey).containsOnly(KEY);
+    assertThat(server.requests()).extracting(r -> r.header("X-API-KEY")).containsOnly(KEY);
   }
 
   @Test

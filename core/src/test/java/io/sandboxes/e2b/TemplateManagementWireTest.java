@@ -4,19 +4,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.sun.net.httpserver.HttpServer;
 import io.sandboxes.SandboxApiException;
 import io.sandboxes.SandboxException;
+import io.sandboxes.e2b.ScriptedServer.Answer;
 import io.sandboxes.e2b.internal.Json;
 import io.sandboxes.template.BuildInfo;
 import io.sandboxes.template.BuildStatus;
 import io.sandboxes.template.RegistryCredentials;
 import io.sandboxes.template.Template;
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
 import java.net.URI;
-import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -35,7 +32,7 @@ import org.junit.jupiter.api.Test;
 class TemplateManagementWireTest {
   private static final String KEY = "e2b_templates0123456789abcdef";
 
-  private HttpServer server;
+  private ScriptedServer server;
   private E2BSandboxProvider provider;
   private final List<String> requests = new CopyOnWriteArrayList<>();
   private final Map<String, JsonNode> bodies = new ConcurrentHashMap<>();
@@ -43,49 +40,34 @@ class TemplateManagementWireTest {
   private volatile String startAnswer = "";
   private volatile int startStatus = 202;
   private volatile String statusAnswer = "{}";
+  /** When set, the status body for the log offset asked for, instead of {@link #statusAnswer}. */
+  private volatile java.util.function.IntFunction<String> statusAt;
 
   @BeforeEach
-  void start() throws IOException {
-    server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
-    server.createContext("/", ex -> {
-      String line = ex.getRequestMethod() + " " + ex.getRequestURI();
+  void start() {
+    server = ScriptedServer.start(r -> {
+      String line = r.lineWithQuery();
       requests.add(line);
-      byte[] in = ex.getRequestBody().readAllBytes();
-      if (in.length > 0) {
-        bodies.put(line, Json.parse(in));
+      if (r.json() != null) {
+        bodies.put(line, r.json());
       }
-      String path = ex.getRequestURI().getPath();
-      int status;
-      String out;
-      if (path.equals("/v3/templates")) {
-        status = 202;
-        out = "{\"templateID\":\"tpl1\",\"buildID\":\"b1\",\"tags\":[\"default\"]}";
-      } else if (path.startsWith("/v2/templates/")) {
-        status = startStatus;
-        out = startAnswer;
-      } else if (path.endsWith("/status")) {
-        status = 200;
-        out = statusAnswer;
-      } else {
-        status = 404;
-        out = "{\"code\":404,\"message\":\"no route\"}";
+      if (r.path().equals("/v3/templates")) {
+        return Answer.json(202, "{\"templateID\":\"tpl1\",\"buildID\":\"b1\",\"tags\":[\"default\"]}");
+      } else if (r.path().startsWith("/v2/templates/")) {
+        return Answer.json(startStatus, startAnswer);
+      } else if (r.path().endsWith("/status")) {
+        java.util.function.IntFunction<String> at = statusAt;
+        return Answer.json(200, at == null ? statusAnswer : at.apply(Integer.parseInt(r.query().replace("logsOffset=", ""))));
       }
-      byte[] b = out.getBytes(StandardCharsets.UTF_8);
-      ex.getResponseHeaders().set("Content-Type", "application/json");
-      ex.sendResponseHeaders(status, b.length == 0 ? -1 : b.length);
-      if (b.length > 0) {
-        ex.getResponseBody().write(b);
-      }
-      ex.close();
+      return Answer.error(404, "no route");
     });
-    server.start();
-    provider = E2BSandboxProvider.builder().apiUrl(URI.create("http://127.0.0.1:" + server.getAddress().getPort())).apiKey(KEY).build();
+    provider = E2BSandboxProvider.builder().apiUrl(server.url()).apiKey(KEY).build();
   }
 
   @AfterEach
   void stop() {
     provider.close();
-    server.stop(0);
+    server.close();
   }
 
   @Test
@@ -148,5 +130,71 @@ class TemplateManagementWireTest {
     assertThatThrownBy(() -> provider.api().templates().buildStatus("tpl1", "b1", 0)).isInstanceOf(SandboxException.class)
         .hasMessageContaining("unknown build status 'uploaded'");
     assertThatThrownBy(() -> provider.api().templates().buildStatus("tpl1", "b1", -1)).isInstanceOf(IllegalArgumentException.class);
+  }
+
+  private static String status(String state, int from, int count, String reason) {
+    StringBuilder entries = new StringBuilder();
+    for (int i = from; i < from + count; i++) {
+      entries.append(i == from ? "" : ",").append("{\"timestamp\":\"2026-01-01T00:00:00Z\",\"level\":\"info\",\"message\":\"line ")
+          .append(i).append("\",\"step\":\"1\"}");
+    }
+    return "{\"templateID\":\"tpl1\",\"buildID\":\"b1\",\"status\":\"" + state + "\",\"logEntries\":[" + entries + "]" + reason + "}";
+  }
+
+  @Test
+  @DisplayName("waitForBuild reads the whole log page by page, also after the end, and a failed build throws with the server's reason, step and log")
+  void waitForBuildReadsToTheEnd() {
+    BuildInfo build = new BuildInfo("tpl1", "b1", "with-git", List.of("default"));
+    // building with two lines, then the end with 150 more lines on two pages, then nothing more
+    statusAt = offset -> offset == 0 ? status("building", 0, 2, "")
+        : offset == 2 ? status("ready", 2, 100, "") : offset == 102 ? status("ready", 102, 50, "") : status("ready", offset, 0, "");
+    List<String> heard = new CopyOnWriteArrayList<>();
+    BuildStatus done = provider.api().templates().waitForBuild(build, java.time.Duration.ofSeconds(30), e -> heard.add(e.message()));
+    assertThat(done.state()).isEqualTo(BuildStatus.State.READY);
+    assertThat(done.logEntries()).hasSize(152);
+    assertThat(heard).hasSize(152).startsWith("line 0", "line 1", "line 2").endsWith("line 151");
+    assertThat(requests).endsWith("GET /templates/tpl1/builds/b1/status?logsOffset=152");
+
+    statusAt = offset -> offset == 0 ? status("error", 0, 3, ",\"reason\":{\"message\":\"exit code 3\",\"step\":\"4\"}")
+        : status("error", offset, 0, ",\"reason\":{\"message\":\"exit code 3\",\"step\":\"4\"}");
+    assertThatThrownBy(() -> provider.api().templates().waitForBuild(build, java.time.Duration.ofSeconds(30)))
+        .isInstanceOfSatisfying(io.sandboxes.template.TemplateBuildException.class, e -> {
+          assertThat(e.reason()).isEqualTo("exit code 3");
+          assertThat(e.step()).isEqualTo("4");
+          assertThat(e.logs()).hasSize(3);
+          assertThat(e.buildId()).isEqualTo("b1");
+        });
+  }
+
+  @Test
+  @DisplayName("waitForBuild is bounded (the build goes on) and interruptible (the flag kept), and refuses a timeout that is not positive")
+  void waitForBuildIsBoundedAndInterruptible() throws Exception {
+    BuildInfo build = new BuildInfo("tpl1", "b1", "slow", List.of("default"));
+    statusAt = offset -> status("building", offset, 0, "");
+    long started = System.nanoTime();
+    assertThatThrownBy(() -> provider.api().templates().waitForBuild(build, java.time.Duration.ofMillis(700)))
+        .isInstanceOfSatisfying(io.sandboxes.template.TemplateBuildException.class,
+            e -> assertThat(e.reason()).contains("did not finish within").contains("building"));
+    assertThat(java.time.Duration.ofNanos(System.nanoTime() - started)).isLessThan(java.time.Duration.ofSeconds(20));
+    assertThatThrownBy(() -> provider.api().templates().waitForBuild(build, java.time.Duration.ZERO))
+        .isInstanceOf(IllegalArgumentException.class);
+
+    java.util.concurrent.atomic.AtomicReference<Throwable> thrown = new java.util.concurrent.atomic.AtomicReference<>();
+    java.util.concurrent.atomic.AtomicBoolean flagKept = new java.util.concurrent.atomic.AtomicBoolean();
+    Thread waiter = Thread.ofVirtual().start(() -> {
+      try {
+        provider.api().templates().waitForBuild(build, java.time.Duration.ofMinutes(5));
+      } catch (RuntimeException e) {
+        thrown.set(e);
+        flagKept.set(Thread.currentThread().isInterrupted());
+      }
+    });
+    org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(20))
+        .until(() -> requests.stream().filter(r -> r.contains("/status")).count() >= 3);
+    waiter.interrupt();
+    waiter.join(java.time.Duration.ofSeconds(20));
+    assertThat(waiter.isAlive()).isFalse();
+    assertThat(thrown.get()).isInstanceOf(SandboxException.class).hasMessageContaining("interrupted");
+    assertThat(flagKept).isTrue();
   }
 }

@@ -4,16 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.sun.net.httpserver.Headers;
 import com.sun.net.httpserver.HttpExchange;
-import com.sun.net.httpserver.HttpServer;
 import io.sandboxes.SandboxApiException;
 import io.sandboxes.SandboxAuthenticationException;
+import io.sandboxes.e2b.ScriptedServer.Request;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
@@ -33,8 +30,7 @@ import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
 /**
- * E2B's volume content API and volume tokens on the wire, against a scripted server (a real JDK
- * HTTP server on loopback): the local server does not serve {@code /volumecontent} yet, so the
+ * E2B's volume content API and volume tokens on the wire, against a {@link ScriptedServer}: the local server does not serve {@code /volumecontent} yet, so the
  * requests are checked in the form E2B's SDK 2.51 and its OpenAPI description of the volume
  * content API give, answers included.
  */
@@ -46,26 +42,25 @@ class VolumeContentWireTest {
       {"name":"%s","type":"%s","path":"%s","size":%d,"mode":420,"uid":1000,"gid":1001,
        "atime":"2026-01-02T03:04:05Z","mtime":"2026-01-02T03:04:06.5Z","ctime":"2026-01-02T03:04:07+01:00"%s}""";
 
-  record Request(String method, String path, String query, Headers headers, byte[] body) {}
-
   /** What the scripted server answers: status and body; null body for none. */
   record Answer(int status, String body) {}
 
   private final Map<String, Answer> answers = new ConcurrentHashMap<>();
-  private final List<Request> seen = new CopyOnWriteArrayList<>();
-  private HttpServer server;
-  private ExecutorService threads;
+  /** The test's own threads, for calls made while the server answers. */
+  private final ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor();
+  private ScriptedServer server;
+  private List<Request> seen;
   private E2BSandboxProvider provider;
   private URI url;
 
   @BeforeEach
-  void start() throws IOException {
-    threads = Executors.newVirtualThreadPerTaskExecutor();
-    server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
-    server.setExecutor(threads);
-    server.createContext("/", this::answer);
-    server.start();
-    url = URI.create("http://127.0.0.1:" + server.getAddress().getPort());
+  void start() {
+    server = ScriptedServer.start(r -> {
+      Answer a = answers.getOrDefault(r.line(), new Answer(500, "{\"code\":500,\"message\":\"unscripted\"}"));
+      return a.body() == null ? ScriptedServer.Answer.empty(a.status()) : ScriptedServer.Answer.json(a.status(), a.body());
+    });
+    seen = server.requests();
+    url = server.url();
     provider = E2BSandboxProvider.builder().apiUrl(url).sandboxUrl(url).apiKey(KEY).environment(Map.of()).build();
     answers.put("GET /volumes/vol1", new Answer(200, "{\"volumeID\":\"vol1\",\"name\":\"data\",\"token\":\"" + TOKEN + "\"}"));
   }
@@ -73,26 +68,8 @@ class VolumeContentWireTest {
   @AfterEach
   void stop() {
     provider.close();
-    server.stop(0);
+    server.close();
     threads.shutdownNow();
-  }
-
-  private void answer(HttpExchange ex) throws IOException {
-    byte[] in = ex.getRequestBody().readAllBytes();
-    String path = ex.getRequestURI().getRawPath();
-    seen.add(new Request(ex.getRequestMethod(), path, ex.getRequestURI().getRawQuery(), ex.getRequestHeaders(), in));
-    Answer a = answers.getOrDefault(ex.getRequestMethod() + " " + path, new Answer(500, "{\"code\":500,\"message\":\"unscripted\"}"));
-    if (a.body() == null) {
-      ex.sendResponseHeaders(a.status(), -1);
-      ex.close();
-      return;
-    }
-    byte[] body = a.body().getBytes(StandardCharsets.UTF_8);
-    ex.getResponseHeaders().add("Content-Type", "application/json");
-    ex.sendResponseHeaders(a.status(), body.length);
-    try (OutputStream out = ex.getResponseBody()) {
-      out.write(body);
-    }
   }
 
   private static String stat(String path, String type, long size, String extra) {
@@ -248,7 +225,7 @@ class VolumeContentWireTest {
   void streamedReadIsBounded() throws Exception {
     CountDownLatch firstRead = new CountDownLatch(1);
     AtomicLong sent = new AtomicLong();
-    server.createContext("/volumecontent/vol1/file", ex -> {
+    server.route("/volumecontent/vol1/file", ex -> {
       ex.getRequestBody().readAllBytes();
       ex.sendResponseHeaders(200, 0);
       byte[] chunk = new byte[MIB];
@@ -300,7 +277,7 @@ class VolumeContentWireTest {
     AtomicLong givenAtFirstByte = new AtomicLong(-1);
     AtomicLong received = new AtomicLong();
     List<String> encoding = new CopyOnWriteArrayList<>();
-    server.createContext("/volumecontent/vol1/file", ex -> {
+    server.route("/volumecontent/vol1/file", ex -> {
       encoding.add(String.valueOf(ex.getRequestHeaders().getFirst("Transfer-Encoding")));
       byte[] buf = new byte[64 * 1024];
       try (InputStream in = ex.getRequestBody()) {

@@ -16,12 +16,15 @@ import io.sandboxes.e2b.E2BSandboxProvider;
 import io.sandboxes.e2b.E2BTemplates;
 import io.sandboxes.e2b.EntryInfo;
 import io.sandboxes.e2b.Filesystem;
+import io.sandboxes.e2b.CallOptions;
 import io.sandboxes.e2b.CommandHandle;
 import io.sandboxes.e2b.LiveSandbox;
 import io.sandboxes.e2b.ProcessInfo;
 import io.sandboxes.e2b.PtyOptions;
 import io.sandboxes.e2b.SandboxPage;
 import io.sandboxes.e2b.SandboxQuery;
+import io.sandboxes.e2b.SnapshotPage;
+import io.sandboxes.e2b.SnapshotQuery;
 import io.sandboxes.template.BuildInfo;
 import io.sandboxes.template.BuildStatus;
 import io.sandboxes.template.Template;
@@ -192,6 +195,29 @@ final class CoreSnippets {
       }
       System.out.println(other.api().list(SandboxQuery.all()).items().size() + " on the other");
     }
+    // @end
+  }
+
+  static void snapshotPages(E2BApi e2b) {
+    // @start region="snapshot-pages" :
+    SnapshotPage page = e2b.listSnapshots(SnapshotQuery.all().withLimit(10));
+    while (page.hasNext()) {
+      page = e2b.listSnapshots(SnapshotQuery.all().withLimit(10).withNextToken(page.nextTokenValue()));
+    }
+    // @end
+  }
+
+  static void callOptions(E2BSandboxProvider e2b, String otherKey) {
+    // @start region="call-options" :
+    E2BApi other = e2b.api().with(CallOptions.defaults().withApiKey(otherKey).withHeader("X-Request-Id", "run-42"));
+    SandboxPage page = other.list(SandboxQuery.all());
+    // @end
+  }
+
+  static void waitForBuild(E2BTemplates templates) {
+    // @start region="wait-for-build" :
+    BuildInfo started = templates.buildInBackground(Template.fromTemplate("base").aptInstall("git"), "with-git");
+    BuildStatus done = templates.waitForBuild(started, Duration.ofMinutes(10), entry -> System.out.println(entry.message()));
     // @end
   }
 }

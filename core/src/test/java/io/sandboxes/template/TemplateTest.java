@@ -89,4 +89,35 @@ class TemplateTest {
     assertThatThrownBy(() -> BuildOptions.defaults().withCpuCount(0)).hasMessageContaining("cpuCount");
     assertThatThrownBy(() -> BuildOptions.defaults().withTags(List.of(" "))).hasMessageContaining("tag must not be blank");
   }
+
+  @Test
+  @DisplayName("install options make E2B 2.51's commands and users: apt's two flags, pip --user or . , npm and bun -g/dev or the project; a flag of another manager is refused")
+  void installOptions() {
+    Template t = Template.fromTemplate("base")
+        .install(PackageInstall.apt("curl", "git").noInstallRecommends().fixMissing())
+        .install(PackageInstall.pip("requests").user())
+        .install(PackageInstall.pip())
+        .install(PackageInstall.npm("typescript@5").global().dev())
+        .install(PackageInstall.npm())
+        .install(PackageInstall.bun("zod").dev())
+        .install(PackageInstall.bun().global());
+    assertThat(t.steps()).extracting(TemplateStep::args).containsExactly(
+        List.of("apt-get update && DEBIAN_FRONTEND=noninteractive DEBCONF_NOWARNINGS=yes apt-get install -y --no-install-recommends"
+            + " --fix-missing curl git", "root"),
+        List.of("pip install --user requests"),
+        List.of("pip install .", "root"),
+        List.of("npm install -g --save-dev typescript@5", "root"),
+        List.of("npm install"),
+        List.of("bun install --dev zod"),
+        List.of("bun install -g", "root"));
+    assertThat(Template.fromTemplate("base").aptInstall("git").steps())
+        .isEqualTo(Template.fromTemplate("base").install(PackageInstall.apt("git")).steps());
+    assertThatThrownBy(() -> PackageInstall.pip("x").global()).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("pip");
+    assertThatThrownBy(() -> PackageInstall.npm().user()).isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> PackageInstall.bun().noInstallRecommends()).isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> PackageInstall.apt("x").dev()).isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> PackageInstall.apt()).isInstanceOf(IllegalArgumentException.class);
+    assertThat(PackageInstall.npm("a; rm -rf /").toString()).as("a name that is not a plain word is quoted")
+        .contains("npm install 'a; rm -rf /'");
+  }
 }

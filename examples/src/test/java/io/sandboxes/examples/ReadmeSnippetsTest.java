@@ -50,7 +50,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -352,21 +351,15 @@ class ReadmeSnippetsTest {
   }
 
   @Test
-  @DisplayName("README: a template built in the background, its status and log read until it ends")
-  void templatesInBackground() throws InterruptedException {
+  @DisplayName("README: a template built in the background, its status read, and a bounded wait for its end")
+  void templatesInBackground() {
     // snippet:templates
     try (SandboxClient sandboxes = Sandboxes.local()) {
       E2BTemplates templates = sandboxes.provider().api().templates();
       String name = "readme-bg-" + UUID.randomUUID().toString().substring(0, 8);
       BuildInfo started = templates.buildInBackground(Template.fromTemplate("base").runCmd("echo built > /home/user/built"), name);
-      BuildStatus status = templates.buildStatus(started, 0);     // WAITING, BUILDING, READY or ERROR
-      int logRead = 0;
-      Instant deadline = Instant.now().plus(Duration.ofMinutes(5));
-      while (!status.finished() && Instant.now().isBefore(deadline)) {
-        Thread.sleep(500);                                        // poll, as E2B's SDKs do
-        logRead += status.logEntries().size();
-        status = templates.buildStatus(started, logRead);        // the log from where the last page ended
-      }
+      BuildStatus now = templates.buildStatus(started, 0);        // WAITING, BUILDING, READY or ERROR, and a page of its log
+      BuildStatus status = templates.waitForBuild(started, Duration.ofMinutes(5)); // READY, or TemplateBuildException
       out.println(status.state() + " " + templates.exists(name));
       sandboxes.deleteTemplate(name);
     }

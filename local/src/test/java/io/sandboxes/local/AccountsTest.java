@@ -48,6 +48,14 @@ class AccountsTest {
         // and the refusal left the first account working
         assertThat(sandbox.exec("echo still mine").stdout()).isEqualTo("still mine\n");
         assertThat(team.api().withRequestTimeout(Duration.ofSeconds(10)).info(sandbox.id()).id()).isEqualTo(sandbox.id());
+        // one provider, a second account for some calls only (E2B's per-call apiKey): its key, and its refusal
+        int before = api.requests().size();
+        assertThatThrownBy(() -> team.api().with(io.sandboxes.e2b.CallOptions.defaults().withApiKey(OTHER_KEY).withRetries(0))
+            .list(SandboxQuery.all())).isInstanceOf(SandboxAuthenticationException.class);
+        assertThat(api.requests().subList(before, api.requests().size())).extracting(r -> r.headers().get("x-api-key"))
+            .containsExactly(OTHER_KEY);
+        assertThat(team.api().list(SandboxQuery.all()).items()).as("the provider's own key is untouched")
+            .extracting(i -> i.id()).contains(sandbox.id());
       }
     }
   }

@@ -81,7 +81,9 @@ class ClientServerTest {
     assertThat(r.exitCode()).isEqualTo(3);
     assertThat(r.stdout()).isEqualTo("partial\n");
     assertThat(r.stderr()).isEqualTo("boom\n");
+    assertThat(r.error()).as("the daemon's words on the exit, as E2B's CommandResult.error").isEqualTo("exit status 3");
     assertThatThrownBy(r::orThrow).hasMessageContaining("exited with code 3").hasMessageContaining("boom");
+    assertThat(sandbox.exec("true").error()).as("a clean exit has no error text").isNull();
   }
 
   @Test

@@ -123,6 +123,7 @@ class CommandsByPidTest {
       assertThat(seenByOther.commands().kill(pid)).isTrue();
       ExecResult killed = again.waitFor();
       assertThat(killed.exitCode()).isEqualTo(-1);
+      assertThat(killed.error()).isEqualTo("signal: killed");
       assertThat(killed.isSuccess()).isFalse();
     }
     await().atMost(Duration.ofSeconds(10)).until(() -> listed(sandbox, pid).isEmpty());
@@ -137,8 +138,9 @@ class CommandsByPidTest {
     assertThat(r.exitCode()).isEqualTo(7);
     assertThat(r.stdout()).isEqualTo("out\n");
     assertThat(r.stderr()).isEqualTo("err\n");
-    assertThat(sandbox.exec("echo out; echo err >&2; exit 7")).extracting(ExecResult::exitCode, ExecResult::stdout, ExecResult::stderr)
-        .containsExactly(r.exitCode(), r.stdout(), r.stderr());
+    assertThat(r.error()).isEqualTo("exit status 7");
+    assertThat(sandbox.exec("echo out; echo err >&2; exit 7")).extracting(ExecResult::exitCode, ExecResult::stdout, ExecResult::stderr,
+        ExecResult::error).containsExactly(r.exitCode(), r.stdout(), r.stderr(), r.error());
 
     CommandHandle slow = sandbox.commands().start("echo before; sleep 60", ExecOptions.defaults().withTimeout(Duration.ofSeconds(1)));
     long t0 = System.nanoTime();

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.sandboxes.OnTimeout;
+import io.sandboxes.SandboxLifecycle;
 import io.sandboxes.SandboxNotFoundException;
 import io.sandboxes.SandboxSpec;
 import io.sandboxes.e2b.E2BApi;
@@ -79,6 +80,8 @@ class LifecycleTest {
   @DisplayName("a filesystem-only pause keeps files but not processes")
   void filesystemPause(E2BApi e2b) {
     try (LiveSandbox s = e2b.create()) {
+      assertThat(e2b.info(s.id()).lifecycle()).as("a default sandbox is killed at its timeout")
+          .isEqualTo(new SandboxLifecycle(false, false));
       String pid = startSleeper(s);
       s.writeFile("/home/user/kept.txt", "kept");
       assertThat(e2b.pause(s.id(), false)).isTrue();
@@ -107,6 +110,7 @@ class LifecycleTest {
   void autoResume(E2BApi e2b) {
     try (LiveSandbox s = e2b.create(SandboxSpec.defaults().withTimeout(Duration.ofMinutes(2))
         .withOnTimeout(OnTimeout.PAUSE).withAutoResume(true))) {
+      assertThat(s.info().lifecycle()).as("the lifecycle as the server reports it").isEqualTo(new SandboxLifecycle(true, true));
       s.setTimeout(Duration.ofSeconds(1));
       await().atMost(Duration.ofSeconds(20)).until(() -> e2b.info(s.id()).state() == SandboxState.PAUSED);
       assertThat(s.exec("echo awake").stdout()).isEqualTo("awake\n");

@@ -79,10 +79,17 @@ class NetworkAtCreateTest {
   }
 
   @Test
-  @DisplayName("allowPublicTraffic false at create is kept, shown in info, and makes the sandbox carry a traffic token")
-  void allowPublicTrafficAtCreate(E2BApi e2b) {
+  @DisplayName("allowPublicTraffic false at create is kept, shown in info, and makes the sandbox carry a traffic token the handle shows")
+  void allowPublicTrafficAtCreate(E2BApi e2b, io.sandboxes.e2b.E2BSandboxProvider provider) {
     try (LiveSandbox s = e2b.create(SandboxSpec.defaults().withNetwork(SandboxNetwork.defaults().withAllowPublicTraffic(false)))) {
       assertThat(s.info().network()).isNotNull().satisfies(n -> assertThat(n.allowPublicTraffic()).isFalse());
+      assertThat(s.trafficAccessToken()).as("the create answer's traffic token").isNotBlank();
+      assertThat(e2b.connect(s.id()).trafficAccessToken()).as("the connect answer carries it again").isEqualTo(s.trafficAccessToken());
+      LiveSandbox listed = (LiveSandbox) provider.list().stream().filter(l -> l.id().equals(s.id())).findFirst().orElseThrow();
+      assertThatThrownBy(listed::trafficAccessToken).as("a listing does not carry the token: never reported as none")
+          .isInstanceOf(IllegalStateException.class);
+      assertThat(s.info().sandboxDomain()).as("the local server names no domain").isNull();
+      assertThat(s.sandboxDomain()).as("the client's domain, then").isNotBlank();
       // an update cannot change it (E2B fixes it at create): the client refuses before asking
       assertThatThrownBy(() -> s.network().update(SandboxNetwork.defaults().withAllowPublicTraffic(true)))
           .isInstanceOf(IllegalArgumentException.class);
@@ -90,12 +97,17 @@ class NetworkAtCreateTest {
   }
 
   @Test
-  @DisplayName("the local server refuses rules rather than storing a policy it would not honour")
+  @DisplayName("the local server refuses rules and an egress proxy rather than storing a policy it would not honour")
   void rulesRefused(LocalServer server, E2BApi e2b) {
     EgressProbe p = server.egressProbe();
     SandboxNetwork withRule = SandboxNetwork.allowOnly(p.allowedHost()).withRule(p.allowedHost(), java.util.Map.of("X-Team", "a"));
     assertThatThrownBy(() -> e2b.create(SandboxSpec.defaults().withNetwork(withRule)))
         .isInstanceOf(SandboxApiException.class).hasMessageContaining("rules");
+    SandboxNetwork viaProxy = SandboxNetwork.allowOnly(p.allowedHost())
+        .withEgressProxy(io.sandboxes.EgressProxy.of("proxy.example.com:1080", "u", "proxy-pass-123"));
+    assertThatThrownBy(() -> e2b.create(SandboxSpec.defaults().withNetwork(viaProxy)))
+        .isInstanceOfSatisfying(SandboxApiException.class, e -> assertThat(e.statusCode()).isEqualTo(400))
+        .hasMessageContaining("egressProxy").hasMessageNotContaining("proxy-pass-123");
   }
 
   @Test

@@ -10,6 +10,8 @@ import io.sandboxes.e2b.E2BApi;
 import io.sandboxes.e2b.LiveSandbox;
 import io.sandboxes.e2b.E2BSandboxProvider;
 import io.sandboxes.e2b.SnapshotInfo;
+import io.sandboxes.e2b.SnapshotPage;
+import io.sandboxes.e2b.SnapshotQuery;
 import io.sandboxes.e2b.VolumeInfo;
 import java.util.UUID;
 import org.junit.jupiter.api.DisplayName;
@@ -110,6 +112,35 @@ class VolumesAndSnapshotsTest {
   private static int snapshotImages(String snapshotId) throws Exception {
     try (io.sandboxes.local.internal.docker.DockerRuntime docker = io.sandboxes.local.internal.docker.DockerRuntime.connect()) {
       return docker.client().listImagesCmd().withLabelFilter(java.util.Map.of("io.sandboxes.snapshot-id", snapshotId)).exec().size();
+    }
+  }
+
+  @Test
+  @DisplayName("a sandbox's snapshots page by page from its handle, as E2B's sandbox.listSnapshots({limit, nextToken}), and all at once")
+  void snapshotPages(E2BApi e2b) {
+    try (LiveSandbox source = e2b.create()) {
+      String firstName = unique("page");
+      SnapshotInfo first = source.snapshot(firstName);
+      SnapshotInfo second = source.snapshot(unique("page"));
+      try {
+        SnapshotPage one = source.listSnapshots(SnapshotQuery.all().withLimit(1));
+        assertThat(one.items()).hasSize(1);
+        assertThat(one.hasNext()).isTrue();
+        SnapshotPage two = source.listSnapshots(SnapshotQuery.all().withLimit(1).withNextToken(one.nextTokenValue()));
+        assertThat(two.items()).hasSize(1);
+        assertThat(two.hasNext()).as("two snapshots of this sandbox, one a page").isFalse();
+        assertThat(java.util.stream.Stream.concat(one.items().stream(), two.items().stream()).map(SnapshotInfo::snapshotId))
+            .containsExactlyInAnyOrder(first.snapshotId(), second.snapshotId());
+        assertThat(source.listSnapshots()).extracting(SnapshotInfo::snapshotId)
+            .containsExactlyInAnyOrder(first.snapshotId(), second.snapshotId());
+        assertThat(e2b.listSnapshots(SnapshotQuery.all().withName(firstName).withLimit(5)).items())
+            .extracting(SnapshotInfo::snapshotId).containsExactly(first.snapshotId());
+        assertThatThrownBy(() -> SnapshotQuery.all().withLimit(101)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> SnapshotQuery.all().withNextToken("")).isInstanceOf(IllegalArgumentException.class);
+      } finally {
+        e2b.deleteTemplate(first.snapshotId());
+        e2b.deleteTemplate(second.snapshotId());
+      }
     }
   }
 

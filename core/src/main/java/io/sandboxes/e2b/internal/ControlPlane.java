@@ -37,6 +37,8 @@ public final class ControlPlane {
   private final URI apiUrl;
   private final @Nullable String apiKey;
   private final int retries;
+  /** Extra headers on every request, as E2B's {@code apiHeaders}; checked by the caller. */
+  private final Map<String, String> headers;
 
   public ControlPlane(Http http, URI apiUrl, @Nullable String apiKey) {
     this(http, apiUrl, apiKey, DEFAULT_RETRIES);
@@ -47,6 +49,10 @@ public final class ControlPlane {
    *     sent again, 0 for never
    */
   public ControlPlane(Http http, URI apiUrl, @Nullable String apiKey, int retries) {
+    this(http, apiUrl, apiKey, retries, Map.of());
+  }
+
+  private ControlPlane(Http http, URI apiUrl, @Nullable String apiKey, int retries, Map<String, String> headers) {
     if (retries < 0) {
       throw new IllegalArgumentException("retries must not be negative, got " + retries);
     }
@@ -54,12 +60,26 @@ public final class ControlPlane {
     this.apiUrl = apiUrl;
     this.apiKey = apiKey;
     this.retries = retries;
+    this.headers = Map.copyOf(headers);
     Secrets.hold(this, apiKey);
   }
 
   /** The same control plane and key, sending through {@code http} with {@code retries}. */
   public ControlPlane with(Http http, int retries) {
-    return new ControlPlane(http, apiUrl, apiKey, retries);
+    return new ControlPlane(http, apiUrl, apiKey, retries, headers);
+  }
+
+  /**
+   * A control plane at {@code apiUrl} with {@code apiKey} (null keeps this one's), whose requests
+   * carry {@code headers} besides the client's own (a name of the client's own is replaced, the
+   * key's never: the caller refuses it).
+   */
+  public ControlPlane with(URI apiUrl, @Nullable String apiKey, Map<String, String> headers) {
+    return new ControlPlane(http, apiUrl, apiKey == null ? this.apiKey : apiKey, retries, headers);
+  }
+
+  public Map<String, String> headers() {
+    return headers;
   }
 
   public int retries() {
@@ -445,8 +465,9 @@ public final class ControlPlane {
     if (apiKey == null || apiKey.isBlank()) {
       throw new SandboxException("E2B provider requires an API key (config.apiKey or E2B_API_KEY)");
     }
-    HttpRequest.Builder b = Identity.apiHeaders(http.request(apiUrl.resolve(path)))
-        .header(API_KEY_HEADER, apiKey)
+    HttpRequest.Builder b = Identity.apiHeaders(http.request(apiUrl.resolve(path)));
+    headers.forEach(b::setHeader);
+    b.header(API_KEY_HEADER, apiKey)
         .header("Accept", "application/json");
     if (body != null) {
       b.header("Content-Type", "application/json").method(method, HttpRequest.BodyPublishers.ofByteArray(Json.bytes(body)));

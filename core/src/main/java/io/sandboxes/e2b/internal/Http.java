@@ -38,13 +38,20 @@ public final class Http implements AutoCloseable {
   private final HttpClient client;
   private final boolean ownsClient;
   private final Duration requestTimeout;
+  private final String userAgent;
 
   public Http(Duration requestTimeout) {
     this(requestTimeout, Transport.DEFAULT);
   }
 
   public Http(Duration requestTimeout, Transport transport) {
+    this(requestTimeout, transport, Identity.USER_AGENT);
+  }
+
+  /** @param userAgent the {@code User-Agent} every request carries ({@link Identity#userAgent(String)}) */
+  public Http(Duration requestTimeout, Transport transport, String userAgent) {
     this.requestTimeout = requestTimeout;
+    this.userAgent = userAgent;
     if (transport.client() != null) {
       this.client = transport.client();
       this.ownsClient = false;
@@ -77,6 +84,7 @@ public final class Http implements AutoCloseable {
     this.ownsClient = false;
     this.ownedExecutor = null;
     this.requestTimeout = requestTimeout;
+    this.userAgent = shared.userAgent;
   }
 
   /**
@@ -93,7 +101,7 @@ public final class Http implements AutoCloseable {
   }
 
   public HttpRequest.Builder request(URI uri) {
-    HttpRequest.Builder b = Identity.userAgent(HttpRequest.newBuilder(uri));
+    HttpRequest.Builder b = HttpRequest.newBuilder(uri).header("User-Agent", userAgent);
     if ("http".equalsIgnoreCase(uri.getScheme())) {
       b.version(HttpClient.Version.HTTP_1_1);
     }

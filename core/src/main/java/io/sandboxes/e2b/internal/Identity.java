@@ -6,6 +6,7 @@ import java.net.http.HttpRequest;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Properties;
+import org.jspecify.annotations.Nullable;
 
 /**
  * How this client names itself on the wire, the way E2B's official SDKs do: a {@code User-Agent}
@@ -27,6 +28,28 @@ public final class Identity {
   private static final Map<String, String> API_HEADERS = apiHeaders();
 
   private Identity() {}
+
+  /**
+   * The {@code User-Agent} with an integration's tag after this client's own, as E2B's
+   * {@code ConnectionConfig.setIntegration} appends one: {@code sandboxes-java/<version> <tag>}.
+   *
+   * @param integration product tokens ({@code name} or {@code name/version}) separated by single
+   *     spaces, or null for none
+   * @throws IllegalArgumentException when the tag is not such tokens (it would break every request)
+   */
+  public static String userAgent(@Nullable String integration) {
+    if (integration == null) {
+      return USER_AGENT;
+    }
+    if (!PRODUCTS.matcher(integration).matches()) {
+      throw new IllegalArgumentException("integration must be product tokens such as 'my-agent/1.2' separated by single "
+          + "spaces, got '" + Json.abbreviate(integration) + "'");
+    }
+    return USER_AGENT + " " + integration;
+  }
+
+  private static final java.util.regex.Pattern PRODUCTS =
+      java.util.regex.Pattern.compile("[!#$%&'*+.^_`|~0-9A-Za-z-]+(/[!#$%&'*+.^_`|~0-9A-Za-z-]+)?( [!#$%&'*+.^_`|~0-9A-Za-z-]+(/[!#$%&'*+.^_`|~0-9A-Za-z-]+)?)*");
 
   /** Puts the {@code User-Agent} on a request: what envd requests carry, as the SDKs' do. */
   public static HttpRequest.Builder userAgent(HttpRequest.Builder b) {
