@@ -1,5 +1,6 @@
 package io.sandboxes.local.internal.egress;
 
+import io.sandboxes.local.internal.common.Ipv4;
 import java.net.Inet4Address;
 import java.net.Inet6Address;
 import java.net.InetAddress;
@@ -216,7 +217,7 @@ public final class Destinations {
       return false;
     }
     long addr = toLong(b);
-    long net = parseV4(network(cidr));
+    long net = Ipv4.parse(network(cidr));
     int bits = prefixOf(cidr);
     if (net < 0 || bits < 0 || bits > 32) {
       return false;
@@ -225,33 +226,9 @@ public final class Destinations {
     return (net & mask) == (addr & mask);
   }
 
-  /**
-   * An IPv4 address in dotted decimal as a number, parsed here so that nothing is ever looked up.
-   *
-   * @return the address, or -1 when {@code ip} is not four decimal numbers of 0 to 255
-   */
-  static long parseV4(String ip) {
-    String[] parts = ip.split("\\.", -1);
-    if (parts.length != 4) {
-      return -1;
-    }
-    long v = 0;
-    for (String part : parts) {
-      if (part.isEmpty() || part.length() > 3 || !part.chars().allMatch(Character::isDigit)) {
-        return -1;
-      }
-      int n = Integer.parseInt(part);
-      if (n > 255) {
-        return -1;
-      }
-      v = (v << 8) | n;
-    }
-    return v;
-  }
-
   /** The address of a dotted-decimal IPv4 text, never looked up; null when it is not one. */
   static @Nullable InetAddress v4(String ip) {
-    long v = parseV4(ip);
+    long v = Ipv4.parse(ip);
     if (v < 0) {
       return null;
     }

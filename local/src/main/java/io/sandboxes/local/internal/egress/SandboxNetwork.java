@@ -1,5 +1,6 @@
 package io.sandboxes.local.internal.egress;
 
+import io.sandboxes.local.internal.common.Ipv4;
 import io.sandboxes.local.internal.runtime.EgressEnforcement;
 import io.sandboxes.local.internal.runtime.EgressRules;
 import io.sandboxes.local.internal.runtime.NetworkAttachments;
@@ -112,7 +113,7 @@ public final class SandboxNetwork implements AutoCloseable {
 
   private static String subnetOf(NetworkAttachments.Bridge net) throws IOException {
     String subnet = net.subnet();
-    if (subnet == null || Destinations.parseV4(subnet.substring(0, Math.max(0, subnet.indexOf('/')))) < 0) {
+    if (subnet == null || Ipv4.parse(subnet.substring(0, Math.max(0, subnet.indexOf('/')))) < 0) {
       throw new IOException("network " + net.name() + " has no IPv4 subnet: " + subnet);
     }
     return subnet;

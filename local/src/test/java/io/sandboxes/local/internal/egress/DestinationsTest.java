@@ -1,5 +1,6 @@
 package io.sandboxes.local.internal.egress;
 
+import io.sandboxes.local.internal.common.Ipv4;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.net.InetAddress;
@@ -64,9 +65,9 @@ class DestinationsTest {
   @Test
   @DisplayName("IPv4 text is parsed here, never looked up: odd spellings are not addresses")
   void parsing() {
-    assertThat(Destinations.parseV4("1.2.3.4")).isEqualTo(0x01020304L);
+    assertThat(Ipv4.parse("1.2.3.4")).isEqualTo(0x01020304L);
     for (String odd : List.of("127.1", "0x7f.0.0.1", "2130706433", "1.2.3.256", "1.2.3.4.5", "1..2.3", "", "01234.1.1.1")) {
-      assertThat(Destinations.parseV4(odd)).as(odd).isEqualTo(-1);
+      assertThat(Ipv4.parse(odd)).as(odd).isEqualTo(-1);
     }
   }
 

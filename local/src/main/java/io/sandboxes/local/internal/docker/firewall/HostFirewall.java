@@ -1,5 +1,6 @@
 package io.sandboxes.local.internal.docker.firewall;
 
+import io.sandboxes.local.internal.common.Ipv4;
 import io.sandboxes.local.internal.host.HostTools;
 import io.sandboxes.local.internal.runtime.EgressRules;
 import java.io.IOException;
@@ -124,7 +125,7 @@ final class HostFirewall {
 
   /** The name of the chain that holds the sandbox at {@code ip}'s policy. */
   static String chainOf(String ip) {
-    long v = parseV4(ip);
+    long v = Ipv4.parse(ip);
     if (v < 0) {
       throw new IllegalArgumentException("not an IPv4 address: " + ip);
     }
@@ -387,30 +388,6 @@ final class HostFirewall {
     } catch (IOException e) {
       LOG.debug("sweeping the host firewall failed: {}", e.toString());
     }
-  }
-
-  /**
-   * An IPv4 address in dotted decimal as a number, parsed here so that nothing is ever looked up.
-   *
-   * @return the address, or -1 when {@code ip} is not four decimal numbers of 0 to 255
-   */
-  private static long parseV4(String ip) {
-    String[] parts = ip.split("\\.", -1);
-    if (parts.length != 4) {
-      return -1;
-    }
-    long v = 0;
-    for (String part : parts) {
-      if (part.isEmpty() || part.length() > 3 || !part.chars().allMatch(Character::isDigit)) {
-        return -1;
-      }
-      int n = Integer.parseInt(part);
-      if (n > 255) {
-        return -1;
-      }
-      v = (v << 8) | n;
-    }
-    return v;
   }
 
   private static String entry(String dispatch, String ip, String veth, String chain) {
