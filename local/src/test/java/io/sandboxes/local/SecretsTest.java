@@ -15,9 +15,6 @@ import io.sandboxes.e2b.SecretInfo;
 import io.sandboxes.e2b.SecretNotFoundException;
 import io.sandboxes.e2b.SecretPage;
 import io.sandboxes.e2b.internal.Json;
-import java.io.ByteArrayOutputStream;
-import java.io.OutputStream;
-import java.io.PrintStream;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -139,11 +136,7 @@ class SecretsTest {
     String second = "second-" + UUID.randomUUID();
     StringBuilder answers = new StringBuilder();
     String logs;
-    PrintStream err = System.err;
-    PrintStream out = System.out;
-    ByteArrayOutputStream captured = new ByteArrayOutputStream();
-    System.setErr(new PrintStream(tee(err, captured), true, StandardCharsets.UTF_8));
-    System.setOut(new PrintStream(tee(out, captured), true, StandardCharsets.UTF_8));
+    CapturedLogs captured = new CapturedLogs();
     String id;
     try {
       HttpResponse<String> created = call(server, "POST", "/secrets", "{\"name\":\"" + name + "\",\"value\":\"" + first + "\"}");
@@ -161,12 +154,9 @@ class SecretsTest {
       // a refused update says nothing of the value either
       answers.append(call(server, "POST", "/secrets/" + name, "{\"value\":\"" + first + "\",\"metadata\":[\"" + first + "\"]}").body());
     } finally {
-      System.out.flush();
-      System.err.flush();
-      System.setErr(err);
-      System.setOut(out);
+      captured.close();
     }
-    logs = captured.toString(StandardCharsets.UTF_8);
+    logs = captured.text();
     try {
       assertThat(logs).as("the capture saw the server's log").contains("secret=" + id);
       assertThat(logs).doesNotContain(first).doesNotContain(second);
@@ -260,25 +250,5 @@ class SecretsTest {
         .header("Content-Type", "application/json")
         .method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body));
     return HTTP.send(b.build(), HttpResponse.BodyHandlers.ofString());
-  }
-
-  private static OutputStream tee(PrintStream console, ByteArrayOutputStream buffer) {
-    return new OutputStream() {
-      @Override
-      public void write(int b) {
-        console.write(b);
-        synchronized (buffer) {
-          buffer.write(b);
-        }
-      }
-
-      @Override
-      public void write(byte[] b, int off, int len) {
-        console.write(b, off, len);
-        synchronized (buffer) {
-          buffer.write(b, off, len);
-        }
-      }
-    };
   }
 }

@@ -1,5 +1,6 @@
 package io.sandboxes.local.contract;
 
+import io.sandboxes.local.CapturedLogs;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowable;

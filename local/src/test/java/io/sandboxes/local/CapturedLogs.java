@@ -1,4 +1,4 @@
-package io.sandboxes.local.contract;
+package io.sandboxes.local;
 
 import java.io.ByteArrayOutputStream;
 import java.io.OutputStream;
@@ -11,12 +11,13 @@ import java.nio.charset.StandardCharsets;
  * passed through to the console. Other tests running meanwhile are captured too, which only
  * widens what is checked.
  */
-final class CapturedLogs implements AutoCloseable {
+public final class CapturedLogs implements AutoCloseable {
   private final PrintStream originalOut = System.out;
   private final PrintStream originalErr = System.err;
   private final ByteArrayOutputStream buffer = new ByteArrayOutputStream();
 
-  CapturedLogs() {
+  /** Starts capturing. */
+  public CapturedLogs() {
     System.setOut(new PrintStream(tee(originalOut), true, StandardCharsets.UTF_8));
     System.setErr(new PrintStream(tee(originalErr), true, StandardCharsets.UTF_8));
   }
@@ -47,7 +48,7 @@ final class CapturedLogs implements AutoCloseable {
   }
 
   /** @return what was written so far */
-  String text() {
+  public String text() {
     synchronized (buffer) {
       return buffer.toString(StandardCharsets.UTF_8);
     }
