@@ -27,6 +27,7 @@ import org.jspecify.annotations.Nullable;
 public final class VolumeContent {
   private static final String SCRIPT = script();
   private static final int CHUNK = 256 * 1024;
+  private static final int ERR_KEPT = 64 * 1024;
 
   /** An operation the API refused, with E2B's status for it. */
   public static final class Refused extends Exception {
@@ -107,7 +108,7 @@ public final class VolumeContent {
         while ((e = p.next()) != null) {
           if (e instanceof ProcessEvent.Output o) {
             if (o.fd() == 2) {
-              err.write(o.buf(), o.off(), o.len());
+              err.write(o.buf(), o.off(), Math.min(o.len(), Math.max(0, ERR_KEPT - err.size()))); // only its start is told
             } else if (out != null) {
               out.write(o.buf(), o.off(), o.len());
             } else {

@@ -78,14 +78,47 @@ public final class DaemonProcess implements FrameChannel.Sink, AutoCloseable {
     }
   }
 
-  /** Reads every event to the end; PTY output counts as stdout. */
+  /**
+   * The most {@link #collect()} keeps of each stream: what a process in a sandbox prints is the
+   * sandbox's to choose, and the server holds it in memory.
+   */
+  public static final int COLLECT_LIMIT = 16 * 1024 * 1024;
+
+  /**
+   * Reads every event to the end, keeping at most {@link #COLLECT_LIMIT} bytes of each stream;
+   * PTY output counts as stdout.
+   *
+   * @throws DaemonException of kind {@code TOO_LARGE} when a stream passes the limit (the process
+   *     is killed, its group with it)
+   */
   public Result collect() throws IOException {
+    return collect(COLLECT_LIMIT);
+  }
+
+  /**
+   * Reads every event to the end, keeping at most {@code limit} bytes of each stream; PTY output
+   * counts as stdout.
+   *
+   * @throws DaemonException of kind {@code TOO_LARGE} when a stream passes the limit (the process
+   *     is killed, its group with it)
+   */
+  public Result collect(int limit) throws IOException {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     ByteArrayOutputStream err = new ByteArrayOutputStream();
     ProcessEvent e;
     while ((e = next()) != null) {
       if (e instanceof ProcessEvent.Output o) {
-        (o.fd() == 2 ? err : out).write(o.buf(), o.off(), o.len());
+        ByteArrayOutputStream to = o.fd() == 2 ? err : out;
+        if (to.size() + o.len() > limit) {
+          try {
+            signal(9, true);
+          } catch (IOException ended) {
+            // it ended meanwhile: the refusal below stands
+          }
+          throw new DaemonException(DaemonException.Kind.TOO_LARGE,
+              "process " + pid() + " printed more than " + limit + " bytes on " + (o.fd() == 2 ? "stderr" : "stdout"));
+        }
+        to.write(o.buf(), o.off(), o.len());
       } else if (e instanceof ProcessEvent.Exit x) {
         return new Result(out.toByteArray(), err.toByteArray(), x.status());
       }

@@ -2,6 +2,8 @@ package io.sandboxes.local.internal.daemon;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowable;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.awaitility.Awaitility.await;
 
 import java.nio.charset.StandardCharsets;
@@ -37,6 +39,20 @@ class DaemonProcessTest {
     assertThat(r.status()).isEqualTo(new ExitStatus(true, 3, 0, false));
     assertThat(r.status().describe()).isEqualTo("exit status 3");
     assertThat(sandbox.run("/bin/true").status()).isEqualTo(new ExitStatus(true, 0, 0, false));
+  }
+
+  @Test
+  @DisplayName("collecting a process that prints without end stops at the bound, kills the process and says so")
+  void collectIsBounded() throws Exception {
+    DaemonConnection c = sandbox.conn();
+    try (DaemonProcess p = c.start(ProcessSpec.of("/bin/sh", "-c", "yes sandbox"))) {
+      DaemonException tooLarge = assertTimeoutPreemptively(Duration.ofSeconds(30),
+          () -> (DaemonException) catchThrowable(() -> p.collect(1 << 20)));
+      assertThat(tooLarge).isNotNull();
+      assertThat(tooLarge.kind()).isEqualTo(DaemonException.Kind.TOO_LARGE);
+      assertThat(tooLarge).hasMessageContaining("more than 1048576 bytes on stdout");
+      await().atMost(Duration.ofSeconds(10)).until(() -> sandbox.sh("pgrep -x yes | wc -l").strip().equals("0"));
+    }
   }
 
   @Test
