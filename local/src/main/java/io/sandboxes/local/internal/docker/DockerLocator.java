@@ -43,8 +43,8 @@ import org.jspecify.annotations.Nullable;
  * ({@code DOCKER_CONTEXT}, else {@code currentContext} in the CLI's {@code config.json});
  * then the usual sockets of Docker Engine, rootless Docker and Docker Desktop. Each is asked
  * {@code GET /_ping} on a raw connection, with a per-candidate timeout inside one overall budget,
- * so a socket that accepts and never answers costs at most {@link #PROBE_TIMEOUT} and the whole
- * lookup at most {@link #BUDGET}. Nothing is cached: every call looks again, so starting Docker
+ * so a socket that accepts and never answers costs at most {@link #PROBE_TIMEOUT} and the probes
+ * together at most {@link #BUDGET}, counted from the first probe. Nothing is cached: every call looks again, so starting Docker
  * and trying again works.
  *
  * <p>The local runtime speaks to Docker over a unix socket or plain {@code tcp://}; TLS and
@@ -53,7 +53,7 @@ import org.jspecify.annotations.Nullable;
 public final class DockerLocator {
   /** How long one candidate may take to answer. */
   static final Duration PROBE_TIMEOUT = Duration.ofSeconds(2);
-  /** How long the whole lookup may take. */
+  /** How long the probes may take together, from the first one. */
   static final Duration BUDGET = Duration.ofSeconds(3);
   /** The newest API version the docker-java bundled with Testcontainers is used at (as Testcontainers does). */
   static final String NEWEST_API_VERSION = "1.44";
@@ -171,7 +171,9 @@ public final class DockerLocator {
   }
 
   private static Outcome look(Environment env) {
-    long deadline = System.nanoTime() + BUDGET.toNanos();
+    // the budget is for probing: it starts at the first probe, so that a slow start of the JVM
+    // (loading classes, reading the environment) never spends it before any engine was asked
+    long deadline = 0;
     Map<String, String> failures = new LinkedHashMap<>();
     for (Candidate c : candidates(env)) {
       URI host = c.host();
@@ -183,6 +185,9 @@ public final class DockerLocator {
       if (refused != null) {
         failures.put(c.label(), refused);
         continue;
+      }
+      if (deadline == 0) {
+        deadline = System.nanoTime() + BUDGET.toNanos();
       }
       try {
         String apiVersion = ping(host, deadline);

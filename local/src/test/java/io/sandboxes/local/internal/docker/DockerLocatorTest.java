@@ -145,6 +145,25 @@ class DockerLocatorTest {
   }
 
   @Test
+  @DisplayName("a slow read of the environment (a loaded machine's cold start) spends none of the probes' budget")
+  void budgetStartsAtTheFirstProbe() {
+    assumeTrue(Files.exists(Path.of("/var/run/docker.sock")), "needs Docker on its default socket");
+    long slow = DockerLocator.BUDGET.toMillis() + 500;
+    DockerLocator.Environment slowEnv = new DockerLocator.Environment(name -> {
+      if (name.equals("DOCKER_HOST")) {
+        try {
+          Thread.sleep(slow); // stands for a JVM that takes this long to get to its first probe
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+        return "unix:///var/run/docker.sock";
+      }
+      return vars.get(name);
+    }, home, home, OptionalInt.of(4242));
+    assertThat(DockerLocator.locate(slowEnv).host()).isEqualTo(URI.create("unix:///var/run/docker.sock"));
+  }
+
+  @Test
   @DisplayName("the real Docker engine answers the ping, with the API version it speaks (as docker-java then sees it)")
   void realDocker() throws Exception {
     assumeTrue(Files.exists(Path.of("/var/run/docker.sock")), "needs Docker on its default socket");
