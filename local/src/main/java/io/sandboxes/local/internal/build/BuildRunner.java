@@ -7,7 +7,6 @@ import java.io.IOException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.List;
 import java.util.Optional;
 import java.util.regex.Pattern;
@@ -36,10 +35,9 @@ final class BuildRunner {
   private final TemplateRegistration registration;
   private final String baseImage;
   /** Every build of this server's run: a failed build keeps what a running one goes on from. */
-  private final Collection<Build> builds;
 
   BuildRunner(BuildRuntime runtime, KnownTemplates templates, TemplateCatalogue catalogue, BuildUploads uploads, StepRunner stepRunner,
-      CopyStep copies, TemplateRegistration registration, String baseImage, Collection<Build> builds) {
+      CopyStep copies, TemplateRegistration registration, String baseImage) {
     this.runtime = runtime;
     this.templates = templates;
     this.catalogue = catalogue;
@@ -48,7 +46,6 @@ final class BuildRunner {
     this.copies = copies;
     this.registration = registration;
     this.baseImage = baseImage;
-    this.builds = builds;
   }
 
   void run(Build b, BuildStart start) {
@@ -98,7 +95,7 @@ final class BuildRunner {
       b.steps.forEach(runtime::removeStep);
       if (!outcome.equals("ready")) {
         // a build that did not finish leaves no images: what it committed is no template's cache, unless a running build uses it
-        stepRunner.discard(b, builds);
+        stepRunner.discard(b);
       }
       refers.forEach(uploads::release);
       b.finishedAt = Instant.now();

@@ -8,6 +8,10 @@ import io.sandboxes.local.internal.runtime.BuildRuntime.Image;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashSet;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
@@ -26,11 +30,63 @@ final class ImageSweeper {
   private final BuildRuntime runtime;
   private final String serverId;
   private final ReentrantLock registration;
+  /** The builds of this server: an unfinished one's {@code uses} are images no sweep removes. */
+  private final Collection<Build> builds;
+  /** Held while a step's image is taken from the cache, and while images to remove are picked. */
+  private final ReentrantLock cacheLock = new ReentrantLock();
+  /** Images being removed: the cache does not offer them. */
+  private final Set<String> doomed = ConcurrentHashMap.newKeySet();
 
-  ImageSweeper(BuildRuntime runtime, String serverId, ReentrantLock registration) {
+  ImageSweeper(BuildRuntime runtime, String serverId, ReentrantLock registration, Collection<Build> builds) {
     this.runtime = runtime;
     this.serverId = serverId;
     this.registration = registration;
+    this.builds = builds;
+  }
+
+  /**
+   * The first of a cache lookup's images that no sweep is removing, now one of {@code b}'s uses
+   * (so no sweep removes it while {@code b} runs), or null.
+   */
+  @Nullable String takeFromCache(Build b, java.util.function.Supplier<List<Image>> hits) {
+    cacheLock.lock();
+    try {
+      String hit = hits.get().stream().map(Image::id).filter(i -> !doomed.contains(i)).findFirst().orElse(null);
+      if (hit != null) {
+        b.uses.add(hit);
+      }
+      return hit;
+    } finally {
+      cacheLock.unlock();
+    }
+  }
+
+  /**
+   * Removes images (in the order given) except those an unfinished build other than {@code except}
+   * goes on from; while they go, the cache does not offer them.
+   */
+  void removeUnused(List<String> imageIds, @Nullable Build except) {
+    List<String> gone = new ArrayList<>();
+    cacheLock.lock();
+    try {
+      Set<String> used = inUse(except);
+      imageIds.stream().filter(i -> !used.contains(i)).forEach(gone::add);
+      doomed.addAll(gone);
+    } finally {
+      cacheLock.unlock();
+    }
+    try {
+      removeSteps(gone);
+    } finally {
+      gone.forEach(doomed::remove);
+    }
+  }
+
+  /** The images unfinished builds other than {@code except} go on from; under {@link #cacheLock}. */
+  private Set<String> inUse(@Nullable Build except) {
+    Set<String> used = new HashSet<>();
+    builds.stream().filter(o -> o != except && o.finishedAt == null).forEach(o -> used.addAll(o.uses));
+    return used;
   }
 
   /**
@@ -87,15 +143,23 @@ final class ImageSweeper {
   void removeImagesOf(String templateId) {
     for (int round = 0; round < REMOVAL_ROUNDS; round++) {
       try {
-        List<Image> builds = runtime.images(Map.of(LABEL_TEMPLATE_ID, templateId), true).stream().filter(TemplateCatalogue::isBuild)
+        List<Image> done = runtime.images(Map.of(LABEL_TEMPLATE_ID, templateId), true).stream().filter(TemplateCatalogue::isBuild)
             .toList();
-        builds.forEach(i -> removeQuietly(i.id()));
+        // a build running meanwhile may go on from any of them (from the template, or a cached step)
+        Set<String> used;
+        cacheLock.lock();
+        try {
+          used = inUse(null);
+        } finally {
+          cacheLock.unlock();
+        }
+        done.stream().map(Image::id).filter(i -> !used.contains(i)).forEach(this::removeQuietly);
         List<String> steps = runtime.images(Map.of(LABEL_STEP_OF, templateId), true)
             .stream().sorted(Comparator.comparingLong(Image::created).reversed()).map(Image::id).toList();
-        if (builds.isEmpty() && steps.isEmpty()) {
+        if (done.isEmpty() && steps.isEmpty()) {
           return;
         }
-        removeSteps(steps);
+        removeUnused(steps, null);
         Thread.sleep(5_000);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();

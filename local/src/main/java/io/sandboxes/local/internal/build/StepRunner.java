@@ -10,14 +10,11 @@ import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -31,11 +28,6 @@ final class StepRunner {
   private final ImageSweeper sweeper;
   private final String serverId;
   private final Set<String> sandboxLabels;
-  /** Held while a step's image is looked up in the cache, and while a failed build picks the images it removes. */
-  private final java.util.concurrent.locks.ReentrantLock cacheLock = new java.util.concurrent.locks.ReentrantLock();
-  /** Step images a failed build is removing: the cache does not offer them. */
-  private final Set<String> doomed = ConcurrentHashMap.newKeySet();
-
   StepRunner(BuildRuntime runtime, ImageSweeper sweeper, String serverId, Set<String> sandboxLabels) {
     this.runtime = runtime;
     this.sweeper = sweeper;
@@ -54,40 +46,18 @@ final class StepRunner {
     }
   }
 
-  /** A step's image found by its key, now one of the build's uses; none that a failed build is removing. */
+  /** A step's image found by its key, now one of the build's uses; none that a sweep is removing. */
   private @Nullable String cached(Build b, String key) {
-    cacheLock.lock();
-    try {
-      // a step's image is the parent of the next one's: only a listing of all images shows it
-      List<BuildRuntime.Image> hits = runtime.images(Map.of(LABEL_CACHE_KEY, key), true);
-      Optional<String> hit = hits.stream().map(BuildRuntime.Image::id).filter(i -> !doomed.contains(i)).findFirst();
-      hit.ifPresent(b.uses::add);
-      return hit.orElse(null);
-    } finally {
-      cacheLock.unlock();
-    }
+    // a step's image is the parent of the next one's: only a listing of all images shows it
+    return sweeper.takeFromCache(b, () -> runtime.images(Map.of(LABEL_CACHE_KEY, key), true));
   }
 
   /**
    * Removes the step images a build that did not finish committed, newest first, except those a
    * build still running goes on from: what it committed is no template's cache.
    */
-  void discard(Build b, Collection<Build> all) {
-    List<String> gone = new ArrayList<>();
-    cacheLock.lock();
-    try {
-      Set<String> used = new java.util.HashSet<>();
-      all.stream().filter(o -> o != b && o.finishedAt == null).forEach(o -> used.addAll(o.uses));
-      b.committed.reversed().stream().filter(i -> !used.contains(i)).forEach(gone::add);
-      doomed.addAll(gone);
-    } finally {
-      cacheLock.unlock();
-    }
-    try {
-      sweeper.removeSteps(gone);
-    } finally {
-      gone.forEach(doomed::remove);
-    }
+  void discard(Build b) {
+    sweeper.removeUnused(b.committed.reversed(), b);
   }
 
   /** The labels every image and step of a build carries, blanking what a base image may have passed on. */

@@ -97,13 +97,12 @@ public class TemplateService implements AutoCloseable {
     this.budgetMB = budgetMB;
     this.uploads = new BuildUploads(files, budgetMB << 20);
     this.cpu = Executors.newFixedThreadPool(CPU_THREADS, Thread.ofPlatform().name("template-build-cpu-", 0).daemon(true).factory());
-    this.sweeper = new ImageSweeper(runtime, serverId, registration);
+    this.sweeper = new ImageSweeper(runtime, serverId, registration, builds.values());
     this.catalogue = new TemplateCatalogue(runtime, sweeper, runner, registration);
     this.requests = new BuildRequests(templates, catalogue);
     StepRunner stepRunner = new StepRunner(runtime, sweeper, serverId, Set.copyOf(sandboxLabels));
     this.buildRunner = new BuildRunner(runtime, templates, catalogue, uploads, stepRunner, new CopyStep(runtime, uploads, stepRunner, cpu),
-        new TemplateRegistration(runtime, templates, stepRunner, catalogue, sweeper, runner, registration, serverId), baseImage,
-        builds.values());
+        new TemplateRegistration(runtime, templates, stepRunner, catalogue, sweeper, runner, registration, serverId), baseImage);
     sweeper.removeLeftoverSteps();
   }
 
