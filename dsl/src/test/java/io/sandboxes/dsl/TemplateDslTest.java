@@ -34,7 +34,7 @@ class TemplateDslTest {
     try (SandboxClient sandboxes = Sandboxes.local()) {
       List<BuildLogEntry> log = new CopyOnWriteArrayList<>();
       BuildInfo built = sandboxes.buildTemplate(tools, name, log::add);
-      assertThat(log).extracting(BuildLogEntry::message).contains("built-by-user-" + mark);
+      assertThat(log).extracting(BuildLogEntry::message).contains("[builder 2/2] [stdout]: built-by-user-" + mark);
       try (LiveSandbox sandbox = sandboxes.sandbox().template(built).create()) {
         assertThat(sandbox.exec("/home/user/greet.sh").stdout()).isEqualTo("hello from built-by-user-" + mark + "\n");
         assertThatThrownBy(() -> sandboxes.deleteTemplate(name))

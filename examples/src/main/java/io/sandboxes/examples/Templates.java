@@ -45,7 +45,8 @@ public final class Templates {
           .setWorkdir("/opt/report");
 
       BuildInfo built = sandboxes.buildTemplate(template, name, line -> {
-        if ("facts written".equals(line.message())) {
+        // a command's output line, as E2B prints it: "[builder 2/4] [stdout]: facts written"
+        if (line.message().endsWith("[stdout]: facts written")) {
           out.println("build log: " + line.message());
         }
       });

@@ -91,7 +91,7 @@ class ExamplesTest {
             "Ctrl-C stopped the job; the shell answered: interrupted-42")
         .contains("== Volumes and snapshots", "volume says: written by the first sandbox", "snapshot says: tool from the snapshot",
             "removed the template and the volume")
-        .contains("== Templates", "build log: facts written")
+        .contains("== Templates", "build log: [builder 2/4] [stdout]: facts written")
         .anyMatch(l -> l.matches("built template tour-report-[0-9a-f]{8}"))
         .anyMatch(l -> l.matches("sandbox says: template report: 3\\.\\d+\\.\\d+ in /opt/report, as user"))
         .anyMatch(l -> l.matches("deleted template tour-report-[0-9a-f]{8}"))

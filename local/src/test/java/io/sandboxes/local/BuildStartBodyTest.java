@@ -113,7 +113,8 @@ class BuildStartBodyTest {
         .until(() -> api("GET", status, "").body().path("status").asText(), s -> !s.equals("building") && !s.equals("waiting"));
     JsonNode done = api("GET", status, "").body();
     assertThat(done.path("status").asText()).as(done.toString()).isEqualTo("ready");
-    assertThat(done.path("logEntries").findValuesAsText("message")).contains("[1] ENV N 1.5", "[2] ENV M true", "[3] ENV E ");
+    assertThat(done.path("logEntries").findValuesAsText("message")).anyMatch(m -> m.startsWith("[builder 1/3] ENV N 1.5 ["))
+        .anyMatch(m -> m.startsWith("[builder 2/3] ENV M true [")).anyMatch(m -> m.startsWith("[builder 3/3] ENV E  ["));
     String templateId = path.split("/")[3];
     try {
       Answer made = api("POST", "/sandboxes", "{\"templateID\":\"" + name + "\"}");

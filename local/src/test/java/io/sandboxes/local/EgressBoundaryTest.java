@@ -308,9 +308,9 @@ class EgressBoundaryTest {
       com.fasterxml.jackson.databind.JsonNode done = TemplateBuildTest.build(server, r, body, log);
       assertThat(done.path("status").asText()).as("%s", done).isEqualTo("ready");
       List<String> lines = TemplateBuildTest.messages(log);
-      assertThat(lines).contains("external=200");
+      assertThat(lines).contains("[builder 1/1] [stdout]: external=200");
       for (String host : hosts) {
-        assertThat(lines).contains("host-" + host + "=000");
+        assertThat(lines).contains("[builder 1/1] [stdout]: host-" + host + "=000");
       }
       assertThat(service.reached.get()).as("connections from the build that reached the host's service").isZero();
       TemplateBuildTest.call(server, "DELETE", "/templates/" + r.templateId(), null);

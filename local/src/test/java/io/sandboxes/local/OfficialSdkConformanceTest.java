@@ -167,7 +167,13 @@ class OfficialSdkConformanceTest {
     // templates (issue 14): Template.build against the local build API
     assertThat(steps).as("template steps printed by the script:\n%s", out)
         .containsEntry("tpl.build", "built")
-        .containsEntry("tpl.logs", "uploaded, step logs")
+        // the server's lines as E2B's template builder prints them (e2b-dev/infra, the orchestrator's build phases): a layer's
+        // heading "[prefix] TYPE args [hash]" (all the step's arguments joined by spaces, so a COPY's empty user and mode leave
+        // spaces), "CACHED " before a layer taken as it is (E2B logs a template base so always), then "Build finished, took 3s"
+        .containsEntry("tpl.logs", "CACHED [base] FROM TEMPLATE base [<hash>] | [builder 1/4] COPY hello.txt /home/user/app/   [<hash>]"
+            + " | [builder 2/4] RUN echo built-by-the-sdk > /home/user/app/built.txt [<hash>] | [builder 3/4] ENV TPL_VAR from-the-template"
+            + " [<hash>] | [builder 4/4] WORKDIR /home/user/app [<hash>] | [finalize] Finalizing template build [<hash>]"
+            + " | Build finished, took <n>s")
         .containsEntry("tpl.exists", "true false")
         .containsEntry("tpl.sandbox", "copied by the sdk|built-by-the-sdk|from-the-template|/home/user/app|user")
         .containsEntry("tpl.sandboxFile", "copied by the sdk")

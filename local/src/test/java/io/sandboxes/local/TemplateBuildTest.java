@@ -191,15 +191,38 @@ class TemplateBuildTest {
     JsonNode done = build(server, r, body, log);
     long firstMs = (System.nanoTime() - t0) / 1_000_000;
     assertThat(done.path("status").asText()).as("%s\n%s", done, messages(log)).isEqualTo("ready");
-    assertThat(messages(log)).contains("root-step-output", "root", "to-stderr");
+    // every line as E2B's template builder prints it (its orchestrator's phases): a layer's heading "[prefix] text [hash]",
+    // CACHED before it when taken as it is, the step's type and all its arguments joined by spaces (a RUN's user after its
+    // command, a COPY's empty user and mode as spaces), a command's output "[prefix] [stdout]: line", then "Build finished"
+    String layerHash = " \\[[0-9a-f]{64}\\]";
+    List<String> expected = List.of(
+        "CACHED \\[base\\] FROM TEMPLATE base" + layerHash,
+        "\\[builder 1/7\\] ENV GREETING hello from the template SECOND two RUN_MARK [0-9a-f-]{36}" + layerHash,
+        "\\[builder 2/7\\] WORKDIR /opt/app" + layerHash,
+        "\\[builder 3/7\\] RUN chown user: /opt/app && echo root-step-output && id -un root" + layerHash,
+        "\\[builder 3/7\\] \\[stdout\\]: root-step-output",
+        "\\[builder 3/7\\] \\[stdout\\]: root",
+        "\\[builder 4/7\\] COPY conf /opt/app/conf  " + layerHash,
+        "\\[builder 5/7\\] RUN echo \"\\$GREETING\" > made.txt && id -un > who.txt && pwd > where.txt && echo to-stderr >&2" + layerHash,
+        "\\[builder 5/7\\] \\[stderr\\]: to-stderr",
+        "\\[builder 6/7\\] USER root" + layerHash,
+        "\\[builder 7/7\\] USER user" + layerHash,
+        "\\[finalize\\] Finalizing template build" + layerHash,
+        "Build finished, took [0-9]+s");
+    assertThat(messages(log)).as("the build's log").hasSize(expected.size());
+    for (int i = 0; i < expected.size(); i++) {
+      assertThat(messages(log).get(i)).as("line %d of %s", i, messages(log)).matches(expected.get(i));
+    }
     assertThat(log).anySatisfy(e -> {
-      assertThat(e.path("message").asText()).isEqualTo("root-step-output");
+      assertThat(e.path("message").asText()).isEqualTo("[builder 3/7] [stdout]: root-step-output");
       assertThat(e.path("step").asText()).isEqualTo("3");
     });
-    assertThat(log).anySatisfy(e -> {
-      assertThat(e.path("message").asText()).isEqualTo("to-stderr");
-      assertThat(e.path("level").asText()).isEqualTo("warn");
+    assertThat(log).as("both streams at level info, as E2B's").anySatisfy(e -> {
+      assertThat(e.path("message").asText()).isEqualTo("[builder 5/7] [stderr]: to-stderr");
+      assertThat(e.path("level").asText()).isEqualTo("info");
     });
+    assertThat(log.getLast().path("step").isMissingNode() || log.getLast().path("step").isNull())
+        .as("the last line is the build's, no step's: %s", log.getLast()).isTrue();
 
     Answer alias = call(server, "GET", "/templates/aliases/" + name, null);
     assertThat(alias.status()).isEqualTo(200);
@@ -230,8 +253,10 @@ class TemplateBuildTest {
     JsonNode done2 = build(server, again, body, log2);
     long rebuildMs = (System.nanoTime() - t1) / 1_000_000;
     assertThat(done2.path("status").asText()).as("%s", messages(log2)).isEqualTo("ready");
-    assertThat(messages(log2).stream().filter(m -> m.endsWith("] CACHED")).count()).as("%s", messages(log2)).isEqualTo(4);
-    assertThat(messages(log2)).doesNotContain("root-step-output");
+    // the steps that make a layer are CACHED (WORKDIR, RUN, COPY, RUN); ENV and USER make none here, so never are
+    assertThat(messages(log2).stream().filter(m -> m.startsWith("CACHED [builder ")).toList()).as("%s", messages(log2))
+        .hasSize(4).allMatch(m -> m.matches("CACHED \\[builder [2-5]/7\\] (WORKDIR|RUN|COPY) .*"));
+    assertThat(messages(log2)).as("a cached step runs nothing").noneMatch(m -> m.contains("[stdout]") || m.contains("[stderr]"));
     System.err.printf("template build: first %d ms, unchanged rebuild %d ms%n", firstMs, rebuildMs);
     // how long it takes is bench.TemplateBench's to measure: every step CACHED above is the behaviour, and a loaded
     // machine once took 13.7 s over it
@@ -271,8 +296,10 @@ class TemplateBuildTest {
     assertThat(done.path("status").asText()).isEqualTo("error");
     assertThat(done.path("reason").path("step").asText()).isEqualTo("2");
     assertThat(done.path("reason").path("message").asText()).contains("exit code 3");
-    assertThat(done.path("reason").path("logEntries").findValuesAsText("message")).contains("before-the-failure");
-    assertThat(messages(log)).contains("fine " + marker, "before-the-failure").doesNotContain("never-run");
+    assertThat(done.path("reason").path("logEntries").findValuesAsText("message")).contains("[builder 2/3] [stdout]: before-the-failure");
+    assertThat(messages(log)).contains("[builder 1/3] [stdout]: fine " + marker, "[builder 2/3] [stdout]: before-the-failure")
+        .noneMatch(m -> m.contains("never-run"));
+    assertThat(messages(log).getLast()).as("E2B's last line of a failed build").isEqualTo("Build failed: step 2 failed with exit code 3");
     assertThat(call(server, "GET", "/templates/aliases/" + name, null).status()).isEqualTo(404);
     // the first step was committed; a build that fails leaves no image, gone before its status says error (a retry
     // started at once must not find in the cache an image about to go)
@@ -391,7 +418,7 @@ class TemplateBuildTest {
           .add(step("RUN", "echo started-" + UUID.randomUUID() + "; sleep 300"));
       assertThat(call(first, "POST", "/v2/templates/" + r.templateId() + "/builds/" + r.buildId(), body).status()).isEqualTo(202);
       await().atMost(Duration.ofMinutes(2)).until(() -> call(first, "GET", "/templates/" + r.templateId() + "/builds/" + r.buildId()
-          + "/status", null).body().path("logEntries").findValuesAsText("message").stream().anyMatch(m -> m.startsWith("started-")));
+          + "/status", null).body().path("logEntries").findValuesAsText("message").stream().anyMatch(m -> m.contains("[stdout]: started-")));
     }
     try (io.sandboxes.local.internal.docker.DockerRuntime d = io.sandboxes.local.internal.docker.DockerRuntime.connect()) {
       docker = d.client();

@@ -89,9 +89,10 @@ class TemplateBuilderTest {
     try {
       assertThat(built.name()).isEqualTo(name);
       assertThat(built.templateId()).isNotBlank();
-      assertThat(messages(log)).as("the RUN's output, streamed").contains("run-step-output-" + mark, "deep data", "to-stderr");
+      assertThat(messages(log)).as("the RUN's output, streamed as E2B prints it").contains("[builder 5/6] [stdout]: run-step-output-" + mark,
+          "[builder 5/6] [stdout]: deep data", "[builder 5/6] [stderr]: to-stderr");
       assertThat(log).anySatisfy(e -> {
-        assertThat(e.message()).isEqualTo("run-step-output-" + mark);
+        assertThat(e.message()).isEqualTo("[builder 5/6] [stdout]: run-step-output-" + mark);
         assertThat(e.step()).as("the fifth step").isEqualTo("5");
       });
       assertThat(messages(log)).contains("Uploaded 'app'");
@@ -123,8 +124,8 @@ class TemplateBuilderTest {
         assertThat(rebuilt.templateId()).as("a rebuild keeps the id").isEqualTo(built.templateId());
         assertThat(rebuilt.buildId()).isNotEqualTo(built.buildId());
         assertThat(messages(again)).contains("Skipping upload of 'app', already cached", "Skipping upload of 'settings.conf', already cached")
-            .doesNotContain("run-step-output-" + mark);
-        assertThat(messages(again).stream().filter(m -> m.endsWith("] CACHED")).count()).as("%s", messages(again))
+            .noneMatch(m -> m.contains("[stdout]"));
+        assertThat(messages(again).stream().filter(m -> m.startsWith("CACHED [builder ")).count()).as("%s", messages(again))
             .as("COPY, COPY, WORKDIR, RUN, RUN").isEqualTo(5);
       }
     } finally {
@@ -149,9 +150,10 @@ class TemplateBuilderTest {
           assertThat(e.getMessage()).contains(name, "step 2", "exit code 7");
           assertThat(e.step()).isEqualTo("2");
           assertThat(e.templateId()).isNotBlank();
-          assertThat(messages(e.logs())).contains("fine-" + mark, "before-the-failure-" + mark).doesNotContain("never-run-" + mark);
+          assertThat(messages(e.logs())).contains("[builder 1/3] [stdout]: fine-" + mark, "[builder 2/3] [stdout]: before-the-failure-" + mark)
+              .noneMatch(m -> m.contains("never-run-"));
         });
-    assertThat(messages(log)).contains("before-the-failure-" + mark);
+    assertThat(messages(log)).contains("[builder 2/3] [stdout]: before-the-failure-" + mark, "Build failed: step 2 failed with exit code 7");
     assertThat(e2b.templateExists(name)).isFalse();
   }
 

@@ -71,22 +71,23 @@ final class BuildRunner {
         if (b.cancelled) {
           throw new StepFailed(Integer.toString(i + 1), "the build was cancelled");
         }
-        step(b, st, Integer.toString(i + 1), steps.get(i), force, deadline);
+        step(b, st, i + 1, steps.size(), steps.get(i), force, deadline);
       }
-      b.log("info", "[finalize] registering template " + b.request.name(), "finalize");
       Defaults d = new Defaults(st.env, st.workdir, st.user, start.startCmd(), start.readyCmd());
+      b.log("info", BuildLines.heading(false, BuildLines.FINALIZE, "Finalizing template build", StepRunner.cacheKey(st, "FINALIZE",
+          List.of(String.valueOf(start.startCmd()), String.valueOf(start.readyCmd())), null)), "finalize");
       registration.register(b, st.image, d);
-      b.log("info", "build finished in " + Duration.between(began, Instant.now()).toMillis() + " ms", "finalize");
+      b.log("info", BuildLines.finished(Duration.between(began, Instant.now())), null);
       outcome = "ready";
       StructuredLog.atInfo(LOG).addKeyValue("event", "template.built").addKeyValue("template", b.request.templateId())
           .addKeyValue("name", b.request.name()).addKeyValue("ms", Duration.between(began, Instant.now()).toMillis()).log("template built");
     } catch (StepFailed e) {
-      b.log("error", e.getMessage(), e.step);
+      b.log("error", BuildLines.failed(e.getMessage()), null);
       b.reason = e.getMessage();
       b.reasonStep = e.step;
     } catch (RuntimeException | IOException e) {
       LOG.warn("template build {} failed", b.request.buildId(), e);
-      b.log("error", "the build failed: " + e.getMessage(), null);
+      b.log("error", BuildLines.failed(String.valueOf(e.getMessage())), null);
       b.reason = "the build failed: " + e.getMessage();
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
@@ -113,20 +114,25 @@ final class BuildRunner {
         throw new StepFailed("base", "template '" + fromTemplate + "' not found: a local build starts from base, a built template or a"
             + " snapshot");
       }
-      b.log("info", "[base] FROM template " + fromTemplate, "base");
+      String id = imageId(image);
+      // a template is taken as it is, never built again: E2B logs it CACHED too
+      b.log("info", BuildLines.heading(true, BuildLines.BASE, "FROM TEMPLATE " + fromTemplate, hashOf(id)), "base");
       Optional<Defaults> d = catalogue.defaults(fromTemplate);
-      BuildState st = new BuildState(imageId(image), d.map(Defaults::workdir).orElse("/home/user"), d.map(Defaults::user).orElse("user"));
+      BuildState st = new BuildState(id, d.map(Defaults::workdir).orElse("/home/user"), d.map(Defaults::user).orElse("user"));
       d.ifPresent(x -> st.env.putAll(x.env()));
       return st;
     }
     String ref = java.util.Objects.requireNonNull(fromImage);
     if (ref.equals("e2bdev/base") || ref.equals("e2bdev/base:latest")) {
       if (!runtime.imageExists(ref)) {
-        b.log("info", "[base] FROM " + ref + ": E2B's base image stands for the local base template (" + baseImage + ")", "base");
-        return new BuildState(imageId(baseImage), "/home/user", "user");
+        String id = imageId(baseImage);
+        b.log("info", BuildLines.heading(true, BuildLines.BASE, "FROM " + ref, hashOf(id)), "base");
+        b.log("info", "E2B's base image stands here for the local base template (" + baseImage + ")", "base");
+        return new BuildState(id, "/home/user", "user");
       }
     }
     Optional<BuildRuntime.ImageConfig> found = runtime.inspect(ref);
+    boolean builtHere = found.isEmpty();
     if (found.isEmpty()) {
       java.util.regex.Matcher debian = DEBIAN.matcher(ref);
       if (!debian.matches()) {
@@ -135,9 +141,9 @@ final class BuildRunner {
       }
       String built;
       try {
-        b.log("info", "[base] FROM " + ref + ": not in the local Docker; Debian " + debian.group(1)
+        b.log("info", "image " + ref + " is not in the local Docker: Debian " + debian.group(1)
             + " is built here from the Debian mirror with debootstrap (once per machine, about a minute)", "base");
-        built = runtime.ensureDebian(debian.group(1), line -> b.log("info", "[base] " + line, "base"));
+        built = runtime.ensureDebian(debian.group(1), line -> b.log("info", line, "base"));
       } catch (IllegalArgumentException | io.sandboxes.SandboxException failed) {
         throw new StepFailed("base", "image '" + ref + "' is not in the local Docker and could not be built here: " + failed.getMessage());
       }
@@ -147,7 +153,8 @@ final class BuildRunner {
       }
     }
     BuildRuntime.ImageConfig img = found.get();
-    b.log("info", "[base] FROM image " + ref, "base");
+    // an image in the local Docker is taken as it is (CACHED); one built here just now is not
+    b.log("info", BuildLines.heading(!builtHere, BuildLines.BASE, "FROM " + ref, hashOf(img.id())), "base");
     String user = img.user() == null || img.user().isEmpty() ? "root" : img.user();
     String dir = img.workdir() == null || img.workdir().isEmpty() ? "/" : img.workdir();
     BuildState st = new BuildState(img.id(), dir, user);
@@ -164,12 +171,19 @@ final class BuildRunner {
     return runtime.imageId(ref);
   }
 
-  private void step(Build b, BuildState st, String name, BuildStart.Step step, boolean force, Instant deadline)
+  /** An image's id as a base heading's hash: its digest, without the algorithm's name. */
+  private static String hashOf(String imageId) {
+    return imageId.startsWith("sha256:") ? imageId.substring("sha256:".length()) : imageId;
+  }
+
+  private void step(Build b, BuildState st, int number, int total, BuildStart.Step step, boolean force, Instant deadline)
       throws StepFailed, IOException, InterruptedException {
     String type = java.util.Objects.requireNonNull(step.type());
     List<String> args = new ArrayList<>(step.args());
     String hash = step.filesHash();
-    b.log("info", "[" + name + "] " + type + " " + String.join(" ", args), name);
+    String name = Integer.toString(number);
+    // the heading joins all the arguments, as E2B's does: a RUN's user and a COPY's user and mode come after its paths
+    StepRunner.Heading h = new StepRunner.Heading(name, BuildLines.step(number, total), BuildLines.text(type, args));
     switch (type) {
       case "ENV" -> {
         if (args.isEmpty() || args.size() % 2 != 0) {
@@ -181,6 +195,8 @@ final class BuildRunner {
           }
           st.env.put(args.get(i), args.get(i + 1));
         }
+        // a step that only changes the build's state makes no layer here: never CACHED
+        b.log("info", BuildLines.heading(false, h.prefix(), h.text(), StepRunner.cacheKey(st, type, args, null)), name);
       }
       case "WORKDIR" -> {
         if (args.size() != 1 || args.get(0).isEmpty()) {
@@ -192,7 +208,7 @@ final class BuildRunner {
         String dir = args.get(0).startsWith("/") ? args.get(0) : CopyArchive.stripTrailingSlashes(st.workdir) + "/" + args.get(0);
         st.workdir = java.nio.file.Path.of(dir).normalize().toString();
         // a runtime may make the directory when a step starts in it; make it now, as E2B does
-        stepRunner.runStep(b, st, name, List.of("/bin/sh", "-c", "mkdir -p \"$0\"", st.workdir), "root", "/", null, deadline,
+        stepRunner.runStep(b, st, h, List.of("/bin/sh", "-c", "mkdir -p \"$0\"", st.workdir), "root", "/", null, deadline,
             StepRunner.cacheKey(st, "WORKDIR", List.of(st.workdir), null), force);
       }
       case "USER" -> {
@@ -200,6 +216,7 @@ final class BuildRunner {
           throw new StepFailed(name, "USER needs one user name");
         }
         st.user = args.get(0);
+        b.log("info", BuildLines.heading(false, h.prefix(), h.text(), StepRunner.cacheKey(st, type, args, null)), name);
       }
       case "RUN" -> {
         if (args.isEmpty() || args.get(0).isBlank()) {
@@ -210,7 +227,7 @@ final class BuildRunner {
           throw new StepFailed(name, "RUN user '" + user + "' is not a user name");
         }
         try {
-          stepRunner.runStep(b, st, name, List.of("/bin/sh", "-c", args.get(0)), user, st.workdir, null, deadline,
+          stepRunner.runStep(b, st, h, List.of("/bin/sh", "-c", args.get(0)), user, st.workdir, null, deadline,
               StepRunner.cacheKey(st, "RUN", args, null), force || step.force());
         } catch (StepFailed f) {
           if (f.unknownUser) { // E2B's words: its envd refuses the user when the command starts
@@ -220,7 +237,7 @@ final class BuildRunner {
           throw f;
         }
       }
-      case "COPY" -> copies.copy(b, st, name, args, hash, force || step.force(), deadline);
+      case "COPY" -> copies.copy(b, st, h, args, hash, force || step.force(), deadline);
       default -> throw new StepFailed(name, "unknown step type " + type);
     }
   }

@@ -58,8 +58,9 @@ final class CopyStep {
    * upload that is not what its hash says (it is removed), and one that expands past the build's
    * budget. The CPU-heavy part runs on {@link #cpu}.
    */
-  void copy(Build b, BuildState st, String name, List<String> args, @Nullable String hash, boolean force, Instant deadline)
+  void copy(Build b, BuildState st, StepRunner.Heading h, List<String> args, @Nullable String hash, boolean force, Instant deadline)
       throws StepFailed, IOException, InterruptedException {
+    String name = h.step();
     if (args.size() < 2) {
       throw new StepFailed(name, "COPY needs a source and a destination");
     }
@@ -102,7 +103,7 @@ final class CopyStep {
       }
       List<String> cmd = new ArrayList<>(List.of("/bin/sh", "-c", COPY_SCRIPT, user, mode));
       cmd.addAll(targets);
-      steps.runStep(b, st, name, cmd, "root", "/", id -> {
+      steps.runStep(b, st, h, cmd, "root", "/", id -> {
         try {
           runtime.putArchive(id, out);
         } catch (IOException e) {

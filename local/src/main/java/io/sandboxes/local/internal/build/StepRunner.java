@@ -91,20 +91,29 @@ final class StepRunner {
   }
 
   /**
-   * Runs one step from the state's image (or finds its image in the cache),
-   * streaming its output to the build log, and makes its committed image the state's.
+   * A step as its log lines name it: {@code step} its entries' step ("1", "2", …), {@code prefix}
+   * its lines' prefix ({@link BuildLines#step}) and {@code text} its heading's text.
    */
-  void runStep(Build b, BuildState st, String name, List<String> cmd, String user, String workdir,
+  record Heading(String step, String prefix, String text) {}
+
+  /**
+   * Runs one step from the state's image (or finds its image in the cache), logging its heading
+   * (CACHED when found), streaming its output to the build log, and makes its committed image the
+   * state's.
+   */
+  void runStep(Build b, BuildState st, Heading h, List<String> cmd, String user, String workdir,
       java.util.function.@Nullable Consumer<String> beforeStart, Instant deadline, String key, boolean force)
       throws StepFailed, InterruptedException {
+    String name = h.step();
     if (!force) {
       String hit = cached(b, key);
       if (hit != null) {
-        b.log("info", "[" + name + "] CACHED", name);
+        b.log("info", BuildLines.heading(true, h.prefix(), h.text(), key), name);
         st.image = hit;
         return;
       }
     }
+    b.log("info", BuildLines.heading(false, h.prefix(), h.text(), key), name);
     String id;
     try {
       id = createStep(b, st, cmd, user, workdir);
@@ -118,7 +127,7 @@ final class StepRunner {
     try {
       // attached before the start, so every byte it prints comes here (the step logs nothing on the host); a step
       // printing faster than its log takes it is held back by the attach, never buffered without bound
-      logs = attachOutput(b, name, id);
+      logs = attachOutput(b, h, id);
       runtime.start(id);
       long left = Math.max(1, Duration.between(Instant.now(), deadline).toSeconds());
       Integer code = runtime.awaitExit(id, Duration.ofSeconds(left));
@@ -163,8 +172,9 @@ final class StepRunner {
    * Attaches to a created step's stdout and stderr, each line going to the build's log
    * (which keeps a bounded part of them), and returns once the runtime has answered the attach.
    */
-  private BuildRuntime.Attachment attachOutput(Build b, String name, String id) throws StepFailed, InterruptedException {
-    BuildRuntime.Attachment out = runtime.attach(id, new Lines(b, name));
+  private BuildRuntime.Attachment attachOutput(Build b, Heading h, String id) throws StepFailed, InterruptedException {
+    String name = h.step();
+    BuildRuntime.Attachment out = runtime.attach(id, new Lines(b, h));
     if (!out.awaitAttached(ATTACHED)) {
       throw new StepFailed(name, "step " + name + ": Docker did not answer the attach to its container within " + ATTACHED.toSeconds()
           + " s");
@@ -172,46 +182,54 @@ final class StepRunner {
     return out;
   }
 
-  /** A step's output cut into lines for the build's log: standard error's as warnings, a line too long cut at the log's limit. */
+  /**
+   * A step's output cut into lines for the build's log, each as E2B prints a command's line
+   * ({@link BuildLines#output}: its stream named, trimmed, blank ones left out), at level info for
+   * both streams as E2B's; a line too long is cut at the log's limit.
+   */
   private static final class Lines implements BuildRuntime.Output {
     private final Build b;
-    private final String name;
+    private final Heading h;
     private final StringBuilder partial = new StringBuilder();
-    private String partialLevel = "info";
+    private boolean partialStderr;
 
-    Lines(Build b, String name) {
+    Lines(Build b, Heading h) {
       this.b = b;
-      this.name = name;
+      this.h = h;
+    }
+
+    private void emit(boolean stderr) {
+      String line = BuildLines.output(h.prefix(), stderr, partial.toString());
+      partial.setLength(0);
+      if (line != null) {
+        b.output("info", line, h.step());
+      }
     }
 
     @Override
     public void chunk(byte[] bytes, boolean stderr) {
       String text = new String(bytes, StandardCharsets.UTF_8);
-      String level = stderr ? "warn" : "info";
-      if (!level.equals(partialLevel) && !partial.isEmpty()) {
-        b.output(partialLevel, partial.toString(), name);
-        partial.setLength(0);
+      if (stderr != partialStderr && !partial.isEmpty()) {
+        emit(partialStderr);
       }
-      partialLevel = level;
+      partialStderr = stderr;
       int from = 0;
       int nl;
       while ((nl = text.indexOf('\n', from)) >= 0) {
         partial.append(text, from, nl);
-        b.output(level, partial.toString(), name);
-        partial.setLength(0);
+        emit(stderr);
         from = nl + 1;
       }
       partial.append(text, from, text.length());
       if (partial.length() > BuildLog.MAX_LINE) {
-        b.output(level, partial.toString(), name);
-        partial.setLength(0);
+        emit(stderr);
       }
     }
 
     @Override
     public void end() {
       if (!partial.isEmpty()) {
-        b.output(partialLevel, partial.toString(), name);
+        emit(partialStderr);
       }
     }
   }
