@@ -280,13 +280,7 @@ final class ProcessRpcs {
   private static void sendInput(Exchange ex, LocalSandbox sandbox) throws RpcError, IOException {
     ProcessBodies.SendInputBody req = RequestBody.bind(unaryRequest(ex), ProcessBodies.SendInputBody.class);
     SandboxProcess p = running(sandbox, req.process());
-    String b64 = req.base64();
-    byte[] data;
-    try {
-      data = Base64.getDecoder().decode(b64);
-    } catch (IllegalArgumentException e) {
-      data = Base64.getUrlDecoder().decode(b64);
-    }
+    byte[] data = req.bytes();
     try {
       p.writeInput(data);
     } catch (IOException e) {
