@@ -10,7 +10,8 @@
  * DaemonFiles}, {@code PortForwards}); plus snapshots ({@link
  * io.sandboxes.local.internal.Templates}) and volumes, with their content read and written
  * without a sandbox through a helper instance per volume ({@code VolumeWorkers},
- * {@code VolumeContent}).
+ * {@code VolumeContent}). A file's entry ({@code FileEntry}) is a record the HTTP layer writes
+ * as it is, in envd's field order.
  *
  * <p>Owns each sandbox's record and its transitions. Everything it asks of the runtime goes
  * through {@code internal.runtime} (the {@link io.sandboxes.local.internal.runtime.SandboxEngine}
