@@ -41,7 +41,8 @@ class MetricsUnknownDiskTest {
               a -> a.statusCode() != 200 || zeroDisk(a.body()));
       assertThat(seen.statusCode()).as(seen.body()).isEqualTo(503);
       JsonNode error = Json.parse(seen.body().getBytes(StandardCharsets.UTF_8));
-      assertThat(error.path("message").asText()).isEqualTo("disk use of sandbox " + s.id() + " could not be read: the runtime reported no disk size");
+      assertThat(error.path("message").asText()).isEqualTo("disk use of sandbox " + s.id()
+          + " could not be read: df in the sandbox gave no reading of its disk (exit code 1)");
     }
   }
 

@@ -194,8 +194,11 @@ class ProcessRequestBodiesTest {
     // a null pty is no pty: the stdin beside it is what is written
     assertThat(unary("SendInput", byTag + "\"input\":{\"pty\":null,\"stdin\":\"" + b64("!\n") + "\"},\"future\":[]}")).isEqualTo("200 {}");
     await().atMost(Duration.ofSeconds(20)).until(() -> cat.text().equals("hi\n???!\n"));
-    unaryRefused("SendInput", byTag + "\"input\":{\"stdin\":5}}", 500, "internal", "Input byte[] should at least have 2 bytes for base64 bytes");
-    unaryRefused("SendInput", byTag + "\"input\":{\"stdin\":\"***\"}}", 500, "internal", "Illegal base64 character 2a");
+    // text that is neither is refused naming its field, as the other malformed fields are
+    unaryRefused("SendInput", byTag + "\"input\":{\"stdin\":5}}", 400, "invalid_argument", "'input.stdin' must be base64");
+    unaryRefused("SendInput", byTag + "\"input\":{\"stdin\":\"***\"}}", 400, "invalid_argument", "'input.stdin' must be base64");
+    unaryRefused("SendInput", byTag + "\"input\":{\"stdin\":\"aGk=\",\"pty\":\"a b\"}}", 400, "invalid_argument",
+        "'input.pty' must be base64");
 
     Stream connected = follow("Connect", "{\"process\":{\"pid\":\"" + cat.pid + "\"}}");
     assertThat(unary("SendInput", "{\"process\":{\"pid\":" + cat.pid + "},\"input\":{\"stdin\":\"" + b64("again\n") + "\"}}"))

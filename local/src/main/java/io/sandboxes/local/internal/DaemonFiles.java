@@ -1,8 +1,6 @@
 package io.sandboxes.local.internal;
 
 import io.sandboxes.local.internal.common.RpcError;
-import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.sandboxes.e2b.internal.Json;
 import io.sandboxes.local.internal.daemon.DaemonConnection;
 import io.sandboxes.local.internal.daemon.DaemonException;
 import io.sandboxes.local.internal.daemon.EntryInfo;
@@ -13,33 +11,22 @@ final class DaemonFiles {
   private DaemonFiles() {}
 
   /** An entry as envd's {@code EntryInfo} message. */
-  static ObjectNode entry(EntryInfo e) {
-    ObjectNode n = Json.object();
+  static FileEntry entry(EntryInfo e) {
     String path = e.path();
-    n.put("name", path.equals("/") ? "/" : e.name());
     EntryInfo.Type seen = e.type() == EntryInfo.Type.SYMLINK ? e.targetType() : e.type();
-    n.put("type", seen == EntryInfo.Type.FILE ? "FILE_TYPE_FILE"
-        : seen == EntryInfo.Type.DIRECTORY ? "FILE_TYPE_DIRECTORY" : "FILE_TYPE_UNSPECIFIED");
-    n.put("path", path);
-    n.put("size", Long.toString(e.size()));
-    n.put("mode", e.mode() & 0777);
-    n.put("permissions", permissions(e.mode()));
-    n.put("owner", e.owner());
-    n.put("group", e.group());
-    n.put("modifiedTime", e.modified().toString());
+    String type = seen == EntryInfo.Type.FILE ? "FILE_TYPE_FILE" : seen == EntryInfo.Type.DIRECTORY ? FileEntry.DIRECTORY
+        : "FILE_TYPE_UNSPECIFIED";
+    String symlinkTarget = null;
     if (e.symlinkTarget() != null) {
       String t = e.symlinkTarget();
       if (!t.startsWith("/")) { // a broken link's raw text: made absolute beside the link
         int i = path.lastIndexOf('/');
         t = (i <= 0 ? "" : path.substring(0, i)) + "/" + t;
       }
-      n.put("symlinkTarget", java.nio.file.Path.of(t).normalize().toString());
+      symlinkTarget = java.nio.file.Path.of(t).normalize().toString();
     }
-    if (!e.metadata().isEmpty()) {
-      ObjectNode m = n.putObject("metadata");
-      new java.util.TreeMap<>(e.metadata()).forEach(m::put);
-    }
-    return n;
+    return new FileEntry(path.equals("/") ? "/" : e.name(), type, path, Long.toString(e.size()), e.mode() & 0777,
+        permissions(e.mode()), e.owner(), e.group(), e.modified().toString(), symlinkTarget, new java.util.TreeMap<>(e.metadata()));
   }
 
   /** {@code ls -l}'s mode string, with envd's {@code L} for a symlink. */
@@ -107,7 +94,7 @@ final class DaemonFiles {
     try {
       EntryInfo e = conn.stat(path, user);
       if (e.type() == EntryInfo.Type.SYMLINK && e.targetType() == null && e.symlinkTarget() != null) {
-        target = entry(e).path("symlinkTarget").asText();
+        target = entry(e).symlinkTarget();
       }
     } catch (DaemonException e) {
       if (e.kind() != DaemonException.Kind.NOT_FOUND && e.kind() != DaemonException.Kind.NOT_DIRECTORY) {
@@ -124,7 +111,7 @@ final class DaemonFiles {
   }
 
   /** {@code mv -T}: the destination's missing parents are made first. */
-  static ObjectNode move(DaemonConnection conn, String user, String source, String destination) throws RpcError {
+  static FileEntry move(DaemonConnection conn, String user, String source, String destination) throws RpcError {
     try {
       conn.stat(source, user);
     } catch (IOException e) {

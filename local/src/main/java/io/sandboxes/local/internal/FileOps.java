@@ -1,11 +1,7 @@
 package io.sandboxes.local.internal;
 
 import io.sandboxes.local.internal.common.RpcError;
-import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.sandboxes.e2b.internal.Json;
 import io.sandboxes.local.internal.daemon.DaemonException;
-import io.sandboxes.local.internal.daemon.EntryInfo;
 import io.sandboxes.local.internal.daemon.FileRead;
 import java.io.IOException;
 import java.io.InputStream;
@@ -57,7 +53,7 @@ public final class FileOps {
    *
    * @return the written file's entry, as envd's {@code EntryInfo}
    */
-  public ObjectNode write(String user, String path, InputStream content, java.util.Map<String, String> metadata) throws RpcError {
+  public FileEntry write(String user, String path, InputStream content, java.util.Map<String, String> metadata) throws RpcError {
     try {
       return DaemonFiles.entry(sandbox.viaDaemon(d -> DaemonFiles.write(d, user, path, content, metadata), null));
     } catch (IOException e) {
@@ -65,7 +61,7 @@ public final class FileOps {
     }
   }
 
-  public ObjectNode stat(String user, String path) throws RpcError {
+  public FileEntry stat(String user, String path) throws RpcError {
     try {
       return DaemonFiles.entry(sandbox.viaDaemon(d -> d.stat(path, user), null));
     } catch (IOException e) {
@@ -73,19 +69,15 @@ public final class FileOps {
     }
   }
 
-  public ArrayNode list(String user, String path, int depth) throws RpcError {
+  public java.util.List<FileEntry> list(String user, String path, int depth) throws RpcError {
     try {
-      ArrayNode out = Json.array();
-      for (EntryInfo e : sandbox.viaDaemon(d -> d.list(path, user, depth), null)) {
-        out.add(DaemonFiles.entry(e));
-      }
-      return out;
+      return sandbox.viaDaemon(d -> d.list(path, user, depth), null).stream().map(DaemonFiles::entry).toList();
     } catch (IOException e) {
       throw DaemonFiles.error(e, path, "list", user);
     }
   }
 
-  public ObjectNode makeDir(String user, String path) throws RpcError {
+  public FileEntry makeDir(String user, String path) throws RpcError {
     try {
       return DaemonFiles.entry(sandbox.viaDaemon(d -> d.makeDirs(path, user), null));
     } catch (IOException e) {
@@ -93,7 +85,7 @@ public final class FileOps {
     }
   }
 
-  public ObjectNode move(String user, String source, String destination) throws RpcError {
+  public FileEntry move(String user, String source, String destination) throws RpcError {
     try {
       return sandbox.viaDaemon(d -> DaemonFiles.move(d, user, source, destination), null);
     } catch (IOException e) {

@@ -3,8 +3,6 @@ package io.sandboxes.local.internal;
 import io.sandboxes.local.internal.runtime.InstanceLabels;
 import io.sandboxes.local.internal.common.RpcError;
 import io.sandboxes.local.internal.common.StructuredLog;
-import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.sandboxes.e2b.internal.Json;
 import io.sandboxes.local.internal.Registry.ForkOutcome;
 import io.sandboxes.local.internal.runtime.SandboxEngine;
 import java.time.Duration;
@@ -130,11 +128,11 @@ final class Forks {
     } finally {
       ended.run();
     }
-    ObjectNode policy = parent.network();
+    NetworkPolicy policy = parent.network();
     Boolean internet = parent.allowInternetAccess();
     if (policy != null || internet != null) {
       try {
-        networking.setNetwork(fork, policy == null ? Json.object() : policy.deepCopy(), internet);
+        networking.setNetwork(fork, policy == null ? NetworkPolicy.NONE : policy, internet);
       } catch (RpcError | RuntimeException e) {
         lifecycle.kill(fork.id());
         RpcError why = e instanceof RpcError r ? r : new RpcError("internal", String.valueOf(e.getMessage()));

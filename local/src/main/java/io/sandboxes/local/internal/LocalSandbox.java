@@ -155,7 +155,7 @@ public final class LocalSandbox {
     return volumeMounts;
   }
 
-  private volatile com.fasterxml.jackson.databind.node.@Nullable ObjectNode network;
+  private volatile @Nullable NetworkPolicy network;
   private volatile @Nullable Boolean allowInternetAccess;
   private volatile @Nullable String networkAddress;
 
@@ -170,18 +170,14 @@ public final class LocalSandbox {
 
   /** The policy the egress gateway and firewall enforce: nothing, unless something was allowed. */
   public io.sandboxes.local.internal.egress.EgressPolicy egressPolicy() {
-    com.fasterxml.jackson.databind.node.ObjectNode n = network;
-    java.util.List<String> allow = new java.util.ArrayList<>();
-    java.util.List<String> deny = new java.util.ArrayList<>();
-    if (n != null) {
-      n.path("allowOut").forEach(e -> allow.add(e.asText()));
-      n.path("denyOut").forEach(e -> deny.add(e.asText()));
-    }
+    NetworkPolicy n = network;
+    java.util.List<String> allow = n == null || n.allowOut() == null ? java.util.List.of() : n.allowOut();
+    java.util.List<String> deny = n == null || n.denyOut() == null ? java.util.List.of() : n.denyOut();
     return new io.sandboxes.local.internal.egress.EgressPolicy(allow, deny, Boolean.TRUE.equals(allowInternetAccess));
   }
 
   /** The network policy last set (stored and reported; the egress gateway enforces it). */
-  public com.fasterxml.jackson.databind.node.@Nullable ObjectNode network() {
+  public @Nullable NetworkPolicy network() {
     return network;
   }
 
@@ -193,8 +189,8 @@ public final class LocalSandbox {
    * it reveals nothing of the envd token.
    */
   public @Nullable String trafficAccessToken() {
-    com.fasterxml.jackson.databind.node.ObjectNode n = network;
-    if (n == null || !n.has("allowPublicTraffic") || n.get("allowPublicTraffic").asBoolean(true)) {
+    NetworkPolicy n = network;
+    if (n == null || !Boolean.FALSE.equals(n.allowPublicTraffic())) {
       return null;
     }
     try {
@@ -210,7 +206,7 @@ public final class LocalSandbox {
     return allowInternetAccess;
   }
 
-  void network(com.fasterxml.jackson.databind.node.@Nullable ObjectNode network, @Nullable Boolean allowInternetAccess) {
+  void network(@Nullable NetworkPolicy network, @Nullable Boolean allowInternetAccess) {
     this.network = network;
     this.allowInternetAccess = allowInternetAccess;
   }

@@ -52,11 +52,6 @@ public final class Metrics {
     } catch (IOException | RuntimeException e) {
       throw new RpcError("unavailable", "disk use of sandbox " + s.id() + " could not be read: " + e.getMessage());
     }
-    // a root filesystem has a size: none is a reading that could not be made (df in the sandbox
-    // answered nothing), never a disk found empty
-    if (df.size() <= 0 || df.used() < 0) {
-      throw new RpcError("unavailable", "disk use of sandbox " + s.id() + " could not be read: the runtime reported no disk size");
-    }
     long diskUsed = df.used();
     long diskTotal = df.size();
     Instant at = Instant.now();

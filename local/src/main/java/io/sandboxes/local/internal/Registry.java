@@ -325,7 +325,7 @@ public final class Registry implements AutoCloseable {
   }
 
   /** Stores a sandbox's network policy (a full replace) and enforces it at once. */
-  public void setNetwork(LocalSandbox s, com.fasterxml.jackson.databind.node.ObjectNode policy, @Nullable Boolean allowInternetAccess)
+  public void setNetwork(LocalSandbox s, NetworkPolicy policy, @Nullable Boolean allowInternetAccess)
       throws RpcError {
     networking.setNetwork(s, policy, allowInternetAccess);
   }

@@ -136,11 +136,11 @@ final class SandboxNetworking {
   }
 
   /** Stores a sandbox's network policy (a full replace) and enforces it at once. */
-  void setNetwork(LocalSandbox s, com.fasterxml.jackson.databind.node.ObjectNode policy, @Nullable Boolean allowInternetAccess)
+  void setNetwork(LocalSandbox s, NetworkPolicy policy, @Nullable Boolean allowInternetAccess)
       throws RpcError {
     s.transitions.lock(); // a join must not meet a pause, a resume or another join
     try {
-      com.fasterxml.jackson.databind.node.ObjectNode before = s.network();
+      NetworkPolicy before = s.network();
       Boolean beforeInternet = s.allowInternetAccess();
       s.network(policy, allowInternetAccess);
       if (network.isPresent() && !s.paused()) {
@@ -159,7 +159,7 @@ final class SandboxNetworking {
     } finally {
       s.transitions.unlock();
     }
-    s.log("info", "network policy set: " + Json.string(policy)
+    s.log("info", "network policy set: " + Json.string(Json.MAPPER.valueToTree(policy))
         + (allowInternetAccess == null ? "" : ", allow_internet_access=" + allowInternetAccess));
   }
 }

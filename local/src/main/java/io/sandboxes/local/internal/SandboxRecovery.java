@@ -3,7 +3,6 @@ package io.sandboxes.local.internal;
 import io.sandboxes.local.internal.runtime.InstanceLabels;
 import io.sandboxes.local.internal.common.StructuredLog;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sandboxes.e2b.internal.Json;
 import io.sandboxes.local.internal.runtime.DaemonLink;
 import io.sandboxes.local.internal.runtime.Instance;
@@ -225,7 +224,7 @@ final class SandboxRecovery {
       s.processesToTakeBack(); // a stopped container's processes are gone; a running or frozen one's run on
     }
     if (state != null && (state.has("network") || state.has("allowInternetAccess"))) {
-      s.network(state.has("network") ? (ObjectNode) state.get("network") : null,
+      s.network(state.has("network") ? Json.MAPPER.treeToValue(state.get("network"), NetworkPolicy.class) : null,
           state.has("allowInternetAccess") ? state.get("allowInternetAccess").asBoolean() : null);
     }
     if (networking.network().isPresent()) {

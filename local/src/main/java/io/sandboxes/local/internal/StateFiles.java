@@ -55,7 +55,7 @@ final class StateFiles {
         .put("paused", s.paused())
         .put("memoryKept", s.memoryKept());
     if (s.network() != null) {
-      state.set("network", s.network());
+      state.set("network", Json.MAPPER.valueToTree(s.network()));
     }
     if (s.allowInternetAccess() != null) {
       state.put("allowInternetAccess", s.allowInternetAccess());

@@ -10,7 +10,8 @@
  * DaemonFiles}, {@code PortForwards}); plus snapshots ({@link
  * io.sandboxes.local.internal.Templates}) and volumes, with their content read and written
  * without a sandbox through a helper instance per volume ({@code VolumeWorkers},
- * {@code VolumeContent}).
+ * {@code VolumeContent}). A file's entry ({@code FileEntry}) and a sandbox's network policy
+ * ({@code NetworkPolicy}) are records the HTTP layer writes as they are, in E2B's field order.
  *
  * <p>Owns each sandbox's record and its transitions. Everything it asks of the runtime goes
  * through {@code internal.runtime} (the {@link io.sandboxes.local.internal.runtime.SandboxEngine}

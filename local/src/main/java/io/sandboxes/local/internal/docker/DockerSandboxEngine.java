@@ -264,15 +264,22 @@ public final class DockerSandboxEngine implements SandboxEngine {
 
   @Override
   public DiskUsage diskUsage(String instanceId) throws IOException {
-    long used = 0;
-    long size = 0;
     DockerRuntime.Completed df = docker.runAsRoot(instanceId, "df", "-B1", "--output=used,size", "/");
+    // code in the sandbox is root and can replace df: anything but a header and one reading of a
+    // disk with a size is a reading that could not be made, never a disk found empty
     String[] lines = df.stdoutText().strip().split("\n");
-    if (lines.length == 2) {
-      String[] f = lines[1].strip().split("\\s+");
-      used = Long.parseLong(f[0]);
-      size = Long.parseLong(f[1]);
+    String[] f = lines.length == 2 ? lines[1].strip().split("\\s+") : new String[0];
+    try {
+      if (f.length == 2) {
+        long used = Long.parseLong(f[0]);
+        long size = Long.parseLong(f[1]);
+        if (size > 0 && used >= 0) {
+          return new DiskUsage(used, size);
+        }
+      }
+    } catch (NumberFormatException e) {
+      // reported below
     }
-    return new DiskUsage(used, size);
+    throw new IOException("df in the sandbox gave no reading of its disk (exit code " + df.exitCode() + ")");
   }
 }

@@ -1,7 +1,8 @@
 package io.sandboxes.local.internal.http;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sandboxes.e2b.internal.Connect;
 import io.sandboxes.e2b.internal.Json;
 import io.sandboxes.local.internal.LocalSandbox;
@@ -9,6 +10,7 @@ import io.sandboxes.local.internal.common.RpcError;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Base64;
@@ -31,27 +33,49 @@ final class EnvdCalls {
     void call(Exchange ex, LocalSandbox sandbox) throws RpcError, IOException;
   }
 
-  static void rpcError(Exchange ex, RpcError e) {
-    ex.json(Connect.httpStatus(e.code()), Json.object().put("code", e.code()).put("message", e.getMessage()));
+  /** Connect's error: a unary call's answer, and what a stream's end carries. */
+  record ConnectError(String code, String message) {
+    static ConnectError of(RpcError e) {
+      return new ConnectError(e.code(), String.valueOf(e.getMessage()));
+    }
   }
+
+  /** A stream's end message with an error. */
+  record ErrorEnd(ConnectError error) {
+    ErrorEnd(String code, String message) {
+      this(new ConnectError(code, message));
+    }
+  }
+
+  /** An empty message, or an empty part of one: {@code {}}. */
+  @JsonInclude(JsonInclude.Include.NON_NULL) // any Jackson annotation lets a record without fields be written as {}
+  record Nothing() {
+    static final Nothing NOTHING = new Nothing();
+  }
+
+  static void rpcError(Exchange ex, RpcError e) {
+    ex.bytes(Connect.httpStatus(e.code()), "application/json", bytes(ConnectError.of(e)));
+  }
+
+  /** The error of envd's REST routes ({@code /files}, {@code /health}): its HTTP status as its code. */
+  record RestError(int code, String message) {}
 
   static void restError(Exchange ex, int status, String message) {
-    ex.json(status, Json.object().put("code", status).put("message", message));
-  }
-
-  static ObjectNode entry(ObjectNode entry) {
-    ObjectNode out = Json.object();
-    out.set("entry", entry);
-    return out;
-  }
-
-  static void reply(Exchange ex, JsonNode body) {
-    ex.bytes(200, Connect.UNARY_CONTENT_TYPE, Json.bytes(body));
+    ex.bytes(status, "application/json", bytes(new RestError(status, message)));
   }
 
   /** A unary reply written from a record. */
   static void reply(Exchange ex, Object body) {
-    reply(ex, (JsonNode) Json.MAPPER.valueToTree(body));
+    ex.bytes(200, Connect.UNARY_CONTENT_TYPE, bytes(body));
+  }
+
+  /** A record's JSON, as Jackson writes it (absent values left out). */
+  static byte[] bytes(Object body) {
+    try {
+      return Json.MAPPER.writeValueAsBytes(body);
+    } catch (JsonProcessingException e) {
+      throw new UncheckedIOException(e);
+    }
   }
 
   /** The user from {@code Authorization: Basic base64(user:)}, or the sandbox's default user. */
@@ -156,13 +180,17 @@ final class EnvdCalls {
 
   /** Ends a streaming call that has not started with an error, as its only message. */
   static void streamError(Exchange ex, RpcError e) {
-    ObjectNode end = Json.object();
-    end.putObject("error").put("code", e.code()).put("message", e.getMessage());
-    ex.bytes(200, Connect.STREAM_CONTENT_TYPE, Connect.envelope(Connect.FLAG_END_STREAM, Json.bytes(end)));
+    ex.bytes(200, Connect.STREAM_CONTENT_TYPE, Connect.envelope(Connect.FLAG_END_STREAM, bytes(new ErrorEnd(ConnectError.of(e)))));
   }
 
-  static void writeMessage(OutputStream out, JsonNode message) throws IOException {
-    out.write(Connect.envelope(0, Json.bytes(message)));
+  /** Writes one message of a stream, a record, and flushes it. */
+  static void writeMessage(OutputStream out, Object message) throws IOException {
+    out.write(Connect.envelope(0, bytes(message)));
     out.flush();
+  }
+
+  /** Writes a stream's end message, a record. */
+  static void writeEnd(OutputStream out, Object message) throws IOException {
+    out.write(Connect.envelope(Connect.FLAG_END_STREAM, bytes(message)));
   }
 }

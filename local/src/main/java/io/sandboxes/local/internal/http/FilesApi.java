@@ -2,9 +2,8 @@ package io.sandboxes.local.internal.http;
 
 import static io.sandboxes.local.internal.http.EnvdCalls.restError;
 
-import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.sandboxes.e2b.internal.Json;
+import com.fasterxml.jackson.annotation.JsonInclude;
+import io.sandboxes.local.internal.FileEntry;
 import io.sandboxes.local.internal.LocalSandbox;
 import io.sandboxes.local.internal.common.RpcError;
 import java.io.IOException;
@@ -14,8 +13,11 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.Base64;
 import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import org.eclipse.jetty.http.MultiPart;
 import org.jspecify.annotations.Nullable;
@@ -114,7 +116,7 @@ final class FilesApi {
 
   private void writeFiles(Exchange ex, LocalSandbox sandbox, String user, @Nullable String path) throws RpcError, IOException {
     String type = ex.header("Content-Type");
-    ArrayNode written = Json.array();
+    List<Written> written = new ArrayList<>();
     java.util.Map<String, String> metadata;
     try {
       metadata = uploadMetadata(ex.request.getHeaders());
@@ -147,7 +149,7 @@ final class FilesApi {
 
           @Override
           public void write(String target, InputStream content) throws RpcError {
-            ObjectNode entry = writtenEntry(sandbox.files().write(user, target, content, metadata));
+            Written entry = Written.of(sandbox.files().write(user, target, content, metadata));
             synchronized (written) {
               written.add(entry);
             }
@@ -171,27 +173,22 @@ final class FilesApi {
         body = new java.util.zip.GZIPInputStream(body);
       }
       try (InputStream in = body) {
-        written.add(writtenEntry(sandbox.files().write(user, path, in, metadata)));
+        written.add(Written.of(sandbox.files().write(user, path, in, metadata)));
       }
     }
     if (written.isEmpty()) {
       restError(ex, 400, "the upload held no file");
       return;
     }
-    ex.json(200, written);
+    Bodies.json(ex, 200, written);
   }
 
-  /** An upload's answer for one file: envd's {@code path}, {@code name}, {@code type} and its metadata. */
-  private static ObjectNode writtenEntry(ObjectNode entry) {
-    String absolute = entry.path("path").asText();
-    ObjectNode out = Json.object()
-        .put("path", absolute)
-        .put("name", absolute.substring(absolute.lastIndexOf('/') + 1))
-        .put("type", "file");
-    if (entry.has("metadata")) {
-      out.set("metadata", entry.get("metadata"));
+  /** An upload's answer for one file: envd's {@code path}, {@code name}, {@code type} and its metadata (left out when empty). */
+  record Written(String path, String name, String type, @JsonInclude(JsonInclude.Include.NON_EMPTY) Map<String, String> metadata) {
+    static Written of(FileEntry entry) {
+      String absolute = entry.path();
+      return new Written(absolute, absolute.substring(absolute.lastIndexOf('/') + 1), "file", entry.metadata());
     }
-    return out;
   }
 
   private static final String METADATA_HEADER = "x-metadata-";

@@ -1,6 +1,5 @@
 package io.sandboxes.local.internal.http;
 
-import static io.sandboxes.local.internal.http.EnvdCalls.entry;
 import static io.sandboxes.local.internal.http.EnvdCalls.keepalive;
 import static io.sandboxes.local.internal.http.EnvdCalls.reply;
 import static io.sandboxes.local.internal.http.EnvdCalls.requirePath;
@@ -9,15 +8,15 @@ import static io.sandboxes.local.internal.http.EnvdCalls.streamRequest;
 import static io.sandboxes.local.internal.http.EnvdCalls.timeoutHeader;
 import static io.sandboxes.local.internal.http.EnvdCalls.unaryRequest;
 import static io.sandboxes.local.internal.http.EnvdCalls.user;
+import static io.sandboxes.local.internal.http.EnvdCalls.writeEnd;
 import static io.sandboxes.local.internal.http.EnvdCalls.writeMessage;
 
 import static io.sandboxes.local.internal.http.RequestBody.bind;
 
 import com.fasterxml.jackson.databind.annotation.JsonDeserialize;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sandboxes.e2b.internal.Connect;
-import io.sandboxes.e2b.internal.Json;
 import io.sandboxes.local.internal.DirWatch;
+import io.sandboxes.local.internal.FileEntry;
 import io.sandboxes.local.internal.LocalSandbox;
 import io.sandboxes.local.internal.common.RpcError;
 import io.sandboxes.local.internal.http.RequestBody.Refusal;
@@ -63,30 +62,46 @@ final class FilesystemRpcs {
   /** One change in a watched folder. */
   record Event(String name, String type) {}
 
+  /** Stat's, MakeDir's and Move's answer: the entry. */
+  record EntryAnswer(FileEntry entry) {}
+
+  /** ListDir's answer: the entries. */
+  record Entries(List<FileEntry> entries) {}
+
+  /** Remove's and RemoveWatcher's answer. */
+  private static final EnvdCalls.Nothing DONE = EnvdCalls.Nothing.NOTHING;
+
+  /** A message of WatchDir's stream: its start, one change, or a keepalive. */
+  record WatchMessage(EnvdCalls.@Nullable Nothing start, @Nullable Change filesystem, EnvdCalls.@Nullable Nothing keepalive) {
+    static final WatchMessage START = new WatchMessage(EnvdCalls.Nothing.NOTHING, null, null);
+    static final WatchMessage KEEPALIVE = new WatchMessage(null, null, EnvdCalls.Nothing.NOTHING);
+  }
+
+  /** One change streamed by WatchDir, with the entry as it is now when asked for (and still there). */
+  record Change(String name, String type, @Nullable FileEntry entry) {}
+
   static void routes(Map<String, EnvdCalls.Call> t) {
     t.put("/filesystem.Filesystem/Stat", (ex, sandbox) -> {
       PathBody req = bind(unaryRequest(ex), PathBody.class);
-      reply(ex, entry(sandbox.files().stat(user(ex), requirePath(req.path(), "path"))));
+      reply(ex, new EntryAnswer(sandbox.files().stat(user(ex), requirePath(req.path(), "path"))));
     });
     t.put("/filesystem.Filesystem/ListDir", (ex, sandbox) -> {
       ListDirBody req = bind(unaryRequest(ex), ListDirBody.class);
       int depth = req.depth() == null ? 1 : req.depth();
-      ObjectNode out = Json.object();
-      out.set("entries", sandbox.files().list(user(ex), requirePath(req.path(), "path"), Math.max(depth, 1)));
-      reply(ex, out);
+      reply(ex, new Entries(sandbox.files().list(user(ex), requirePath(req.path(), "path"), Math.max(depth, 1))));
     });
     t.put("/filesystem.Filesystem/MakeDir", (ex, sandbox) -> {
       PathBody req = bind(unaryRequest(ex), PathBody.class);
-      reply(ex, entry(sandbox.files().makeDir(user(ex), requirePath(req.path(), "path"))));
+      reply(ex, new EntryAnswer(sandbox.files().makeDir(user(ex), requirePath(req.path(), "path"))));
     });
     t.put("/filesystem.Filesystem/Move", (ex, sandbox) -> {
       MoveBody req = bind(unaryRequest(ex), MoveBody.class);
-      reply(ex, entry(sandbox.files().move(user(ex), requirePath(req.source(), "source"), requirePath(req.destination(), "destination"))));
+      reply(ex, new EntryAnswer(sandbox.files().move(user(ex), requirePath(req.source(), "source"), requirePath(req.destination(), "destination"))));
     });
     t.put("/filesystem.Filesystem/Remove", (ex, sandbox) -> {
       PathBody req = bind(unaryRequest(ex), PathBody.class);
       sandbox.files().remove(user(ex), requirePath(req.path(), "path"));
-      reply(ex, Json.object());
+      reply(ex, DONE);
     });
     t.put("/filesystem.Filesystem/WatchDir", FilesystemRpcs::watchDir);
     t.put("/filesystem.Filesystem/CreateWatcher", (ex, sandbox) -> {
@@ -108,18 +123,18 @@ final class FilesystemRpcs {
       if (watcherId == null || !sandbox.removeWatcher(watcherId)) {
         throw new RpcError("not_found", "watcher " + watcherId + " not found");
       }
-      reply(ex, Json.object());
+      reply(ex, DONE);
     });
   }
 
   /** Checks the watch request and returns the folder's absolute path. */
   private static String watchableDir(LocalSandbox sandbox, String user, WatchBody req) throws RpcError {
     String path = requirePath(req.path(), "path");
-    ObjectNode entry = sandbox.files().stat(user, path);
-    if (!"FILE_TYPE_DIRECTORY".equals(entry.path("type").asText())) {
+    FileEntry entry = sandbox.files().stat(user, path);
+    if (!FileEntry.DIRECTORY.equals(entry.type())) {
       throw new RpcError("invalid_argument", "path '" + path + "' is not a directory");
     }
-    return entry.path("path").asText();
+    return entry.path();
   }
 
   private static void watchDir(Exchange ex, LocalSandbox sandbox) throws RpcError, IOException {
@@ -138,16 +153,12 @@ final class FilesystemRpcs {
     long deadline = timeout.isZero() ? Long.MAX_VALUE : System.nanoTime() + timeout.toNanos();
     OutputStream out = ex.stream(200, Connect.STREAM_CONTENT_TYPE);
     try (watch) {
-      ObjectNode start = Json.object();
-      start.putObject("start");
-      writeMessage(out, start);
+      writeMessage(out, WatchMessage.START);
       long lastSent = System.nanoTime();
       while (true) {
         long now = System.nanoTime();
         if (now >= deadline) {
-          ObjectNode end = Json.object();
-          end.putObject("error").put("code", "deadline_exceeded").put("message", "the watch reached its deadline");
-          out.write(Connect.envelope(Connect.FLAG_END_STREAM, Json.bytes(end)));
+          writeEnd(out, new EnvdCalls.ErrorEnd("deadline_exceeded", "the watch reached its deadline"));
           ex.finish(out);
           return;
         }
@@ -156,30 +167,25 @@ final class FilesystemRpcs {
           return;
         }
         if (watch.ended()) {
-          ObjectNode end = Json.object();
-          end.putObject("error").put("code", "not_found").put("message", "the watched folder " + watch.root() + " went away");
-          out.write(Connect.envelope(Connect.FLAG_END_STREAM, Json.bytes(end)));
+          writeEnd(out, new EnvdCalls.ErrorEnd("not_found", "the watched folder " + watch.root() + " went away"));
           ex.finish(out);
           return;
         }
         long wait = Math.min(Math.min(deadline - now, keepalive.toNanos()), Duration.ofMillis(500).toNanos());
         DirWatch.Change c = watch.next(wait, TimeUnit.NANOSECONDS);
         if (c != null) {
-          ObjectNode msg = Json.object();
-          ObjectNode fs = msg.putObject("filesystem").put("name", c.name()).put("type", c.type());
+          FileEntry entry = null;
           if (includeEntry && !c.type().equals("EVENT_TYPE_REMOVE") && !c.type().equals("EVENT_TYPE_RENAME")) {
             try {
-              fs.set("entry", sandbox.files().stat(user, watch.root() + "/" + c.name()));
+              entry = sandbox.files().stat(user, watch.root() + "/" + c.name());
             } catch (RpcError gone) {
               // the file went away before it could be read: the event stands without its entry
             }
           }
-          writeMessage(out, msg);
+          writeMessage(out, new WatchMessage(null, new Change(c.name(), c.type(), entry), null));
           lastSent = System.nanoTime();
         } else if (System.nanoTime() - lastSent >= keepalive.toNanos()) {
-          ObjectNode ka = Json.object();
-          ka.putObject("keepalive");
-          writeMessage(out, ka);
+          writeMessage(out, WatchMessage.KEEPALIVE);
           lastSent = System.nanoTime();
         }
       }

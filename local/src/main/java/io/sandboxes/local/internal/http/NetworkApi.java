@@ -2,14 +2,14 @@ package io.sandboxes.local.internal.http;
 
 import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.sandboxes.e2b.internal.Json;
 import io.sandboxes.local.internal.LocalSandbox;
+import io.sandboxes.local.internal.NetworkPolicy;
 import io.sandboxes.local.internal.Registry;
 import io.sandboxes.local.internal.common.RpcError;
 import io.sandboxes.local.internal.http.RequestBody.Refusal;
 import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 
@@ -53,13 +53,8 @@ final class NetworkApi {
    */
   private void update(Exchange ex, LocalSandbox s) throws RpcError, IOException {
     PolicyBody body = RequestBody.read(ex, PolicyBody.class);
-    ObjectNode network = parse(body);
     // whether port traffic needs the traffic token is fixed at create, as on E2B: an update keeps it
-    network.remove(ALLOW_PUBLIC_TRAFFIC);
-    ObjectNode before = s.network();
-    if (before != null && before.has(ALLOW_PUBLIC_TRAFFIC)) {
-      network.set(ALLOW_PUBLIC_TRAFFIC, before.get(ALLOW_PUBLIC_TRAFFIC));
-    }
+    NetworkPolicy network = parse(body).withPublicTrafficOf(s.network());
     if (s.paused()) {
       throw new RpcError("already_exists", "sandbox " + s.id() + " is paused; resume it to change its network");
     }
@@ -70,11 +65,11 @@ final class NetworkApi {
   }
 
   /** Says which egress applies to a new sandbox, and why: what it asked for, or which default. */
-  String egressNote(@Nullable ObjectNode network, @Nullable Boolean asked, @Nullable Boolean applied) {
+  String egressNote(@Nullable NetworkPolicy network, @Nullable Boolean asked, @Nullable Boolean applied) {
     if (!registry.egressEnforced()) {
       return "no network at all: this server cannot enforce egress (it needs root on the Docker host, nsenter and iptables)";
     }
-    boolean allowList = network != null && network.has("allowOut") && !network.get("allowOut").isEmpty();
+    boolean allowList = network != null && network.allowsSomething();
     if (asked != null) {
       return asked ? "open (allow_internet_access: true, as asked), less denyOut"
           : allowList ? "only network.allowOut (allow_internet_access: false, as asked)" : "nothing reachable (allow_internet_access: false, as asked)";
@@ -92,12 +87,11 @@ final class NetworkApi {
    * {@code allow_internet_access: true} by default; that one is accepted and reported as what it
    * is here: no network.)
    */
-  void refuseUnenforceable(@Nullable ObjectNode network) throws RpcError {
+  void refuseUnenforceable(@Nullable NetworkPolicy network) throws RpcError {
     if (registry.egressEnforced()) {
       return;
     }
-    boolean allows = network != null && network.has("allowOut") && !network.get("allowOut").isEmpty();
-    if (allows) {
+    if (network != null && network.allowsSomething()) {
       throw new RpcError("unimplemented", "this local runtime cannot enforce an allow-list (egress needs the server to run as root"
           + " on the Docker host, with nsenter and iptables); its sandboxes have no network at all");
     }
@@ -122,23 +116,19 @@ final class NetworkApi {
   }
 
   /** Checks a policy and keeps what it holds: public traffic, the allow and deny lists; refuses rules and a proxy. */
-  static ObjectNode parse(PolicyBody body) throws RpcError {
-    ObjectNode network = Json.object();
+  static NetworkPolicy parse(PolicyBody body) throws RpcError {
     Boolean pub = RequestBody.Later.of(body.allowPublicTraffic());
-    if (pub != null) {
-      network.put(ALLOW_PUBLIC_TRAFFIC, pub);
-    }
-    entries(network, "allowOut", RequestBody.Later.of(body.allowOut()));
-    entries(network, "denyOut", RequestBody.Later.of(body.denyOut()));
+    List<String> allowOut = entries("allowOut", RequestBody.Later.of(body.allowOut()));
+    List<String> denyOut = entries("denyOut", RequestBody.Later.of(body.denyOut()));
     UnservedFields.network(body.maskRequestHost(), body.httpsPorts(), body.rules(), body.egressProxy());
-    return network;
+    return new NetworkPolicy(pub, allowOut, denyOut);
   }
 
-  private static void entries(ObjectNode network, String field, Lenient.@Nullable TextEntries list) throws RpcError {
+  private static @Nullable List<String> entries(String field, Lenient.@Nullable TextEntries list) throws RpcError {
     if (list == null) {
-      return;
+      return null;
     }
-    ArrayNode copy = network.putArray(field);
+    List<String> copy = new ArrayList<>();
     for (String v : list.values()) {
       boolean ok = CIDR.matcher(v).matches() || (field.equals("allowOut") && DOMAIN.matcher(v).matches());
       if (!ok) {
@@ -146,5 +136,6 @@ final class NetworkApi {
       }
       copy.add(v);
     }
+    return copy;
   }
 }

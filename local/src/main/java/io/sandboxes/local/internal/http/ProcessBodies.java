@@ -6,8 +6,10 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.annotation.JsonDeserialize;
 import com.fasterxml.jackson.databind.deser.std.StdDeserializer;
 import io.sandboxes.e2b.internal.Json;
+import io.sandboxes.local.internal.common.RpcError;
 import io.sandboxes.local.internal.http.RequestBody.Refusal;
 import java.io.IOException;
+import java.util.Base64;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -39,6 +41,29 @@ final class ProcessBodies {
         return "";
       }
       return in.pty() != null ? in.pty() : in.stdin() != null ? in.stdin() : "";
+    }
+
+    /** The field {@link #base64()} was read from, as a refusal names it. */
+    String base64Field() {
+      return input != null && input.pty() != null ? "input.pty" : "input.stdin";
+    }
+
+    /**
+     * The input's bytes: its text as base64, else as base64url (Connect's JSON accepts both).
+     *
+     * @throws RpcError {@code invalid_argument} naming the field, for text that is neither
+     */
+    byte[] bytes() throws RpcError {
+      String b64 = base64();
+      try {
+        return Base64.getDecoder().decode(b64);
+      } catch (IllegalArgumentException e) {
+        try {
+          return Base64.getUrlDecoder().decode(b64);
+        } catch (IllegalArgumentException notUrl) {
+          throw new RpcError("invalid_argument", "'" + base64Field() + "' must be base64");
+        }
+      }
     }
   }
 

@@ -7,13 +7,13 @@ import static io.sandboxes.local.internal.http.EnvdCalls.streamRequest;
 import static io.sandboxes.local.internal.http.EnvdCalls.timeoutHeader;
 import static io.sandboxes.local.internal.http.EnvdCalls.unaryRequest;
 import static io.sandboxes.local.internal.http.EnvdCalls.user;
+import static io.sandboxes.local.internal.http.EnvdCalls.writeEnd;
 import static io.sandboxes.local.internal.http.EnvdCalls.writeMessage;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.annotation.JsonDeserialize;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sandboxes.e2b.internal.Connect;
-import io.sandboxes.e2b.internal.Json;
 import io.sandboxes.local.internal.LocalSandbox;
 import io.sandboxes.local.internal.common.RpcError;
 import io.sandboxes.local.internal.SandboxProcess;
@@ -54,6 +54,24 @@ final class ProcessRpcs {
 
   /** The command a process runs. */
   record Config(String cmd, List<String> args, Map<String, String> envs, @Nullable String cwd) {}
+
+  /** A message of Start's and Connect's stream: one event. */
+  record EventMessage(Event event) {
+    static final EventMessage KEEPALIVE = new EventMessage(new Event(null, EnvdCalls.Nothing.NOTHING, null));
+  }
+
+  /** A process's event other than its output (written without a tree, see {@link #writeData}): exactly one part is there. */
+  record Event(@Nullable Started start, EnvdCalls.@Nullable Nothing keepalive, @Nullable Ended end) {}
+
+  /** The process started. */
+  record Started(int pid) {}
+
+  /**
+   * The process ended: its exit code left out when 0, {@code exited} when false, as protobuf's
+   * JSON leaves out a default value.
+   */
+  record Ended(@JsonInclude(JsonInclude.Include.NON_DEFAULT) int exitCode, @JsonInclude(JsonInclude.Include.NON_DEFAULT) boolean exited,
+      String status, @Nullable String error) {}
 
   /**
    * {@code Start}'s request: the process, its tag, a PTY (any value but null asks for one) and
@@ -175,15 +193,11 @@ final class ProcessRpcs {
   private static void follow(Exchange ex, SandboxProcess p, SandboxProcess.Subscriber sub, Duration keepalive) {
     OutputStream out = ex.stream(200, Connect.STREAM_CONTENT_TYPE);
     try {
-      ObjectNode start = Json.object();
-      start.putObject("event").putObject("start").put("pid", p.pid());
-      writeMessage(out, start);
+      writeMessage(out, new EventMessage(new Event(new Started(p.pid()), null, null)));
       while (true) {
         SandboxProcess.Event e = sub.poll(keepalive.toMillis(), TimeUnit.MILLISECONDS);
         if (e == null) {
-          ObjectNode ka = Json.object();
-          ka.putObject("event").putObject("keepalive");
-          writeMessage(out, ka);
+          writeMessage(out, EventMessage.KEEPALIVE);
           continue;
         }
         switch (e) {
@@ -192,20 +206,8 @@ final class ProcessRpcs {
             out.flush();
           }
           case SandboxProcess.End end -> {
-            ObjectNode msg = Json.object();
-            ObjectNode endJson = msg.putObject("event").putObject("end");
-            if (end.exitCode() != 0) {
-              endJson.put("exitCode", end.exitCode());
-            }
-            if (end.exited()) {
-              endJson.put("exited", true);
-            }
-            endJson.put("status", end.status());
-            if (end.error() != null) {
-              endJson.put("error", end.error());
-            }
-            writeMessage(out, msg);
-            out.write(Connect.envelope(Connect.FLAG_END_STREAM, "{}".getBytes(StandardCharsets.UTF_8)));
+            writeMessage(out, new EventMessage(new Event(null, null, new Ended(end.exitCode(), end.exited(), end.status(), end.error()))));
+            writeEnd(out, EnvdCalls.Nothing.NOTHING);
             ex.finish(out);
             return;
           }
@@ -215,9 +217,7 @@ final class ProcessRpcs {
             return;
           }
           case SandboxProcess.Failure f -> {
-            ObjectNode endMsg = Json.object();
-            endMsg.putObject("error").put("code", f.code()).put("message", f.message());
-            out.write(Connect.envelope(Connect.FLAG_END_STREAM, Json.bytes(endMsg)));
+            writeEnd(out, new EnvdCalls.ErrorEnd(f.code(), f.message()));
             ex.finish(out);
             return;
           }
@@ -280,19 +280,13 @@ final class ProcessRpcs {
   private static void sendInput(Exchange ex, LocalSandbox sandbox) throws RpcError, IOException {
     ProcessBodies.SendInputBody req = RequestBody.bind(unaryRequest(ex), ProcessBodies.SendInputBody.class);
     SandboxProcess p = running(sandbox, req.process());
-    String b64 = req.base64();
-    byte[] data;
-    try {
-      data = Base64.getDecoder().decode(b64);
-    } catch (IllegalArgumentException e) {
-      data = Base64.getUrlDecoder().decode(b64);
-    }
+    byte[] data = req.bytes();
     try {
       p.writeInput(data);
     } catch (IOException e) {
       throw new RpcError("failed_precondition", "stdin of process " + p.pid() + " is closed");
     }
-    reply(ex, Json.object());
+    reply(ex, EnvdCalls.Nothing.NOTHING);
   }
 
   private static void sendSignal(Exchange ex, LocalSandbox sandbox) throws RpcError, IOException {
@@ -305,7 +299,7 @@ final class ProcessRpcs {
       default -> throw new RpcError("invalid_argument", "unsupported signal " + sig.written());
     };
     sandbox.signal(p, signal);
-    reply(ex, Json.object());
+    reply(ex, EnvdCalls.Nothing.NOTHING);
   }
 
   private static void closeStdin(Exchange ex, LocalSandbox sandbox) throws RpcError, IOException {
@@ -315,7 +309,7 @@ final class ProcessRpcs {
       throw new RpcError("failed_precondition", "a PTY has no stdin to close; send Ctrl-D (0x04) as input instead");
     }
     p.closeInput();
-    reply(ex, Json.object());
+    reply(ex, EnvdCalls.Nothing.NOTHING);
   }
 
   private static void update(Exchange ex, LocalSandbox sandbox) throws RpcError, IOException {
@@ -330,6 +324,6 @@ final class ProcessRpcs {
       throw new RpcError("invalid_argument", "pty.size needs cols and rows of at least 1");
     }
     sandbox.resize(p, size.cols(), size.rows());
-    reply(ex, Json.object());
+    reply(ex, EnvdCalls.Nothing.NOTHING);
   }
 }

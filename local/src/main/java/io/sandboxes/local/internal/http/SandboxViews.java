@@ -1,8 +1,8 @@
 package io.sandboxes.local.internal.http;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sandboxes.local.internal.LocalSandbox;
+import io.sandboxes.local.internal.NetworkPolicy;
 import io.sandboxes.local.internal.Registry;
 import java.util.List;
 import java.util.Map;
@@ -37,7 +37,7 @@ final class SandboxViews {
   record Detail(String templateID, String sandboxID, String clientID, String alias, String startedAt, String endAt, int cpuCount,
       int memoryMB, int diskSizeMB, String state, String envdVersion, Map<String, String> metadata, List<Mount> volumeMounts,
       String envdAccessToken, @JsonInclude(JsonInclude.Include.ALWAYS) @Nullable String domain,
-      @JsonInclude(JsonInclude.Include.ALWAYS) @Nullable Boolean allowInternetAccess, @Nullable ObjectNode network,
+      @JsonInclude(JsonInclude.Include.ALWAYS) @Nullable Boolean allowInternetAccess, @Nullable NetworkPolicy network,
       Lifecycle lifecycle) {}
 
   static Created created(LocalSandbox s) {

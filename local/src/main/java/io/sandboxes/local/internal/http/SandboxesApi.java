@@ -7,10 +7,10 @@ import static io.sandboxes.local.internal.http.Bodies.seconds;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.databind.annotation.JsonDeserialize;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sandboxes.e2b.internal.Connect;
 import io.sandboxes.e2b.internal.Json;
 import io.sandboxes.local.internal.LocalSandbox;
+import io.sandboxes.local.internal.NetworkPolicy;
 import io.sandboxes.local.internal.Registry;
 import io.sandboxes.local.internal.common.RpcError;
 import io.sandboxes.local.internal.common.StructuredLog;
@@ -125,7 +125,7 @@ final class SandboxesApi {
     }
     List<LocalSandbox.VolumeMount> mounts = volumeMounts(RequestBody.Later.of(body.volumeMounts()));
     NetworkApi.PolicyBody networkBody = body.network();
-    ObjectNode policy = networkBody == null ? null : NetworkApi.parse(networkBody);
+    NetworkPolicy policy = networkBody == null ? null : NetworkApi.parse(networkBody);
     Lenient.Flag asked = body.internet();
     Boolean internet = asked == null ? null : asked.or(false);
     network.refuseUnenforceable(policy);
@@ -145,7 +145,7 @@ final class SandboxesApi {
         new LocalSandbox.Lifecycle(autoPause, autoPauseMemory, autoResume, timeout), mounts);
     Boolean applied = network.applied(internet);
     if (policy != null || applied != null) {
-      registry.setNetwork(s, policy == null ? Json.object() : policy, applied);
+      registry.setNetwork(s, policy == null ? NetworkPolicy.NONE : policy, applied);
     }
     if (defaults.isPresent() && builds != null) {
       try {

@@ -211,7 +211,9 @@ public interface SandboxEngine {
   /**
    * Reads an instance's disk use as its root filesystem shows it ({@code df /} inside it, as root).
    *
-   * @throws IOException when the instance could not be reached
+   * @return the reading: a size above 0, never a disk found empty for one that could not be read
+   * @throws IOException when the instance could not be reached, or gave no reading of a disk with
+   *     a size (code inside it can break what reads it)
    * @throws RuntimeException when the runtime could not run the reading
    */
   DiskUsage diskUsage(String instanceId) throws IOException;

@@ -72,4 +72,28 @@ class WireRecordsTest {
     assertThat(json(new SandboxViews.Listed("base", "i1", "local", "base", "2026-01-01T00:00:00Z", "2026-01-01T00:05:00Z", 2, 1024, 0,
         "running", "0.5.4", envs, List.of()))).contains("\"metadata\":{\"B\":\"1\",\"A\":\"\"}");
   }
+
+  @Test
+  @DisplayName("envd's stream messages: empty parts as {}, an end's exit code and exited left out at their defaults")
+  void envdMessages() {
+    assertThat(json(ProcessRpcs.EventMessage.KEEPALIVE)).isEqualTo("{\"event\":{\"keepalive\":{}}}");
+    assertThat(json(new ProcessRpcs.Ended(0, false, "exit status 0", null))).isEqualTo("{\"status\":\"exit status 0\"}");
+    assertThat(json(new ProcessRpcs.Ended(-1, true, "signal: killed", "e")))
+        .isEqualTo("{\"exitCode\":-1,\"exited\":true,\"status\":\"signal: killed\",\"error\":\"e\"}");
+    assertThat(json(FilesystemRpcs.WatchMessage.START)).isEqualTo("{\"start\":{}}");
+    assertThat(json(new EnvdCalls.ErrorEnd("not_found", "gone"))).isEqualTo("{\"error\":{\"code\":\"not_found\",\"message\":\"gone\"}}");
+  }
+
+  @Test
+  @DisplayName("a file entry: size as text, no symlinkTarget or metadata when there is none, metadata in key order")
+  void fileEntry() {
+    io.sandboxes.local.internal.FileEntry plain = new io.sandboxes.local.internal.FileEntry("f", "FILE_TYPE_FILE", "/f", "5", 420,
+        "-rw-r--r--", "user", "user", "t", null, Map.of());
+    assertThat(json(new FilesystemRpcs.EntryAnswer(plain))).isEqualTo("{\"entry\":{\"name\":\"f\",\"type\":\"FILE_TYPE_FILE\","
+        + "\"path\":\"/f\",\"size\":\"5\",\"mode\":420,\"permissions\":\"-rw-r--r--\",\"owner\":\"user\",\"group\":\"user\","
+        + "\"modifiedTime\":\"t\"}}");
+    assertThat(json(new FilesystemRpcs.Entries(List.of()))).isEqualTo("{\"entries\":[]}");
+    assertThat(json(new FilesApi.Written("/f", "f", "file", new java.util.TreeMap<>(Map.of("b", "2", "a", "1")))))
+        .isEqualTo("{\"path\":\"/f\",\"name\":\"f\",\"type\":\"file\",\"metadata\":{\"a\":\"1\",\"b\":\"2\"}}");
+  }
 }
