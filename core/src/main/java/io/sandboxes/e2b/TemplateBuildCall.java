@@ -86,6 +86,9 @@ final class TemplateBuildCall {
       ArrayNode tags = request.putArray("tags");
       options.tags().forEach(tags::add);
     }
+    if (options.minFreeDiskMb() != null) {
+      request.put("minFreeDiskMb", options.minFreeDiskMb());
+    }
     JsonNode requested = controlPlane.requestTemplateBuild(request);
     String templateId;
     String buildId;
