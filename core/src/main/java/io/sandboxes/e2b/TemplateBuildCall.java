@@ -71,9 +71,11 @@ final class TemplateBuildCall {
   BuildInfo start(Instant deadline) {
     List<TemplateStep> steps = template.steps();
     List<@Nullable Copy> copies = new ArrayList<>();
+    List<CopyGlob> ignore = steps.stream().anyMatch(s -> s.type() == TemplateStep.Type.COPY)
+        ? CopyGlob.ignorePatterns(template.fileIgnorePatterns(), template.contextDir()) : List.of();
     for (TemplateStep s : steps) {
       if (s.type() == TemplateStep.Type.COPY) {
-        List<TemplateFiles.Entry> entries = TemplateFiles.collect(template.contextDir(), s.args().get(0));
+        List<TemplateFiles.Entry> entries = TemplateFiles.collect(template.contextDir(), s.args().get(0), ignore);
         copies.add(new Copy(s, entries, TemplateFiles.hash(s.args().get(0), s.args().get(1), entries)));
       } else {
         copies.add(null);
@@ -85,6 +87,9 @@ final class TemplateBuildCall {
     if (!options.tags().isEmpty()) {
       ArrayNode tags = request.putArray("tags");
       options.tags().forEach(tags::add);
+    }
+    if (options.minFreeDiskMb() != null) {
+      request.put("minFreeDiskMb", options.minFreeDiskMb());
     }
     JsonNode requested = controlPlane.requestTemplateBuild(request);
     String templateId;

@@ -14,10 +14,10 @@ import java.nio.file.attribute.PosixFilePermission;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.stream.Stream;
 import java.util.zip.GZIPOutputStream;
 import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
@@ -52,6 +52,19 @@ final class TemplateFiles {
    *     is reached through a symbolic link that leaves the context
    */
   static List<Entry> collect(Path context, String src) {
+    return collect(context, src, List.of());
+  }
+
+  /**
+   * Finds what a COPY of {@code src} takes, leaving out what an ignore pattern matches (see
+   * {@link CopyGlob}): a path, or a glob pattern whose matches are found without following a
+   * symbolic link.
+   *
+   * @param ignore the build's ignore patterns
+   * @return its entries, sorted by path; a matched folder brings everything under it
+   * @throws IllegalArgumentException as {@link #collect(Path, String)}, and when nothing is left
+   */
+  static List<Entry> collect(Path context, String src, List<CopyGlob> ignore) {
     Path root;
     try {
       root = context.toRealPath();
@@ -61,7 +74,73 @@ final class TemplateFiles {
     if (!Files.isDirectory(root)) {
       throw new IllegalArgumentException("the template's context directory " + context + " is not a folder");
     }
-    Path target = root.resolve(src).normalize();
+    boolean glob = CopyGlob.isGlob(src);
+    // a glob is matched under the folder its literal start names
+    String literal = glob ? literalStart(src) : src;
+    Path target = inside(root, literal, src);
+    TreeMap<String, Entry> found = new TreeMap<>();
+    try {
+      if (glob) {
+        CopyGlob pattern = CopyGlob.of(src);
+        if (Files.isDirectory(target, LinkOption.NOFOLLOW_LINKS)) {
+          try (Stream<Path> walk = Files.walk(target)) {
+            for (Path p : (Iterable<Path>) walk::iterator) {
+              String rel = name(literal, target, p);
+              if (!rel.isEmpty() && pattern.matches(rel) && !CopyGlob.ignored(ignore, rel)) {
+                add(found, p, rel, src, ignore);
+              }
+            }
+          }
+        }
+      } else if (literal.equals(".") || !CopyGlob.ignored(ignore, literal)) {
+        add(found, target, literal.equals(".") ? "" : literal, src, ignore);
+      }
+    } catch (UncheckedIOException e) {
+      throw new IllegalArgumentException("copy source '" + src + "' cannot be read: " + e.getCause(), e.getCause());
+    } catch (IOException e) {
+      throw new IllegalArgumentException("copy source '" + src + "' cannot be read: " + e, e);
+    }
+    List<Entry> out = new ArrayList<>(found.values());
+    if (out.isEmpty() || (out.size() == 1 && out.get(0).relative().isEmpty())) {
+      throw new IllegalArgumentException("copy source '" + src + "' holds no files" + (glob ? " (the pattern matches nothing)" : "")
+          + (ignore.isEmpty() ? "" : " after the ignore patterns"));
+    }
+    return out;
+  }
+
+  /** An entry and, for a folder, everything under it that no ignore pattern drops; links are never followed. */
+  private static void add(TreeMap<String, Entry> found, Path p, String rel, String src, List<CopyGlob> ignore) throws IOException {
+    found.put(rel, entry(p, rel, src));
+    if (Files.isDirectory(p, LinkOption.NOFOLLOW_LINKS)) {
+      try (Stream<Path> walk = Files.walk(p)) {
+        for (Path q : (Iterable<Path>) walk::iterator) {
+          String under = p.relativize(q).toString().replace('\\', '/');
+          String qrel = rel.isEmpty() ? under : under.isEmpty() ? rel : rel + "/" + under;
+          if (!under.isEmpty() && !CopyGlob.ignored(ignore, qrel)) {
+            found.put(qrel, entry(q, qrel, src));
+          }
+        }
+      }
+    }
+  }
+
+  /** The segments of a glob before its first pattern segment, or {@code .}. */
+  private static String literalStart(String glob) {
+    List<String> lit = new ArrayList<>();
+    for (String seg : glob.split("/")) {
+      if (CopyGlob.isGlob(seg)) {
+        break;
+      }
+      if (!seg.isEmpty() && !seg.equals(".")) {
+        lit.add(seg);
+      }
+    }
+    return lit.isEmpty() ? "." : String.join("/", lit);
+  }
+
+  /** The path of {@code rel} in the context, the folders on the way to it followed only while they stay inside it. */
+  private static Path inside(Path root, String rel, String src) {
+    Path target = root.resolve(rel).normalize();
     if (!target.startsWith(root)) {
       throw new IllegalArgumentException("copy source '" + src + "' leaves the context directory " + root);
     }
@@ -82,28 +161,7 @@ final class TemplateFiles {
     if (!Files.exists(target, LinkOption.NOFOLLOW_LINKS)) {
       throw new IllegalArgumentException("copy source '" + src + "' not found in the context directory " + root);
     }
-    List<Entry> out = new ArrayList<>();
-    try {
-      if (Files.isDirectory(target, LinkOption.NOFOLLOW_LINKS)) {
-        // Files.walk follows no link: a linked folder is one link entry, never descended
-        try (Stream<Path> walk = Files.walk(target)) {
-          for (Path p : (Iterable<Path>) walk.sorted(Comparator.comparing(Path::toString))::iterator) {
-            // a COPY of the whole context hashes the context itself as "" (as E2B's SDK does); its tar names no root
-            out.add(entry(p, name(src, target, p), src));
-          }
-        }
-      } else {
-        out.add(entry(target, src, src));
-      }
-    } catch (UncheckedIOException e) {
-      throw new IllegalArgumentException("copy source '" + src + "' cannot be read: " + e.getCause(), e.getCause());
-    } catch (IOException e) {
-      throw new IllegalArgumentException("copy source '" + src + "' cannot be read: " + e, e);
-    }
-    if (out.isEmpty() || (out.size() == 1 && out.get(0).relative().isEmpty())) {
-      throw new IllegalArgumentException("copy source '" + src + "' holds no files");
-    }
-    return out;
+    return target;
   }
 
   /** An entry's name in the archive: the source as it was written, then the path under it. */

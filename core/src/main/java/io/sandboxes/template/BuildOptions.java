@@ -18,10 +18,13 @@ import org.jspecify.annotations.Nullable;
  * @param pollInterval how often the build's status is read, positive
  * @param onLog called with each log entry as it is read (in order, on the building thread), or
  *     {@code null}
+ * @param minFreeDiskMb the free space, in MiB, the template's file system should have after its
+ *     steps (E2B's {@code minFreeDiskMb}, sent in the build's request), or {@code null} for the
+ *     server's default; 0 asks for no growth
  * @since 0.1
  */
 public record BuildOptions(int cpuCount, int memoryMB, List<String> tags, boolean skipCache, Duration timeout,
-    Duration pollInterval, @Nullable Consumer<BuildLogEntry> onLog) {
+    Duration pollInterval, @Nullable Consumer<BuildLogEntry> onLog, @Nullable Integer minFreeDiskMb) {
 
   /** The default build timeout: an hour, the local runtime's own limit. */
   public static final Duration DEFAULT_TIMEOUT = Duration.ofHours(1);
@@ -44,6 +47,25 @@ public record BuildOptions(int cpuCount, int memoryMB, List<String> tags, boolea
     }
     requirePositive(timeout, "timeout");
     requirePositive(pollInterval, "pollInterval");
+    if (minFreeDiskMb != null && minFreeDiskMb < 0) {
+      throw new IllegalArgumentException("minFreeDiskMb must not be negative, got " + minFreeDiskMb);
+    }
+  }
+
+  /**
+   * Options without a free-disk request, as before {@code minFreeDiskMb} existed.
+   *
+   * @param cpuCount virtual CPUs, from 1
+   * @param memoryMB memory in MiB, from 128
+   * @param tags tags for this build
+   * @param skipCache true to rebuild every step
+   * @param timeout how long the build may take
+   * @param pollInterval how often the build's status is read
+   * @param onLog called with each log entry, or {@code null}
+   */
+  public BuildOptions(int cpuCount, int memoryMB, List<String> tags, boolean skipCache, Duration timeout, Duration pollInterval,
+      @Nullable Consumer<BuildLogEntry> onLog) {
+    this(cpuCount, memoryMB, tags, skipCache, timeout, pollInterval, onLog, null);
   }
 
   private static void requirePositive(Duration d, String name) {
@@ -60,7 +82,7 @@ public record BuildOptions(int cpuCount, int memoryMB, List<String> tags, boolea
    *     200 ms, no log callback
    */
   public static BuildOptions defaults() {
-    return new BuildOptions(2, 1024, List.of(), false, DEFAULT_TIMEOUT, DEFAULT_POLL_INTERVAL, null);
+    return new BuildOptions(2, 1024, List.of(), false, DEFAULT_TIMEOUT, DEFAULT_POLL_INTERVAL, null, null);
   }
 
   /**
@@ -70,7 +92,7 @@ public record BuildOptions(int cpuCount, int memoryMB, List<String> tags, boolea
    * @return a copy with it
    */
   public BuildOptions withCpuCount(int cpuCount) {
-    return new BuildOptions(cpuCount, memoryMB, tags, skipCache, timeout, pollInterval, onLog);
+    return new BuildOptions(cpuCount, memoryMB, tags, skipCache, timeout, pollInterval, onLog, minFreeDiskMb);
   }
 
   /**
@@ -80,7 +102,7 @@ public record BuildOptions(int cpuCount, int memoryMB, List<String> tags, boolea
    * @return a copy with it
    */
   public BuildOptions withMemoryMB(int memoryMB) {
-    return new BuildOptions(cpuCount, memoryMB, tags, skipCache, timeout, pollInterval, onLog);
+    return new BuildOptions(cpuCount, memoryMB, tags, skipCache, timeout, pollInterval, onLog, minFreeDiskMb);
   }
 
   /**
@@ -90,7 +112,7 @@ public record BuildOptions(int cpuCount, int memoryMB, List<String> tags, boolea
    * @return a copy with them
    */
   public BuildOptions withTags(List<String> tags) {
-    return new BuildOptions(cpuCount, memoryMB, tags, skipCache, timeout, pollInterval, onLog);
+    return new BuildOptions(cpuCount, memoryMB, tags, skipCache, timeout, pollInterval, onLog, minFreeDiskMb);
   }
 
   /**
@@ -99,7 +121,7 @@ public record BuildOptions(int cpuCount, int memoryMB, List<String> tags, boolea
    * @return a copy that skips the cache
    */
   public BuildOptions withSkipCache() {
-    return new BuildOptions(cpuCount, memoryMB, tags, true, timeout, pollInterval, onLog);
+    return new BuildOptions(cpuCount, memoryMB, tags, true, timeout, pollInterval, onLog, minFreeDiskMb);
   }
 
   /**
@@ -109,7 +131,7 @@ public record BuildOptions(int cpuCount, int memoryMB, List<String> tags, boolea
    * @return a copy with it
    */
   public BuildOptions withTimeout(Duration timeout) {
-    return new BuildOptions(cpuCount, memoryMB, tags, skipCache, timeout, pollInterval, onLog);
+    return new BuildOptions(cpuCount, memoryMB, tags, skipCache, timeout, pollInterval, onLog, minFreeDiskMb);
   }
 
   /**
@@ -119,7 +141,7 @@ public record BuildOptions(int cpuCount, int memoryMB, List<String> tags, boolea
    * @return a copy with it
    */
   public BuildOptions withPollInterval(Duration pollInterval) {
-    return new BuildOptions(cpuCount, memoryMB, tags, skipCache, timeout, pollInterval, onLog);
+    return new BuildOptions(cpuCount, memoryMB, tags, skipCache, timeout, pollInterval, onLog, minFreeDiskMb);
   }
 
   /**
@@ -129,6 +151,20 @@ public record BuildOptions(int cpuCount, int memoryMB, List<String> tags, boolea
    * @return a copy with it
    */
   public BuildOptions onLog(Consumer<BuildLogEntry> onLog) {
-    return new BuildOptions(cpuCount, memoryMB, tags, skipCache, timeout, pollInterval, Objects.requireNonNull(onLog, "onLog"));
+    return new BuildOptions(cpuCount, memoryMB, tags, skipCache, timeout, pollInterval, Objects.requireNonNull(onLog, "onLog"),
+        minFreeDiskMb);
+  }
+
+  /**
+   * Asks for at least this much free space on the template's file system after its steps, as
+   * E2B's {@code minFreeDiskMb}: sent in the build's request. E2B grows the file system on a best
+   * effort and never shrinks it; the local server serves it up to the disk each sandbox has and
+   * refuses the build with a 400 past it.
+   *
+   * @param minFreeDiskMb MiB, from 0 (0 asks for no growth)
+   * @return a copy with it
+   */
+  public BuildOptions withMinFreeDiskMb(int minFreeDiskMb) {
+    return new BuildOptions(cpuCount, memoryMB, tags, skipCache, timeout, pollInterval, onLog, minFreeDiskMb);
   }
 }

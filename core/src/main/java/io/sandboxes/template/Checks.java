@@ -58,15 +58,55 @@ final class Checks {
       throw new IllegalArgumentException("copy source '" + src + "' is an absolute path: it must be relative to the context"
           + " directory and inside it");
     }
-    if (src.matches(".*[*?\\[].*")) {
-      throw new IllegalArgumentException("copy source '" + src + "' is a glob pattern: name a file or a folder");
-    }
     Path normalized = Path.of(src).normalize();
     String n = normalized.toString();
     if (n.equals("..") || n.startsWith("../")) {
       throw new IllegalArgumentException("copy source '" + src + "' leaves the context directory: it must stay inside it");
     }
     return n.isEmpty() ? "." : n;
+  }
+
+  /** Ignore patterns: each relative to the context, not blank, not negated, without NUL. */
+  static List<String> ignorePatterns(List<String> patterns) {
+    List<String> out = List.copyOf(Objects.requireNonNull(patterns, "patterns"));
+    for (String p : out) {
+      requireText(p, "an ignore pattern");
+      if (p.indexOf('\0') >= 0 || p.startsWith("/") || p.startsWith("!")) {
+        throw new IllegalArgumentException("ignore pattern '" + p + "' must be relative to the context directory and not negated");
+      }
+    }
+    return out;
+  }
+
+  /** A COPY step's arguments, E2B's {@code [src, dest, user, mode]}. */
+  static List<String> copyArgs(String src, String dest, CopyOptions options) {
+    String rel = relativeSource(src);
+    requireText(dest, "dest");
+    if (dest.indexOf('\0') >= 0) {
+      throw new IllegalArgumentException("dest must not hold a NUL character");
+    }
+    String mode = options.mode() == null ? "" : String.format("%04o", options.mode());
+    return List.of(rel, dest, options.user() == null ? "" : options.user(), mode);
+  }
+
+  /** One copy item per source, all to {@code dest} with the same options. */
+  static List<CopyItem> copyItems(List<String> sources, String dest, CopyOptions options) {
+    return nonEmpty(sources, "source").stream().map(src -> new CopyItem(src, dest, options)).toList();
+  }
+
+  static <T> List<T> nonEmpty(List<T> list, String what) {
+    Objects.requireNonNull(list, what + "s");
+    if (list.isEmpty()) {
+      throw new IllegalArgumentException("name at least one " + what);
+    }
+    list.forEach(item -> Objects.requireNonNull(item, what));
+    return list;
+  }
+
+  static java.util.Map<String, String> oneEnv(String name, String value) {
+    java.util.Map<String, String> one = new java.util.LinkedHashMap<>();
+    one.put(Objects.requireNonNull(name, "name"), Objects.requireNonNull(value, "value"));
+    return one;
   }
 
   static String requireText(String value, String name) {

@@ -33,6 +33,16 @@ final class DockerfileSteps {
   /** A CMD or ENTRYPOINT: its command as one shell line, and whether it was the exec (JSON) form. */
   private record Command(String shell, boolean exec) {}
 
+  /** Parses a Dockerfile file, its folder the context directory. */
+  static Template parse(Path dockerfile) {
+    Path file = dockerfile.toAbsolutePath().normalize();
+    try {
+      return parse(java.nio.file.Files.readString(file), file.getParent());
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException("read " + dockerfile, e);
+    }
+  }
+
   static Template parse(String text, Path contextDir) {
     List<Instruction> instructions = instructions(text);
     Instruction from = null;

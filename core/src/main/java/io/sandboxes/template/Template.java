@@ -2,12 +2,10 @@ package io.sandboxes.template;
 
 import static io.sandboxes.template.Checks.joined;
 import static io.sandboxes.template.Checks.packageList;
-import static io.sandboxes.template.Checks.relativeSource;
 import static io.sandboxes.template.Checks.requireText;
 import static io.sandboxes.template.Checks.requireUser;
 
 import java.nio.file.Path;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -43,25 +41,10 @@ public final class Template {
   /** The image E2B's SDK starts from by default; the local runtime reads it as its base template. */
   public static final String E2B_BASE_IMAGE = "e2bdev/base";
 
-  private final @Nullable String fromImage;
-  private final @Nullable String fromTemplate;
-  private final Path contextDir;
-  private final List<TemplateStep> steps;
-  private final @Nullable String startCmd;
-  private final @Nullable String readyCmd;
-  private final boolean skipCacheFromHere;
-  private final @Nullable RegistryCredentials registry;
+  private final TemplateParts p;
 
-  private Template(@Nullable String fromImage, @Nullable String fromTemplate, Path contextDir, List<TemplateStep> steps,
-      @Nullable String startCmd, @Nullable String readyCmd, boolean skipCacheFromHere, @Nullable RegistryCredentials registry) {
-    this.registry = registry;
-    this.fromImage = fromImage;
-    this.fromTemplate = fromTemplate;
-    this.contextDir = contextDir;
-    this.steps = List.copyOf(steps);
-    this.startCmd = startCmd;
-    this.readyCmd = readyCmd;
-    this.skipCacheFromHere = skipCacheFromHere;
+  private Template(TemplateParts parts) {
+    this.p = parts;
   }
 
   /**
@@ -72,7 +55,7 @@ public final class Template {
    * @return a template with no steps yet, its context directory the working directory
    */
   public static Template fromTemplate(String template) {
-    return new Template(null, requireText(template, "template"), Path.of("").toAbsolutePath().normalize(), List.of(), null, null, false, null);
+    return new Template(TemplateParts.base(null, requireText(template, "template"), null));
   }
 
   /**
@@ -83,7 +66,7 @@ public final class Template {
    * @return a template with no steps yet, its context directory the working directory
    */
   public static Template fromImage(String image) {
-    return new Template(requireText(image, "image"), null, Path.of("").toAbsolutePath().normalize(), List.of(), null, null, false, null);
+    return new Template(TemplateParts.base(requireText(image, "image"), null, null));
   }
 
   /**
@@ -108,7 +91,7 @@ public final class Template {
    */
   public static Template fromImage(String image, RegistryCredentials credentials) {
     Objects.requireNonNull(credentials, "credentials");
-    return new Template(requireText(image, "image"), null, Path.of("").toAbsolutePath().normalize(), List.of(), null, null, false, credentials);
+    return new Template(TemplateParts.base(requireText(image, "image"), null, credentials));
   }
 
   /**
@@ -141,20 +124,12 @@ public final class Template {
    * @see #fromDockerfile(String)
    */
   public static Template fromDockerfile(Path dockerfile) {
-    Path file = Objects.requireNonNull(dockerfile, "dockerfile").toAbsolutePath().normalize();
-    try {
-      return DockerfileSteps.parse(java.nio.file.Files.readString(file), file.getParent());
-    } catch (java.io.IOException e) {
-      throw new java.io.UncheckedIOException("read " + dockerfile, e);
-    }
-  }
-
-  private Template with(List<TemplateStep> newSteps) {
-    return new Template(fromImage, fromTemplate, contextDir, newSteps, startCmd, readyCmd, skipCacheFromHere, registry);
+    return DockerfileSteps.parse(Objects.requireNonNull(dockerfile, "dockerfile"));
   }
 
   private Template plus(TemplateStep.Type type, List<String> args, boolean forceUpload) {
-    return with(Checks.append(steps, new TemplateStep(type, args, skipCacheFromHere || forceUpload, forceUpload)));
+    return new Template(p.withSteps(Checks.append(p.steps(), new TemplateStep(type, args, p.skipCacheFromHere() || forceUpload,
+        forceUpload))));
   }
 
   /**
@@ -164,7 +139,31 @@ public final class Template {
    * @return a copy with it
    */
   public Template withContextDir(Path dir) {
-    return new Template(fromImage, fromTemplate, Objects.requireNonNull(dir, "dir").toAbsolutePath().normalize(), steps, startCmd, readyCmd, skipCacheFromHere, registry);
+    return new Template(p.withContextDir(Objects.requireNonNull(dir, "dir").toAbsolutePath().normalize()));
+  }
+
+  /**
+   * Leaves files out of every COPY, as E2B's {@code Template({fileIgnorePatterns})}: a file or
+   * folder under the context directory whose path (relative to it, {@code /}-separated) matches a
+   * pattern is neither hashed nor sent. The patterns are globs as in {@link #copy(String, String)}:
+   * {@code node_modules} drops that folder's own entry only, {@code node_modules/**} all of it. As
+   * with E2B, the context's {@code .dockerignore} lines are added at build time ({@code !} refused).
+   *
+   * @param patterns the patterns, replacing any set before; relative, none blank nor negated
+   * @return a copy with them
+   */
+  public Template withFileIgnorePatterns(List<String> patterns) {
+    return new Template(p.withIgnorePatterns(Checks.ignorePatterns(patterns)));
+  }
+
+  /**
+   * Returns the patterns of files left out of every COPY (the context's {@code .dockerignore} not
+   * included).
+   *
+   * @return an unmodifiable list, empty when none were set
+   */
+  public List<String> fileIgnorePatterns() {
+    return p.ignorePatterns();
   }
 
   /**
@@ -255,13 +254,15 @@ public final class Template {
   /**
    * Copies a file or a whole folder from the context directory into the image, owned by the user
    * in effect. A folder's contents land in {@code dest}; a file lands at {@code dest}, or inside
-   * it when {@code dest} ends in {@code /}.
+   * it when {@code dest} ends in {@code /}. As with E2B, {@code src} may be a glob pattern such as
+   * {@code src/*.txt} or {@code **}{@code /*.py}: its matches, found without following a symbolic
+   * link, are sent by their paths in the context, and the server places them under {@code dest}
+   * from the folder before the pattern on. Files matching {@link #withFileIgnorePatterns} are left out.
    *
-   * @param src a path relative to the context directory, inside it
+   * @param src a path or glob pattern relative to the context directory, inside it
    * @param dest where it goes in the image; a relative path is taken from the workdir in effect
    * @return a template with the COPY step added
-   * @throws IllegalArgumentException when {@code src} is absolute, leaves the context directory,
-   *     or is a glob pattern
+   * @throws IllegalArgumentException when {@code src} is absolute or leaves the context directory
    */
   public Template copy(String src, String dest) {
     return copy(src, dest, CopyOptions.defaults());
@@ -274,19 +275,24 @@ public final class Template {
    * @param dest where it goes in the image
    * @param options owner, mode and upload
    * @return a template with the COPY step added
-   * @throws IllegalArgumentException when {@code src} is absolute, leaves the context directory,
-   *     or is a glob pattern
+   * @throws IllegalArgumentException when {@code src} is absolute or leaves the context directory
    * @see #copy(String, String)
    */
   public Template copy(String src, String dest, CopyOptions options) {
-    Objects.requireNonNull(options, "options");
-    String rel = relativeSource(src);
-    requireText(dest, "dest");
-    if (dest.indexOf('\0') >= 0) {
-      throw new IllegalArgumentException("dest must not hold a NUL character");
-    }
-    String mode = options.mode() == null ? "" : String.format("%04o", options.mode());
-    return plus(TemplateStep.Type.COPY, List.of(rel, dest, options.user() == null ? "" : options.user(), mode), options.forceUpload());
+    return plus(TemplateStep.Type.COPY, Checks.copyArgs(src, dest, Objects.requireNonNull(options, "options")), options.forceUpload());
+  }
+
+  /**
+   * Copies several sources to one destination, one COPY step each, as E2B's {@code copy} with an
+   * array of sources.
+   *
+   * @param sources paths or glob patterns, each checked as {@link #copy(String, String)} checks it
+   * @param dest where they go in the image; end it in {@code /} for files to land inside it
+   * @param options owner, mode and upload, the same for each
+   * @return a template with the COPY steps added
+   */
+  public Template copy(List<String> sources, String dest, CopyOptions options) {
+    return copyItems(Checks.copyItems(sources, dest, options));
   }
 
   /**
@@ -296,12 +302,8 @@ public final class Template {
    * @return a template with the COPY steps added
    */
   public Template copyItems(List<CopyItem> items) {
-    Objects.requireNonNull(items, "items");
-    if (items.isEmpty()) {
-      throw new IllegalArgumentException("name at least one item");
-    }
     Template t = this;
-    for (CopyItem item : items) {
+    for (CopyItem item : Checks.nonEmpty(items, "item")) {
       t = t.copy(Objects.requireNonNull(item, "item").src(), item.dest(), item.options());
     }
     return t;
@@ -448,9 +450,7 @@ public final class Template {
    * @return a template with the ENV step added
    */
   public Template setEnv(String name, String value) {
-    Map<String, String> one = new LinkedHashMap<>();
-    one.put(Objects.requireNonNull(name, "name"), Objects.requireNonNull(value, "value"));
-    return setEnvs(one);
+    return setEnvs(Checks.oneEnv(name, value));
   }
 
   /**
@@ -483,8 +483,7 @@ public final class Template {
    * @return a copy with both
    */
   public Template setStartCmd(String startCmd, String readyCmd) {
-    return new Template(fromImage, fromTemplate, contextDir, steps, requireText(startCmd, "startCmd"), requireText(readyCmd, "readyCmd"),
-        skipCacheFromHere, registry);
+    return new Template(p.withCommands(requireText(startCmd, "startCmd"), requireText(readyCmd, "readyCmd")));
   }
 
   /**
@@ -494,7 +493,7 @@ public final class Template {
    * @return a copy with it
    */
   public Template setReadyCmd(String readyCmd) {
-    return new Template(fromImage, fromTemplate, contextDir, steps, startCmd, requireText(readyCmd, "readyCmd"), skipCacheFromHere, registry);
+    return new Template(p.withCommands(p.startCmd(), requireText(readyCmd, "readyCmd")));
   }
 
   /**
@@ -526,7 +525,7 @@ public final class Template {
    * @return a copy whose next steps are forced
    */
   public Template skipCache() {
-    return new Template(fromImage, fromTemplate, contextDir, steps, startCmd, readyCmd, true, registry);
+    return new Template(p.skippingCache());
   }
 
   /**
@@ -535,7 +534,7 @@ public final class Template {
    * @return the image, or {@code null} when it starts from a template
    */
   public @Nullable String fromImage() {
-    return fromImage;
+    return p.fromImage();
   }
 
   /**
@@ -544,7 +543,7 @@ public final class Template {
    * @return the template, or {@code null} when it starts from an image
    */
   public @Nullable String fromTemplate() {
-    return fromTemplate;
+    return p.fromTemplate();
   }
 
   /**
@@ -553,7 +552,7 @@ public final class Template {
    * @return them, or {@code null} when the base needs none
    */
   public @Nullable RegistryCredentials registryCredentials() {
-    return registry;
+    return p.registry();
   }
 
   /**
@@ -562,7 +561,7 @@ public final class Template {
    * @return an absolute, normalized path
    */
   public Path contextDir() {
-    return contextDir;
+    return p.contextDir();
   }
 
   /**
@@ -571,7 +570,7 @@ public final class Template {
    * @return an unmodifiable list; step {@code n} of the build's log is element {@code n - 1}
    */
   public List<TemplateStep> steps() {
-    return steps;
+    return p.steps();
   }
 
   /**
@@ -580,7 +579,7 @@ public final class Template {
    * @return the command, or {@code null} when none was set
    */
   public @Nullable String startCmd() {
-    return startCmd;
+    return p.startCmd();
   }
 
   /**
@@ -589,11 +588,12 @@ public final class Template {
    * @return the command, or {@code null} when none was set
    */
   public @Nullable String readyCmd() {
-    return readyCmd;
+    return p.readyCmd();
   }
 
   @Override
   public String toString() {
-    return "Template[from " + (fromImage != null ? "image " + fromImage : "template " + fromTemplate) + ", " + steps.size() + " steps]";
+    return "Template[from " + (p.fromImage() != null ? "image " + p.fromImage() : "template " + p.fromTemplate()) + ", " + p.steps().size()
+        + " steps]";
   }
 }

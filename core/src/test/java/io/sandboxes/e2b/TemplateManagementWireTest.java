@@ -9,6 +9,7 @@ import io.sandboxes.SandboxException;
 import io.sandboxes.e2b.ScriptedServer.Answer;
 import io.sandboxes.e2b.internal.Json;
 import io.sandboxes.template.BuildInfo;
+import io.sandboxes.template.BuildOptions;
 import io.sandboxes.template.BuildStatus;
 import io.sandboxes.template.RegistryCredentials;
 import io.sandboxes.template.Template;
@@ -93,6 +94,25 @@ class TemplateManagementWireTest {
 
     templates.buildInBackground(Template.fromTemplate("base"), "plain");
     assertThat(bodies.get("POST /v2/templates/tpl1/builds/b1").has("fromImageRegistry")).as("no credentials, no field").isFalse();
+  }
+
+  @Test
+  @DisplayName("minFreeDiskMb goes in the build's request (POST /v3/templates) as E2B's SDK sends it, and not at all when unset")
+  void minFreeDiskOnTheWire() {
+    E2BTemplates templates = provider.api().templates();
+    templates.buildInBackground(Template.fromTemplate("base"), "roomy", BuildOptions.defaults().withMinFreeDiskMb(2048));
+    JsonNode request = bodies.get("POST /v3/templates");
+    assertThat(request.path("minFreeDiskMb").isInt()).as("%s", request).isTrue();
+    assertThat(request.path("minFreeDiskMb").asInt()).isEqualTo(2048);
+    assertThat(bodies.get("POST /v2/templates/tpl1/builds/b1").has("minFreeDiskMb")).as("not in the start request").isFalse();
+
+    templates.buildInBackground(Template.fromTemplate("base"), "no-growth", BuildOptions.defaults().withMinFreeDiskMb(0));
+    assertThat(bodies.get("POST /v3/templates").path("minFreeDiskMb").asInt(-1)).as("0 is sent: it asks for no growth").isEqualTo(0);
+
+    templates.buildInBackground(Template.fromTemplate("base"), "plain");
+    assertThat(bodies.get("POST /v3/templates").has("minFreeDiskMb")).as("unset, not sent: the server's default").isFalse();
+    assertThatThrownBy(() -> BuildOptions.defaults().withMinFreeDiskMb(-1)).isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("minFreeDiskMb");
   }
 
   @Test

@@ -82,6 +82,27 @@ class TemplateStepsTest {
   }
 
   @Test
+  @DisplayName("copy of several sources adds one COPY each with the same destination and options; ignore patterns are kept, checked")
+  void copySeveralSourcesAndIgnorePatterns() {
+    Template t = Template.fromTemplate("base").copy(List.of("a.txt", "src/*.py"), "/x/", CopyOptions.defaults().withUser("root"));
+    assertThat(t.steps()).containsExactly(
+        new TemplateStep(TemplateStep.Type.COPY, List.of("a.txt", "/x/", "root", ""), false, false),
+        new TemplateStep(TemplateStep.Type.COPY, List.of("src/*.py", "/x/", "root", ""), false, false));
+    assertThatThrownBy(() -> Template.fromTemplate("base").copy(List.of("ok", "../out"), "/x", CopyOptions.defaults()))
+        .hasMessageContaining("leaves the context directory");
+    assertThatThrownBy(() -> Template.fromTemplate("base").copy(List.of(), "/x", CopyOptions.defaults()))
+        .hasMessageContaining("at least one source");
+
+    Template ignoring = Template.fromTemplate("base").withFileIgnorePatterns(List.of("**/*.log", "node_modules/**"));
+    assertThat(ignoring.fileIgnorePatterns()).containsExactly("**/*.log", "node_modules/**");
+    assertThat(ignoring.copy("app", "/app").fileIgnorePatterns()).as("kept by the next steps").containsExactly("**/*.log", "node_modules/**");
+    assertThat(Template.fromTemplate("base").fileIgnorePatterns()).isEmpty();
+    assertThatThrownBy(() -> ignoring.withFileIgnorePatterns(List.of("/etc/**"))).hasMessageContaining("relative");
+    assertThatThrownBy(() -> ignoring.withFileIgnorePatterns(List.of("!keep.txt"))).hasMessageContaining("not negated");
+    assertThatThrownBy(() -> ignoring.withFileIgnorePatterns(List.of(" "))).hasMessageContaining("must not be blank");
+  }
+
+  @Test
   @DisplayName("the ReadyCmd helpers: E2B's checks, a port check that works without ss, exact status match, quoted names")
   void readyCommands() {
     String port = ReadyCmd.waitForPort(8000).command();

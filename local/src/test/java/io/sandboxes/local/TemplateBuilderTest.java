@@ -35,8 +35,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The Java SDK's template builder against the real local server and real Docker builds: log
- * streaming, COPY of a folder, modes and owners, the cache on a rebuild, a failing step as a typed
- * exception, a COPY source outside the context refused before any request, a sandbox from the
+ * streaming, COPY of a folder, modes and owners, ignored files and globs, the cache on a rebuild, a
+ * failing step as a typed exception, a COPY source outside the context refused before any request, a sandbox from the
  * alias, and a delete refused while that sandbox lives.
  */
 @ExtendWith(SharedServer.class)
@@ -136,6 +136,47 @@ class TemplateBuilderTest {
   }
 
   @Test
+  @DisplayName("the template's ignore patterns and the context's .dockerignore leave files out of a built COPY; several sources, one"
+      + " a glob, land under one destination; minFreeDiskMb is served, and refused past the sandbox's disk before anything is built")
+  void ignoredFilesGlobsAndFreeDisk(E2BApi e2b, @TempDir Path dir) throws Exception {
+    Files.createDirectories(dir.resolve("app/node_modules/pkg"));
+    Files.createDirectories(dir.resolve("src"));
+    Files.writeString(dir.resolve("app/main.txt"), "main\n");
+    Files.writeString(dir.resolve("app/debug.log"), "log\n");
+    Files.writeString(dir.resolve("app/secret.txt"), "never sent\n");
+    Files.writeString(dir.resolve("app/node_modules/pkg/index.js"), "dependency\n");
+    for (String f : List.of("a", "b", "c")) {
+      Files.writeString(dir.resolve("src/" + f + ".py"), f + "\n");
+    }
+    Files.writeString(dir.resolve(".dockerignore"), "# as E2B's SDK reads it\n**/secret.txt\n");
+    String name = unique("jtpl-ignore");
+    Template t = Template.fromTemplate("base").withContextDir(dir)
+        .withFileIgnorePatterns(List.of("**/*.log", "app/node_modules/**"))
+        .setEnvs(Map.of("RUN_MARK", UUID.randomUUID().toString()))
+        .copy(List.of("app", "src/{a,b}.py"), "/opt/x/", CopyOptions.defaults());
+
+    assertThatThrownBy(() -> e2b.buildTemplate(t, name, BuildOptions.defaults().withMinFreeDiskMb(100_000_000)))
+        .as("more free disk than a sandbox has").isInstanceOfSatisfying(SandboxApiException.class, e -> {
+          assertThat(e.statusCode()).isEqualTo(400);
+          assertThat(e).hasMessageContaining("minFreeDiskMb");
+        });
+    assertThat(e2b.templateExists(name)).as("nothing registered").isFalse();
+
+    List<BuildLogEntry> log = new CopyOnWriteArrayList<>();
+    e2b.buildTemplate(t, name, BuildOptions.defaults().withMinFreeDiskMb(64).onLog(log::add));
+    try {
+      assertThat(messages(log)).contains("Uploaded 'app'", "Uploaded 'src/{a,b}.py'");
+      try (LiveSandbox s = e2b.create(SandboxSpec.of(name))) {
+        assertThat(s.exec("cd /opt/x && find . -mindepth 1 | sort").stdout()).as("ignored files were never sent")
+            .isEqualTo("./a.py\n./b.py\n./main.txt\n");
+        assertThat(s.readFile("/opt/x/main.txt")).isEqualTo("main\n");
+      }
+    } finally {
+      await().atMost(Duration.ofSeconds(30)).ignoreExceptions().until(() -> e2b.deleteTemplate(name) || true);
+    }
+  }
+
+  @Test
   @DisplayName("a failing RUN throws TemplateBuildException with the server's reason (the exit code), the step and the log; nothing"
       + " is registered")
   void failingStep(E2BApi e2b) {
@@ -212,8 +253,6 @@ class TemplateBuilderTest {
         .hasMessageContaining("absolute path");
     assertThatThrownBy(() -> base.copy("app/../../secret", "/tmp/x")).isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("leaves the context directory");
-    assertThatThrownBy(() -> base.copy("app/*.sh", "/tmp/x")).isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("glob");
 
     // a server that counts what reaches it: nothing may
     AtomicInteger requests = new AtomicInteger();
@@ -230,6 +269,9 @@ class TemplateBuilderTest {
       Template linked = base.copy("etc-link/hostname", "/tmp/x");
       assertThatThrownBy(() -> api.buildTemplate(linked, "jtpl-never")).isInstanceOf(IllegalArgumentException.class)
           .hasMessageContaining("leaves the context directory").hasMessageContaining("symbolic link");
+      Template globThroughLink = base.copy("etc-link/host*", "/tmp/x");
+      assertThatThrownBy(() -> api.buildTemplate(globThroughLink, "jtpl-never")).as("a glob never follows a link out of the context")
+          .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("the pattern matches nothing");
       Template missing = base.copy("no-such-file", "/tmp/x");
       assertThatThrownBy(() -> api.buildTemplate(missing, "jtpl-never")).isInstanceOf(IllegalArgumentException.class)
           .hasMessageContaining("'no-such-file' not found");
