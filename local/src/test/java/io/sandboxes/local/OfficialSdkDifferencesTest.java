@@ -124,8 +124,9 @@ class OfficialSdkDifferencesTest {
         .containsEntry("templateId.listed", "found")
         .containsEntry("templateId.env", "the id");
 
+    // its own step (not the JS SDK's "echo built"): the JS template just deleted is being swept meanwhile
     String name = "differences-java-" + Long.toString(System.nanoTime(), 36);
-    io.sandboxes.template.BuildInfo built = e2b.buildTemplate(io.sandboxes.template.Template.fromTemplate("base").runCmd("echo built"), name,
+    io.sandboxes.template.BuildInfo built = e2b.buildTemplate(io.sandboxes.template.Template.fromTemplate("base").runCmd("echo built " + name), name,
         io.sandboxes.template.BuildOptions.defaults());
     try (io.sandboxes.e2b.LiveSandbox s = e2b.create(io.sandboxes.SandboxSpec.of(name))) {
       io.sandboxes.SandboxInfo info = e2b.info(s.id());
