@@ -16,7 +16,7 @@ import java.util.Optional;
  * {@snippet class=io.sandboxes.snippets.GitSnippets region=git :
  * Git git = sandbox.git();
  * String repo = "/home/user/app";
- * git.clone("https://git.example.com/team/app.git", GitCloneOptions.defaults()
+ * git.clone("https://git.example.com/team/app.git", GitRepoCloneOptions.defaults()
  *     .withPath(repo)
  *     .withCredentials("bot", token));     // for this clone only: never written to disk
  * sandbox.files().write(repo + "/NOTES.md", "checked\n");
@@ -40,7 +40,7 @@ import java.util.Optional;
  * command (while it runs, its environment is listed by {@link Commands#list()}, as E2B's URL with
  * the password is): they are not written to the repository's configuration, a remote URL or any
  * file, where E2B's SDK writes them into the remote URL for the length of a push or pull. They are
- * stored only when asked: {@link GitCloneOptions#withDangerouslyStoredCredentials()} (in the
+ * stored only when asked: {@link GitRepoCloneOptions#withDangerouslyStoredCredentials()} (in the
  * clone's {@code origin} URL) and {@link #dangerouslyAuthenticate} (in git's credential store). The
  * password is {@code [redacted]} in the results and exception messages of the call. Obtained from
  * {@link LiveSandbox#git()}; cheap, holds nothing but its options, follows the handle across a resume.
@@ -86,7 +86,7 @@ public final class Git {
    * @throws GitAuthException when the server wanted credentials or refused them
    */
   public ExecResult clone(String url) {
-    return clone(url, GitCloneOptions.defaults());
+    return clone(url, GitRepoCloneOptions.defaults());
   }
 
   /**
@@ -101,7 +101,7 @@ public final class Git {
    * @throws GitAuthException when the server wanted credentials or refused them
    * @throws GitException when the clone failed otherwise
    */
-  public ExecResult clone(String url, GitCloneOptions opts) {
+  public ExecResult clone(String url, GitRepoCloneOptions opts) {
     return git.cloneRepo(url, opts);
   }
 

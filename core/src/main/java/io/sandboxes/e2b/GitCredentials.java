@@ -9,7 +9,7 @@ import java.util.Objects;
  * <p>{@link Git} hands them to git for the one command only (through the command's environment
  * and a credential helper given on its command line), so they are never written into the
  * repository's configuration or a remote URL on disk, unless the caller asks for it with
- * {@link GitCloneOptions#withDangerouslyStoredCredentials()} or
+ * {@link GitRepoCloneOptions#withDangerouslyStoredCredentials()} or
  * {@link Git#dangerouslyAuthenticate(GitCredentials)}. The password never shows in
  * {@link #toString()}, and is replaced by {@code [redacted]} in the output and the messages of
  * the results and exceptions of the call that used it.

@@ -93,8 +93,8 @@ final class GitRunner {
     return GitCommandLine.redact(sandbox.exec(commandLine, options.withEnv(env)), credentials);
   }
 
-  /** {@link Git#clone(String, GitCloneOptions)}: credentials out of the URL, and back in only when asked to store them. */
-  ExecResult cloneRepo(String url, GitCloneOptions opts) {
+  /** {@link Git#clone(String, GitRepoCloneOptions)}: credentials out of the URL, and back in only when asked to store them. */
+  ExecResult cloneRepo(String url, GitRepoCloneOptions opts) {
     Objects.requireNonNull(url, "url");
     Objects.requireNonNull(opts, "opts");
     GitCredentials credentials = opts.credentials();

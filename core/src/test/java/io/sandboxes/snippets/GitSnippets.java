@@ -1,7 +1,7 @@
 package io.sandboxes.snippets;
 
 import io.sandboxes.e2b.Git;
-import io.sandboxes.e2b.GitCloneOptions;
+import io.sandboxes.e2b.GitRepoCloneOptions;
 import io.sandboxes.e2b.GitCommitOptions;
 import io.sandboxes.e2b.GitPushOptions;
 import io.sandboxes.e2b.GitStatus;
@@ -18,7 +18,7 @@ final class GitSnippets {
     // @start region="git" :
     Git git = sandbox.git();
     String repo = "/home/user/app";
-    git.clone("https://git.example.com/team/app.git", GitCloneOptions.defaults()
+    git.clone("https://git.example.com/team/app.git", GitRepoCloneOptions.defaults()
         .withPath(repo)
         .withCredentials("bot", token));     // for this clone only: never written to disk
     sandbox.files().write(repo + "/NOTES.md", "checked\n");

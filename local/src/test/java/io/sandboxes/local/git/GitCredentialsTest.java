@@ -10,7 +10,7 @@ import io.sandboxes.e2b.CommandHandle;
 import io.sandboxes.e2b.E2BApi;
 import io.sandboxes.e2b.Git;
 import io.sandboxes.e2b.GitAuthException;
-import io.sandboxes.e2b.GitCloneOptions;
+import io.sandboxes.e2b.GitRepoCloneOptions;
 import io.sandboxes.e2b.GitCommitOptions;
 import io.sandboxes.e2b.GitConfigScope;
 import io.sandboxes.e2b.GitCredentials;
@@ -99,14 +99,14 @@ class GitCredentialsTest {
   @Test
   @DisplayName("clone, push and pull with credentials work; without them or with wrong ones they are GitAuthException; the password is on no disk and in no message")
   void credentialsForOneCommand() {
-    assertThatThrownBy(() -> git.clone(URL, GitCloneOptions.defaults().withPath("/home/user/anon")))
+    assertThatThrownBy(() -> git.clone(URL, GitRepoCloneOptions.defaults().withPath("/home/user/anon")))
         .isInstanceOf(GitAuthException.class).hasMessageContaining("terminal prompts disabled");
-    assertThatThrownBy(() -> git.clone(URL, GitCloneOptions.defaults().withPath("/home/user/wrong")
+    assertThatThrownBy(() -> git.clone(URL, GitRepoCloneOptions.defaults().withPath("/home/user/wrong")
         .withCredentials(USER, "wrong-password"))).isInstanceOf(GitAuthException.class)
         .hasMessageContaining("Authentication failed").hasMessageNotContaining("wrong-password");
 
     String repo = "/home/user/project";
-    git.clone(URL, GitCloneOptions.defaults().withPath(repo).withCredentials(USER, PASSWORD));
+    git.clone(URL, GitRepoCloneOptions.defaults().withPath(repo).withCredentials(USER, PASSWORD));
     assertThat(git.remoteGet(repo, "origin")).contains(URL);
     git.configureUser("Bot", "bot@example.com", GitConfigScope.local(repo));
     sandbox.files().write(repo + "/readme.md", "hello\n");
@@ -120,7 +120,7 @@ class GitCredentialsTest {
     // a second clone, made with the credentials in its URL: they are taken out of it
     String other = "/home/user/other";
     git.clone("http://" + USER + ":t0ken-with%2Fslash%2Bplus@127.0.0.1:" + PORT + "/project.git",
-        GitCloneOptions.defaults().withPath(other));
+        GitRepoCloneOptions.defaults().withPath(other));
     assertThat(git.remoteGet(other, "origin")).contains(URL);
     sandbox.files().write(other + "/second.md", "second\n");
     git.add(other);
@@ -138,24 +138,24 @@ class GitCredentialsTest {
   @DisplayName("stored only when asked: dangerouslyStoreCredentials keeps them in origin's URL, dangerouslyAuthenticate in git's credential store")
   void storedWhenAsked() {
     String stored = "/home/user/stored";
-    git.clone(URL, GitCloneOptions.defaults().withPath(stored).withCredentials(USER, PASSWORD)
+    git.clone(URL, GitRepoCloneOptions.defaults().withPath(stored).withCredentials(USER, PASSWORD)
         .withDangerouslyStoredCredentials());
     assertThat(sandbox.exec("git -C " + stored + " remote get-url origin").stdout().strip())
         .isEqualTo("http://bot:t0ken-with%2Fslash%2Bplus@127.0.0.1:" + PORT + "/project.git");
     git.pull(stored); // no credentials given: the stored ones serve
 
     Git asRoot = git.withOptions(ExecOptions.defaults().withUser("root"));
-    assertThatThrownBy(() -> asRoot.clone(URL, GitCloneOptions.defaults().withPath("/root/before")))
+    assertThatThrownBy(() -> asRoot.clone(URL, GitRepoCloneOptions.defaults().withPath("/root/before")))
         .isInstanceOf(GitAuthException.class);
     ExecResult approved = asRoot.dangerouslyAuthenticate(new GitCredentials(USER, PASSWORD), "127.0.0.1:" + PORT, "http");
     assertThat(approved.stdout() + approved.stderr()).doesNotContain(PASSWORD);
     assertThat(asRoot.getConfig("credential.helper")).contains("store");
-    asRoot.clone(URL, GitCloneOptions.defaults().withPath("/root/after"));
+    asRoot.clone(URL, GitRepoCloneOptions.defaults().withPath("/root/after"));
     assertThat(sandbox.exec("cat /root/.git-credentials", ExecOptions.defaults().withUser("root")).stdout())
         .contains("127.0.0.1%3a" + PORT).contains(USER);
     assertThatThrownBy(() -> asRoot.dangerouslyAuthenticate(new GitCredentials(USER, PASSWORD), "two\nlines", "http"))
         .isInstanceOf(IllegalArgumentException.class);
-    assertThatThrownBy(() -> git.clone("/tmp/gitserver/project.git", GitCloneOptions.defaults().withCredentials(USER, PASSWORD)))
+    assertThatThrownBy(() -> git.clone("/tmp/gitserver/project.git", GitRepoCloneOptions.defaults().withCredentials(USER, PASSWORD)))
         .isInstanceOf(IllegalArgumentException.class).hasMessageNotContaining(PASSWORD);
     assertThat(GitException.class).isAssignableFrom(GitAuthException.class);
   }

@@ -7,7 +7,7 @@ import io.sandboxes.ExecOptions;
 import io.sandboxes.e2b.E2BApi;
 import io.sandboxes.e2b.Git;
 import io.sandboxes.e2b.GitBranches;
-import io.sandboxes.e2b.GitCloneOptions;
+import io.sandboxes.e2b.GitRepoCloneOptions;
 import io.sandboxes.e2b.GitCommitOptions;
 import io.sandboxes.e2b.GitConfigScope;
 import io.sandboxes.e2b.GitException;
@@ -143,7 +143,7 @@ class GitRepositoryTest {
     git.push(a, GitPushOptions.defaults().withRemote("origin").withBranch("main"));
     assertThat(git.status(a).upstream()).isEqualTo("origin/main");
 
-    git.clone(bare, GitCloneOptions.defaults().withPath(b).withBranch("main").withDepth(1));
+    git.clone(bare, GitRepoCloneOptions.defaults().withPath(b).withBranch("main").withDepth(1));
     assertThat(sandbox.files().read(b + "/f.txt")).isEqualTo("from a\n");
     git.configureUser("B", "b@example.com", GitConfigScope.local(b));
     git.remoteAdd(b, "mirror", "/nowhere.git");
@@ -174,7 +174,7 @@ class GitRepositoryTest {
         .hasMessageContaining("not a git repository");
     assertThatThrownBy(() -> git.getConfig("user.name", GitConfigScope.local(notRepo))).isInstanceOf(GitException.class)
         .hasMessageContaining("config lookup of user.name in /tmp").hasMessageContaining("only be used inside a git repository");
-    assertThatThrownBy(() -> git.clone("/home/user/none.git", GitCloneOptions.defaults().withPath("/tmp/none")))
+    assertThatThrownBy(() -> git.clone("/home/user/none.git", GitRepoCloneOptions.defaults().withPath("/tmp/none")))
         .isInstanceOf(GitException.class).hasMessageContaining("does not exist");
 
     // the options of every command: here the user, whose global configuration is written

@@ -4,7 +4,7 @@ import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 
 /**
- * How {@link Git#clone(String, GitCloneOptions)} clones, as E2B's {@code git.clone} options
+ * How {@link Git#clone(String, GitRepoCloneOptions)} clones, as E2B's {@code git.clone} options
  * {@code path}, {@code branch}, {@code depth}, {@code username}, {@code password} and
  * {@code dangerouslyStoreCredentials}. Immutable; each {@code with...} method returns a copy.
  *
@@ -18,11 +18,11 @@ import org.jspecify.annotations.Nullable;
  *     when they are used for the clone only
  * @since 0.1
  */
-public record GitCloneOptions(@Nullable String path, @Nullable String branch, int depth,
+public record GitRepoCloneOptions(@Nullable String path, @Nullable String branch, int depth,
     @Nullable GitCredentials credentials, boolean dangerouslyStoreCredentials) {
 
   /** Checks the components. */
-  public GitCloneOptions {
+  public GitRepoCloneOptions {
     if (depth < 0) {
       throw new IllegalArgumentException("depth must not be negative, got " + depth);
     }
@@ -42,8 +42,8 @@ public record GitCloneOptions(@Nullable String path, @Nullable String branch, in
    *
    * @return the defaults
    */
-  public static GitCloneOptions defaults() {
-    return new GitCloneOptions(null, null, 0, null, false);
+  public static GitRepoCloneOptions defaults() {
+    return new GitRepoCloneOptions(null, null, 0, null, false);
   }
 
   /**
@@ -52,8 +52,8 @@ public record GitCloneOptions(@Nullable String path, @Nullable String branch, in
    * @param path the destination in the sandbox
    * @return the copy
    */
-  public GitCloneOptions withPath(String path) {
-    return new GitCloneOptions(Objects.requireNonNull(path, "path"), branch, depth, credentials, dangerouslyStoreCredentials);
+  public GitRepoCloneOptions withPath(String path) {
+    return new GitRepoCloneOptions(Objects.requireNonNull(path, "path"), branch, depth, credentials, dangerouslyStoreCredentials);
   }
 
   /**
@@ -62,8 +62,8 @@ public record GitCloneOptions(@Nullable String path, @Nullable String branch, in
    * @param branch the branch
    * @return the copy
    */
-  public GitCloneOptions withBranch(String branch) {
-    return new GitCloneOptions(path, Objects.requireNonNull(branch, "branch"), depth, credentials, dangerouslyStoreCredentials);
+  public GitRepoCloneOptions withBranch(String branch) {
+    return new GitRepoCloneOptions(path, Objects.requireNonNull(branch, "branch"), depth, credentials, dangerouslyStoreCredentials);
   }
 
   /**
@@ -72,11 +72,11 @@ public record GitCloneOptions(@Nullable String path, @Nullable String branch, in
    * @param depth at least 1
    * @return the copy
    */
-  public GitCloneOptions withDepth(int depth) {
+  public GitRepoCloneOptions withDepth(int depth) {
     if (depth < 1) {
       throw new IllegalArgumentException("depth must be at least 1, got " + depth);
     }
-    return new GitCloneOptions(path, branch, depth, credentials, dangerouslyStoreCredentials);
+    return new GitRepoCloneOptions(path, branch, depth, credentials, dangerouslyStoreCredentials);
   }
 
   /**
@@ -86,8 +86,8 @@ public record GitCloneOptions(@Nullable String path, @Nullable String branch, in
    * @param password the password or token
    * @return the copy
    */
-  public GitCloneOptions withCredentials(String username, String password) {
-    return new GitCloneOptions(path, branch, depth, new GitCredentials(username, password), dangerouslyStoreCredentials);
+  public GitRepoCloneOptions withCredentials(String username, String password) {
+    return new GitRepoCloneOptions(path, branch, depth, new GitCredentials(username, password), dangerouslyStoreCredentials);
   }
 
   /**
@@ -97,7 +97,7 @@ public record GitCloneOptions(@Nullable String path, @Nullable String branch, in
    *
    * @return the copy
    */
-  public GitCloneOptions withDangerouslyStoredCredentials() {
-    return new GitCloneOptions(path, branch, depth, credentials, true);
+  public GitRepoCloneOptions withDangerouslyStoredCredentials() {
+    return new GitRepoCloneOptions(path, branch, depth, credentials, true);
   }
 }
