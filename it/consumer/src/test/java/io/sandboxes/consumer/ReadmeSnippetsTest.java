@@ -34,6 +34,7 @@ class ReadmeSnippetsTest {
       Map.entry("files", "a.csv 8 user\nb.csv 8 user\nbig.bin 1048576 user\n1048576 bytes read\nfalse DIR\n"),
       Map.entry("pty", "true exit 0\n"),
       Map.entry("network", "[0.0.0.0/0]\n[pypi.org, *.pythonhosted.org]\n"),
+      Map.entry("git", "1 untracked\n[feature, main]\norigin/feature\n"),
       Map.entry("templates", "READY true\n"),
       Map.entry("provider", "1\n"),
       Map.entry("accounts", "RUNNING\nrefused: HTTP 401\n"),
