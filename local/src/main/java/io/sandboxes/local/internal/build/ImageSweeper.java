@@ -109,6 +109,7 @@ final class ImageSweeper {
    */
   void sweepUntagged(@Nullable String templateId) {
     List<String> gone = new ArrayList<>();
+    Set<String> ofTemplates = new HashSet<>();
     registration.lock();
     try {
       List<Image> images = runtime.images(templateId == null ? Map.of(LABEL_OURS, "true") : Map.of(LABEL_TEMPLATE_ID, templateId), true);
@@ -120,6 +121,7 @@ final class ImageSweeper {
         boolean settled = templateId != null || made.isBefore(Instant.now().minus(Duration.ofMinutes(1)));
         if (!of.isEmpty() && settled && TemplateCatalogue.isBuild(i) && TemplateCatalogue.registeredTags(i, of).isEmpty()) {
           gone.add(i.id());
+          ofTemplates.add(of);
         }
       }
     } catch (RuntimeException e) {
@@ -130,6 +132,21 @@ final class ImageSweeper {
     }
     // an image no tag points at gains none (tags are assigned to tagged builds only), so it is removed outside the lock
     gone.forEach(this::removeQuietly);
+    // and the step images only those builds were made of: the runtime keeps a parent something is built on, so the
+    // chain of the build the tags point at stays, as does any step a running build took from the cache
+    for (String of : ofTemplates) {
+      try {
+        removeUnused(stepsOf(of), null);
+      } catch (RuntimeException e) {
+        LOG.warn("could not look for the step images of template {}: {}", of, e.toString());
+      }
+    }
+  }
+
+  /** A template's step images, newest first: a child before the parent it was committed from. */
+  private List<String> stepsOf(String templateId) {
+    return runtime.images(Map.of(LABEL_STEP_OF, templateId), true)
+        .stream().sorted(Comparator.comparingLong(Image::created).reversed()).map(Image::id).toList();
   }
 
   /** Rounds of {@link #removeImagesOf}: a container just removed, or a step image's child, may hold an image for a moment. */
@@ -154,8 +171,7 @@ final class ImageSweeper {
           cacheLock.unlock();
         }
         done.stream().map(Image::id).filter(i -> !used.contains(i)).forEach(this::removeQuietly);
-        List<String> steps = runtime.images(Map.of(LABEL_STEP_OF, templateId), true)
-            .stream().sorted(Comparator.comparingLong(Image::created).reversed()).map(Image::id).toList();
+        List<String> steps = stepsOf(templateId);
         if (done.isEmpty() && steps.isEmpty()) {
           return;
         }
@@ -177,14 +193,23 @@ final class ImageSweeper {
    * uses (the runtime refuses those without force): they stay as the cache of what uses them.
    */
   void removeSteps(List<String> imageIds) {
-    for (String id : imageIds) {
-      try {
-        runtime.removeImage(id); // false: gone with its child already
-      } catch (InUse e) {
-        // still a parent or in use
-      } catch (RuntimeException e) {
-        LOG.warn("step image {} could not be removed: {}", id, e.toString());
+    List<String> left = imageIds;
+    // creation times are in seconds, so a parent can come before its child: another pass while one removes something
+    boolean removedSome = true;
+    while (removedSome && !left.isEmpty()) {
+      removedSome = false;
+      List<String> refused = new ArrayList<>();
+      for (String id : left) {
+        try {
+          runtime.removeImage(id); // false: gone already
+          removedSome = true;
+        } catch (InUse e) {
+          refused.add(id); // still a parent, or in use
+        } catch (RuntimeException e) {
+          LOG.warn("step image {} could not be removed: {}", id, e.toString());
+        }
       }
+      left = refused;
     }
   }
 

@@ -88,7 +88,9 @@ public final class DockerBuildRuntime implements BuildRuntime {
 
   @Override
   public boolean removeImage(String reference) {
-    return docker.removeImage(reference, false);
+    // never its untagged parents: a parent can be the step image a running build took from the cache, which Docker does not
+    // know; the sweeper removes step images itself, each when no running build uses it
+    return docker.removeImage(reference, false, false);
   }
 
   @Override

@@ -166,8 +166,21 @@ public final class DockerRuntime implements AutoCloseable {
    * @throws InUse when something still uses it
    */
   public boolean removeImage(String reference, boolean force) {
+    return removeImage(reference, force, true);
+  }
+
+  /**
+   * Removes an image or one of its names, and with {@code prune} also the untagged parents that
+   * nothing else is built on (Docker's default).
+   *
+   * @param force whether to remove it even while other names or stopped containers hold it
+   * @param prune whether untagged parents go with it; without, each image goes only when asked for
+   * @return false when there was no such image
+   * @throws InUse when something still uses it
+   */
+  public boolean removeImage(String reference, boolean force, boolean prune) {
     try {
-      docker.removeImageCmd(reference).withForce(force).exec();
+      docker.removeImageCmd(reference).withForce(force).withNoPrune(!prune).exec();
       return true;
     } catch (NotFoundException e) {
       return false;

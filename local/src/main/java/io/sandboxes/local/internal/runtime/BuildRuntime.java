@@ -95,7 +95,8 @@ public interface BuildRuntime {
   void tag(String imageId, String repository, String tag);
 
   /**
-   * Removes an image or one of its names (never by force).
+   * Removes an image or one of its names (never by force), and nothing else: not the untagged
+   * parents it was built on, which a running build may have taken from the step cache.
    *
    * @return false when there was no such image
    * @throws InUse when something uses it
