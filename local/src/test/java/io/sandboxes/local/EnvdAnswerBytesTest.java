@@ -36,6 +36,7 @@ class EnvdAnswerBytesTest {
   private static final String DIR = "/home/user/pin";
   private static final Pattern TIME = Pattern.compile("\"modifiedTime\":\"([^\"]+)\"");
 
+  private EnvdHttp envd;
   private LocalServer server;
   private LiveSandbox sandbox;
   private String token;
@@ -43,10 +44,11 @@ class EnvdAnswerBytesTest {
 
   @BeforeAll
   void start(E2BApi e2b, LocalServer server) throws Exception {
+    this.envd = EnvdHttp.open(e2b, server);
     this.server = server;
-    this.sandbox = e2b.create();
-    this.token = Tokens.envdToken(server, sandbox.id());
-    this.http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+    this.sandbox = envd.sandbox;
+    this.token = envd.token;
+    this.http = envd.http;
     String setup = "set -e; mkdir -p " + DIR + "/d " + DIR + "/empty " + DIR + "/w; cd " + DIR
         + "; printf hello > f.txt; chmod 640 f.txt; printf 1234567 > d/in.txt; chmod 600 d/in.txt; chmod 750 d empty w"
         + "; ln -s f.txt link; ln -s nowhere broken; printf x > moved.txt; chmod 644 moved.txt";
@@ -55,31 +57,19 @@ class EnvdAnswerBytesTest {
 
   @AfterAll
   void stop() {
-    if (sandbox != null) {
-      sandbox.close();
+    if (envd != null) {
+      envd.close();
     }
-    if (http != null) {
-      http.close();
-    }
-  }
-
-  private HttpRequest.Builder call(String call, String contentType) {
-    return HttpRequest.newBuilder(server.sandboxUrl().resolve("/" + call))
-        .header("E2b-Sandbox-Id", sandbox.id()).header("X-Access-Token", token)
-        .header("Content-Type", contentType).header("Connect-Protocol-Version", "1");
   }
 
   private String unary(String call, String body) throws Exception {
-    HttpResponse<String> a = http.send(call(call, "application/json").POST(HttpRequest.BodyPublishers.ofString(body)).build(),
-        HttpResponse.BodyHandlers.ofString());
-    return a.statusCode() + " " + a.body();
+    return envd.unary("/" + call, body);
   }
 
   /** A streaming call read on another thread: each message's JSON as it comes, the end message as {@code END json}. */
   private List<String> stream(String call, String body, String... headers) {
     List<String> messages = new CopyOnWriteArrayList<>();
-    HttpRequest.Builder r = call(call, Connect.STREAM_CONTENT_TYPE)
-        .POST(HttpRequest.BodyPublishers.ofByteArray(Connect.envelope(0, body.getBytes(StandardCharsets.UTF_8))));
+    HttpRequest.Builder r = envd.stream("/" + call, body);
     for (int i = 0; i < headers.length; i += 2) {
       r.header(headers[i], headers[i + 1]);
     }

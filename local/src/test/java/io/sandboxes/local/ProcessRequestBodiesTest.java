@@ -5,13 +5,11 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.sandboxes.e2b.E2BApi;
-import io.sandboxes.e2b.LiveSandbox;
 import io.sandboxes.e2b.internal.Connect;
 import io.sandboxes.e2b.internal.Json;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.InputStream;
-import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
@@ -37,40 +35,23 @@ class ProcessRequestBodiesTest {
   private static final String NEEDS_SELECTOR = "the process selector needs a pid or a tag";
   private static final String PID = "'process.pid' must be a whole number";
 
-  private LocalServer server;
-  private LiveSandbox sandbox;
-  private String token;
-  private HttpClient http;
+  private EnvdHttp envd;
 
   @BeforeAll
   void start(E2BApi e2b, LocalServer server) throws Exception {
-    this.server = server;
-    this.sandbox = e2b.create();
-    this.token = Tokens.envdToken(server, sandbox.id());
-    this.http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+    this.envd = EnvdHttp.open(e2b, server);
   }
 
   @AfterAll
   void stop() {
-    if (sandbox != null) {
-      sandbox.close();
+    if (envd != null) {
+      envd.close();
     }
-    if (http != null) {
-      http.close();
-    }
-  }
-
-  private HttpRequest.Builder call(String call, String contentType) {
-    return HttpRequest.newBuilder(server.sandboxUrl().resolve("/process.Process/" + call))
-        .header("E2b-Sandbox-Id", sandbox.id()).header("X-Access-Token", token)
-        .header("Content-Type", contentType).header("Connect-Protocol-Version", "1");
   }
 
   /** A unary call's status and body. */
   private String unary(String call, String body) throws Exception {
-    HttpResponse<String> a = http.send(call(call, "application/json").POST(HttpRequest.BodyPublishers.ofString(body)).build(),
-        HttpResponse.BodyHandlers.ofString());
-    return a.statusCode() + " " + a.body();
+    return envd.unary("/process.Process/" + call, body);
   }
 
   private void unaryRefused(String call, String body, int status, String code, String message) throws Exception {
@@ -83,9 +64,8 @@ class ProcessRequestBodiesTest {
    * the call was answered as a unary error, its status, code and message.
    */
   private String streamEnd(String call, String body) throws Exception {
-    HttpRequest r = call(call, Connect.STREAM_CONTENT_TYPE)
-        .POST(HttpRequest.BodyPublishers.ofByteArray(Connect.envelope(0, body.getBytes(StandardCharsets.UTF_8)))).build();
-    HttpResponse<byte[]> a = http.send(r, HttpResponse.BodyHandlers.ofByteArray());
+    HttpRequest r = envd.stream("/process.Process/" + call, body).build();
+    HttpResponse<byte[]> a = envd.http.send(r, HttpResponse.BodyHandlers.ofByteArray());
     if (!a.headers().firstValue("Content-Type").orElse("").startsWith(Connect.STREAM_CONTENT_TYPE)) {
       JsonNode e = Json.parse(a.body());
       return a.statusCode() + " " + e.path("code").asText() + " " + e.path("message").asText();
@@ -123,9 +103,8 @@ class ProcessRequestBodiesTest {
 
   private Stream follow(String call, String body) {
     Stream s = new Stream();
-    HttpRequest r = call(call, Connect.STREAM_CONTENT_TYPE)
-        .POST(HttpRequest.BodyPublishers.ofByteArray(Connect.envelope(0, body.getBytes(StandardCharsets.UTF_8)))).build();
-    CompletableFuture<HttpResponse<InputStream>> f = http.sendAsync(r, HttpResponse.BodyHandlers.ofInputStream());
+    HttpRequest r = envd.stream("/process.Process/" + call, body).build();
+    CompletableFuture<HttpResponse<InputStream>> f = envd.http.sendAsync(r, HttpResponse.BodyHandlers.ofInputStream());
     Thread.ofVirtual().start(() -> {
       try (InputStream in = f.join().body()) {
         Connect.Envelope env;

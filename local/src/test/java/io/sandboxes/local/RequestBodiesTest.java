@@ -34,6 +34,7 @@ class RequestBodiesTest {
   private static final String OBJECT = "request body must be a JSON object";
   private static final String SECONDS = "'timeout' must be a non-negative number of seconds";
 
+  private EnvdHttp envd;
   private LocalServer server;
   private LiveSandbox sandbox;
   private String token;
@@ -41,19 +42,17 @@ class RequestBodiesTest {
 
   @BeforeAll
   void start(E2BApi e2b, LocalServer server) throws Exception {
+    this.envd = EnvdHttp.open(e2b, server);
     this.server = server;
-    this.sandbox = e2b.create();
-    this.token = Tokens.envdToken(server, sandbox.id());
-    this.http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+    this.sandbox = envd.sandbox;
+    this.token = envd.token;
+    this.http = envd.http;
   }
 
   @AfterAll
   void stop() {
-    if (sandbox != null) {
-      sandbox.close();
-    }
-    if (http != null) {
-      http.close();
+    if (envd != null) {
+      envd.close();
     }
   }
 
@@ -376,10 +375,7 @@ class RequestBodiesTest {
   // envd: the process and filesystem calls
 
   private Answer unary(String call, String body, String contentType) throws Exception {
-    HttpRequest r = HttpRequest.newBuilder(server.sandboxUrl().resolve("/" + call))
-        .header("E2b-Sandbox-Id", sandbox.id()).header("X-Access-Token", token)
-        .header("Content-Type", contentType).header("Connect-Protocol-Version", "1")
-        .POST(HttpRequest.BodyPublishers.ofString(body)).build();
+    HttpRequest r = envd.call("/" + call, contentType).POST(HttpRequest.BodyPublishers.ofString(body)).build();
     HttpResponse<String> a = http.send(r, HttpResponse.BodyHandlers.ofString());
     return new Answer(a.statusCode(), a.body());
   }
