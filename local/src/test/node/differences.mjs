@@ -24,11 +24,17 @@ if (step === 'multiwrite') {
     const back = []
     for (const info of infos) back.push(await sbx.files.read(info.path))
     say('multiwrite.read', back.join('|'))
-    // the first part is refused (the default user may not write in /root) while 960 KiB of later
+    // as E2B's envd: written as root, then given to the user with the folders it made (the
+    // official suite's "write multiple files" writes under /0, which only root may create)
+    const under0 = await sbx.files.write([{ path: '/0/js/a.txt', data: 'a' }, { path: '/0/js/b/c.txt', data: 'c' }])
+    const owners = []
+    for (const p of ['/0', '/0/js', '/0/js/a.txt', '/0/js/b', '/0/js/b/c.txt']) owners.push((await sbx.files.getInfo(p)).owner)
+    say('multiwrite.under0', under0.map((f) => f.path).join(',') + ' ' + owners.join(','))
+    // the first part is refused (a read-only mount, which root may not write either) while 960 KiB of later
     // parts are still on their way; whether a server that stops reading there breaks the
     // connection before the client reads its answer is a race, so it is tried 8 times
     const big = 'x'.repeat(64 * 1024)
-    const refused = [{ path: '/root/refused.txt', data: 'no' }]
+    const refused = [{ path: '/sys/refused.txt', data: 'no' }]
     for (let i = 0; i < 15; i++) refused.push({ path: `later/${i}.txt`, data: big })
     const outcomes = new Set()
     for (let i = 0; i < 8; i++) {
