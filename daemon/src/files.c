@@ -941,6 +941,10 @@ static void watch_read(job_t *j) {
       if (e->mask & IN_DELETE) queue_event(j, W_REMOVE, rel, name);
       if (e->mask & IN_MOVED_FROM) queue_event(j, W_RENAME, rel, name);
       if (e->mask & IN_ATTRIB) queue_event(j, W_CHMOD, rel, name);
+      /* the watched folder itself went away: reported as E2B's envd does, a removal named "." (a
+       * folder below it is reported by its parent's watch); the stream goes on, as envd's does,
+       * until the caller ends it */
+      if ((e->mask & IN_DELETE_SELF) && !*rel) queue_event(j, W_REMOVE, "", ".");
       if (j->recursive && (e->mask & (IN_CREATE | IN_MOVED_TO)) && (e->mask & IN_ISDIR)) {
         char *r, *a;
         if (asprintf(&r, "%s%s%s", rel, *rel ? "/" : "", name) < 0) die("out of memory");

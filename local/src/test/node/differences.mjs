@@ -3,6 +3,7 @@
 //   multiwrite  several files in one files.write call (one multipart request), and one whose
 //               first part is refused while the later parts are still on their way
 //   watchkill   a watch whose sandbox is killed: how the SDK's onExit reports its end
+//   watchgone   a watch whose folder is deleted: the events it hears, and that it goes on
 //   snapshot    createSnapshot under a name that exists while a sandbox made from it runs
 //   runuser     a template whose RUN step runs as a user the image does not have
 //   identity    E2B's identity variables inside a sandbox, which the sandbox's own envs cannot replace
@@ -65,6 +66,22 @@ if (step === 'multiwrite') {
   const err = await Promise.race([exit, new Promise((r) => setTimeout(() => r('no exit within 30 s'), 30_000))])
   say('watchkill.exit', err === undefined ? 'clean end' : typeof err === 'string' ? err
     : `${err.constructor.name}${/killed or reached its end of life/.test(err.message) ? ' (killed)' : `: ${err.message}`}`)
+} else if (step === 'watchgone') {
+  const sbx = await Sandbox.create()
+  try {
+    let exited = 'running'
+    const seen = []
+    await sbx.files.makeDir('/home/user/gone/sub')
+    const w = await sbx.files.watchDir('/home/user/gone', (e) => seen.push(`${e.name}:${e.type}`), { timeoutMs: 0, onExit: (err) => { exited = err ? err.message : 'clean end' } })
+    await sbx.commands.run('rm -rf /home/user/gone')
+    const until = Date.now() + 10_000
+    while (!seen.some((e) => e.startsWith('.:')) && Date.now() < until) await new Promise((r) => setTimeout(r, 50))
+    say('watchgone.events', seen.join(','))
+    say('watchgone.afterRemoval', exited)
+    await w.stop()
+  } finally {
+    await sbx.kill()
+  }
 } else if (step === 'snapshot') {
   const name = `differences-${Date.now().toString(36)}`
   const sbx = await Sandbox.create()

@@ -58,6 +58,17 @@ class OfficialSdkDifferencesTest {
 
   @Test
   @Timeout(value = 3, unit = TimeUnit.MINUTES)
+  @DisplayName("a watch whose folder is deleted hears, as from E2B's envd, its child's removal and then a removal named \".\", and goes on until stopped")
+  void watchOfADeletedFolder() throws Exception {
+    String out = run("node", "differences.mjs", "watchgone");
+    assertThat(out).as("the JS SDK printed:\n%s", out).startsWith("exit 0");
+    assertThat(steps(out)).as("the JS SDK printed:\n%s", out)
+        .containsEntry("watchgone.events", "sub:remove,.:remove")
+        .containsEntry("watchgone.afterRemoval", "running");
+  }
+
+  @Test
+  @Timeout(value = 3, unit = TimeUnit.MINUTES)
   @DisplayName("a watch whose sandbox is killed ends as E2B's SDK reports a sandbox's end (TimeoutError: killed or reached its end of life), not as its folder going away")
   void watchOfAKilledSandbox() throws Exception {
     String out = run("node", "differences.mjs", "watchkill");
