@@ -171,15 +171,18 @@ void f_stat(uint32_t s, rd_t *r) {
   free(path);
 }
 
-/* mkdir -p of every missing parent of path (not path itself); the caller runs as the user */
-static int mkparents(const char *path) {
+/* mkdir -p of every missing parent of path (not path itself), under the caller's identity; each
+ * folder it creates is given to owner when owner is not NULL */
+static int mkparents(const char *path, const user_t *owner) {
   char *p = strdup(path);
   if (!p) die("out of memory");
   int rc = 0;
   for (char *q = p + 1; *q; q++) {
     if (*q != '/') continue;
     *q = 0;
-    if (mkdir(p, 0755) != 0 && errno != EEXIST) {
+    if (mkdir(p, 0755) == 0) {
+      if (owner && chown(p, owner->uid, owner->gid) != 0) rc = -1;
+    } else if (errno != EEXIST) {
       rc = -1;
     } else {
       struct stat st;
@@ -205,7 +208,7 @@ void f_mkdir(uint32_t s, rd_t *r) {
   if (lstat(path, &st) == 0) {
     if (S_ISDIR(st.st_mode)) send_error(s, E_EXISTS, EEXIST, "directory %s already exists", path);
     else send_error(s, E_NOT_DIR, ENOTDIR, "%s exists and is not a directory", path);
-  } else if (mkparents(path) != 0) {
+  } else if (mkparents(path, NULL) != 0) {
     fail(s, "mkdir", path);
   } else if (mkdir(path, 0755) != 0) {
     fail(s, "mkdir", path);
@@ -530,11 +533,15 @@ static int read_step(job_t *j) {
 
 static const char *dangling = "dangling symlink";
 
-/* FILE_WRITE: path, user, u8 flags (1: metadata given), u32 count, pairs */
+/* FILE_WRITE: path, user, u8 flags (1: metadata given), u32 count, pairs. As E2B's envd does, the
+ * write itself runs as root (inside the sandbox, where root is no boundary: the user has sudo), and
+ * the file and every folder it creates are then given to the user: a write may go where the user
+ * could not, and what it leaves is the user's. */
 void f_write(uint32_t s, rd_t *r) {
   char *path;
   user_t u;
   if (begin(s, r, &path, &u)) return;
+  fs_as_root();
   uint8_t flags = get_u8(r);
   uint32_t count = get_u32(r);
   struct stat st;
@@ -563,10 +570,6 @@ void f_write(uint32_t s, rd_t *r) {
       send_error(s, E_IS_DIR, EISDIR, "%s is a directory", path);
       goto out;
     }
-    if (faccessat(AT_FDCWD, target, W_OK, AT_EACCESS) != 0) {
-      fail(s, "write", target);
-      goto out;
-    }
   } else if (errno != ENOENT) {
     fail(s, "stat", path);
     goto out;
@@ -574,7 +577,7 @@ void f_write(uint32_t s, rd_t *r) {
     target = strdup(path);
   }
   if (!target) die("out of memory");
-  if (mkparents(target) != 0) {
+  if (mkparents(target, &u) != 0) {
     fail(s, "create the parents of", target);
     goto out;
   }
@@ -590,19 +593,18 @@ void f_write(uint32_t s, rd_t *r) {
     temp = NULL;
     goto out;
   }
-  if (exists) {
-    mode_t mode = st.st_mode & 07777;
-    if (u.uid != 0) mode &= ~(mode_t)(S_ISUID | S_ISGID);
-    fs_as_root();
-    int ok = fchown(fd, st.st_uid, st.st_gid) == 0 || u.uid != 0;
-    fs_as(&u);
-    if (!ok || fchmod(fd, mode) != 0) {
+  {
+    /* a file written over keeps its mode (less set-id bits given to another user), a new one is 0644 */
+    mode_t mode = exists ? st.st_mode & 07777 : 0644;
+    if (exists && u.uid != st.st_uid) mode &= ~(mode_t)(S_ISUID | S_ISGID);
+    if (fchown(fd, u.uid, u.gid) != 0) {
+      fail(s, "give the user", temp);
+      goto out;
+    }
+    if (fchmod(fd, mode) != 0) {
       fail(s, "set the mode of", temp);
       goto out;
     }
-  } else if (fchmod(fd, 0644) != 0) {
-    fail(s, "set the mode of", temp);
-    goto out;
   }
   if (flags & 1) {
     if (set_meta(fd, META_PREFIX, r, count) != 0) {
@@ -683,9 +685,7 @@ int f_write_data(uint32_t s, uint8_t flags, const uint8_t *p, size_t n) {
       return 0;
     }
     j->fd = -1;
-    fs_as(&j->user);
     int rc = rename(j->temp, j->target);
-    fs_as_root();
     if (rc != 0) {
       write_fail(j, "rename into");
       return 0;
@@ -941,6 +941,10 @@ static void watch_read(job_t *j) {
       if (e->mask & IN_DELETE) queue_event(j, W_REMOVE, rel, name);
       if (e->mask & IN_MOVED_FROM) queue_event(j, W_RENAME, rel, name);
       if (e->mask & IN_ATTRIB) queue_event(j, W_CHMOD, rel, name);
+      /* the watched folder itself went away: reported as E2B's envd does, a removal named "." (a
+       * folder below it is reported by its parent's watch); the stream goes on, as envd's does,
+       * until the caller ends it */
+      if ((e->mask & IN_DELETE_SELF) && !*rel) queue_event(j, W_REMOVE, "", ".");
       if (j->recursive && (e->mask & (IN_CREATE | IN_MOVED_TO)) && (e->mask & IN_ISDIR)) {
         char *r, *a;
         if (asprintf(&r, "%s%s%s", rel, *rel ? "/" : "", name) < 0) die("out of memory");

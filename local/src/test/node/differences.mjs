@@ -3,6 +3,7 @@
 //   multiwrite  several files in one files.write call (one multipart request), and one whose
 //               first part is refused while the later parts are still on their way
 //   watchkill   a watch whose sandbox is killed: how the SDK's onExit reports its end
+//   watchgone   a watch whose folder is deleted: the events it hears, and that it goes on
 //   snapshot    createSnapshot under a name that exists while a sandbox made from it runs
 //   runuser     a template whose RUN step runs as a user the image does not have
 //   identity    E2B's identity variables inside a sandbox, which the sandbox's own envs cannot replace
@@ -24,11 +25,17 @@ if (step === 'multiwrite') {
     const back = []
     for (const info of infos) back.push(await sbx.files.read(info.path))
     say('multiwrite.read', back.join('|'))
-    // the first part is refused (the default user may not write in /root) while 960 KiB of later
+    // as E2B's envd: written as root, then given to the user with the folders it made (the
+    // official suite's "write multiple files" writes under /0, which only root may create)
+    const under0 = await sbx.files.write([{ path: '/0/js/a.txt', data: 'a' }, { path: '/0/js/b/c.txt', data: 'c' }])
+    const owners = []
+    for (const p of ['/0', '/0/js', '/0/js/a.txt', '/0/js/b', '/0/js/b/c.txt']) owners.push((await sbx.files.getInfo(p)).owner)
+    say('multiwrite.under0', under0.map((f) => f.path).join(',') + ' ' + owners.join(','))
+    // the first part is refused (a read-only mount, which root may not write either) while 960 KiB of later
     // parts are still on their way; whether a server that stops reading there breaks the
     // connection before the client reads its answer is a race, so it is tried 8 times
     const big = 'x'.repeat(64 * 1024)
-    const refused = [{ path: '/root/refused.txt', data: 'no' }]
+    const refused = [{ path: '/sys/refused.txt', data: 'no' }]
     for (let i = 0; i < 15; i++) refused.push({ path: `later/${i}.txt`, data: big })
     const outcomes = new Set()
     for (let i = 0; i < 8; i++) {
@@ -59,6 +66,22 @@ if (step === 'multiwrite') {
   const err = await Promise.race([exit, new Promise((r) => setTimeout(() => r('no exit within 30 s'), 30_000))])
   say('watchkill.exit', err === undefined ? 'clean end' : typeof err === 'string' ? err
     : `${err.constructor.name}${/killed or reached its end of life/.test(err.message) ? ' (killed)' : `: ${err.message}`}`)
+} else if (step === 'watchgone') {
+  const sbx = await Sandbox.create()
+  try {
+    let exited = 'running'
+    const seen = []
+    await sbx.files.makeDir('/home/user/gone/sub')
+    const w = await sbx.files.watchDir('/home/user/gone', (e) => seen.push(`${e.name}:${e.type}`), { timeoutMs: 0, onExit: (err) => { exited = err ? err.message : 'clean end' } })
+    await sbx.commands.run('rm -rf /home/user/gone')
+    const until = Date.now() + 10_000
+    while (!seen.some((e) => e.startsWith('.:')) && Date.now() < until) await new Promise((r) => setTimeout(r, 50))
+    say('watchgone.events', seen.join(','))
+    say('watchgone.afterRemoval', exited)
+    await w.stop()
+  } finally {
+    await sbx.kill()
+  }
 } else if (step === 'snapshot') {
   const name = `differences-${Date.now().toString(36)}`
   const sbx = await Sandbox.create()

@@ -112,17 +112,19 @@ class GvisorBoundaryTest {
   }
 
   @Test
-  @DisplayName("file operations asked for the user keep the user's permissions under gVisor (which has no setfsuid): root's files refuse, the user's files are the user's")
+  @DisplayName("under gVisor (which has no setfsuid) a read asked for the user keeps the user's permissions, and a write goes where E2B's does and leaves the user's files and folders")
   void fileOperationsKeepTheUsersPermissions() {
     try (LiveSandbox s = e2b.create()) {
-      assertThatThrownBy(() -> s.writeFile("/root/planted.txt", "by the user")).isInstanceOf(SandboxException.class)
+      s.exec("echo root-only > /root/secret.txt && chmod 600 /root/secret.txt", ExecOptions.defaults().withUser("root"));
+      assertThatThrownBy(() -> s.readFile("/root/secret.txt")).isInstanceOf(SandboxException.class)
           .hasMessageContaining("ermission denied");
-      assertThat(s.exec("test -e /root/planted.txt && echo planted || echo absent", ExecOptions.defaults().withUser("root")).stdout())
-          .isEqualTo("absent\n");
+      // as E2B's envd: written as root, then given to the user, with the folders it made
+      s.writeFile("/root/planted/notes.txt", "by the user");
       s.writeFile("/tmp/mine/notes.txt", "the user's");
       // find stats with fstatat: coreutils' stat uses statx with AT_NO_AUTOMOUNT, which this gVisor refuses
-      assertThat(s.exec("find /tmp/mine /tmp/mine/notes.txt -maxdepth 0 -printf '%u %p\\n'").stdout())
-          .isEqualTo("user /tmp/mine\nuser /tmp/mine/notes.txt\n");
+      assertThat(s.exec("find /root/planted /root/planted/notes.txt /tmp/mine /tmp/mine/notes.txt -maxdepth 0 -printf '%u %p\\n'",
+              ExecOptions.defaults().withUser("root")).stdout())
+          .isEqualTo("user /root/planted\nuser /root/planted/notes.txt\nuser /tmp/mine\nuser /tmp/mine/notes.txt\n");
       // /tmp is sticky: only the file's owner may remove it
       assertThat(s.exec("rm /tmp/mine/notes.txt && rmdir /tmp/mine && echo removed").stdout()).isEqualTo("removed\n");
     }

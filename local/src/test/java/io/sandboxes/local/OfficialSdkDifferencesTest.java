@@ -51,8 +51,20 @@ class OfficialSdkDifferencesTest {
         .containsEntry("multiwrite.paths", "/tmp/multi/0/f0.txt,/home/user/multi/f1.txt,/tmp/multi/2/f2.txt,/home/user/multi/f3.txt,"
             + "/tmp/multi/4/f4.txt,/home/user/multi/f5.txt,/tmp/multi/6/f6.txt,/home/user/multi/f7.txt,/tmp/multi/8/f8.txt,/home/user/multi/f9.txt")
         .containsEntry("multiwrite.read", "file 0|file 1|file 2|file 3|file 4|file 5|file 6|file 7|file 8|file 9")
-        .containsEntry("multiwrite.refused", "SandboxError: 403: write /root/refused.txt: Permission denied")
+        .containsEntry("multiwrite.under0", "/0/js/a.txt,/0/js/b/c.txt user,user,user,user,user")
+        .containsEntry("multiwrite.refused", "SandboxError: 403: write /sys/refused.txt: Permission denied")
         .containsEntry("multiwrite.laterWritten", "false");
+  }
+
+  @Test
+  @Timeout(value = 3, unit = TimeUnit.MINUTES)
+  @DisplayName("a watch whose folder is deleted hears, as from E2B's envd, its child's removal and then a removal named \".\", and goes on until stopped")
+  void watchOfADeletedFolder() throws Exception {
+    String out = run("node", "differences.mjs", "watchgone");
+    assertThat(out).as("the JS SDK printed:\n%s", out).startsWith("exit 0");
+    assertThat(steps(out)).as("the JS SDK printed:\n%s", out)
+        .containsEntry("watchgone.events", "sub:remove,.:remove")
+        .containsEntry("watchgone.afterRemoval", "running");
   }
 
   @Test

@@ -92,7 +92,9 @@ final class DaemonFiles {
       java.util.Map<String, String> metadata) throws RpcError {
     String target = path;
     try {
-      EntryInfo e = conn.stat(path, user);
+      // the daemon writes as root (as envd does), so an absolute path is looked at as root too: a
+      // user's write under a folder it may not enter is the daemon's to do, not refused here
+      EntryInfo e = conn.stat(path, path.startsWith("/") ? "root" : user);
       if (e.type() == EntryInfo.Type.SYMLINK && e.targetType() == null && e.symlinkTarget() != null) {
         target = entry(e).symlinkTarget();
       }

@@ -89,20 +89,20 @@ class FilesReadWriteTest {
   }
 
   @Test
-  @DisplayName("several files in one call whose first is refused while 960 KiB of later parts are still being sent: a typed permission error naming it, and no later file written")
+  @DisplayName("several files in one call whose first is refused (a read-only mount, which root cannot write either) while 960 KiB of later parts are still being sent: a typed permission error naming it, and no later file written")
   void severalFilesFirstRefused() {
-    java.util.ArrayList<WriteEntry> entries = new java.util.ArrayList<>(List.of(WriteEntry.of("/root/refused.txt", "no")));
+    java.util.ArrayList<WriteEntry> entries = new java.util.ArrayList<>(List.of(WriteEntry.of("/sys/refused.txt", "no")));
     byte[] big = new byte[64 * 1024];
     for (int i = 0; i < 15; i++) {
       entries.add(WriteEntry.of("/home/user/refused-later/" + i + ".bin", big));
     }
     assertThatThrownBy(() -> files.write(entries))
-        .isInstanceOfSatisfying(SandboxFilePermissionException.class, e -> assertThat(e.getMessage()).contains("/root/refused.txt"));
+        .isInstanceOfSatisfying(SandboxFilePermissionException.class, e -> assertThat(e.getMessage()).contains("/sys/refused.txt"));
     assertThat(files.exists("/home/user/refused-later/0.bin")).isFalse();
   }
 
   @Test
-  @DisplayName("a call as root may write where the default user may not, and the file is root's; the default user's refusal is a typed permission error")
+  @DisplayName("a call as root writes root's files; the default user's write goes where E2B's does (as root, then given to the user, folders it made included), while its read of root's file is a typed permission error")
   void user() {
     FileOptions root = FileOptions.defaults().withUser("root");
     WriteInfo w = files.write("/root/secret.txt", "root only", root);
@@ -116,9 +116,20 @@ class FilesReadWriteTest {
           assertThat(e.path()).isEqualTo("/root/secret.txt");
           assertThat(e.code()).isEqualTo("permission_denied");
         });
-    assertThatThrownBy(() -> files.write("/root/other.txt", "no"))
-        .isInstanceOf(SandboxFilePermissionException.class);
     assertThatThrownBy(() -> files.list("/root")).isInstanceOf(SandboxFilePermissionException.class);
+
+    // the official suite's "write multiple files" writes under /0, a folder only root may create
+    assertThat(files.write("/root/other.txt", "the user's").path()).isEqualTo("/root/other.txt");
+    assertThat(files.write("/0/official/a.txt", "a").path()).isEqualTo("/0/official/a.txt");
+    for (String p : List.of("/root/other.txt", "/0", "/0/official", "/0/official/a.txt")) {
+      assertThat(files.getInfo(p, root).owner()).as(p).isEqualTo("user");
+      assertThat(files.getInfo(p, root).group()).as(p).isEqualTo("user");
+    }
+    assertThat(files.getInfo("/root", root).owner()).isEqualTo("root");
+    // written over, root's file becomes the user's, as with E2B's envd
+    assertThat(files.write("/root/secret.txt", "now the user's").path()).isEqualTo("/root/secret.txt");
+    assertThat(files.getInfo("/root/secret.txt", root).owner()).isEqualTo("user");
+    assertThat(files.read("/root/secret.txt", root)).isEqualTo("now the user's");
   }
 
   @Test

@@ -111,6 +111,28 @@ class FilesWatchTest {
   }
 
   @Test
+  @DisplayName("a watch whose folder is deleted hears it as E2B's envd reports it, a removal named \".\", and goes on until stopped, as envd's does")
+  void folderDeleted() {
+    sandbox.exec("mkdir -p /home/user/wgone/sub && touch /home/user/wgone/a.txt");
+    List<FilesystemEvent> flat = new CopyOnWriteArrayList<>();
+    List<FilesystemEvent> deep = new CopyOnWriteArrayList<>();
+    Exit exit = new Exit();
+    try (WatchHandle f = sandbox.files().watchDir("/home/user/wgone", flat::add, exit.on(WatchOptions.defaults()));
+        WatchHandle d = sandbox.files().watchDir("/home/user/wgone", deep::add, WatchOptions.defaults().withRecursive(true))) {
+      sandbox.exec("rm -rf /home/user/wgone");
+      await().atMost(WAIT).until(() -> flat.stream().anyMatch(e -> e.name().equals(".")) && deep.stream().anyMatch(e -> e.name().equals(".")));
+      assertThat(flat).filteredOn(e -> e.name().equals(".")).singleElement().satisfies(e -> assertThat(e.type()).isEqualTo(FileChange.Kind.REMOVE));
+      // the sub-folder's own end is its parent's removal of "sub", reported once
+      assertThat(deep).filteredOn(e -> e.name().equals("sub") && e.type() == FileChange.Kind.REMOVE).hasSize(1);
+      assertThat(deep).filteredOn(e -> e.name().equals(".")).hasSize(1);
+      assertThat(f.isRunning()).isTrue();
+      assertThat(exit.heard.get()).isNull();
+    }
+    await().atMost(WAIT).until(() -> exit.heard.get() != null);
+    assertThat(exit.heard.get()).isEmpty();
+  }
+
+  @Test
   @DisplayName("a watch whose sandbox is killed breaks off, as E2B's does, and onExit hears that the sandbox is gone")
   void sandboxKilled() {
     LiveSandbox doomed = e2b.create();

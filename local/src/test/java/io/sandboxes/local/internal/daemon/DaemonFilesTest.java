@@ -92,10 +92,10 @@ class DaemonFilesTest {
       assertThat(r.entry().size()).isEqualTo(data.length);
       assertThat(r.readAllBytes()).isEqualTo(data);
     }
-    // as the user, a root-owned folder stays closed; as root it opens
-    assertThatThrownBy(() -> c.writeFile("/root/x.txt", "user", text("no"), null))
-        .isInstanceOfSatisfying(DaemonException.class, ex -> assertThat(ex.kind()).isEqualTo(DaemonException.Kind.PERMISSION));
-    assertThat(c.writeFile("/root/x.txt", "root", text("yes"), null).uid()).isZero();
+    // as E2B's envd: a write for the user goes where root may, and leaves the user's file and folders
+    assertThat(c.writeFile("/root/x/y.txt", "user", text("yes"), null).uid()).isEqualTo(1000);
+    assertThat(sandbox.sh("stat -c '%u:%g' /root /root/x /root/x/y.txt")).isEqualTo("0:0\n1000:1000\n1000:1000\n");
+    assertThat(c.writeFile("/root/z.txt", "root", text("yes"), null).uid()).isZero();
   }
 
   @Test
