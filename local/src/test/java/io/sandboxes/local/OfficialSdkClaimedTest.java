@@ -4,12 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.sandboxes.local.internal.LocalSandbox;
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -33,28 +28,14 @@ class OfficialSdkClaimedTest {
   @Timeout(value = 10, unit = TimeUnit.MINUTES)
   @DisplayName("the official JS SDK: a claimed pool member and a cold sandbox read the same (hostname, hosts, user, sudo, env, metadata, info, listing, files, connect)")
   void claimedMemberLikeColdThroughOfficialSdk() throws Exception {
-    Path work = Path.of("target", "node-claimed").toAbsolutePath();
-    Files.createDirectories(work);
-    for (String f : List.of("package.json", "package-lock.json", "claimed.mjs")) {
-      Files.copy(Path.of("src", "test", "node", f), work.resolve(f), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
-    }
-    Result install = run(work, Map.of(), Duration.ofMinutes(6), "npm", "ci", "--no-audit", "--no-fund", "--loglevel=error");
-    assertThat(install.code()).as("npm ci output:\n%s", install.output()).isZero();
+    NodeScripts node = NodeScripts.install("node-claimed", "claimed.mjs");
 
     try (LocalServer server = LocalServer.builder().warmPool(1).build().start()) {
       await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(100))
           .until(() -> server.registry().poolStatus().get("base")[0] >= 1);
-      Result result = run(work, Map.of("E2B_API_URL", server.apiUrl().toString(), "E2B_SANDBOX_URL", server.sandboxUrl().toString(),
-          "E2B_API_KEY", server.apiKey()), Duration.ofMinutes(3), "node", "claimed.mjs");
-      String out = result.output();
-      assertThat(result.code()).as("claimed script output:\n%s", out).isZero();
-      Map<String, String> steps = new LinkedHashMap<>();
-      for (String line : out.split("\n")) {
-        int i = line.indexOf(": ");
-        if (i > 0) {
-          steps.put(line.substring(0, i), line.substring(i + 2));
-        }
-      }
+      String out = node.run(NodeScripts.env(server), Duration.ofMinutes(3), "node", "claimed.mjs");
+      assertThat(out).as("claimed script output:\n%s", out).startsWith("exit 0");
+      Map<String, String> steps = NodeScripts.steps(out);
       assertThat(steps).as(out).containsEntry("done", "ok");
       LocalSandbox warm = server.registry().find(steps.get("warm.id")).orElseThrow();
       LocalSandbox cold = server.registry().find(steps.get("cold.id")).orElseThrow();
@@ -88,22 +69,5 @@ class OfficialSdkClaimedTest {
         }
       }
     }
-  }
-
-  private record Result(int code, String output) {}
-
-  private static Result run(Path dir, Map<String, String> env, Duration limit, String... command) throws IOException, InterruptedException {
-    ProcessBuilder pb = new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true);
-    pb.environment().putAll(env);
-    Path log = Files.createTempFile("claimed-", ".log");
-    pb.redirectOutput(log.toFile());
-    Process p = pb.start();
-    boolean done = p.waitFor(limit.toMillis(), TimeUnit.MILLISECONDS);
-    if (!done) {
-      p.destroyForcibly().waitFor();
-    }
-    String output = Files.readString(log, StandardCharsets.UTF_8);
-    Files.deleteIfExists(log);
-    return new Result(done ? p.exitValue() : -1, done ? output : output + "\n(killed after " + limit + ")");
   }
 }

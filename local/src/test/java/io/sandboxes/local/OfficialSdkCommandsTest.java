@@ -1,5 +1,6 @@
 package io.sandboxes.local;
 
+import static io.sandboxes.local.NodeScripts.steps;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -9,12 +10,7 @@ import io.sandboxes.e2b.CommandHandle;
 import io.sandboxes.e2b.E2BApi;
 import io.sandboxes.e2b.LiveSandbox;
 import io.sandboxes.e2b.ProcessInfo;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
-import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
@@ -35,20 +31,14 @@ import org.junit.jupiter.api.extension.ExtendWith;
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class OfficialSdkCommandsTest {
   private static final String JS_SCRIPT = "while read l; do echo \"js-got:$l\"; done";
-  private Path work;
+  private NodeScripts node;
   private LocalServer server;
   private LiveSandbox sandbox;
 
   @BeforeAll
   void install(LocalServer server, E2BApi e2b) throws Exception {
     this.server = server;
-    work = Path.of("target", "node-commands").toAbsolutePath();
-    Files.createDirectories(work);
-    for (String f : List.of("package.json", "package-lock.json", "commands-cross.mjs")) {
-      Files.copy(Path.of("src", "test", "node", f), work.resolve(f), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
-    }
-    String out = run("npm", "ci", "--no-audit", "--no-fund", "--loglevel=error");
-    assertThat(out).startsWith("exit 0");
+    node = NodeScripts.install("node-commands", "commands-cross.mjs");
     sandbox = e2b.create();
   }
 
@@ -103,35 +93,7 @@ class OfficialSdkCommandsTest {
     assertThat(sandbox.commands().kill(pid)).isFalse();
   }
 
-  private static Map<String, String> steps(String out) {
-    Map<String, String> steps = new LinkedHashMap<>();
-    for (String line : out.split("\n")) {
-      int i = line.indexOf(": ");
-      if (i > 0) {
-        steps.put(line.substring(0, i), line.substring(i + 2));
-      }
-    }
-    return steps;
-  }
-
-  /** @return {@code exit <code>} and then the process's output */
   private String run(String... cmd) throws Exception {
-    Path log = Files.createTempFile("node-commands-", ".log");
-    try {
-      ProcessBuilder pb = new ProcessBuilder(cmd).directory(work.toFile()).redirectErrorStream(true).redirectOutput(log.toFile());
-      pb.environment().putAll(Map.of("E2B_API_URL", server.apiUrl().toString(), "E2B_SANDBOX_URL", server.sandboxUrl().toString(),
-          "E2B_API_KEY", server.apiKey()));
-      if (sandbox != null) {
-        pb.environment().put("SANDBOX_ID", sandbox.id());
-      }
-      Process p = pb.start();
-      if (!p.waitFor(Duration.ofMinutes(2).toMillis(), TimeUnit.MILLISECONDS)) {
-        p.destroyForcibly().waitFor();
-        return "timeout\n" + Files.readString(log, StandardCharsets.UTF_8);
-      }
-      return "exit " + p.exitValue() + "\n" + Files.readString(log, StandardCharsets.UTF_8);
-    } finally {
-      Files.deleteIfExists(log);
-    }
+    return node.run(NodeScripts.env(server, "SANDBOX_ID", sandbox.id()), Duration.ofMinutes(2), cmd);
   }
 }

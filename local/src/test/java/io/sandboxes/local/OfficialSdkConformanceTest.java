@@ -2,12 +2,7 @@ package io.sandboxes.local;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -28,13 +23,7 @@ class OfficialSdkConformanceTest {
   @Timeout(value = 15, unit = TimeUnit.MINUTES)
   @DisplayName("the official e2b JS SDK against the local server: create, run, files, list, connect, re-attach, PTY, watch, pause/resume, snapshots, volumes, deadline, egress allow-list, a forwarded port, fork, kill; @e2b/code-interpreter against code-interpreter-v1")
   void officialSdkAgainstLocalServer(LocalServer server, io.sandboxes.e2b.E2BSandboxProvider provider) throws Exception {
-    Path work = Path.of("target", "node-conformance").toAbsolutePath();
-    Files.createDirectories(work);
-    for (String f : List.of("package.json", "package-lock.json", "conformance.mjs")) {
-      Files.copy(Path.of("src", "test", "node", f), work.resolve(f), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
-    }
-    Result install = run(work, Map.of(), Duration.ofMinutes(6), "npm", "ci", "--no-audit", "--no-fund", "--loglevel=error");
-    assertThat(install.code()).as("npm ci output:\n%s", install.output()).isZero();
+    NodeScripts node = NodeScripts.install("node-conformance", "conformance.mjs");
 
     // the code interpreter's image is built before (minutes, once per machine), not by the SDK's create
     try (io.sandboxes.local.internal.docker.DockerRuntime docker = io.sandboxes.local.internal.docker.DockerRuntime.connect()) {
@@ -43,31 +32,21 @@ class OfficialSdkConformanceTest {
     }
     // issue 13, item 9: the Java client's listing (live handles) leaves a deadline alone; the SDK
     // reads the deadline afterwards and says whether it moved
-    Result result;
+    String out;
     try (io.sandboxes.e2b.LiveSandbox listed = provider.api().create(io.sandboxes.SandboxSpec.defaults()
         .withTimeout(Duration.ofMinutes(2)).withMetadata(Map.of("suite", "conformance-java-list")))) {
       java.time.Instant endAt = provider.api().info(listed.id()).endAt();
       assertThat(provider.list()).extracting(io.sandboxes.Sandbox::id).contains(listed.id());
-      Map<String, String> env = Map.of(
-          "E2B_API_URL", server.apiUrl().toString(),
-          "E2B_SANDBOX_URL", server.sandboxUrl().toString(),
-          "E2B_API_KEY", server.apiKey(),
+      Map<String, String> env = NodeScripts.env(server,
           "WITNESS_ALLOWED", server.egressProbe().allowedHost(),
           "WITNESS_DENIED", server.egressProbe().deniedHost(),
           "JAVA_LISTED_ID", listed.id(),
           "JAVA_LISTED_END_AT", endAt.toString());
-      result = run(work, env, Duration.ofMinutes(8), "node", "conformance.mjs");
+      out = node.run(env, Duration.ofMinutes(8), "node", "conformance.mjs");
     }
-    String out = result.output();
-    assertThat(result.code()).as("conformance script output:\n%s", out).isZero();
+    assertThat(out).as("conformance script output:\n%s", out).startsWith("exit 0");
 
-    Map<String, String> steps = new LinkedHashMap<>();
-    for (String line : out.split("\n")) {
-      int i = line.indexOf(": ");
-      if (i > 0) {
-        steps.put(line.substring(0, i), line.substring(i + 2));
-      }
-    }
+    Map<String, String> steps = NodeScripts.steps(out);
     assertThat(steps).as("steps printed by the script:\n%s", out)
         .containsEntry("created", "yes")
         .containsEntry("run.stdout", "hello from-create|user")
@@ -211,22 +190,5 @@ class OfficialSdkConformanceTest {
         .containsEntry("ci.context.removedRun", "NotFoundError")
         .containsEntry("ci.timeout", "TimeoutError promptly")
         .containsEntry("ci.afterTimeout", "after the timeout promptly");
-  }
-
-  private record Result(int code, String output) {}
-
-  private static Result run(Path dir, Map<String, String> env, Duration limit, String... command) throws IOException, InterruptedException {
-    ProcessBuilder pb = new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true);
-    pb.environment().putAll(env);
-    Path log = Files.createTempFile("conformance-", ".log");
-    pb.redirectOutput(log.toFile());
-    Process p = pb.start();
-    boolean done = p.waitFor(limit.toMillis(), TimeUnit.MILLISECONDS);
-    if (!done) {
-      p.destroyForcibly().waitFor();
-    }
-    String output = Files.readString(log, StandardCharsets.UTF_8);
-    Files.deleteIfExists(log);
-    return new Result(done ? p.exitValue() : -1, done ? output : output + "\n(killed after " + limit + ")");
   }
 }

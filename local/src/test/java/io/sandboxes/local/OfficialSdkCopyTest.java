@@ -6,13 +6,10 @@ import static org.assertj.core.api.Assumptions.assumeThat;
 import io.sandboxes.SandboxSpec;
 import io.sandboxes.e2b.E2BApi;
 import io.sandboxes.e2b.LiveSandbox;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
-import java.util.List;
-import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeAll;
@@ -32,17 +29,11 @@ import org.junit.jupiter.api.extension.ExtendWith;
 @ExtendWith(SharedServer.class)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class OfficialSdkCopyTest {
-  private Path work;
+  private NodeScripts node;
 
   @BeforeAll
   void install() throws Exception {
-    work = Path.of("target", "node-copy").toAbsolutePath();
-    Files.createDirectories(work);
-    for (String f : List.of("package.json", "package-lock.json", "template-copy.mjs")) {
-      Files.copy(Path.of("src", "test", "node", f), work.resolve(f), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
-    }
-    String out = run(Map.of(), "npm", "ci", "--no-audit", "--no-fund", "--loglevel=error");
-    assertThat(out).startsWith("exit 0");
+    node = NodeScripts.install("node-copy", "template-copy.mjs");
   }
 
   private static void context(Path ctx, String mark) throws Exception {
@@ -63,8 +54,8 @@ class OfficialSdkCopyTest {
     Path ctx = Files.createDirectories(root.resolve("ctx"));
     context(ctx, mark);
     String name = TemplateBuildTest.unique("tpl-sdk-copy");
-    String out = run(Map.of("E2B_API_URL", server.apiUrl().toString(), "E2B_SANDBOX_URL", server.sandboxUrl().toString(),
-        "E2B_API_KEY", server.apiKey(), "CONTEXT", ctx.toString(), "TEMPLATE_NAME", name), "node", "template-copy.mjs");
+    String out = node.run(NodeScripts.env(server, "CONTEXT", ctx.toString(), "TEMPLATE_NAME", name), Duration.ofMinutes(8),
+        "node", "template-copy.mjs");
     try {
       assertThat(out).as("the SDK printed:\n%s", out).startsWith("exit 0").contains("built: " + name);
       try (LiveSandbox s = e2b.create(SandboxSpec.of(name))) {
@@ -98,23 +89,6 @@ class OfficialSdkCopyTest {
           Files.deleteIfExists(p);
         }
       }
-    }
-  }
-
-  /** @return {@code exit <code>} and then the process's output */
-  private String run(Map<String, String> env, String... cmd) throws Exception {
-    Path log = Files.createTempFile("node-copy-", ".log");
-    try {
-      ProcessBuilder pb = new ProcessBuilder(cmd).directory(work.toFile()).redirectErrorStream(true).redirectOutput(log.toFile());
-      pb.environment().putAll(env);
-      Process p = pb.start();
-      if (!p.waitFor(Duration.ofMinutes(8).toMillis(), TimeUnit.MILLISECONDS)) {
-        p.destroyForcibly();
-        return "timeout\n" + Files.readString(log, StandardCharsets.UTF_8);
-      }
-      return "exit " + p.exitValue() + "\n" + Files.readString(log, StandardCharsets.UTF_8);
-    } finally {
-      Files.deleteIfExists(log);
     }
   }
 }

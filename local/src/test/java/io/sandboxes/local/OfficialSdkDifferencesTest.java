@@ -1,14 +1,9 @@
 package io.sandboxes.local;
 
+import static io.sandboxes.local.NodeScripts.steps;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
-import java.util.LinkedHashMap;
-import java.util.List;
-import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
@@ -26,19 +21,13 @@ import org.junit.jupiter.api.extension.ExtendWith;
 @ExtendWith(SharedServer.class)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class OfficialSdkDifferencesTest {
-  private Path work;
+  private NodeScripts node;
   private LocalServer server;
 
   @BeforeAll
   void install(LocalServer server) throws Exception {
     this.server = server;
-    work = Path.of("target", "node-differences").toAbsolutePath();
-    Files.createDirectories(work);
-    for (String f : List.of("package.json", "package-lock.json", "differences.mjs")) {
-      Files.copy(Path.of("src", "test", "node", f), work.resolve(f), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
-    }
-    String out = run("npm", "ci", "--no-audit", "--no-fund", "--loglevel=error");
-    assertThat(out).startsWith("exit 0");
+    node = NodeScripts.install("node-differences", "differences.mjs");
   }
 
   @Test
@@ -149,32 +138,7 @@ class OfficialSdkDifferencesTest {
     }
   }
 
-  private static Map<String, String> steps(String out) {
-    Map<String, String> steps = new LinkedHashMap<>();
-    for (String line : out.split("\n")) {
-      int i = line.indexOf(": ");
-      if (i > 0) {
-        steps.put(line.substring(0, i), line.substring(i + 2));
-      }
-    }
-    return steps;
-  }
-
-  /** @return {@code exit <code>} and then the process's output */
   private String run(String... cmd) throws Exception {
-    Path log = Files.createTempFile("node-differences-", ".log");
-    try {
-      ProcessBuilder pb = new ProcessBuilder(cmd).directory(work.toFile()).redirectErrorStream(true).redirectOutput(log.toFile());
-      pb.environment().putAll(Map.of("E2B_API_URL", server.apiUrl().toString(), "E2B_SANDBOX_URL", server.sandboxUrl().toString(),
-          "E2B_API_KEY", server.apiKey()));
-      Process p = pb.start();
-      if (!p.waitFor(Duration.ofMinutes(2).toMillis(), TimeUnit.MILLISECONDS)) {
-        p.destroyForcibly().waitFor();
-        return "timeout\n" + Files.readString(log, StandardCharsets.UTF_8);
-      }
-      return "exit " + p.exitValue() + "\n" + Files.readString(log, StandardCharsets.UTF_8);
-    } finally {
-      Files.deleteIfExists(log);
-    }
+    return node.run(NodeScripts.env(server), Duration.ofMinutes(2), cmd);
   }
 }

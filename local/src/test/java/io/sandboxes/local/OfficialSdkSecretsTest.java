@@ -2,12 +2,7 @@ package io.sandboxes.local;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
-import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.DisplayName;
@@ -29,24 +24,10 @@ class OfficialSdkSecretsTest {
   @Timeout(value = 8, unit = TimeUnit.MINUTES)
   @DisplayName("the official SDK's Secret calls against the local server, and its refusals of unserved create fields")
   void secretsThroughTheOfficialSdk(LocalServer server) throws Exception {
-    Path work = Path.of("target", "node-secrets").toAbsolutePath();
-    Files.createDirectories(work);
-    for (String f : List.of("package.json", "package-lock.json", "secrets.mjs")) {
-      Files.copy(Path.of("src", "test", "node", f), work.resolve(f), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
-    }
-    Map<String, String> env = Map.of("E2B_API_URL", server.apiUrl().toString(), "E2B_SANDBOX_URL", server.sandboxUrl().toString(),
-        "E2B_API_KEY", server.apiKey());
-    String install = run(work, Map.of(), "npm", "ci", "--no-audit", "--no-fund", "--loglevel=error");
-    assertThat(install).startsWith("exit 0");
-    String out = run(work, env, "node", "secrets.mjs");
+    NodeScripts node = NodeScripts.install("node-secrets", "secrets.mjs");
+    String out = node.run(NodeScripts.env(server), Duration.ofMinutes(6), "node", "secrets.mjs");
     assertThat(out).as("the script printed:\n%s", out).startsWith("exit 0");
-    Map<String, String> steps = new LinkedHashMap<>();
-    for (String line : out.split("\n")) {
-      int i = line.indexOf(": ");
-      if (i > 0) {
-        steps.put(line.substring(0, i), line.substring(i + 2));
-      }
-    }
+    Map<String, String> steps = NodeScripts.steps(out);
     assertThat(steps).as("the script printed:\n%s", out)
         .containsEntry("create", "true true 1 {\"owner\":\"sdk\"}")
         .containsEntry("create.dates", "true")
@@ -64,22 +45,5 @@ class OfficialSdkSecretsTest {
     assertThat(steps.get("iam")).startsWith("SandboxError 400: 'iam' is not supported by the local runtime: workload identity tokens"
         + " are minted by E2B's cloud");
     assertThat(steps.get("httpsPorts")).startsWith("SandboxError 400: 'httpsPorts' is not supported by the local runtime");
-  }
-
-  /** @return {@code exit <code>} and then the process's output */
-  private static String run(Path work, Map<String, String> env, String... cmd) throws Exception {
-    Path log = Files.createTempFile("node-secrets-", ".log");
-    try {
-      ProcessBuilder pb = new ProcessBuilder(cmd).directory(work.toFile()).redirectErrorStream(true).redirectOutput(log.toFile());
-      pb.environment().putAll(env);
-      Process p = pb.start();
-      if (!p.waitFor(Duration.ofMinutes(6).toMillis(), TimeUnit.MILLISECONDS)) {
-        p.destroyForcibly().waitFor();
-        return "timeout\n" + Files.readString(log, StandardCharsets.UTF_8);
-      }
-      return "exit " + p.exitValue() + "\n" + Files.readString(log, StandardCharsets.UTF_8);
-    } finally {
-      Files.deleteIfExists(log);
-    }
   }
 }
