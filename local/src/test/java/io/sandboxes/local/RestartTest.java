@@ -68,7 +68,8 @@ class RestartTest {
     }
     DockerRuntime docker = DockerRuntime.connect();
     // what a Docker restart does to a frozen container (dockerd unpauses and stops every container
-    // as it shuts down, live-restore off): its memory is gone, its writable layer is not
+    // as it shuts down, live-restore off; a second dockerd 20.10 of its own, restarted by hand, left
+    // a paused container Exited (137), not paused, with its files): its memory is gone, its files are not
     docker.client().unpauseContainerCmd(lostContainer).exec();
     docker.client().stopContainerCmd(lostContainer).withTimeout(1).exec();
 
