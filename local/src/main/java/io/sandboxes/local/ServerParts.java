@@ -238,7 +238,7 @@ final class ServerParts {
     LocalSandbox sandbox = registry.find(sandboxId)
         .orElseThrow(() -> new SandboxNotFoundException(sandboxId, "this server has no such sandbox"));
     try {
-      return sandbox.ports().forward(port, host, idle);
+      return sandbox.ports().forward(port, host, idle, registry.trafficWake());
     } catch (PortForwards.LimitReached e) {
       throw new SandboxException(e.getMessage(), e);
     } catch (java.io.IOException e) {

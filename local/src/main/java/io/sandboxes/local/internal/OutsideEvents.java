@@ -187,7 +187,8 @@ final class OutsideEvents {
 
   /**
    * Compares a sandbox with its container as Docker shows it now and ends the sandbox when the
-   * container is gone, or stopped while this server holds it running or memory-paused. Runs under
+   * container is gone, or stopped while this server holds it running; a memory-paused one whose
+ * container stopped stays paused, filesystem only ({@link #memoryLost}). Runs under
    * the sandbox's transition lock, so this server's own kill, pause and resume (which stop, freeze
    * and remove the container themselves) are never taken for outside events: a kill has taken the
    * sandbox out of the table first, a filesystem-only pause is recorded before anyone looks.
@@ -206,6 +207,9 @@ final class OutsideEvents {
         return Verdict.FINE; // running, or frozen (Docker reports a frozen container as running too)
       } else if (s.paused() && !s.memoryKept()) {
         return Verdict.FINE; // this server stopped it for a filesystem-only pause
+      } else if (s.paused() && !state.removing()) {
+        memoryLost(s); // frozen by this server's pause, then stopped (a Docker restart does that): its files are kept
+        return Verdict.FINE;
       } else {
         reason = exitReason(state);
       }
@@ -215,6 +219,24 @@ final class OutsideEvents {
     }
     endFromOutside(s, reason);
     return Verdict.ENDED;
+  }
+
+  /** What a paused sandbox's log and its processes' streams say when its pause's memory was lost. */
+  static final String MEMORY_LOST = "its container stopped while paused (a Docker restart does that): the memory of its pause is"
+      + " lost, its files are kept; it stays paused, and a resume boots it from its files";
+
+  /**
+   * A memory-keeping pause whose container stopped (Docker's restart unpauses and stops every
+   * container): the sandbox stays paused with only its filesystem, as a filesystem-only pause
+   * leaves it; the streams of processes that were frozen end, naming why.
+   */
+  private void memoryLost(LocalSandbox s) {
+    s.markPaused(false);
+    s.abandonProcesses(new SandboxProcess.Failure("unavailable", "sandbox " + s.id() + ": " + MEMORY_LOST));
+    states.persist(s);
+    s.log("warn", MEMORY_LOST);
+    StructuredLog.atWarn(LOG).addKeyValue("event", "sandbox.pause-memory-lost").addKeyValue("sandbox", s.id())
+        .log("a paused sandbox's container stopped: its memory is lost, its files are kept, and it stays paused");
   }
 
   private static String exitReason(InstanceState state) {

@@ -32,7 +32,8 @@ import org.slf4j.LoggerFactory;
  * caller asks (the API key holder: requests routed by {@code E2b-Sandbox-Port} are relayed with
  * no listener at all), at most {@link #MAX_PER_SANDBOX} per sandbox and {@link #MAX_PER_SERVER}
  * in this server process, and each closes once nothing has used it for its idle time. They end
- * with the sandbox or the server.
+ * with the sandbox or the server. A connection to a paused sandbox wakes it as any traffic does
+ * ({@link TrafficWake}: {@code autoResume}, a pause that kept its memory), or is closed unanswered.
  */
 public final class PortForwards implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(PortForwards.class);
@@ -66,6 +67,8 @@ public final class PortForwards implements AutoCloseable {
   private final LocalSandbox sandbox;
   private final Map<Integer, Forward> listeners = new HashMap<>(); // guarded by this
   private volatile boolean closed;
+  /** Wakes the sandbox when a connection arrives while it is paused; set by the first forward. */
+  private volatile @org.jspecify.annotations.Nullable TrafficWake wake;
 
   PortForwards(LocalSandbox sandbox) {
     this.sandbox = sandbox;
@@ -82,9 +85,11 @@ public final class PortForwards implements AutoCloseable {
    *
    * @param bindHost the address to listen on (the server's own)
    * @param idle how long the listener stays without a connection before it closes
+   * @param wake wakes the sandbox for a connection that arrives while it is paused, when its lifecycle allows
    * @throws LimitReached when this sandbox or this server has as many forwarded ports as allowed
    */
-  public URI forward(int port, String bindHost, Duration idle) throws IOException {
+  public URI forward(int port, String bindHost, Duration idle, TrafficWake wake) throws IOException {
+    this.wake = wake;
     if (port < 1 || port > 65535) {
       throw new IllegalArgumentException("port must be between 1 and 65535, got " + port);
     }
@@ -187,8 +192,12 @@ public final class PortForwards implements AutoCloseable {
 
   private void relay(Socket client, int port) {
     try (client) {
-      if (sandbox.paused()) {
-        return; // closed unanswered: forwarded traffic does not resume a sandbox
+      TrafficWake w = wake;
+      if (sandbox.paused() && (w == null || w.wake(sandbox) != TrafficWake.Outcome.AWAKE)) {
+        // closed unanswered: a paused sandbox that traffic does not resume (or whose resume failed)
+        StructuredLog.atInfo(LOG).addKeyValue("event", "port.paused").addKeyValue("sandbox", sandbox.id()).addKeyValue("port", port)
+            .log("a forwarded connection to a paused sandbox was closed: traffic does not resume it");
+        return;
       }
       PortStream remote;
       try {

@@ -75,6 +75,7 @@ public final class Registry implements AutoCloseable {
   private final int diskSizeMB;
   private final DiskGuard diskGuard;
   private final SandboxLifecycle lifecycle;
+  private final TrafficWake trafficWake = new TrafficWake(this);
   private final ForkImages forkImages;
   private final SandboxStarts starts;
   private final WarmPool pool;
@@ -312,6 +313,11 @@ public final class Registry implements AutoCloseable {
    */
   public boolean resume(LocalSandbox s, Duration timeout) throws RpcError {
     return lifecycle.resume(s, timeout);
+  }
+
+  /** How traffic to a paused sandbox wakes it: one resume at a time per sandbox, a bounded number waiting for it. */
+  public TrafficWake trafficWake() {
+    return trafficWake;
   }
 
   /** Sets the deadline to now + timeout; with {@code extendOnly} it never moves earlier. */

@@ -24,9 +24,11 @@ import org.slf4j.LoggerFactory;
  * Recovery after a restart: a server started with the id of an earlier one finds that one's
  * sandboxes again from their containers' labels and their state files, and reports each as what
  * Docker now shows it to be: a frozen container is paused, a running one runs, a stopped one is
- * paused only when a filesystem-only pause stopped it. Anything else (a memory-keeping pause that
- * a Docker restart turned into a stopped container, a create that was never answered, a pool
- * member nobody claimed) is removed.
+ * paused when this server paused it: a filesystem-only pause stopped it, or a memory-keeping
+ * pause froze it and a Docker restart stopped it (its memory is lost, its files are not: it stays
+ * paused, filesystem only, and a resume boots it from its files). Anything else (a running
+ * sandbox stopped from outside, a create that was never answered, a pool member nobody claimed)
+ * is removed.
  */
 final class SandboxRecovery {
   /** Logs under the registry's name, which operators filter on. */
@@ -185,15 +187,16 @@ final class SandboxRecovery {
       case RUNNING -> pausedNow = false;
       case FROZEN -> pausedNow = true;
       case STOPPED -> {
-        if (recordedPause && !recordedMemory) {
+        // paused by this server: a filesystem-only pause stopped it; a memory-keeping pause was
+        // frozen, and a Docker restart stopped it, losing its memory but not its files
+        if (recordedPause) {
           pausedNow = true;
         }
       }
       default -> { }
     }
     if (pausedNow == null) {
-      LOG.warn("sandbox {} is gone: its container is '{}'{}; removing it", id, runtimeState,
-          recordedPause && recordedMemory ? " and the memory of its pause did not survive a Docker restart" : "");
+      LOG.warn("sandbox {} is gone: its container is '{}'; removing it", id, runtimeState);
       engine.remove(c.id());
       forkImages.release(labels.get(Registry.LABEL_FORK_IMAGE));
       states.forget(id);
@@ -217,8 +220,14 @@ final class SandboxRecovery {
     if (pooled) {
       s.markPooled();
     }
+    boolean memoryLost = pausedNow && recordedMemory && phase == InstanceState.Phase.STOPPED;
     if (pausedNow) {
       s.markPaused(phase == InstanceState.Phase.FROZEN);
+    }
+    if (memoryLost) {
+      s.log("warn", OutsideEvents.MEMORY_LOST);
+      StructuredLog.atWarn(LOG).addKeyValue("event", "sandbox.pause-memory-lost").addKeyValue("sandbox", id)
+          .log("a paused sandbox's memory did not survive a Docker restart; its files did, and it stays paused");
     }
     if (daemon != null && (!pausedNow || phase == InstanceState.Phase.FROZEN)) {
       s.processesToTakeBack(); // a stopped container's processes are gone; a running or frozen one's run on

@@ -2,7 +2,8 @@
  * The sandbox side of the local server: {@link io.sandboxes.local.internal.Registry}, the table
  * of a server's sandboxes, and the collaborators it coordinates, one responsibility each: starts
  * and warm pool members ({@code SandboxStarts}, {@code WarmPool}), kill, pause, resume and
- * deadlines ({@code SandboxLifecycle}), forks ({@code Forks}, {@code ForkImages}), state files and
+ * deadlines ({@code SandboxLifecycle}), waking a paused sandbox for traffic, one resume at a time
+ * ({@code TrafficWake}), forks ({@code Forks}, {@code ForkImages}), state files and
  * recovery after a restart ({@code StateFiles}, {@code SandboxRecovery}), what happens to
  * sandboxes from outside ({@code OutsideEvents}, {@code OutsideFreeze}), joining the sandbox
  * network ({@code SandboxNetworking}), usage ({@code MetricsSampler}, {@code DiskGuard}), and one

@@ -23,7 +23,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * envd, the in-sandbox daemon, for every local sandbox at one address: requests are routed by the
- * {@code E2b-Sandbox-Id} header (or, for pre-signed file URLs, by whose token signed them) and
+ * {@code E2b-Sandbox-Id} header, or without it by E2B's host name {@code <port>-<id>.<domain>}
+ * (or, for pre-signed file URLs, by whose token signed them) and
  * need that sandbox's access token. A request whose {@code E2b-Sandbox-Port} names another port
  * goes to that port ({@link SandboxPortProxy}); {@code /files} up and down is {@link FilesApi};
  * {@code /health} answers; every other path is a Connect call, POST only, found in one table of
@@ -32,6 +33,8 @@ import org.slf4j.LoggerFactory;
  */
 public final class EnvdHandler extends Handler.Abstract {
   private static final Logger LOG = LoggerFactory.getLogger(EnvdHandler.class);
+  /** E2B's host name for a sandbox's port: {@code <port>-<sandbox id>.<domain>}. */
+  private static final java.util.regex.Pattern PREVIEW_HOST = java.util.regex.Pattern.compile("(\\d{1,5})-([a-z0-9]{20})\\.");
   /** The port envd's clients name in {@code E2b-Sandbox-Port}; any other port is the sandbox's own. */
   static final int ENVD_PORT = 49983;
 
@@ -86,8 +89,19 @@ public final class EnvdHandler extends Handler.Abstract {
   private void route(Exchange ex) throws RpcError, IOException {
     String path = ex.path();
     String id = ex.header("E2b-Sandbox-Id");
+    int port;
+    java.util.regex.Matcher byHost = PREVIEW_HOST.matcher(String.valueOf(ex.request.getHttpURI().getHost()));
+    if (id == null && byHost.lookingAt()) {
+      // E2B's host name for a sandbox's port, <port>-<sandbox id>.<domain>, as getHost(port) builds it
+      id = byHost.group(2);
+      port = Integer.parseInt(byHost.group(1));
+      if (port < 1 || port > 65535) {
+        throw new RpcError("invalid_argument", "the host name names port " + port + ", not a port number");
+      }
+    } else {
+      port = sandboxPort(ex);
+    }
     LocalSandbox sandbox = id == null ? null : registry.find(id).orElse(null);
-    int port = sandboxPort(ex);
     if (port != ENVD_PORT) {
       if (sandbox == null) {
         access.sandboxMissing(ex, id);
@@ -99,8 +113,7 @@ public final class EnvdHandler extends Handler.Abstract {
         ex.json(403, Json.object().put("sandboxId", sandbox.id()).put("message", refused).put("code", 403));
         return;
       }
-      if (!access.awake(sandbox)) {
-        access.unreachable(ex, id, sandbox);
+      if (!access.reachable(ex, sandbox.id(), sandbox)) {
         return;
       }
       SandboxPortProxy.relay(ex, sandbox, port);
@@ -110,8 +123,7 @@ public final class EnvdHandler extends Handler.Abstract {
       files.files(ex, sandbox, id);
       return;
     }
-    if (sandbox == null || !access.awake(sandbox)) {
-      access.unreachable(ex, id, sandbox);
+    if (!access.reachable(ex, id, sandbox)) {
       return;
     }
     if (path.equals("/health")) {

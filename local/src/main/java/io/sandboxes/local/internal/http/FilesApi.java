@@ -51,9 +51,7 @@ final class FilesApi {
       sandbox = access.registry().bySignature(s -> signed(s, path, op, username, signature, expiration) != Signed.INVALID)
           .orElse(null);
     }
-    if (sandbox == null || !access.awake(sandbox)) {
-      ex.discardSmallBody();
-      access.unreachable(ex, id, sandbox);
+    if (!access.reachable(ex, id, sandbox, ex::discardSmallBody)) {
       return;
     }
     if (!EnvdAccess.tokenMatches(ex, sandbox)) {
