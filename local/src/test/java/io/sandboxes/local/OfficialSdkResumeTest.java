@@ -2,13 +2,7 @@ package io.sandboxes.local;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
-import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.DisplayName;
@@ -30,25 +24,10 @@ class OfficialSdkResumeTest {
   @Timeout(value = 10, unit = TimeUnit.MINUTES)
   @DisplayName("the official JS SDK: getHost(8000) of a paused autoResume sandbox wakes it and is answered; without autoResume, 502 and still paused")
   void getHostWakesThroughOfficialSdk(LocalServer server) throws Exception {
-    Path work = Path.of("target", "node-resume").toAbsolutePath();
-    Files.createDirectories(work);
-    for (String f : List.of("package.json", "package-lock.json", "resume.mjs")) {
-      Files.copy(Path.of("src", "test", "node", f), work.resolve(f), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
-    }
-    Result install = run(work, Map.of(), Duration.ofMinutes(6), "npm", "ci", "--no-audit", "--no-fund", "--loglevel=error");
-    assertThat(install.code()).as("npm ci output:\n%s", install.output()).isZero();
-
-    Result result = run(work, Map.of("E2B_API_URL", server.apiUrl().toString(), "E2B_SANDBOX_URL", server.sandboxUrl().toString(),
-        "E2B_API_KEY", server.apiKey()), Duration.ofMinutes(3), "node", "resume.mjs");
-    String out = result.output();
-    assertThat(result.code()).as("resume script output:\n%s", out).isZero();
-    Map<String, String> steps = new LinkedHashMap<>();
-    for (String line : out.split("\n")) {
-      int i = line.indexOf(": ");
-      if (i > 0) {
-        steps.put(line.substring(0, i), line.substring(i + 2));
-      }
-    }
+    NodeScripts node = NodeScripts.install("node-resume", "resume.mjs");
+    String out = node.run(NodeScripts.env(server), Duration.ofMinutes(3), "node", "resume.mjs");
+    assertThat(out).as("resume script output:\n%s", out).startsWith("exit 0");
+    Map<String, String> steps = NodeScripts.steps(out);
     assertThat(steps).as(out)
         .containsEntry("lifecycle", "{\"onTimeout\":\"pause\",\"autoResume\":true}")
         .containsEntry("up", "200")
@@ -60,22 +39,5 @@ class OfficialSdkResumeTest {
         .containsEntry("plain", "502 502")
         .containsEntry("plain.state", "paused")
         .containsEntry("done", "ok");
-  }
-
-  private record Result(int code, String output) {}
-
-  private static Result run(Path dir, Map<String, String> env, Duration limit, String... command) throws IOException, InterruptedException {
-    ProcessBuilder pb = new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true);
-    pb.environment().putAll(env);
-    Path log = Files.createTempFile("resume-", ".log");
-    pb.redirectOutput(log.toFile());
-    Process p = pb.start();
-    boolean done = p.waitFor(limit.toMillis(), TimeUnit.MILLISECONDS);
-    if (!done) {
-      p.destroyForcibly().waitFor();
-    }
-    String output = Files.readString(log, StandardCharsets.UTF_8);
-    Files.deleteIfExists(log);
-    return new Result(done ? p.exitValue() : -1, done ? output : output + "\n(killed after " + limit + ")");
   }
 }
