@@ -20,6 +20,8 @@ final class Leftovers implements AutoCloseable {
 
   Leftovers() {
     Runtime.getRuntime().addShutdownHook(hook);
+    // for a run ended by SIGKILL, which no hook sees
+    System.out.println("raw baseline containers of this run are labelled " + RawDocker.LABEL_BASELINE + "=" + RawDocker.RUN);
   }
 
   /** Keeps {@code c} to close at the end, after whatever was kept later. */
@@ -65,9 +67,10 @@ final class Leftovers implements AutoCloseable {
     // under way may still appear, hence a sweep by label until one finds nothing a second later
     try (DockerRuntime docker = DockerRuntime.connect()) {
       for (int sweep = 0; sweep < 10; sweep++) {
-        List<com.github.dockerjava.api.model.Container> left = docker.client().listContainersCmd().withShowAll(true)
-            .withLabelFilter(Map.of(RawDocker.LABEL_BASELINE, RawDocker.RUN)).exec();
-        left.forEach(k -> docker.remove(k.getId()));
+        // ids only: docker-java's types are shaded inside the local runtime's jar
+        List<String> left = docker.client().listContainersCmd().withShowAll(true)
+            .withLabelFilter(Map.of(RawDocker.LABEL_BASELINE, RawDocker.RUN)).exec().stream().map(k -> k.getId()).toList();
+        left.forEach(docker::remove);
         if (left.isEmpty() && sweep > 0) {
           return;
         }
