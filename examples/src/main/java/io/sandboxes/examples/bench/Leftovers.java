@@ -70,9 +70,19 @@ final class Leftovers implements AutoCloseable {
         // ids only: docker-java's types are shaded inside the local runtime's jar
         List<String> left = docker.client().listContainersCmd().withShowAll(true)
             .withLabelFilter(Map.of(RawDocker.LABEL_BASELINE, RawDocker.RUN)).exec().stream().map(k -> k.getId()).toList();
-        left.forEach(docker::remove);
+        List<String> failed = new java.util.ArrayList<>();
+        for (String id : left) {
+          try {
+            docker.remove(id);
+          } catch (RuntimeException e) {
+            failed.add(id.substring(0, 12) + ": " + e);
+          }
+        }
         if (left.isEmpty() && sweep > 0) {
           return;
+        }
+        if (!failed.isEmpty()) {
+          System.err.println("removing raw baseline containers failed: " + failed);
         }
         Thread.sleep(1_000);
       }
