@@ -25,7 +25,9 @@ import java.util.List;
  * request sent by {@link BareEnvd}, prebuilt bytes on a kept-alive loopback socket, its answer read
  * to the end unparsed. Its round trip is the server's time plus the loopback; the Java client's
  * time minus it (per round, the three calls interleaved so load drift hits all alike) is what the
- * client adds: request building, {@code java.net.http}, Connect and JSON parsing, its threads.
+ * client adds: request building, {@code java.net.http}, Connect and JSON parsing, its threads. The
+ * same request sent with a bare {@code java.net.http} client (body read whole, no parsing) shows
+ * how much of that is the HTTP client alone.
  *
  * <p>{@code scripts/run-examples.sh bench.ExecBench [rounds=200]}; {@code bench.ExecBench 20} is quick.
  * The official SDK's exec figure is in {@code bench.OfficialSdkBench}.
@@ -48,15 +50,24 @@ public final class ExecBench {
         // "aGkK" is base64 of "hi\n"; the end event closes the process's stream
         Measure.check(answer.contains("\"aGkK\"") && answer.contains("\"end\""), "echo on the bare wire gave " + answer);
       };
+      HttpClient jdkClient = left.keep(HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build());
+      Measure.Op jdk = () -> {
+        HttpResponse<byte[]> r = jdkClient.send(wire.httpRequest(), HttpResponse.BodyHandlers.ofByteArray());
+        String answer = new String(r.body(), StandardCharsets.ISO_8859_1);
+        Measure.check(r.statusCode() == 200 && answer.contains("\"aGkK\"") && answer.contains("\"end\""),
+            "echo through java.net.http gave " + r.statusCode() + " " + answer);
+      };
       for (int i = 0; i < 10; i++) {
         raw.run();
         ours.run();
         bare.run();
+        jdk.run();
       }
       List<Double> rawMs = new ArrayList<>();
       List<Double> javaMs = new ArrayList<>();
       List<Double> bareMs = new ArrayList<>();
       List<Double> ownMs = new ArrayList<>();
+      List<Double> jdkMs = new ArrayList<>();
       for (int i = 0; i < rounds; i++) {
         rawMs.add(time(raw));
         double j = time(ours);
@@ -64,6 +75,7 @@ public final class ExecBench {
         javaMs.add(j);
         bareMs.add(b);
         ownMs.add(j - b);
+        jdkMs.add(time(jdk) - b);
       }
       double rawMedian = Measure.median(rawMs);
       System.out.printf("%nmachine: %d cores, load average %.2f; %d rounds%n", Runtime.getRuntime().availableProcessors(),
@@ -74,6 +86,7 @@ public final class ExecBench {
       Measure.row("exec echo, bare wire = server's time, median (ms; raw)", rawMedian, Measure.median(bareMs), "");
       Measure.oursOnly("Java client's own cost per exec, median (ms)", Measure.median(ownMs), "<= 0.5 ms");
       Measure.oursOnly("Java client's own cost per exec, p95 (ms)", Measure.percentile(ownMs, 95), "");
+      Measure.oursOnly("  of it java.net.http alone, same request, median (ms)", Measure.median(jdkMs), "");
     }
   }
 
