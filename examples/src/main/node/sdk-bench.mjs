@@ -1,8 +1,8 @@
 // The official e2b SDK against a local server: medians of an echo round trip and of 50 MB of
 // stdout, printed as one JSON line for bench.OfficialSdkBench, which measures raw Docker in the
 // same run. E2B_API_URL, E2B_SANDBOX_URL and E2B_API_KEY point the SDK at the server.
-// With REPLAY=1 the SDK talks to envd through replay-proxy.mjs, which answers the 50 MB command
-// from memory after recording it once: the stdout figure is then the SDK's own ceiling.
+// With REPLAY=1 the SDK talks to envd through replay-proxy.mjs, a fake envd for the 50 MB command
+// that streams it from memory in 32 KiB messages: the stdout figure is then the SDK's own ceiling.
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { Sandbox } from 'e2b'
@@ -16,7 +16,7 @@ const replay = process.env.REPLAY === '1'
 let proxy = null
 if (replay) {
   proxy = spawn(process.execPath, [new URL('replay-proxy.mjs', import.meta.url).pathname], {
-    env: { ...process.env, REPLAY_TARGET: process.env.E2B_SANDBOX_URL, REPLAY_MARKER: '/dev/zero"' },
+    env: { ...process.env, REPLAY_TARGET: process.env.E2B_SANDBOX_URL, REPLAY_MARKER: '/dev/zero"', REPLAY_BYTES: String(bytes) },
     stdio: ['ignore', 'pipe', 'inherit'],
   })
   const [first] = await once(proxy.stdout, 'data')
@@ -35,7 +35,6 @@ try {
   }
   const stdout = []
   await sbx.commands.run(`head -c ${bytes} /dev/zero | wc -c`)
-  if (replay) await sbx.commands.run(`head -c ${bytes} /dev/zero`, { timeoutMs: 120_000 })
   const cpuBefore = process.cpuUsage()
   for (let i = 0; i < rounds; i++) {
     const t = performance.now()

@@ -7,7 +7,6 @@ import io.sandboxes.e2b.E2BApi;
 import io.sandboxes.e2b.LiveSandbox;
 import io.sandboxes.e2b.E2BSandboxProvider;
 import io.sandboxes.local.LocalServer;
-import io.sandboxes.local.internal.docker.BaseImage;
 import io.sandboxes.local.internal.docker.DockerRuntime;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -55,7 +54,7 @@ public final class LocalBench {
       for (int i = 0; i < creates; i++) {
         try (DockerRuntime docker = DockerRuntime.connect()) {
           long r0 = System.nanoTime();
-          String raw = docker.createAndStart(rawSpec());
+          String raw = docker.createAndStart(RawDocker.spec());
           rawPaired.add(ms(System.nanoTime() - r0));
           docker.remove(raw);
         }
@@ -207,7 +206,8 @@ public final class LocalBench {
     return new Creates(create, firstExec, burst);
   }
 
-  private static void awaitFull(LocalServer server) throws InterruptedException {
+  /** Waits until the server's warm pool of {@code base} is full (2 minutes at most). */
+  static void awaitFull(LocalServer server) throws InterruptedException {
     long deadline = System.nanoTime() + 120_000_000_000L;
     while (server.warmPoolReady().getOrDefault("base", 0) < LocalServer.DEFAULT_WARM_POOL) {
       if (System.nanoTime() > deadline) {
@@ -253,7 +253,7 @@ public final class LocalBench {
     for (int i = 0; i < n; i++) {
       ops.add(() -> {
         long t0 = System.nanoTime();
-        String id = docker.createAndStart(rawSpec());
+        String id = docker.createAndStart(RawDocker.spec());
         times.add(ms(System.nanoTime() - t0));
         return id;
       });
@@ -271,21 +271,15 @@ public final class LocalBench {
     return new Burst(List.copyOf(times), errors);
   }
 
-  private static double p90(List<Double> samples) {
-    List<Double> s = new ArrayList<>(samples);
-    Collections.sort(s);
-    return s.get(Math.min(s.size() - 1, (int) Math.ceil(s.size() * 0.9) - 1));
-  }
-
   private static void baselines(E2BApi sandboxes, double rawPaired, double create, double echo, double write, double read, Creates warm,
       Burst coldBurst) throws Exception {
     int rounds = 20;
     byte[] mib = new byte[1 << 20];
     String stdoutCommand = "head -c " + STDOUT_BYTES + " /dev/zero";
     try (DockerRuntime docker = DockerRuntime.connect()) {
-      double rawCreate = Measure.medianMs(10, () -> docker.remove(docker.createAndStart(rawSpec())));
+      double rawCreate = Measure.medianMs(10, () -> docker.remove(docker.createAndStart(RawDocker.spec())));
       Burst rawBurst = rawBurst(docker, BURST);
-      String id = docker.createAndStart(rawSpec());
+      String id = docker.createAndStart(RawDocker.spec());
       try (LiveSandbox s = sandboxes.create()) {
         RawDocker raw = new RawDocker(docker, id);
         Measure.Op rawEcho = raw.echo();
@@ -301,10 +295,12 @@ public final class LocalBench {
         Measure.row("warm create (ms; raw: create+start)", rawCreate, Measure.median(warm.create()));
         Measure.row("burst of " + BURST + ", warm pool, p50 (ms; raw burst)", Measure.median(rawBurst.times()),
             Measure.median(warm.burst().times()));
-        Measure.row("burst of " + BURST + ", warm pool, p90 (ms; raw burst)", p90(rawBurst.times()), p90(warm.burst().times()));
+        Measure.row("burst of " + BURST + ", warm pool, p90 (ms; raw burst)", Measure.percentile(rawBurst.times(), 90),
+            Measure.percentile(warm.burst().times(), 90));
         Measure.row("burst of " + BURST + ", cold, p50 (ms; raw burst)", Measure.median(rawBurst.times()),
             Measure.median(coldBurst.times()));
-        Measure.row("burst of " + BURST + ", cold, p90 (ms; raw burst)", p90(rawBurst.times()), p90(coldBurst.times()));
+        Measure.row("burst of " + BURST + ", cold, p90 (ms; raw burst)", Measure.percentile(rawBurst.times(), 90),
+            Measure.percentile(coldBurst.times(), 90));
         System.out.printf("burst errors: raw %d, warm pool %d, cold %d%n", rawBurst.errors(), warm.burst().errors(),
             coldBurst.errors());
         Measure.row("echo round trip (ms; raw: exec bash -l -c)", rawEchoMs, echo);
@@ -318,13 +314,6 @@ public final class LocalBench {
     }
   }
 
-  /** A container like a sandbox's (same image, limits, no network), labelled so cleanup finds it. */
-  private static DockerRuntime.ContainerSpec rawSpec() {
-    String name = "sandboxes-raw-baseline-" + java.util.UUID.randomUUID().toString().substring(0, 8);
-    return new DockerRuntime.ContainerSpec(BaseImage.reference(), name, java.util.Map.of(DockerRuntime.LABEL_OURS, "true"),
-        List.of(), name, 2, 1L << 30, 1024, java.util.Map.of(), null);
-  }
-
   private static double mbPerSecond(Measure.Op op) throws Exception {
     return STDOUT_BYTES / 1e6 / (Measure.medianMs(5, op) / 1e3);
   }
@@ -334,10 +323,7 @@ public final class LocalBench {
   }
 
   private static void report(String what, List<Double> samples) {
-    List<Double> s = new ArrayList<>(samples);
-    Collections.sort(s);
-    double median = s.get(s.size() / 2);
-    double p90 = s.get(Math.min(s.size() - 1, (int) Math.ceil(s.size() * 0.9) - 1));
-    System.out.printf("%-28s n=%-4d median %8.1f ms   p90 %8.1f ms%n", what, s.size(), median, p90);
+    System.out.printf("%-28s n=%-4d median %8.1f ms   p90 %8.1f ms%n", what, samples.size(), Measure.median(samples),
+        Measure.percentile(samples, 90));
   }
 }

@@ -36,6 +36,13 @@ final class Measure {
     return s.get(s.size() / 2);
   }
 
+  /** The nearest-rank {@code p}th percentile of {@code samples} (p in 1..100). */
+  static double percentile(List<Double> samples, double p) {
+    List<Double> s = new ArrayList<>(samples);
+    Collections.sort(s);
+    return s.get(Math.max(0, Math.min(s.size() - 1, (int) Math.ceil(s.size() * p / 100) - 1)));
+  }
+
   /** Runs {@code total} operations, {@code parallel} at a time, and returns operations per second. */
   static double perSecond(int total, int parallel, Op op) throws Exception {
     for (int i = 0; i < parallel; i++) {
@@ -70,5 +77,20 @@ final class Measure {
 
   static void header(String ours) {
     System.out.printf("%-50s %12s %12s %8s%n", "figure (median; same run)", "raw docker", ours, "ratio");
+  }
+
+  /** Prints one figure beside its raw baseline, with the ratio and the target it is held to. */
+  static void row(String what, double raw, double ours, String target) {
+    System.out.printf("%-58s %10.2f %10.2f %7.2fx   %s%n", what, raw, ours, ours / raw, target);
+  }
+
+  /** Prints a figure that has no raw baseline, with the target it is held to. */
+  static void oursOnly(String what, double ours, String target) {
+    System.out.printf("%-58s %10s %10.2f %8s   %s%n", what, "-", ours, "-", target);
+  }
+
+  /** The header of {@link #row(String, double, double, String)}'s table. */
+  static void targetHeader(String ours) {
+    System.out.printf("%-58s %10s %10s %8s   %s%n", "figure (same run)", "raw docker", ours, "ratio", "target");
   }
 }

@@ -1,5 +1,6 @@
 package io.sandboxes.examples.bench;
 
+import io.sandboxes.local.internal.docker.BaseImage;
 import io.sandboxes.local.internal.docker.DockerRuntime;
 import java.io.ByteArrayInputStream;
 import java.util.List;
@@ -9,6 +10,20 @@ import java.util.List;
  * Engine API into one container, each checked so a broken baseline cannot pass for a fast one.
  */
 record RawDocker(DockerRuntime docker, String containerId) {
+
+  /** The label every baseline container carries besides the runtime's own; its value names the JVM that made it. */
+  static final String LABEL_BASELINE = "io.sandboxes.bench-baseline";
+
+  /** This JVM's value of {@link #LABEL_BASELINE}. */
+  static final String RUN = java.util.UUID.randomUUID().toString().substring(0, 8);
+
+  /** A container like a sandbox's (same image, limits, no network), labelled so cleanup finds it. */
+  static DockerRuntime.ContainerSpec spec() {
+    String name = "sandboxes-raw-baseline-" + java.util.UUID.randomUUID().toString().substring(0, 8);
+    return new DockerRuntime.ContainerSpec(BaseImage.reference(), name,
+        java.util.Map.of(DockerRuntime.LABEL_OURS, "true", LABEL_BASELINE, RUN), List.of(), name, 2, 1L << 30, 1024,
+        java.util.Map.of(), null);
+  }
 
   /** {@code bash -l -c 'echo hi'}, as a sandbox's commands run. */
   Measure.Op echo() {

@@ -5,12 +5,10 @@ import io.sandboxes.dsl.SandboxClient;
 import io.sandboxes.dsl.Sandboxes;
 import io.sandboxes.e2b.LiveSandbox;
 import io.sandboxes.local.LocalServer;
-import io.sandboxes.local.internal.docker.BaseImage;
 import io.sandboxes.local.internal.docker.DockerRuntime;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.UUID;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -28,12 +26,11 @@ public final class StdoutBench {
     int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 9;
     long bytes = (args.length > 1 ? Long.parseLong(args[1]) : 50) * 1_000_000L;
     String command = "head -c " + bytes + " /dev/zero";
-    try (LocalServer server = LocalServer.builder().build().start();
-         SandboxClient client = Sandboxes.at(server.apiUrl(), server.sandboxUrl(), server.apiKey());
-         DockerRuntime docker = DockerRuntime.connect()) {
-      String name = "sandboxes-raw-baseline-" + UUID.randomUUID().toString().substring(0, 8);
-      String id = docker.createAndStart(new DockerRuntime.ContainerSpec(BaseImage.reference(), name,
-          Map.of(DockerRuntime.LABEL_OURS, "true"), List.of(), name, 2, 1L << 30, 1024, Map.of(), null));
+    try (Leftovers left = new Leftovers()) {
+      DockerRuntime docker = left.keep(DockerRuntime.connect());
+      LocalServer server = left.keep(LocalServer.builder().build().start());
+      SandboxClient client = left.keep(Sandboxes.at(server.apiUrl(), server.sandboxUrl(), server.apiKey()));
+      String id = left.startRaw(docker);
       try (LiveSandbox s = client.provider().api().create()) {
         Measure.Op raw = new RawDocker(docker, id).stdout(bytes);
         Measure.Op collected = () -> Measure.check(s.exec(command).stdout().length() == bytes, "collected stdout");
@@ -46,6 +43,7 @@ public final class StdoutBench {
           op.run(); // warm-up
         }
         List<Double> rawRate = new ArrayList<>();
+        List<Double> collectedRate = new ArrayList<>();
         List<Double> collectedRatio = new ArrayList<>();
         List<Double> listenedRatio = new ArrayList<>();
         for (int i = 0; i < rounds; i++) {
@@ -53,6 +51,7 @@ public final class StdoutBench {
           double c = rate(collected, bytes);
           double l = rate(listened, bytes);
           rawRate.add(r);
+          collectedRate.add(c);
           collectedRatio.add(c / r);
           listenedRatio.add(l / r);
           System.out.printf("round %d: raw %.0f MB/s, collected %.0f MB/s (%.2fx), listener %.0f MB/s (%.2fx)%n",
@@ -60,8 +59,11 @@ public final class StdoutBench {
         }
         System.out.printf("median: raw %.0f MB/s; collected %.2fx raw; listener %.2fx raw%n",
             Measure.median(rawRate), Measure.median(collectedRatio), Measure.median(listenedRatio));
+        Measure.targetHeader("Java client");
+        Measure.row((bytes / 1_000_000) + " MB stdout collected, median (MB/s; raw docker exec)", Measure.median(rawRate),
+            Measure.median(collectedRate), ">= 1.0x raw");
       } finally {
-        docker.remove(id);
+        left.removeRaw(docker, id);
       }
     }
   }

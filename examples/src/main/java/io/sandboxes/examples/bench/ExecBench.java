@@ -1,0 +1,110 @@
+package io.sandboxes.examples.bench;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.sandboxes.dsl.SandboxClient;
+import io.sandboxes.dsl.Sandboxes;
+import io.sandboxes.e2b.LiveSandbox;
+import io.sandboxes.local.LocalServer;
+import io.sandboxes.local.internal.docker.DockerRuntime;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The exec figures of "warm when it matters" (issue 26) for the Java client: the round trip of
+ * {@code exec("echo hi")} beside a raw {@code docker exec} of {@code bash -l -c 'echo hi'} in a
+ * container of the same image, and the Java client's own cost per exec.
+ *
+ * <p>The server reports no time of its own for an exec (no timing header, no log line with a
+ * duration; only a create logs {@code dockerMs}/{@code daemonMs}/{@code totalMs}), so the
+ * server's time for the same call is taken from the outside: the same {@code process.Process/Start}
+ * request sent by {@link BareEnvd}, prebuilt bytes on a kept-alive loopback socket, its answer read
+ * to the end unparsed. Its round trip is the server's time plus the loopback; the Java client's
+ * time minus it (per round, the three calls interleaved so load drift hits all alike) is what the
+ * client adds: request building, {@code java.net.http}, Connect and JSON parsing, its threads. The
+ * same request sent with a bare {@code java.net.http} client (body read whole, no parsing) shows
+ * how much of that is the HTTP client alone.
+ *
+ * <p>{@code scripts/run-examples.sh bench.ExecBench [rounds=200]}; {@code bench.ExecBench 20} is quick.
+ * The official SDK's exec figure is in {@code bench.OfficialSdkBench}.
+ */
+public final class ExecBench {
+  private ExecBench() {}
+
+  public static void main(String[] args) throws Exception {
+    int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 200;
+    try (Leftovers left = new Leftovers()) {
+      DockerRuntime docker = left.keep(DockerRuntime.connect());
+      LocalServer server = left.keep(LocalServer.builder().build().start());
+      SandboxClient client = left.keep(Sandboxes.at(server.apiUrl(), server.sandboxUrl(), server.apiKey()));
+      LiveSandbox s = left.keep(client.provider().api().create());
+      Measure.Op raw = new RawDocker(docker, left.startRaw(docker)).echo();
+      Measure.Op ours = () -> Measure.check(s.exec("echo hi").stdout().equals("hi\n"), "echo through the Java client");
+      BareEnvd wire = left.keep(new BareEnvd(server.sandboxUrl(), s.id(), accessToken(server, s.id()), "echo hi"));
+      Measure.Op bare = () -> {
+        String answer = new String(wire.call(), StandardCharsets.ISO_8859_1);
+        // "aGkK" is base64 of "hi\n"; the end event closes the process's stream
+        Measure.check(answer.contains("\"aGkK\"") && answer.contains("\"end\""), "echo on the bare wire gave " + answer);
+      };
+      HttpClient jdkClient = left.keep(HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build());
+      Measure.Op jdk = () -> {
+        HttpResponse<byte[]> r = jdkClient.send(wire.httpRequest(), HttpResponse.BodyHandlers.ofByteArray());
+        String answer = new String(r.body(), StandardCharsets.ISO_8859_1);
+        Measure.check(r.statusCode() == 200 && answer.contains("\"aGkK\"") && answer.contains("\"end\""),
+            "echo through java.net.http gave " + r.statusCode() + " " + answer);
+      };
+      for (int i = 0; i < 10; i++) {
+        raw.run();
+        ours.run();
+        bare.run();
+        jdk.run();
+      }
+      List<Double> rawMs = new ArrayList<>();
+      List<Double> javaMs = new ArrayList<>();
+      List<Double> bareMs = new ArrayList<>();
+      List<Double> ownMs = new ArrayList<>();
+      List<Double> jdkMs = new ArrayList<>();
+      for (int i = 0; i < rounds; i++) {
+        rawMs.add(time(raw));
+        double j = time(ours);
+        double b = time(bare);
+        javaMs.add(j);
+        bareMs.add(b);
+        ownMs.add(j - b);
+        jdkMs.add(time(jdk) - b);
+      }
+      double rawMedian = Measure.median(rawMs);
+      System.out.printf("%nmachine: %d cores, load average %.2f; %d rounds%n", Runtime.getRuntime().availableProcessors(),
+          java.lang.management.ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage(), rounds);
+      Measure.targetHeader("ours");
+      Measure.row("exec echo, Java client, median (ms; raw exec bash -l -c)", rawMedian, Measure.median(javaMs), "<= 0.12x raw");
+      Measure.row("exec echo, Java client, p95 (ms; raw p95)", Measure.percentile(rawMs, 95), Measure.percentile(javaMs, 95), "");
+      Measure.row("exec echo, bare wire = server's time, median (ms; raw)", rawMedian, Measure.median(bareMs), "");
+      Measure.oursOnly("Java client's own cost per exec, median (ms)", Measure.median(ownMs), "<= 0.5 ms");
+      Measure.oursOnly("Java client's own cost per exec, p95 (ms)", Measure.percentile(ownMs, 95), "");
+      Measure.oursOnly("  of it java.net.http alone, same request, median (ms)", Measure.median(jdkMs), "");
+    }
+  }
+
+  /** The sandbox's envd access token, from the API's connect call (the client keeps it to itself). */
+  private static String accessToken(LocalServer server, String sandboxId) throws Exception {
+    try (HttpClient http = HttpClient.newHttpClient()) {
+      HttpResponse<String> r = http.send(HttpRequest.newBuilder(server.apiUrl().resolve("/sandboxes/" + sandboxId + "/connect"))
+          .header("X-API-Key", server.apiKey()).header("Content-Type", "application/json")
+          .POST(HttpRequest.BodyPublishers.ofString("{\"timeout\": 600}")).build(), HttpResponse.BodyHandlers.ofString());
+      JsonNode body = new ObjectMapper().readTree(r.body());
+      Measure.check(r.statusCode() / 100 == 2 && body.hasNonNull("envdAccessToken"), "connect answered " + r.statusCode() + ": " + r.body());
+      return body.get("envdAccessToken").asText();
+    }
+  }
+
+  private static double time(Measure.Op op) throws Exception {
+    long t = System.nanoTime();
+    op.run();
+    return (System.nanoTime() - t) / 1e6;
+  }
+}
