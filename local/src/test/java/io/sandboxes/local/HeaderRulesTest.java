@@ -2,6 +2,7 @@ package io.sandboxes.local;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import com.sun.net.httpserver.HttpServer;
 import com.sun.net.httpserver.HttpsConfigurator;
@@ -209,6 +210,36 @@ class HeaderRulesTest {
       // rules for a destination the policy does not allow do not open it
       assertThat(s.exec("curl -s -o /dev/null -m 20 -w '%{http_connect}' https://denied.witness.sandboxes.test/").stdout())
           .isEqualTo("403");
+      // tunnels to the ruled destination that never start TLS: the gateway holds at most its cap of them, then serves again
+      String flood = """
+          import os, socket, time
+          host, port = os.environ["HTTPS_PROXY"][len("http://"):].split(":")
+          socks = []
+          for _ in range(300):
+              c = socket.create_connection((host, int(port)), timeout=10)
+              c.sendall(b"CONNECT %s:443 HTTP/1.1\\r\\nHost: %s:443\\r\\n\\r\\n")
+              socks.append(c)
+          time.sleep(2)
+          opened = told = 0
+          for c in socks:
+              c.setblocking(False)
+              try:
+                  head = c.recv(64)
+                  opened += head.startswith(b"HTTP/1.1 200")
+                  told += head.startswith(b"HTTP/1.1 429")
+              except OSError:
+                  pass
+          print(opened, told)
+          for c in socks:
+              c.close()
+          """.formatted(RULED, RULED);
+      io.sandboxes.ExecResult r = s.exec("python3 -c '" + flood.replace("'", "'\\''") + "'");
+      assertThat(r.exitCode()).as(r.stderr()).isZero();
+      String[] counts = r.stdout().strip().split(" ");
+      assertThat(Integer.parseInt(counts[0])).as("tunnels the gateway held open").isBetween(1, 256);
+      assertThat(Integer.parseInt(counts[1])).as("tunnels told 429").isGreaterThanOrEqualTo(300 - 256);
+      await().atMost(java.time.Duration.ofSeconds(30)).untilAsserted(() ->
+          assertThat(s.exec("curl -sS -m 20 https://" + RULED + "/after-flood 2>&1").stdout()).contains("witness " + RULED));
       // a secret deleted after the create: the gateway does not send the request
       api.secrets().destroy(name);
       String gone = s.exec("curl -sS -m 20 https://" + RULED + "/gone 2>&1").stdout();
