@@ -36,15 +36,30 @@ while (paginator.hasNext && pages < 10000) {
 }
 say('list', String(found))
 
-// rules that fill in the secret are refused naming it; iam, mcp are refused naming them
+// rules that fill in the secret are accepted, and reported with the placeholder, never the value;
+// a rule filling in a secret that does not exist is refused naming it; iam, mcp are refused naming them
 try {
   const sbx = await Sandbox.create({
     network: { allowOut: ['api.example.com'], rules: { 'api.example.com': [{ transform: { headers: { Authorization: `Bearer ${Secret.fill(lower)}` } } }] } },
   })
-  await sbx.kill()
-  say('rules', 'accepted')
+  try {
+    const info = await sbx.getInfo()
+    say('rules', `accepted ${JSON.stringify(info.network?.rules)}`)
+    say('rules.value', String(JSON.stringify(info).includes('second-value')))
+  } finally {
+    await sbx.kill()
+  }
 } catch (e) {
   say('rules', failure(e))
+}
+try {
+  const sbx = await Sandbox.create({
+    network: { allowOut: ['api.example.com'], rules: { 'api.example.com': [{ transform: { headers: { 'X-Key': Secret.fill('no-such-secret-anywhere') } } }] } },
+  })
+  await sbx.kill()
+  say('rules.missing', 'accepted')
+} catch (e) {
+  say('rules.missing', failure(e))
 }
 try {
   const sbx = await Sandbox.create({ iam: { tokens: { aws: Secret.iamToken({ audience: 'sts.amazonaws.com', tokenType: 'JWT-SVID' }) } } })

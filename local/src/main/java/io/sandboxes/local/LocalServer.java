@@ -299,6 +299,8 @@ public final class LocalServer implements AutoCloseable {
     boolean openEgress;
     boolean internetByDefault;
     boolean allowedWitness = true;
+    @Nullable Path extraCaCerts; // CAs sandboxes and the egress gateway trust too (serve --extra-ca-certs)
+    final java.util.Map<String, java.net.InetSocketAddress> egressNamesForTesting = new java.util.LinkedHashMap<>(); // tests' witnesses
     Duration requestIdleTimeout = DEFAULT_REQUEST_IDLE_TIMEOUT;
     Duration keepAliveTimeout = DEFAULT_KEEP_ALIVE_TIMEOUT;
     Duration portForwardIdleTimeout = io.sandboxes.local.internal.PortForwards.DEFAULT_IDLE;

@@ -67,6 +67,7 @@ public final class Main {
                                 [--id NAME] [--state-dir DIR] [--host ADDRESS] [--disk-mb N]
                                 [--internet-by-default] [--warm-pool N | --warm-pool TEMPLATE=N]...
                                 [--runtime NAME] [--idle-exit DURATION] [--background]
+                                [--extra-ca-certs PEM_FILE]
               serve E2B's API on 127.0.0.1:N (default 3000) and envd on 127.0.0.1:N (default 49983);
               --keep-sandboxes leaves them running at shutdown, and a server started again with
               the same --id (default "standalone") takes them back; --host binds another
@@ -77,7 +78,10 @@ public final class Main {
               --warm-pool keeps N pre-started sandboxes of base (default 2, 0 off) or of
               TEMPLATE ready, so a create without volume mounts takes one in milliseconds;
               --runtime runsc runs sandboxes under gVisor, a user-space kernel between them and
-              the host's (register it with Docker first: scripts/docker-up.sh --runsc)
+              the host's (register it with Docker first: scripts/docker-up.sh --runsc);
+              --extra-ca-certs adds the PEM file's CA certificates (a corporate proxy's, say) to
+              every sandbox's trust store and to what the egress gateway trusts upstream
+              (default: $SANDBOXES_EXTRA_CA_CERTS)
           sandboxes-local image build [code-interpreter-v1]
               build the base template image (and the code interpreter's) if missing, showing progress
           sandboxes-local image list
@@ -270,6 +274,7 @@ public final class Main {
         case "--host" -> b.host(arg(opts, o));
         case "--state-dir" -> b.stateDir(java.nio.file.Path.of(arg(opts, o)));
         case "--disk-mb" -> b.diskSizeMB(intArg(opts, o));
+        case "--extra-ca-certs" -> b.extraCaCerts = java.nio.file.Path.of(arg(opts, o));
         case "--runtime" -> b.runtime(arg(opts, o));
         case "--warm-pool" -> {
           String v = arg(opts, o);

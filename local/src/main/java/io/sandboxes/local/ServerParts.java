@@ -121,6 +121,12 @@ final class ServerParts {
     io.sandboxes.local.internal.secrets.SecretStore secrets = openSecrets(stateDir.resolve("secrets"));
     Optional<SandboxNetwork> network = SandboxNetwork.start(new DockerNetworkAttachments(docker), new DockerEgressEnforcement(),
         config.openEgress, config.allowedWitness);
+    network.ifPresent(n -> {
+      config.egressNamesForTesting.forEach(n::answerForTesting);
+      n.interceptWith(new io.sandboxes.local.internal.egress.RuleInterception(
+          io.sandboxes.local.internal.egress.GatewayCa.create("Sandboxes egress gateway CA (" + config.serverId + ")"),
+          extraCas(config.extraCaCerts), secrets::valueOf));
+    });
     // puts the daemon binary in the state folder, where containers mount it from
     SandboxEngine engine = new DockerSandboxEngine(docker, stateDir);
     Registry reg = new Registry(engine, new Templates(engine, baseImage), config.serverId, stateDir, network, config.diskSizeMB,
@@ -169,6 +175,27 @@ final class ServerParts {
     jetty.setStopTimeout(Duration.ofSeconds(2).toMillis());
     Runnable secretsAtClose = config.serverIdGiven || config.stateDir != null ? () -> { } : secrets::discard;
     return new ServerParts(docker, runtime, network.orElse(null), reg, builds, workers, secretsAtClose, jetty, api, envd);
+  }
+
+  /** The extra CAs: the configured PEM file's, else $SANDBOXES_EXTRA_CA_CERTS's, else none; an unreadable file stops the start. */
+  private static java.util.List<java.security.cert.X509Certificate> extraCas(@Nullable Path configured) {
+    String env = System.getenv("SANDBOXES_EXTRA_CA_CERTS");
+    Path file = configured != null ? configured : env == null || env.isBlank() ? null : Path.of(env);
+    if (file == null) {
+      return java.util.List.of();
+    }
+    try (java.io.InputStream in = java.nio.file.Files.newInputStream(file)) {
+      java.util.List<java.security.cert.X509Certificate> out = new java.util.ArrayList<>();
+      for (var c : java.security.cert.CertificateFactory.getInstance("X.509").generateCertificates(in)) {
+        out.add((java.security.cert.X509Certificate) c);
+      }
+      if (out.isEmpty()) {
+        throw new java.security.cert.CertificateException("no certificate in it");
+      }
+      return out;
+    } catch (java.io.IOException | java.security.cert.CertificateException e) {
+      throw new SandboxException("the extra CA certificates " + file + " could not be read: " + e.getMessage(), e);
+    }
   }
 
   private static io.sandboxes.local.internal.secrets.SecretStore openSecrets(Path folder) {

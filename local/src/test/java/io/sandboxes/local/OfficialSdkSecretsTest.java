@@ -40,8 +40,12 @@ class OfficialSdkSecretsTest {
         .containsEntry("destroy", "true false")
         .containsEntry("destroyed", "SecretNotFoundError")
         .containsEntry("done", "ok");
-    assertThat(steps.get("rules")).startsWith("SandboxError 400: 'rules' is not supported by the local runtime: they fill in secret 'sdk-secret-")
-        .contains("terminates TLS");
+    assertThat(steps.get("rules")).as("the script printed:\n%s", out).matches(
+        "accepted \\{\"api\\.example\\.com\":\\[\\{\"transform\":\\{\"headers\":\\{\"Authorization\":\"Bearer "
+            + "\\$\\{e2b\\.secrets\\.sdk-secret-\\d+}\"}}}]}");
+    assertThat(steps).containsEntry("rules.value", "false");
+    assertThat(steps.get("rules.missing")).startsWith("SandboxError 400: 'rules' fill in secret 'no-such-secret-anywhere', which does not"
+        + " exist on this server");
     assertThat(steps.get("iam")).startsWith("SandboxError 400: 'iam' is not supported by the local runtime: workload identity tokens"
         + " are minted by E2B's cloud");
     assertThat(steps.get("httpsPorts")).startsWith("SandboxError 400: 'httpsPorts' is not supported by the local runtime");

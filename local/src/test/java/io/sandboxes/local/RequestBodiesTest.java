@@ -193,8 +193,7 @@ class RequestBodiesTest {
     refused("POST", "/sandboxes", "{\"templateID\":\"nosuch\",\"network\":\"x\"}", 404, "template 'nosuch' not found");
     refused("POST", "/sandboxes", "{\"templateID\":\"nosuch\",\"network\":[{\"denyOut\":[7]}]}", 404, "template 'nosuch' not found");
     refused("POST", "/sandboxes", "{\"templateID\":\"base\",\"network\":{\"rules\":[{}]}}", 400,
-        "'rules' is not supported by the local runtime: header transforms need an egress gateway that terminates TLS,"
-        + " which the local runtime does not have yet");
+        "'rules' must be an object of destination to a list of rules");
     refused("POST", "/sandboxes", "{\"templateID\":\"nosuch\",\"network\":{\"rules\":[],\"egressProxy\":{},\"future\":1},"
         + "\"allow_internet_access\":\"maybe\"}", 404, "template 'nosuch' not found");
   }
@@ -288,9 +287,13 @@ class RequestBodiesTest {
     refused("PUT", path, "{\"allowOut\":null,\"denyOut\":{\"a\":\"10.0.0.0/8\"}}", 400, "'denyOut' must be a list");
     refused("PUT", path, "{\"egressProxy\":{\"url\":\"http://p\"}}", 400,
         "'egressProxy' is not supported by the local runtime: the egress gateway has no upstream proxy yet");
-    refused("PUT", path, "{\"rules\":\"x\"}", 400,
-        "'rules' is not supported by the local runtime: header transforms need an egress gateway that terminates TLS,"
-        + " which the local runtime does not have yet");
+    refused("PUT", path, "{\"rules\":\"x\"}", 400, "'rules' must be an object of destination to a list of rules");
+    refused("PUT", path, "{\"rules\":{\"a.example.com\":[{\"transform\":{\"headers\":{\"Host\":\"b.example.com\"}}}]}}", 400,
+        "'rules' header 'Host' frames or routes the request and cannot be set by a rule");
+    refused("PUT", path, "{\"rules\":{\"a.example.com\":[{\"transform\":{\"headers\":{\"X-A\":\"${e2b.identity.tokens.aws}\"}}}]}}",
+        400, "'rules' header 'X-A' fills in a workload identity token, which E2B's cloud mints and the local runtime does not");
+    refused("PUT", path, "{\"rules\":{\"not a host\":[]}}", 400,
+        "'rules' key 'not a host' is not a domain, a *. wildcard, an IP or a CIDR");
     // allowOut's entries are checked before denyOut's type
     refused("PUT", path, "{\"denyOut\":\"x\",\"allowOut\":[\"not a host\"]}", 400, "'not a host' is not a valid domain, IP or CIDR");
     refused("PUT", path, "{\"rules\":[1],\"denyOut\":[\"x\"]}", 400, "'x' is not a valid IP or CIDR");

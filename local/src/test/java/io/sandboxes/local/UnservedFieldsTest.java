@@ -50,7 +50,7 @@ class UnservedFieldsTest {
 
   @Test
   @Timeout(value = 2, unit = TimeUnit.MINUTES)
-  @DisplayName("through the Java client: maskRequestHost at create, and rules on update, are refused; the sandbox's network is unchanged")
+  @DisplayName("through the Java client: maskRequestHost at create, and rules naming a missing secret on update, are refused; the network is unchanged")
   void javaClient(LocalServer server, E2BApi api) throws Exception {
     assertThatThrownBy(() -> api.create(SandboxSpec.defaults().withNetwork(SandboxNetwork.defaults().withMaskRequestHost("x.example.com"))))
         .isInstanceOfSatisfying(SandboxApiException.class, e -> {
@@ -60,8 +60,8 @@ class UnservedFieldsTest {
     try (LiveSandbox s = api.create()) {
       refused(server, "PUT", "/sandboxes/" + s.id() + "/network", "{\"httpsPorts\":[8443]}", "'httpsPorts' is not supported");
       assertThatThrownBy(() -> api.updateNetwork(s.id(), SandboxNetwork.allowOnly("1.2.3.4").withRule("api.example.com",
-          java.util.Map.of("X-Key", "plain")))).isInstanceOfSatisfying(SandboxApiException.class,
-              e -> assertThat(e.serverMessage()).startsWith("'rules' is not supported by the local runtime: header transforms"));
+          java.util.Map.of("X-Key", "${e2b.secrets.no-such-secret-here}")))).isInstanceOfSatisfying(SandboxApiException.class,
+              e -> assertThat(e.serverMessage()).startsWith("'rules' fill in secret 'no-such-secret-here', which does not exist"));
       assertThat(s.info().network() == null || s.info().network().allowOut().isEmpty()).as("the refused update changed nothing").isTrue();
     }
   }

@@ -173,7 +173,8 @@ public final class LocalSandbox {
     NetworkPolicy n = network;
     java.util.List<String> allow = n == null || n.allowOut() == null ? java.util.List.of() : n.allowOut();
     java.util.List<String> deny = n == null || n.denyOut() == null ? java.util.List.of() : n.denyOut();
-    return new io.sandboxes.local.internal.egress.EgressPolicy(allow, deny, Boolean.TRUE.equals(allowInternetAccess));
+    return new io.sandboxes.local.internal.egress.EgressPolicy(allow, deny, Boolean.TRUE.equals(allowInternetAccess),
+        n == null ? io.sandboxes.local.internal.egress.HeaderRules.NONE : n.headerRules());
   }
 
   /** The network policy last set (stored and reported; the egress gateway enforces it). */

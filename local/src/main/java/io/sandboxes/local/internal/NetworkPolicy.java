@@ -1,6 +1,8 @@
 package io.sandboxes.local.internal;
 
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -11,14 +13,57 @@ import org.jspecify.annotations.Nullable;
  * @param allowPublicTraffic false when its ports need the traffic token; fixed at create
  * @param allowOut the destinations it may reach (domains, IPs, CIDRs)
  * @param denyOut the addresses it may not reach (IPs, CIDRs)
+ * @param rules header rules by destination, as given: their values hold secrets' placeholders
+ *     ({@code ${e2b.secrets.<name>}}), never what they are filled with
  */
-public record NetworkPolicy(@Nullable Boolean allowPublicTraffic, @Nullable List<String> allowOut, @Nullable List<String> denyOut) {
+public record NetworkPolicy(@Nullable Boolean allowPublicTraffic, @Nullable List<String> allowOut, @Nullable List<String> denyOut,
+    @Nullable Map<String, List<HostRule>> rules) {
   /** A policy that says nothing. */
   public static final NetworkPolicy NONE = new NetworkPolicy(null, null, null);
+
+  /**
+   * One of E2B's {@code SandboxNetworkRule}s.
+   *
+   * @param transform what it does to a matching request; null for nothing
+   */
+  public record HostRule(@Nullable HeaderTransform transform) {}
+
+  /**
+   * E2B's {@code SandboxNetworkTransform}.
+   *
+   * @param headers the headers set on a matching request, replacing any of the same name
+   */
+  public record HeaderTransform(@Nullable Map<String, String> headers) {
+    public HeaderTransform {
+      headers = headers == null ? null : java.util.Collections.unmodifiableMap(new LinkedHashMap<>(headers));
+    }
+  }
 
   public NetworkPolicy {
     allowOut = allowOut == null ? null : List.copyOf(allowOut);
     denyOut = denyOut == null ? null : List.copyOf(denyOut);
+    if (rules != null) {
+      Map<String, List<HostRule>> copy = new LinkedHashMap<>();
+      rules.forEach((k, v) -> copy.put(k, List.copyOf(v)));
+      rules = java.util.Collections.unmodifiableMap(copy);
+    }
+  }
+
+  /** A policy without header rules. */
+  public NetworkPolicy(@Nullable Boolean allowPublicTraffic, @Nullable List<String> allowOut, @Nullable List<String> denyOut) {
+    this(allowPublicTraffic, allowOut, denyOut, null);
+  }
+
+  /** @return the header rules as the egress gateway applies them (empty when there are none) */
+  public io.sandboxes.local.internal.egress.HeaderRules headerRules() {
+    if (rules == null) {
+      return io.sandboxes.local.internal.egress.HeaderRules.NONE;
+    }
+    Map<String, List<Map<String, String>>> byHost = new LinkedHashMap<>();
+    rules.forEach((host, list) -> byHost.put(host, list.stream()
+        .map(r -> r.transform() == null || r.transform().headers() == null ? Map.<String, String>of() : r.transform().headers())
+        .toList()));
+    return io.sandboxes.local.internal.egress.HeaderRules.of(byHost);
   }
 
   /** @return whether it allows some destination */
@@ -28,6 +73,6 @@ public record NetworkPolicy(@Nullable Boolean allowPublicTraffic, @Nullable List
 
   /** @return this policy with what {@code other} says of public traffic */
   public NetworkPolicy withPublicTrafficOf(@Nullable NetworkPolicy other) {
-    return new NetworkPolicy(other == null ? null : other.allowPublicTraffic(), allowOut, denyOut);
+    return new NetworkPolicy(other == null ? null : other.allowPublicTraffic(), allowOut, denyOut, rules);
   }
 }

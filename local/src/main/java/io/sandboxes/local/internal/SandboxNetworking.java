@@ -75,9 +75,13 @@ final class SandboxNetworking {
       ip = n.join(s.instanceId(), s::egressPolicy);
       s.networkAddress(ip);
       settleHosts(s);
+      installTrust(s);
       return;
     }
     s.networkAddress(ip);
+    if (ip != null) {
+      installTrust(s);
+    }
   }
 
   /**
@@ -88,34 +92,55 @@ final class SandboxNetworking {
    * the file and may have changed it.
    */
   void settleHosts(LocalSandbox s) {
+    runAsRoot(s, "settling /etc/hosts", SETTLE_HOSTS, network.orElseThrow().isolatedHostAddress().replace(".", "\\."));
+  }
+
+  /**
+   * Writes the gateway's CA and the server's extra CAs into the sandbox's trust store
+   * ({@link io.sandboxes.local.internal.egress.TrustStore}), as the sandbox joins the network
+   * (at create, at a pool member's claim, after a resume or a server's restart, whose CA is new).
+   * Best effort, as the sandbox owns its files: a failure is logged to the sandbox's log.
+   */
+  void installTrust(LocalSandbox s) {
+    String pem = network.map(io.sandboxes.local.internal.egress.SandboxNetwork::trustBundle).orElse(null);
+    if (pem != null && !runAsRoot(s, "writing the egress gateway's CA into the trust store",
+        io.sandboxes.local.internal.egress.TrustStore.INSTALL, pem)) {
+      s.log("warn", "the egress gateway's CA could not be written into " + io.sandboxes.local.internal.egress.TrustStore.SYSTEM_BUNDLE
+          + ": TLS to destinations with header rules will not verify");
+    }
+  }
+
+  /** Runs a shell script in the sandbox through its daemon, as root, for up to 5 s; @return whether it exited 0. */
+  private boolean runAsRoot(LocalSandbox s, String what, String script, String arg) {
     io.sandboxes.local.internal.daemon.DaemonProcess p;
     try {
-      String isolated = network.orElseThrow().isolatedHostAddress();
-      p = s.daemon().start(new io.sandboxes.local.internal.daemon.ProcessSpec(
-          List.of("/bin/sh", "-c", SETTLE_HOSTS, "sh", isolated.replace(".", "\\.")),
+      p = s.daemon().start(new io.sandboxes.local.internal.daemon.ProcessSpec(List.of("/bin/sh", "-c", script, "sh", arg),
           Map.of(), "/", null, null, false, null));
     } catch (IOException | RpcError | RuntimeException e) {
-      LOG.debug("settling /etc/hosts of {} failed: {}", s.id(), e.toString());
-      return;
+      LOG.debug("{} of {} failed: {}", what, s.id(), e.toString());
+      return false;
     }
     try {
       p.exit().get(5, java.util.concurrent.TimeUnit.SECONDS);
       io.sandboxes.local.internal.daemon.DaemonProcess.Result r = p.collect();
       if (!r.status().exited() || r.status().exitCode() != 0) {
-        LOG.debug("settling /etc/hosts of {} ended {}: {}", s.id(), r.status(), r.stderrText().strip());
+        LOG.debug("{} of {} ended {}: {}", what, s.id(), r.status(), r.stderrText().strip());
+        return false;
       }
+      return true;
     } catch (java.util.concurrent.TimeoutException e) {
       try {
         p.signal(9, true);
       } catch (IOException | RuntimeException again) {
-        LOG.debug("could not stop the /etc/hosts edit in {}: {}", s.id(), again.toString());
+        LOG.debug("could not stop {} in {}: {}", what, s.id(), again.toString());
       }
-      LOG.debug("settling /etc/hosts of {} took over 5 s; stopped", s.id());
+      LOG.debug("{} of {} took over 5 s; stopped", what, s.id());
     } catch (Exception e) {
-      LOG.debug("settling /etc/hosts of {} failed: {}", s.id(), e.toString());
+      LOG.debug("{} of {} failed: {}", what, s.id(), e.toString());
     } finally {
       p.close();
     }
+    return false;
   }
 
   /**
@@ -159,7 +184,10 @@ final class SandboxNetworking {
     } finally {
       s.transitions.unlock();
     }
-    s.log("info", "network policy set: " + Json.string(Json.MAPPER.valueToTree(policy))
+    // the rules' destinations only: a header's value, even a placeholder, is no log's business
+    s.log("info", "network policy set: " + Json.string(Json.MAPPER.valueToTree(new NetworkPolicy(policy.allowPublicTraffic(),
+        policy.allowOut(), policy.denyOut())))
+        + (policy.rules() == null ? "" : ", header rules for " + String.join(", ", policy.rules().keySet()))
         + (allowInternetAccess == null ? "" : ", allow_internet_access=" + allowInternetAccess));
   }
 }

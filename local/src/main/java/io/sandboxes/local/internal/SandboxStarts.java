@@ -140,6 +140,7 @@ final class SandboxStarts {
       // a policy that allows something is set (setNetwork)
       try {
         sandbox.networkAddress(network.get().attach(containerId, sandbox::egressPolicy));
+        networking.installTrust(sandbox);
       } catch (IOException | RuntimeException e) {
         engine.remove(containerId);
         daemon.delete();

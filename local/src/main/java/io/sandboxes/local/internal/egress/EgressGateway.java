@@ -51,6 +51,8 @@ public final class EgressGateway implements AutoCloseable {
   private final Map<String, InetSocketAddress> overrides;
   private final Destinations destinations;
   private volatile boolean closed;
+  /** What serves destinations that have header rules; null until the server sets it (then none are intercepted). */
+  private volatile @Nullable RuleInterception interception;
 
   /**
    * @param bind the address to listen on (the sandbox network's gateway)
@@ -61,7 +63,7 @@ public final class EgressGateway implements AutoCloseable {
     this.bind = bind;
     this.destinations = destinations;
     this.server = new ServerSocket(0, 200, bind);
-    this.overrides = Map.copyOf(overrides);
+    this.overrides = new ConcurrentHashMap<>(overrides);
     listen(server);
   }
 
@@ -108,6 +110,16 @@ public final class EgressGateway implements AutoCloseable {
           .log("an earlier server's gateway port is taken: processes started before the restart lose their proxy");
       return false;
     }
+  }
+
+  /** For tests: the gateway answers {@code name} with {@code address}, as it does a witness's name. */
+  void answer(String name, InetSocketAddress address) {
+    overrides.put(name.toLowerCase(java.util.Locale.ROOT), address);
+  }
+
+  /** From now on, destinations with header rules are served by {@code interception}. */
+  public void intercept(RuleInterception interception) {
+    this.interception = interception;
   }
 
   /** Sandbox at {@code ip} is governed by the policy the supplier gives at connection time. */
@@ -202,6 +214,13 @@ public final class EgressGateway implements AutoCloseable {
         return; // an allowed destination that does not answer: the client sees its connection closed
       }
       try (upstream) {
+        Map<String, String> headers = rules.rules().headersFor(host);
+        RuleInterception rewriter = interception;
+        if (headers != null && rewriter != null) {
+          // a destination with header rules: its TLS is terminated here and its requests rewritten
+          rewriter.serve(client, in, upstream, host, port, forwardedHead, headers, source);
+          return;
+        }
         upstream.setSoTimeout(0);
         client.setSoTimeout(0);
         OutputStream toClient = client.getOutputStream();

@@ -10,8 +10,10 @@ import java.util.regex.Pattern;
  * CIDRs), {@code denyOut} (IPs, CIDRs), and {@code allow_internet_access}. Allow beats deny; with
  * no allow-list and no internet access nothing is reachable. What no policy can open (the host,
  * loopback, other sandboxes, and private ranges not named by IP or CIDR) is {@link Destinations}'.
+ * Its {@link HeaderRules} say which allowed destinations the gateway intercepts to set headers;
+ * they allow nothing themselves.
  */
-public record EgressPolicy(List<String> allowOut, List<String> denyOut, boolean internetAccess) {
+public record EgressPolicy(List<String> allowOut, List<String> denyOut, boolean internetAccess, HeaderRules rules) {
 
   private static final Pattern IPV4 = Pattern.compile("^\\d{1,3}(\\.\\d{1,3}){3}(/\\d{1,2})?$");
 
@@ -20,6 +22,11 @@ public record EgressPolicy(List<String> allowOut, List<String> denyOut, boolean 
   public EgressPolicy {
     allowOut = List.copyOf(allowOut);
     denyOut = List.copyOf(denyOut);
+  }
+
+  /** A policy without header rules. */
+  public EgressPolicy(List<String> allowOut, List<String> denyOut, boolean internetAccess) {
+    this(allowOut, denyOut, internetAccess, HeaderRules.NONE);
   }
 
   /** @return whether anything at all may leave the sandbox */

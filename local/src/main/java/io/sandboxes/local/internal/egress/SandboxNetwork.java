@@ -52,6 +52,8 @@ public final class SandboxNetwork implements AutoCloseable {
    * removal must not take the gateway registration and host firewall entries of the new holder.
    */
   private final java.util.concurrent.ConcurrentHashMap<String, String> holders = new java.util.concurrent.ConcurrentHashMap<>();
+  /** What every sandbox on the network trusts besides its image's CAs (PEM), once the gateway intercepts; null before. */
+  private volatile @Nullable String trustBundle;
 
   private SandboxNetwork(NetworkAttachments attachments, InetAddress gateway, EgressGateway proxy, List<Witnesses.Witness> witnesses,
       InetSocketAddress rawWitness, boolean open, Destinations destinations, EgressEnforcement enforcement) {
@@ -119,6 +121,29 @@ public final class SandboxNetwork implements AutoCloseable {
     return subnet;
   }
 
+  /**
+   * Has the gateway serve destinations with header rules through {@code interception}, and every
+   * sandbox that joins the network from now on trust its CA and the server's extra CAs
+   * ({@link #trustBundle}).
+   */
+  public void interceptWith(RuleInterception interception) {
+    trustBundle = interception.trustBundle();
+    proxy.intercept(interception);
+  }
+
+  /** For tests only: the gateway connects {@code name} to {@code address}, as it does a witness's name. */
+  public void answerForTesting(String name, InetSocketAddress address) {
+    proxy.answer(name, address);
+  }
+
+  /**
+   * @return the certificates (PEM) every sandbox on the network is to trust: the gateway CA's and
+   *     the server's extra CAs; null when the gateway intercepts nothing
+   */
+  public @Nullable String trustBundle() {
+    return trustBundle;
+  }
+
   public String networkName() {
     return NETWORK;
   }
@@ -158,6 +183,12 @@ public final class SandboxNetwork implements AutoCloseable {
     }
     vars.put("NO_PROXY", "localhost,127.0.0.1");
     vars.put("no_proxy", "localhost,127.0.0.1");
+    if (trustBundle != null) {
+      // the system bundle holds the gateway's CA once a sandbox joins; Node and Python's requests read their own otherwise
+      vars.put("SSL_CERT_FILE", TrustStore.SYSTEM_BUNDLE);
+      vars.put("REQUESTS_CA_BUNDLE", TrustStore.SYSTEM_BUNDLE);
+      vars.put("NODE_EXTRA_CA_CERTS", TrustStore.OWN_BUNDLE);
+    }
     return Map.copyOf(vars);
   }
 

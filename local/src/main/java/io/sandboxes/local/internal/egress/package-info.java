@@ -7,7 +7,12 @@
  * io.sandboxes.local.internal.egress.Destinations}, {@link
  * io.sandboxes.local.internal.egress.EgressPolicy}), a policy as the ordered rules a runtime
  * enforces ({@link io.sandboxes.local.internal.egress.PolicyRules}), the gateway's name and HTTP
- * proxy ({@link io.sandboxes.local.internal.egress.EgressGateway}), the witnesses verification
+ * proxy ({@link io.sandboxes.local.internal.egress.EgressGateway}), header rules and the
+ * interception of the destinations that have them ({@link
+ * io.sandboxes.local.internal.egress.HeaderRules}, {@link
+ * io.sandboxes.local.internal.egress.RuleInterception}), the server's CA for it ({@link
+ * io.sandboxes.local.internal.egress.GatewayCa}, key in memory only) and where a sandbox's trust
+ * store is ({@link io.sandboxes.local.internal.egress.TrustStore}), the witnesses verification
  * probes, the address-to-sandbox table the gateway decides by, and the order of the steps ({@link
  * io.sandboxes.local.internal.egress.SandboxNetwork}: a sandbox's own firewall is written before
  * it joins a network, and set back to deny-all when a join fails). It asks the runtime where an

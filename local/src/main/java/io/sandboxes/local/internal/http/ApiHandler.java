@@ -45,6 +45,7 @@ public final class ApiHandler extends Handler.Abstract {
   private volatile @Nullable TemplateBuilds templateBuilds;
   private volatile @Nullable Supplier<ObjectNode> serverInfo;
   private volatile @Nullable SecretsApi secrets;
+  private volatile io.sandboxes.local.internal.secrets.@Nullable SecretStore secretStore;
   private volatile @Nullable VolumeContentApi volumeContent;
   private volatile RouteTable routes;
 
@@ -87,12 +88,13 @@ public final class ApiHandler extends Handler.Abstract {
   /** Serves E2B's secrets API from this store. */
   public void secrets(io.sandboxes.local.internal.secrets.SecretStore store) {
     this.secrets = new SecretsApi(store);
+    this.secretStore = store;
     this.routes = table();
   }
 
   private synchronized RouteTable table() {
     Lookup lookup = new Lookup(registry);
-    NetworkApi network = new NetworkApi(registry, lookup, internetByDefault);
+    NetworkApi network = new NetworkApi(registry, lookup, internetByDefault, secretStore);
     TemplateApi templates = templateApi;
     RouteTable.Builder t = RouteTable.builder();
     t.on("GET", "/health", (ex, m) -> ex.empty(204));

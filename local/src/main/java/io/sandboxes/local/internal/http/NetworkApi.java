@@ -30,10 +30,15 @@ final class NetworkApi {
   /** E2B's default egress: a create that does not say {@code allow_internet_access} gets it (else: nothing reachable). */
   private final boolean internetByDefault;
 
-  NetworkApi(Registry registry, Lookup lookup, boolean internetByDefault) {
+  /** Where the secrets rules fill in are kept; null: no rule may fill one in. */
+  private final io.sandboxes.local.internal.secrets.@Nullable SecretStore secrets;
+
+  NetworkApi(Registry registry, Lookup lookup, boolean internetByDefault,
+      io.sandboxes.local.internal.secrets.@Nullable SecretStore secrets) {
     this.registry = registry;
     this.lookup = lookup;
     this.internetByDefault = internetByDefault;
+    this.secrets = secrets;
   }
 
   void routes(RouteTable.Builder t) {
@@ -88,6 +93,18 @@ final class NetworkApi {
    * is here: no network.)
    */
   void refuseUnenforceable(@Nullable NetworkPolicy network) throws RpcError {
+    if (network != null && network.rules() != null && !network.rules().isEmpty()) {
+      if (!registry.egressEnforced()) {
+        throw new RpcError("unimplemented", "'rules' cannot be applied: this local runtime cannot enforce egress (it needs the server"
+            + " to run as root on the Docker host, with nsenter and iptables), so there is no egress gateway to set headers");
+      }
+      for (String name : network.headerRules().secretNames()) {
+        if (secrets == null || secrets.byName(name).isEmpty()) {
+          throw new RpcError("invalid_argument", "'rules' fill in secret '" + name + "', which does not exist on this server: create it"
+              + " first (POST /secrets)");
+        }
+      }
+    }
     if (registry.egressEnforced()) {
       return;
     }
@@ -100,7 +117,7 @@ final class NetworkApi {
   /**
    * E2B's network policy, at create ({@code network}) and as an update's body. The lists are
    * bound when checked, in this order (allowOut's entries are checked before denyOut is read);
-   * their entries are read as text ({@link Lenient.TextEntries}). Rules and a proxy are kept as given only to be refused.
+   * their entries are read as text ({@link Lenient.TextEntries}); rules are checked by {@link NetworkRules}. A proxy is kept as given only to be refused.
    */
   record PolicyBody(@Refusal("'" + ALLOW_PUBLIC_TRAFFIC + "' must be true or false") RequestBody.@Nullable Later<Boolean> allowPublicTraffic,
       @Refusal("'allowOut' must be a list") RequestBody.@Nullable Later<Lenient.TextEntries> allowOut,
@@ -115,13 +132,13 @@ final class NetworkApi {
     }
   }
 
-  /** Checks a policy and keeps what it holds: public traffic, the allow and deny lists; refuses rules and a proxy. */
+  /** Checks a policy and keeps what it holds: public traffic, the allow and deny lists, the header rules; refuses a proxy. */
   static NetworkPolicy parse(PolicyBody body) throws RpcError {
     Boolean pub = RequestBody.Later.of(body.allowPublicTraffic());
     List<String> allowOut = entries("allowOut", RequestBody.Later.of(body.allowOut()));
     List<String> denyOut = entries("denyOut", RequestBody.Later.of(body.denyOut()));
-    UnservedFields.network(body.maskRequestHost(), body.httpsPorts(), body.rules(), body.egressProxy());
-    return new NetworkPolicy(pub, allowOut, denyOut);
+    UnservedFields.network(body.maskRequestHost(), body.httpsPorts(), body.egressProxy());
+    return new NetworkPolicy(pub, allowOut, denyOut, NetworkRules.parse(body.rules()));
   }
 
   private static @Nullable List<String> entries(String field, Lenient.@Nullable TextEntries list) throws RpcError {

@@ -2,10 +2,6 @@ package io.sandboxes.local.internal.http;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.sandboxes.local.internal.common.RpcError;
-import java.util.Map;
-import java.util.TreeSet;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -14,9 +10,6 @@ import org.jspecify.annotations.Nullable;
  * (absent, JSON null, an empty object or list, or E2B's default) passes.
  */
 final class UnservedFields {
-  /** The placeholder E2B's SDKs write for a secret ({@code Secret.fill}): {@code ${e2b.secrets.<name>}}. */
-  private static final Pattern SECRET = Pattern.compile("\\$\\{e2b\\.secrets\\.([^}]*)}");
-
   private UnservedFields() {}
 
   /**
@@ -38,27 +31,16 @@ final class UnservedFields {
 
   /**
    * A network policy's fields, at create and on update: {@code maskRequestHost} and
-   * {@code httpsPorts} (the port proxy forwards plain HTTP and the Host it is sent),
-   * {@code rules} (header transforms need an egress gateway that terminates TLS; a rule that
-   * fills in a secret is named with it) and {@code egressProxy}.
+   * {@code httpsPorts} (the port proxy forwards plain HTTP and the Host it is sent) and
+   * {@code egressProxy}.
    */
-  static void network(@Nullable JsonNode maskRequestHost, @Nullable JsonNode httpsPorts, @Nullable JsonNode rules,
-      @Nullable JsonNode egressProxy) throws RpcError {
+  static void network(@Nullable JsonNode maskRequestHost, @Nullable JsonNode httpsPorts, @Nullable JsonNode egressProxy)
+      throws RpcError {
     if (asks(maskRequestHost) && !(maskRequestHost.isTextual() && maskRequestHost.asText().isEmpty())) {
       throw refused("maskRequestHost", "the local port proxy passes on the Host a request was sent with");
     }
     if (asks(httpsPorts)) {
       throw refused("httpsPorts", "the local port proxy speaks plain HTTP to a sandbox's ports");
-    }
-    if (asks(rules)) {
-      TreeSet<String> secrets = new TreeSet<>();
-      collect(rules, secrets);
-      String why = "header transforms need an egress gateway that terminates TLS, which the local runtime does not have yet";
-      if (!secrets.isEmpty()) {
-        throw refused("rules", "they fill in " + (secrets.size() == 1 ? "secret " : "secrets ") + String.join(", ", secrets)
-            + ", and " + why + " (the secrets were not read)");
-      }
-      throw refused("rules", why);
     }
     if (asks(egressProxy)) {
       throw refused("egressProxy", "the egress gateway has no upstream proxy yet");
@@ -80,23 +62,6 @@ final class UnservedFields {
     if (minFreeDiskMb > diskSizeMB) {
       throw new RpcError("invalid_argument", "'minFreeDiskMb' of " + minFreeDiskMb + " MiB is more than the local runtime gives a"
           + " sandbox: each has " + diskSizeMB + " MiB of disk (the server's diskSizeMB, serve --disk-mb)");
-    }
-  }
-
-  /** The secrets a rule's header values fill in, quoted, in name order. */
-  private static void collect(JsonNode n, TreeSet<String> out) {
-    if (n.isTextual()) {
-      Matcher m = SECRET.matcher(n.asText());
-      while (m.find()) {
-        out.add("'" + m.group(1) + "'");
-      }
-    } else if (n.isContainerNode()) {
-      for (Map.Entry<String, JsonNode> e : n.properties()) {
-        collect(e.getValue(), out);
-      }
-      if (n.isArray()) {
-        n.forEach(e -> collect(e, out));
-      }
     }
   }
 

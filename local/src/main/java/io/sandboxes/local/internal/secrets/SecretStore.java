@@ -157,6 +157,27 @@ public final class SecretStore {
   }
 
   /**
+   * A secret's current value, by name (any case), for the egress gateway to fill into a request
+   * as it sends it; never for an answer or a log.
+   *
+   * @return the value, or null when there is no such secret or its file cannot be read (logged by id)
+   */
+  public synchronized @Nullable String valueOf(String name) {
+    String id = idByName.get(name.trim().toLowerCase(Locale.ROOT));
+    if (id == null) {
+      return null;
+    }
+    try {
+      JsonNode v = Json.parse(files.read(files.folder().resolve(id + ".json"))).get("value");
+      return v == null || !v.isTextual() ? null : v.asText();
+    } catch (IOException | RuntimeException e) {
+      StructuredLog.atWarn(LOG).addKeyValue("event", "secret.unreadable").addKeyValue("secret", id)
+          .log("a secret's value could not be read for a request ({})", e.getClass().getSimpleName());
+      return null;
+    }
+  }
+
+  /**
    * Up to {@code limit} secrets after {@code nextToken} (a previous page's), in the order made.
    *
    * @throws RpcError for a token this store did not hand out
