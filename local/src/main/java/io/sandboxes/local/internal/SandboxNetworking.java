@@ -98,11 +98,14 @@ final class SandboxNetworking {
   /**
    * Writes the gateway's CA and the server's extra CAs into the sandbox's trust store
    * ({@link io.sandboxes.local.internal.egress.TrustStore}), as the sandbox joins the network
-   * (at create, at a pool member's claim, after a resume or a server's restart, whose CA is new).
+   * (at create, at a pool member's claim, on a network update, after a resume or a server's restart, whose CA is new)
+   * when its policy has header rules or the server has extra CAs.
    * Best effort, as the sandbox owns its files: a failure is logged to the sandbox's log.
    */
   void installTrust(LocalSandbox s) {
-    String pem = network.map(io.sandboxes.local.internal.egress.SandboxNetwork::trustBundle).orElse(null);
+    // a sandbox without header rules gets nothing from the gateway's CA, and a create or claim is not slowed by a write it
+    // does not need: the CA is written when rules come (an update joins again) or the server has extra CAs
+    String pem = network.map(n -> n.trustBundleFor(s.egressPolicy())).orElse(null);
     if (pem != null && !runAsRoot(s, "writing the egress gateway's CA into the trust store",
         io.sandboxes.local.internal.egress.TrustStore.INSTALL, pem)) {
       s.log("warn", "the egress gateway's CA could not be written into " + io.sandboxes.local.internal.egress.TrustStore.SYSTEM_BUNDLE
@@ -172,6 +175,7 @@ final class SandboxNetworking {
         try {
           if (s.networkAddress() != null) {
             network.get().apply(s.instanceId(), s.egressPolicy());
+            installTrust(s); // rules may have come with the update
           } else {
             connect(s);
           }

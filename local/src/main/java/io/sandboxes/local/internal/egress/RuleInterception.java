@@ -69,6 +69,11 @@ public final class RuleInterception {
     this.upstream = upstreamContext(this.extraCas);
   }
 
+  /** @return whether the server was given CAs of its own to trust (every sandbox then trusts them too) */
+  public boolean hasExtraCas() {
+    return !extraCas.isEmpty();
+  }
+
   /** @return what every sandbox's trust store gets: this server's CA, then the extra CAs, as PEM */
   public String trustBundle() {
     StringBuilder pem = new StringBuilder(GatewayCa.pem(ca.certificate()));

@@ -54,6 +54,7 @@ public final class SandboxNetwork implements AutoCloseable {
   private final java.util.concurrent.ConcurrentHashMap<String, String> holders = new java.util.concurrent.ConcurrentHashMap<>();
   /** What every sandbox on the network trusts besides its image's CAs (PEM), once the gateway intercepts; null before. */
   private volatile @Nullable String trustBundle;
+  private volatile boolean extraCas;
 
   private SandboxNetwork(NetworkAttachments attachments, InetAddress gateway, EgressGateway proxy, List<Witnesses.Witness> witnesses,
       InetSocketAddress rawWitness, boolean open, Destinations destinations, EgressEnforcement enforcement) {
@@ -128,6 +129,7 @@ public final class SandboxNetwork implements AutoCloseable {
    */
   public void interceptWith(RuleInterception interception) {
     trustBundle = interception.trustBundle();
+    extraCas = interception.hasExtraCas();
     proxy.intercept(interception);
   }
 
@@ -142,6 +144,15 @@ public final class SandboxNetwork implements AutoCloseable {
    */
   public @Nullable String trustBundle() {
     return trustBundle;
+  }
+
+  /**
+   * @return the certificates a sandbox under {@code policy} needs in its trust store now, or null
+   *     when it needs none: without header rules the gateway intercepts none of its connections,
+   *     so only the server's extra CAs (when it was given any) call for a write
+   */
+  public @Nullable String trustBundleFor(EgressPolicy policy) {
+    return extraCas || !policy.rules().byHost().isEmpty() ? trustBundle : null;
   }
 
   public String networkName() {
