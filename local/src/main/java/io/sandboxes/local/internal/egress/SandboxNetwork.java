@@ -198,7 +198,9 @@ public final class SandboxNetwork implements AutoCloseable {
       // the system bundle holds the gateway's CA once a sandbox joins; Node and Python's requests read their own otherwise
       vars.put("SSL_CERT_FILE", TrustStore.SYSTEM_BUNDLE);
       vars.put("REQUESTS_CA_BUNDLE", TrustStore.SYSTEM_BUNDLE);
-      vars.put("NODE_EXTRA_CA_CERTS", TrustStore.OWN_BUNDLE);
+      // the system bundle, not ours alone: it is there in a sandbox that needed no CA, where Node warns at every start
+      // about an extra-certificates file that does not exist
+      vars.put("NODE_EXTRA_CA_CERTS", TrustStore.SYSTEM_BUNDLE);
     }
     return Map.copyOf(vars);
   }

@@ -11,7 +11,7 @@ package io.sandboxes.local.internal.egress;
 public final class TrustStore {
   /** The system bundle OpenSSL (curl, Python) reads on Debian and Alpine alike. */
   public static final String SYSTEM_BUNDLE = "/etc/ssl/certs/ca-certificates.crt";
-  /** The gateway's certificates alone (Node's {@code NODE_EXTRA_CA_CERTS}). */
+  /** The gateway's certificates alone (where {@code update-ca-certificates} keeps them). */
   public static final String OWN_BUNDLE = "/usr/local/share/ca-certificates/sandboxes-egress.crt";
   private static final String KEPT = "/usr/local/share/sandboxes/image-ca-certificates.crt";
 
