@@ -299,6 +299,7 @@ public final class LocalServer implements AutoCloseable {
     boolean openEgress;
     boolean internetByDefault;
     boolean allowedWitness = true;
+    io.sandboxes.local.internal.egress.@Nullable UpstreamProxy upstreamProxy;
     Duration requestIdleTimeout = DEFAULT_REQUEST_IDLE_TIMEOUT;
     Duration keepAliveTimeout = DEFAULT_KEEP_ALIVE_TIMEOUT;
     Duration portForwardIdleTimeout = io.sandboxes.local.internal.PortForwards.DEFAULT_IDLE;
@@ -378,11 +379,7 @@ public final class LocalServer implements AutoCloseable {
      * @return this
      */
     public Builder portForwardIdleTimeout(Duration timeout) {
-      Objects.requireNonNull(timeout, "portForwardIdleTimeout");
-      if (timeout.toMillis() < 1) {
-        throw new IllegalArgumentException("portForwardIdleTimeout must be at least 1 ms, got " + timeout);
-      }
-      this.portForwardIdleTimeout = timeout;
+      this.portForwardIdleTimeout = ServerParts.positive("portForwardIdleTimeout", timeout);
       return this;
     }
 
@@ -473,10 +470,7 @@ public final class LocalServer implements AutoCloseable {
      * @return this
      */
     public Builder diskSizeMB(int mb) {
-      if (mb < 16) {
-        throw new IllegalArgumentException("diskSizeMB must be at least 16, got " + mb);
-      }
-      this.diskSizeMB = mb;
+      this.diskSizeMB = ServerParts.atLeast("diskSizeMB", mb, 16);
       return this;
     }
 
@@ -516,10 +510,7 @@ public final class LocalServer implements AutoCloseable {
      * @return this
      */
     public Builder templateBuildBudgetMB(int mb) {
-      if (mb < 1) {
-        throw new IllegalArgumentException("templateBuildBudgetMB must be at least 1, got " + mb);
-      }
-      this.templateBuildBudgetMB = mb;
+      this.templateBuildBudgetMB = ServerParts.atLeast("templateBuildBudgetMB", mb, 1);
       return this;
     }
 
@@ -549,6 +540,17 @@ public final class LocalServer implements AutoCloseable {
      */
     public Builder internetByDefault(boolean open) {
       this.internetByDefault = open;
+      return this;
+    }
+
+    /**
+     * Sends what sandboxes may reach through a proxy, unless one names its own {@code egressProxy} (docs/local-runtime.md).
+     *
+     * @param url {@code socks5h://}, {@code socks5://} or {@code http://host:port}, with {@code user:password@} if needed
+     * @return this
+     */
+    public Builder upstreamProxy(String url) {
+      this.upstreamProxy = io.sandboxes.local.internal.egress.UpstreamProxy.parse(Objects.requireNonNull(url, "url"));
       return this;
     }
 

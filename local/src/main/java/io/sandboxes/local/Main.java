@@ -66,7 +66,7 @@ public final class Main {
           sandboxes-local serve [--port N] [--envd-port N] [--api-key KEY] [--keep-sandboxes]
                                 [--id NAME] [--state-dir DIR] [--host ADDRESS] [--disk-mb N]
                                 [--internet-by-default] [--warm-pool N | --warm-pool TEMPLATE=N]...
-                                [--runtime NAME] [--idle-exit DURATION] [--background]
+                                [--runtime NAME] [--upstream-proxy URL] [--idle-exit DURATION] [--background]
               serve E2B's API on 127.0.0.1:N (default 3000) and envd on 127.0.0.1:N (default 49983);
               --keep-sandboxes leaves them running at shutdown, and a server started again with
               the same --id (default "standalone") takes them back; --host binds another
@@ -77,7 +77,10 @@ public final class Main {
               --warm-pool keeps N pre-started sandboxes of base (default 2, 0 off) or of
               TEMPLATE ready, so a create without volume mounts takes one in milliseconds;
               --runtime runsc runs sandboxes under gVisor, a user-space kernel between them and
-              the host's (register it with Docker first: scripts/docker-up.sh --runsc)
+              the host's (register it with Docker first: scripts/docker-up.sh --runsc);
+              --upstream-proxy sends what sandboxes may reach through a proxy, e.g. a corporate
+              one: socks5h://, socks5:// or http://[user:password@]host:port (a sandbox's own
+              egressProxy goes first; $HTTPS_PROXY is not read: pass it here if you mean it)
           sandboxes-local image build [code-interpreter-v1]
               build the base template image (and the code interpreter's) if missing, showing progress
           sandboxes-local image list
@@ -271,6 +274,7 @@ public final class Main {
         case "--state-dir" -> b.stateDir(java.nio.file.Path.of(arg(opts, o)));
         case "--disk-mb" -> b.diskSizeMB(intArg(opts, o));
         case "--runtime" -> b.runtime(arg(opts, o));
+        case "--upstream-proxy" -> b.upstreamProxy(arg(opts, o));
         case "--warm-pool" -> {
           String v = arg(opts, o);
           int eq = v.lastIndexOf('=');

@@ -4,14 +4,20 @@ import java.net.InetAddress;
 import java.util.List;
 import java.util.Locale;
 import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
 
 /**
  * E2B's network policy for one sandbox: {@code allowOut} (domains, {@code *.} wildcards, IPs,
  * CIDRs), {@code denyOut} (IPs, CIDRs), and {@code allow_internet_access}. Allow beats deny; with
  * no allow-list and no internet access nothing is reachable. What no policy can open (the host,
  * loopback, other sandboxes, and private ranges not named by IP or CIDR) is {@link Destinations}'.
+ * With an {@code egressProxy}, what the policy allows leaves through that proxy, and only through
+ * the gateway (nothing is allowed directly).
+ *
+ * @param proxy the sandbox's own {@code egressProxy}, or null to go out directly (or through the
+ *     server-wide upstream proxy)
  */
-public record EgressPolicy(List<String> allowOut, List<String> denyOut, boolean internetAccess) {
+public record EgressPolicy(List<String> allowOut, List<String> denyOut, boolean internetAccess, @Nullable UpstreamProxy proxy) {
 
   private static final Pattern IPV4 = Pattern.compile("^\\d{1,3}(\\.\\d{1,3}){3}(/\\d{1,2})?$");
 
@@ -20,6 +26,11 @@ public record EgressPolicy(List<String> allowOut, List<String> denyOut, boolean 
   public EgressPolicy {
     allowOut = List.copyOf(allowOut);
     denyOut = List.copyOf(denyOut);
+  }
+
+  /** A policy whose connections go out directly (or through the server-wide upstream proxy). */
+  public EgressPolicy(List<String> allowOut, List<String> denyOut, boolean internetAccess) {
+    this(allowOut, denyOut, internetAccess, null);
   }
 
   /** @return whether anything at all may leave the sandbox */

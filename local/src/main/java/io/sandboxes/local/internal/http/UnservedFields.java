@@ -40,10 +40,9 @@ final class UnservedFields {
    * A network policy's fields, at create and on update: {@code maskRequestHost} and
    * {@code httpsPorts} (the port proxy forwards plain HTTP and the Host it is sent),
    * {@code rules} (header transforms need an egress gateway that terminates TLS; a rule that
-   * fills in a secret is named with it) and {@code egressProxy}.
+   * fills in a secret is named with it).
    */
-  static void network(@Nullable JsonNode maskRequestHost, @Nullable JsonNode httpsPorts, @Nullable JsonNode rules,
-      @Nullable JsonNode egressProxy) throws RpcError {
+  static void network(@Nullable JsonNode maskRequestHost, @Nullable JsonNode httpsPorts, @Nullable JsonNode rules) throws RpcError {
     if (asks(maskRequestHost) && !(maskRequestHost.isTextual() && maskRequestHost.asText().isEmpty())) {
       throw refused("maskRequestHost", "the local port proxy passes on the Host a request was sent with");
     }
@@ -59,9 +58,6 @@ final class UnservedFields {
             + ", and " + why + " (the secrets were not read)");
       }
       throw refused("rules", why);
-    }
-    if (asks(egressProxy)) {
-      throw refused("egressProxy", "the egress gateway has no upstream proxy yet");
     }
   }
 
