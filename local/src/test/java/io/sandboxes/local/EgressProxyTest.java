@@ -301,6 +301,47 @@ class EgressProxyTest {
     }
   }
 
+  @Test
+  @DisplayName("a server started again takes the sandbox back with its proxy's credentials (kept in its owner-only state file, never in its detail)")
+  void credentialsSurviveRestart() throws Exception {
+    String id = "proxy-restart-" + java.util.UUID.randomUUID().toString().substring(0, 8);
+    java.nio.file.Path state = java.nio.file.Files.createTempDirectory("sandboxes-state-");
+    String key = "e2b_" + java.util.UUID.randomUUID().toString().replace("-", "");
+    String password = "kept-pw-" + Long.toHexString(System.nanoTime());
+    String sandbox = null;
+    try (ExternalHost outside = new ExternalHost()) {
+      List<String> seen = socks(outside, 1080, "kept", "bob", password);
+      try (LocalServer first = TestRuntime.builder().serverId(id).stateDir(state).apiKey(key).keepSandboxesOnClose(true).warmPool(0)
+          .build().start(); E2BSandboxProvider c = client(first)) {
+        Assumptions.assumeTrue(first.egressEnforced(), "egress needs root, nsenter and iptables");
+        String allowed = first.egressProbe().allowedHost();
+        LiveSandbox s = c.api().create(SandboxSpec.defaults().withNetwork(SandboxNetwork.allowOnly(allowed)
+            .withEgressProxy(EgressProxy.of(outside.address() + ":1080", "bob", password))));
+        sandbox = s.id();
+        assertThat(curl(s, "http://" + allowed + "/")).startsWith("socks kept ");
+      }
+      try (LocalServer second = TestRuntime.builder().serverId(id).stateDir(state).apiKey(key).warmPool(0).build().start();
+          E2BSandboxProvider c = client(second)) {
+        LiveSandbox s = c.api().connect(sandbox);
+        assertThat(curl(s, "http://" + second.egressProbe().allowedHost() + "/")).as("after the restart").startsWith("socks kept ");
+        assertThat(get(second, "/sandboxes/" + sandbox)).doesNotContain(password);
+        assertThat(seen).doesNotContain("badauth bob");
+        assertThat(c.api().kill(sandbox)).isTrue();
+        sandbox = null;
+      }
+    } finally {
+      if (sandbox != null) {
+        try (LocalServer cleanup = TestRuntime.builder().serverId(id).stateDir(state).apiKey(key).warmPool(0).build().start()) {
+          cleanup.registry().kill(sandbox);
+        }
+      }
+    }
+  }
+
+  private static E2BSandboxProvider client(LocalServer s) {
+    return E2BSandboxProvider.builder().apiUrl(s.apiUrl()).sandboxUrl(s.sandboxUrl()).apiKey(s.apiKey()).build();
+  }
+
   private static String get(LocalServer server, String path) throws Exception {
     try (HttpClient http = HttpClient.newHttpClient()) {
       HttpResponse<String> r = http.send(HttpRequest.newBuilder(server.apiUrl().resolve(path)).header("X-API-KEY", server.apiKey()).build(),
