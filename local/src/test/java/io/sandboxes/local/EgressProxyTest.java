@@ -49,7 +49,7 @@ class EgressProxyTest {
    * per CONNECT, {@code badauth USER} for wrong credentials, then answers the tunneled HTTP
    * request with {@code socks TAG HOST REQUEST-LINE}. Arguments: address, port, tag, user, password.
    */
-  private static final String SOCKS_WITNESS = """
+  static final String SOCKS_WITNESS = """
       import socket, struct, sys, threading
       addr, port, tag, user, pw = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
       s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -114,7 +114,7 @@ class EgressProxyTest {
     return s.exec("curl -s -m 15 -w ' %{http_code}' " + String.join(" ", extra) + " '" + url + "'").stdout().strip().replaceAll("\\s+", " ");
   }
 
-  private static List<String> socks(ExternalHost host, int port, String tag, String user, String password) throws IOException {
+  static List<String> socks(ExternalHost host, int port, String tag, String user, String password) throws IOException {
     return host.run(SOCKS_WITNESS, host.address(), Integer.toString(port), tag, user, password);
   }
 
