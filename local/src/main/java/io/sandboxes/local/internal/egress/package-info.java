@@ -7,7 +7,10 @@
  * io.sandboxes.local.internal.egress.Destinations}, {@link
  * io.sandboxes.local.internal.egress.EgressPolicy}), a policy as the ordered rules a runtime
  * enforces ({@link io.sandboxes.local.internal.egress.PolicyRules}), the gateway's name and HTTP
- * proxy ({@link io.sandboxes.local.internal.egress.EgressGateway}), the witnesses verification
+ * proxy ({@link io.sandboxes.local.internal.egress.EgressGateway}), how it dials an allowed
+ * destination: directly, through a sandbox's own {@code egressProxy} or through the server-wide
+ * upstream proxy ({@link io.sandboxes.local.internal.egress.UpstreamProxy}, {@code Dialer},
+ * {@code ProxyDialer}, which speaks SOCKS5 and HTTP {@code CONNECT}), the witnesses verification
  * probes, the address-to-sandbox table the gateway decides by, and the order of the steps ({@link
  * io.sandboxes.local.internal.egress.SandboxNetwork}: a sandbox's own firewall is written before
  * it joins a network, and set back to deny-all when a join fails). It asks the runtime where an
