@@ -6,12 +6,13 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * A SOCKS5 proxy a sandbox's egress is tunneled through, as E2B's {@code network.egressProxy}
- * ({@link SandboxNetwork#withEgressProxy(EgressProxy)}). E2B's cloud serves it; the local runtime
- * refuses it. Read back from a sandbox's record it has no password: the server never returns one.
+ * ({@link SandboxNetwork#withEgressProxy(EgressProxy)}). E2B's cloud and the local runtime serve
+ * it (the local one refuses a proxy on its host or a private address the sandbox's allow-list does
+ * not name). Read back from a sandbox's record it has no password: the server never returns one.
  * {@link #toString()} never shows the password.
  *
  * @param address the proxy as {@code host:port}, the host a name or an IP literal; it must be
- *     reachable from E2B's infrastructure
+ *     reachable from E2B's infrastructure (or the local server's host)
  * @param username the SOCKS5 user name, up to 255 bytes, or null for none
  * @param password the SOCKS5 password, up to 255 bytes, only with a user name; or null
  * @since 0.1

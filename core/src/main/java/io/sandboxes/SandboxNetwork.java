@@ -37,7 +37,7 @@ import org.jspecify.annotations.Nullable;
  *     null for the server's default (public); fixed at create
  * @param maskRequestHost the {@code Host} header requests to its ports arrive with, {@code ${PORT}}
  *     replaced by the port; null for none; fixed at create
- * @param egressProxy the SOCKS5 proxy its egress is tunneled through (E2B's cloud only), or null
+ * @param egressProxy the SOCKS5 proxy its egress is tunneled through, or null
  *     for none; read back without its password
  * @since 0.1
  */
@@ -223,7 +223,7 @@ public record SandboxNetwork(List<String> allowOut, List<String> denyOut, Map<St
 
   /**
    * Returns a copy whose egress goes through this SOCKS5 proxy, as E2B's {@code egressProxy}, at
-   * create or in an update. E2B's cloud only: the local runtime refuses it.
+   * create or in an update. An update without it stops tunneling (E2B replaces the whole policy).
    *
    * @param egressProxy the proxy
    * @return the copy

@@ -292,15 +292,14 @@ public final class LocalServer implements AutoCloseable {
     String apiKey = "e2b_" + Registry.newToken();
     boolean keepSandboxesOnClose;
     String serverId = "inproc-" + Registry.newSandboxId().substring(0, 8);
-    /** Whether the id was chosen: a server with a fresh id and no state folder of its own leaves no secrets behind. */
-    boolean serverIdGiven;
+    boolean serverIdGiven; // whether the id was chosen: a fresh id without a state folder of its own leaves no secrets behind
     @Nullable Path stateDir;
     Consumer<String> progress = line -> { };
-    boolean openEgress;
-    boolean internetByDefault;
+    boolean openEgress, internetByDefault;
     boolean allowedWitness = true;
     @Nullable Path extraCaCerts; // CAs sandboxes and the egress gateway trust too (serve --extra-ca-certs)
     final java.util.Map<String, java.net.InetSocketAddress> egressNamesForTesting = new java.util.LinkedHashMap<>(); // tests' witnesses
+    io.sandboxes.local.internal.egress.@Nullable UpstreamProxy upstreamProxy;
     Duration requestIdleTimeout = DEFAULT_REQUEST_IDLE_TIMEOUT;
     Duration keepAliveTimeout = DEFAULT_KEEP_ALIVE_TIMEOUT;
     Duration portForwardIdleTimeout = io.sandboxes.local.internal.PortForwards.DEFAULT_IDLE;
@@ -380,11 +379,7 @@ public final class LocalServer implements AutoCloseable {
      * @return this
      */
     public Builder portForwardIdleTimeout(Duration timeout) {
-      Objects.requireNonNull(timeout, "portForwardIdleTimeout");
-      if (timeout.toMillis() < 1) {
-        throw new IllegalArgumentException("portForwardIdleTimeout must be at least 1 ms, got " + timeout);
-      }
-      this.portForwardIdleTimeout = timeout;
+      this.portForwardIdleTimeout = ServerParts.positive("portForwardIdleTimeout", timeout);
       return this;
     }
 
@@ -475,10 +470,7 @@ public final class LocalServer implements AutoCloseable {
      * @return this
      */
     public Builder diskSizeMB(int mb) {
-      if (mb < 16) {
-        throw new IllegalArgumentException("diskSizeMB must be at least 16, got " + mb);
-      }
-      this.diskSizeMB = mb;
+      this.diskSizeMB = ServerParts.atLeast("diskSizeMB", mb, 16);
       return this;
     }
 
@@ -518,10 +510,7 @@ public final class LocalServer implements AutoCloseable {
      * @return this
      */
     public Builder templateBuildBudgetMB(int mb) {
-      if (mb < 1) {
-        throw new IllegalArgumentException("templateBuildBudgetMB must be at least 1, got " + mb);
-      }
-      this.templateBuildBudgetMB = mb;
+      this.templateBuildBudgetMB = ServerParts.atLeast("templateBuildBudgetMB", mb, 1);
       return this;
     }
 
@@ -551,6 +540,17 @@ public final class LocalServer implements AutoCloseable {
      */
     public Builder internetByDefault(boolean open) {
       this.internetByDefault = open;
+      return this;
+    }
+
+    /**
+     * Sends what sandboxes may reach through a proxy, unless one names its own {@code egressProxy} (docs/local-runtime.md).
+     *
+     * @param url {@code socks5h://}, {@code socks5://} or {@code http://host:port}, with {@code user:password@} if needed
+     * @return this
+     */
+    public Builder upstreamProxy(String url) {
+      this.upstreamProxy = io.sandboxes.local.internal.egress.UpstreamProxy.parse(Objects.requireNonNull(url, "url"));
       return this;
     }
 

@@ -66,7 +66,7 @@ public final class Main {
           sandboxes-local serve [--port N] [--envd-port N] [--api-key KEY] [--keep-sandboxes]
                                 [--id NAME] [--state-dir DIR] [--host ADDRESS] [--disk-mb N]
                                 [--internet-by-default] [--warm-pool N | --warm-pool TEMPLATE=N]...
-                                [--runtime NAME] [--idle-exit DURATION] [--background]
+                                [--runtime NAME] [--upstream-proxy URL] [--idle-exit DURATION] [--background]
                                 [--extra-ca-certs PEM_FILE]
               serve E2B's API on 127.0.0.1:N (default 3000) and envd on 127.0.0.1:N (default 49983);
               --keep-sandboxes leaves them running at shutdown, and a server started again with
@@ -82,6 +82,9 @@ public final class Main {
               --extra-ca-certs adds the PEM file's CA certificates (a corporate proxy's, say) to
               every sandbox's trust store and to what the egress gateway trusts upstream
               (default: $SANDBOXES_EXTRA_CA_CERTS)
+              --upstream-proxy sends what sandboxes may reach through a proxy, e.g. a corporate
+              one: socks5h://, socks5:// or http://[user:password@]host:port (a sandbox's own
+              egressProxy goes first; $HTTPS_PROXY is not read: pass it here if you mean it)
           sandboxes-local image build [code-interpreter-v1]
               build the base template image (and the code interpreter's) if missing, showing progress
           sandboxes-local image list
@@ -276,6 +279,7 @@ public final class Main {
         case "--disk-mb" -> b.diskSizeMB(intArg(opts, o));
         case "--extra-ca-certs" -> b.extraCaCerts = java.nio.file.Path.of(arg(opts, o));
         case "--runtime" -> b.runtime(arg(opts, o));
+        case "--upstream-proxy" -> b.upstreamProxy(arg(opts, o));
         case "--warm-pool" -> {
           String v = arg(opts, o);
           int eq = v.lastIndexOf('=');

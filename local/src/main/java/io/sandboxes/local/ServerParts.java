@@ -120,7 +120,7 @@ final class ServerParts {
     Path stateDir = config.stateDir != null ? config.stateDir : defaultStateRoot().resolve(config.serverId);
     io.sandboxes.local.internal.secrets.SecretStore secrets = openSecrets(stateDir.resolve("secrets"));
     Optional<SandboxNetwork> network = SandboxNetwork.start(new DockerNetworkAttachments(docker), new DockerEgressEnforcement(),
-        config.openEgress, config.allowedWitness);
+        config.openEgress, config.allowedWitness, config.upstreamProxy);
     network.ifPresent(n -> {
       config.egressNamesForTesting.forEach(n::answerForTesting);
       n.interceptWith(new io.sandboxes.local.internal.egress.RuleInterception(
@@ -346,6 +346,22 @@ final class ServerParts {
       throw new IllegalArgumentException(what + " must be between 1 ms and " + ANSWER_IDLE_TIMEOUT + ", got " + timeout);
     }
     return timeout;
+  }
+
+  /** A duration of at least a millisecond. */
+  static Duration positive(String what, Duration timeout) {
+    if (Objects.requireNonNull(timeout, what).toMillis() < 1) {
+      throw new IllegalArgumentException(what + " must be at least 1 ms, got " + timeout);
+    }
+    return timeout;
+  }
+
+  /** A number of at least {@code min}. */
+  static int atLeast(String what, int value, int min) {
+    if (value < min) {
+      throw new IllegalArgumentException(what + " must be at least " + min + ", got " + value);
+    }
+    return value;
   }
 
   /** A port to listen on: 0 (any free one) to 65535. */

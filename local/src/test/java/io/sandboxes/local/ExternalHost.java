@@ -87,6 +87,38 @@ final class ExternalHost implements AutoCloseable {
     }
   }
 
+  private final List<Process> programs = new CopyOnWriteArrayList<>();
+
+  /**
+   * Runs a further Python program in the outside host's namespace (another service of that host),
+   * stopped at {@link #close()}. It must print {@code ready} once it listens.
+   *
+   * @return every line it prints after that, as it prints them
+   */
+  List<String> run(String program, String... args) throws IOException {
+    List<String> command = new java.util.ArrayList<>(List.of("ip", "netns", "exec", ns, "python3", "-u", "-c", program));
+    command.addAll(List.of(args));
+    Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+    programs.add(p);
+    BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
+    String first = out.readLine();
+    if (!"ready".equals(first)) {
+      throw new IOException("a program in the outside host did not start: " + first);
+    }
+    List<String> lines = new CopyOnWriteArrayList<>();
+    Thread.ofVirtual().start(() -> {
+      try {
+        String line;
+        while ((line = out.readLine()) != null) {
+          lines.add(line);
+        }
+      } catch (IOException ignored) {
+        // closed
+      }
+    });
+    return lines;
+  }
+
   /** @return how many packets arrived for the responder's port (whether or not a connection came of them) */
   int packets() throws IOException, InterruptedException {
     Process p = new ProcessBuilder("ip", "netns", "exec", ns, "iptables", "-w", "10", "-L", "INPUT", "-n", "-v", "-x")
@@ -133,6 +165,7 @@ final class ExternalHost implements AutoCloseable {
     if (responder != null) {
       responder.destroyForcibly();
     }
+    programs.forEach(Process::destroyForcibly);
     try {
       sh("ip netns del " + ns + " 2>/dev/null; ip link del " + hostSide + " 2>/dev/null; true");
     } catch (IOException | InterruptedException e) {

@@ -97,7 +97,7 @@ class NetworkAtCreateTest {
   }
 
   @Test
-  @DisplayName("the local server keeps rules as given (HeaderRulesTest sees them applied), and refuses an egress proxy it would not honour")
+  @DisplayName("the local server keeps rules as given (HeaderRulesTest sees them applied), and refuses an egress proxy on this host's loopback without echoing its password")
   void rulesRefused(LocalServer server, E2BApi e2b) {
     EgressProbe p = server.egressProbe();
     SandboxNetwork withRule = SandboxNetwork.allowOnly(p.allowedHost()).withRule(p.allowedHost(), java.util.Map.of("X-Team", "a"));
@@ -105,7 +105,7 @@ class NetworkAtCreateTest {
       assertThat(s.info().network().rules()).isEqualTo(withRule.rules());
     }
     SandboxNetwork viaProxy = SandboxNetwork.allowOnly(p.allowedHost())
-        .withEgressProxy(io.sandboxes.EgressProxy.of("proxy.example.com:1080", "u", "proxy-pass-123"));
+        .withEgressProxy(io.sandboxes.EgressProxy.of("127.0.0.1:1080", "u", "proxy-pass-123"));
     assertThatThrownBy(() -> e2b.create(SandboxSpec.defaults().withNetwork(viaProxy)))
         .isInstanceOfSatisfying(SandboxApiException.class, e -> assertThat(e.statusCode()).isEqualTo(400))
         .hasMessageContaining("egressProxy").hasMessageNotContaining("proxy-pass-123");

@@ -194,7 +194,7 @@ class RequestBodiesTest {
     refused("POST", "/sandboxes", "{\"templateID\":\"nosuch\",\"network\":[{\"denyOut\":[7]}]}", 404, "template 'nosuch' not found");
     refused("POST", "/sandboxes", "{\"templateID\":\"base\",\"network\":{\"rules\":[{}]}}", 400,
         "'rules' must be an object of destination to a list of rules");
-    refused("POST", "/sandboxes", "{\"templateID\":\"nosuch\",\"network\":{\"rules\":[],\"egressProxy\":{},\"future\":1},"
+    refused("POST", "/sandboxes", "{\"templateID\":\"nosuch\",\"network\":{\"rules\":[],\"egressProxy\":null,\"future\":1},"
         + "\"allow_internet_access\":\"maybe\"}", 404, "template 'nosuch' not found");
   }
 
@@ -286,7 +286,15 @@ class RequestBodiesTest {
     refused("PUT", path, "{\"allowOut\":[\"\"]}", 400, "'' is not a valid domain, IP or CIDR");
     refused("PUT", path, "{\"allowOut\":null,\"denyOut\":{\"a\":\"10.0.0.0/8\"}}", 400, "'denyOut' must be a list");
     refused("PUT", path, "{\"egressProxy\":{\"url\":\"http://p\"}}", 400,
-        "'egressProxy' is not supported by the local runtime: the egress gateway has no upstream proxy yet");
+        "'egressProxy' must be an object with a text 'address' (host:port, e.g. 'proxy.example.com:1080')");
+    refused("PUT", path, "{\"egressProxy\":{}}", 400,
+        "'egressProxy' must be an object with a text 'address' (host:port, e.g. 'proxy.example.com:1080')");
+    refused("PUT", path, "{\"egressProxy\":{\"address\":\"p\"}}", 400, "'egressProxy.address' must be host:port, got 'p'");
+    refused("PUT", path, "{\"egressProxy\":{\"address\":\"p:1080\",\"password\":\"pw-1\"}}", 400,
+        "'egressProxy' password must come with a user name and be at most 255 bytes");
+    refused("PUT", path, "{\"egressProxy\":{\"address\":\"p:1080\",\"username\":7}}", 400, "'egressProxy.username' must be text");
+    refused("PUT", path, "{\"egressProxy\":{\"address\":\"127.0.0.1:1080\",\"username\":\"u\",\"password\":\"pw-2\"}}", 400,
+        "'egressProxy' 127.0.0.1:1080 cannot be used: 127.0.0.1 is a loopback address");
     refused("PUT", path, "{\"rules\":\"x\"}", 400, "'rules' must be an object of destination to a list of rules");
     refused("PUT", path, "{\"rules\":{\"a.example.com\":[{\"transform\":{\"headers\":{\"Host\":\"b.example.com\"}}}]}}", 400,
         "'rules' header 'Host' frames or routes the request and cannot be set by a rule");

@@ -40,8 +40,6 @@ class UnservedFieldsTest {
         "'maskRequestHost' is not supported by the local runtime");
     refused(server, "POST", "/v2/sandboxes", "{\"templateID\":\"base\",\"network\":{\"httpsPorts\":[3000]}}",
         "'httpsPorts' is not supported by the local runtime");
-    refused(server, "POST", "/v2/sandboxes", "{\"templateID\":\"base\",\"network\":{\"egressProxy\":{\"address\":\"p:1080\"}}}",
-        "'egressProxy' is not supported by the local runtime");
     // asking for nothing passes: the create gets as far as the template
     HttpResponse<String> none = call(server, "POST", "/v2/sandboxes", "{\"templateID\":\"no-such-template\",\"iam\":{},\"mcp\":null,"
         + "\"secure\":true,\"network\":{\"httpsPorts\":[],\"maskRequestHost\":null,\"rules\":{}}}");

@@ -173,8 +173,10 @@ public final class LocalSandbox {
     NetworkPolicy n = network;
     java.util.List<String> allow = n == null || n.allowOut() == null ? java.util.List.of() : n.allowOut();
     java.util.List<String> deny = n == null || n.denyOut() == null ? java.util.List.of() : n.denyOut();
+    NetworkPolicy.EgressProxySetting p = n == null ? null : n.egressProxy();
     return new io.sandboxes.local.internal.egress.EgressPolicy(allow, deny, Boolean.TRUE.equals(allowInternetAccess),
-        n == null ? io.sandboxes.local.internal.egress.HeaderRules.NONE : n.headerRules());
+        n == null ? io.sandboxes.local.internal.egress.HeaderRules.NONE : n.headerRules(),
+        p == null ? null : io.sandboxes.local.internal.egress.UpstreamProxy.socks5(p.address(), p.username(), p.password()));
   }
 
   /** The network policy last set (stored and reported; the egress gateway enforces it). */

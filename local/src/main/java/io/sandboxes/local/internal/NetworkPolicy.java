@@ -1,5 +1,6 @@
 package io.sandboxes.local.internal;
 
+import com.fasterxml.jackson.annotation.JsonProperty;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -15,11 +16,30 @@ import org.jspecify.annotations.Nullable;
  * @param denyOut the addresses it may not reach (IPs, CIDRs)
  * @param rules header rules by destination, as given: their values hold secrets' placeholders
  *     ({@code ${e2b.secrets.<name>}}), never what they are filled with
+ * @param egressProxy the SOCKS5 proxy what it may reach goes through, or null for none
  */
 public record NetworkPolicy(@Nullable Boolean allowPublicTraffic, @Nullable List<String> allowOut, @Nullable List<String> denyOut,
-    @Nullable Map<String, List<HostRule>> rules) {
+    @Nullable Map<String, List<HostRule>> rules, @Nullable EgressProxySetting egressProxy) {
   /** A policy that says nothing. */
   public static final NetworkPolicy NONE = new NetworkPolicy(null, null, null);
+
+  /**
+   * E2B's {@code SandboxEgressProxyConfig} as stored. Its JSON (a sandbox's detail, its log, its
+   * state file) never holds the password, which is read from JSON but never written to it; the
+   * state file adds it itself ({@code StateFiles}). {@link #toString()} never shows it either.
+   *
+   * @param address {@code host:port}
+   * @param username the SOCKS5 user name, or null
+   * @param password the SOCKS5 password, or null
+   */
+  public record EgressProxySetting(String address, @Nullable String username,
+      @JsonProperty(access = JsonProperty.Access.WRITE_ONLY) @Nullable String password) {
+    /** The address and user name; never the password. */
+    @Override
+    public String toString() {
+      return "egressProxy " + address + (username == null ? "" : " as " + username);
+    }
+  }
 
   /**
    * One of E2B's {@code SandboxNetworkRule}s.
@@ -49,9 +69,9 @@ public record NetworkPolicy(@Nullable Boolean allowPublicTraffic, @Nullable List
     }
   }
 
-  /** A policy without header rules. */
+  /** A policy without header rules or an egress proxy. */
   public NetworkPolicy(@Nullable Boolean allowPublicTraffic, @Nullable List<String> allowOut, @Nullable List<String> denyOut) {
-    this(allowPublicTraffic, allowOut, denyOut, null);
+    this(allowPublicTraffic, allowOut, denyOut, null, null);
   }
 
   /** @return the header rules as the egress gateway applies them (empty when there are none) */
@@ -73,6 +93,6 @@ public record NetworkPolicy(@Nullable Boolean allowPublicTraffic, @Nullable List
 
   /** @return this policy with what {@code other} says of public traffic */
   public NetworkPolicy withPublicTrafficOf(@Nullable NetworkPolicy other) {
-    return new NetworkPolicy(other == null ? null : other.allowPublicTraffic(), allowOut, denyOut, rules);
+    return new NetworkPolicy(other == null ? null : other.allowPublicTraffic(), allowOut, denyOut, rules, egressProxy);
   }
 }

@@ -330,6 +330,17 @@ public final class Registry implements AutoCloseable {
     return networking.egressEnforced();
   }
 
+  /**
+   * Why a sandbox under {@code policy} may not tunnel its egress through {@code proxy}, or null
+   * when it may ({@link io.sandboxes.local.internal.egress.SandboxNetwork#proxyRefusal}).
+   */
+  public @Nullable String egressProxyRefusal(io.sandboxes.local.internal.egress.UpstreamProxy proxy,
+      io.sandboxes.local.internal.egress.EgressPolicy policy) {
+    // not map(): a proxy it may use is null, which map would turn into "no network"
+    return networking.network().isPresent() ? networking.network().get().proxyRefusal(proxy, policy)
+        : "this server cannot enforce egress, and its sandboxes have no network at all";
+  }
+
   /** Stores a sandbox's network policy (a full replace) and enforces it at once. */
   public void setNetwork(LocalSandbox s, NetworkPolicy policy, @Nullable Boolean allowInternetAccess)
       throws RpcError {

@@ -188,9 +188,10 @@ final class SandboxNetworking {
     } finally {
       s.transitions.unlock();
     }
-    // the rules' destinations only: a header's value, even a placeholder, is no log's business
+    // the rules' destinations only: a header's value, even a placeholder, is no log's business (nor is a proxy's password,
+    // which its JSON never holds)
     s.log("info", "network policy set: " + Json.string(Json.MAPPER.valueToTree(new NetworkPolicy(policy.allowPublicTraffic(),
-        policy.allowOut(), policy.denyOut())))
+        policy.allowOut(), policy.denyOut(), null, policy.egressProxy())))
         + (policy.rules() == null ? "" : ", header rules for " + String.join(", ", policy.rules().keySet()))
         + (allowInternetAccess == null ? "" : ", allow_internet_access=" + allowInternetAccess));
   }

@@ -55,7 +55,13 @@ final class StateFiles {
         .put("paused", s.paused())
         .put("memoryKept", s.memoryKept());
     if (s.network() != null) {
-      state.set("network", Json.MAPPER.valueToTree(s.network()));
+      ObjectNode network = Json.MAPPER.valueToTree(s.network());
+      NetworkPolicy.EgressProxySetting proxy = s.network().egressProxy();
+      if (proxy != null && proxy.password() != null) {
+        // the policy's JSON never holds the password; a server that takes the sandbox back needs it
+        ((ObjectNode) network.get("egressProxy")).put("password", proxy.password());
+      }
+      state.set("network", network);
     }
     if (s.allowInternetAccess() != null) {
       state.put("allowInternetAccess", s.allowInternetAccess());

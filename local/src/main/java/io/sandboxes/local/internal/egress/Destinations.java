@@ -135,6 +135,18 @@ public final class Destinations {
     return "not allowed by the sandbox's network policy";
   }
 
+  /**
+   * Whether the gateway may connect to a sandbox's own {@code egressProxy} at {@code address}, and
+   * if not, why: only where the sandbox could go itself with internet access, so never anything
+   * no policy opens, and a private address only when its allow-list names it by IP or CIDR. The
+   * proxy can then reach nothing of this host the sandbox could not.
+   *
+   * @return null when it may, else the reason
+   */
+  public @Nullable String proxyRefusal(InetAddress address, EgressPolicy policy) {
+    return refusal(address, new EgressPolicy(policy.allowOut(), List.of(), true), false);
+  }
+
   /** Every address of this host, refreshed every two seconds. */
   public Set<InetAddress> hostAddresses() {
     long now = System.nanoTime();

@@ -33,7 +33,9 @@ import org.slf4j.LoggerFactory;
  * resolved once, here, and the connection made to the very address checked. A refused connection
  * is closed without an answer, so a client sees a failed connection, never a reply it could
  * mistake for the destination's. Connections from an address no sandbox holds are closed unread,
- * and each sandbox holds at most {@value #MAX_CONNECTIONS_PER_SANDBOX} at once.
+ * and each sandbox holds at most {@value #MAX_CONNECTIONS_PER_SANDBOX} at once. An allowed
+ * connection is made by a {@link Dialer}: through the sandbox's own {@code egressProxy}, else the
+ * server-wide upstream proxy, else directly.
  */
 public final class EgressGateway implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(EgressGateway.class);
@@ -50,6 +52,8 @@ public final class EgressGateway implements AutoCloseable {
   private final ConcurrentMap<String, AtomicInteger> openBySource = new ConcurrentHashMap<>();
   private final Map<String, InetSocketAddress> overrides;
   private final Destinations destinations;
+  /** The server-wide upstream proxy, or null: connections go out directly unless a sandbox names its own. */
+  private final @Nullable UpstreamProxy upstream;
   private volatile boolean closed;
   /** What serves destinations that have header rules; null until the server sets it (then none are intercepted). */
   private volatile @Nullable RuleInterception interception;
@@ -60,8 +64,21 @@ public final class EgressGateway implements AutoCloseable {
    * @param destinations what no policy opens
    */
   public EgressGateway(InetAddress bind, Map<String, InetSocketAddress> overrides, Destinations destinations) throws IOException {
+    this(bind, overrides, destinations, null);
+  }
+
+  /**
+   * @param bind the address to listen on (the sandbox network's gateway)
+   * @param overrides names the gateway answers itself (witnesses), to where it connects them
+   * @param destinations what no policy opens
+   * @param upstream the server-wide proxy every allowed connection goes through, unless its
+   *     sandbox has its own {@code egressProxy} or it is to a witness; null for none
+   */
+  public EgressGateway(InetAddress bind, Map<String, InetSocketAddress> overrides, Destinations destinations,
+      @Nullable UpstreamProxy upstream) throws IOException {
     this.bind = bind;
     this.destinations = destinations;
+    this.upstream = upstream;
     this.server = new ServerSocket(0, 200, bind);
     this.overrides = new ConcurrentHashMap<>(overrides);
     listen(server);
@@ -208,8 +225,7 @@ public final class EgressGateway implements AutoCloseable {
         refuse(client, host, port, decision.reason(), rules);
         return;
       }
-      List<InetSocketAddress> targets = decision.targets();
-      Socket upstream = connectFirst(targets);
+      Socket upstream = dial(rules, host, port, decision.targets(), source);
       if (upstream == null) {
         return; // an allowed destination that does not answer: the client sees its connection closed
       }
@@ -348,17 +364,26 @@ public final class EgressGateway implements AutoCloseable {
     }
   }
 
-  private static @Nullable Socket connectFirst(List<InetSocketAddress> targets) {
-    for (InetSocketAddress target : targets) {
-      Socket upstream = new Socket();
-      try {
-        upstream.connect(target, 8_000);
-        return upstream;
-      } catch (IOException e) {
-        close(upstream);
-      }
+  /**
+   * Connects to an allowed destination: through the sandbox's own {@code egressProxy} (at an
+   * address {@link Destinations#proxyRefusal} lets the gateway reach), else through the
+   * server-wide upstream proxy (not for a witness, which is this server's own), else directly.
+   *
+   * @return the connection, or null when the destination (or the proxy) cannot be reached
+   */
+  private @Nullable Socket dial(EgressPolicy rules, String host, int port, List<InetSocketAddress> targets, String source) {
+    UpstreamProxy own = rules.proxy();
+    String name = host.toLowerCase(java.util.Locale.ROOT);
+    boolean witness = overrides.containsKey(name + ":" + port) || overrides.containsKey(name);
+    Dialer dialer = own != null ? new ProxyDialer(own, a -> destinations.proxyRefusal(a, rules))
+        : upstream == null || witness ? Dialer.DIRECT : new ProxyDialer(upstream, a -> null);
+    try {
+      return dialer.dial(literal(host) == null ? host : null, port, targets);
+    } catch (IOException e) {
+      StructuredLog.atDebug(LOG).addKeyValue("event", "egress.unreachable").addKeyValue("source", source).addKeyValue("host", host)
+          .addKeyValue("port", port).addKeyValue("error", e.getMessage()).log("egress destination not reached");
+      return null;
     }
-    return null;
   }
 
   private static void close(Socket socket) {

@@ -4,6 +4,7 @@ import java.net.InetAddress;
 import java.util.List;
 import java.util.Locale;
 import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
 
 /**
  * E2B's network policy for one sandbox: {@code allowOut} (domains, {@code *.} wildcards, IPs,
@@ -11,9 +12,14 @@ import java.util.regex.Pattern;
  * no allow-list and no internet access nothing is reachable. What no policy can open (the host,
  * loopback, other sandboxes, and private ranges not named by IP or CIDR) is {@link Destinations}'.
  * Its {@link HeaderRules} say which allowed destinations the gateway intercepts to set headers;
- * they allow nothing themselves.
+ * they allow nothing themselves. With an {@code egressProxy}, what the policy allows leaves through
+ * that proxy, and only through the gateway (nothing is allowed directly).
+ *
+ * @param proxy the sandbox's own {@code egressProxy}, or null to go out directly (or through the
+ *     server-wide upstream proxy)
  */
-public record EgressPolicy(List<String> allowOut, List<String> denyOut, boolean internetAccess, HeaderRules rules) {
+public record EgressPolicy(List<String> allowOut, List<String> denyOut, boolean internetAccess, HeaderRules rules,
+    @Nullable UpstreamProxy proxy) {
 
   private static final Pattern IPV4 = Pattern.compile("^\\d{1,3}(\\.\\d{1,3}){3}(/\\d{1,2})?$");
 
@@ -24,9 +30,9 @@ public record EgressPolicy(List<String> allowOut, List<String> denyOut, boolean 
     denyOut = List.copyOf(denyOut);
   }
 
-  /** A policy without header rules. */
+  /** A policy without header rules, whose connections go out directly (or through the server-wide upstream proxy). */
   public EgressPolicy(List<String> allowOut, List<String> denyOut, boolean internetAccess) {
-    this(allowOut, denyOut, internetAccess, HeaderRules.NONE);
+    this(allowOut, denyOut, internetAccess, HeaderRules.NONE, null);
   }
 
   /** @return whether anything at all may leave the sandbox */

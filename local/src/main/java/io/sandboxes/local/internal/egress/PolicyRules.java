@@ -18,6 +18,10 @@ import java.util.List;
  *   <li>with internet access, {@code denyOut} refused and the rest allowed;
  *   <li>anything else refused.
  * </ol>
+ *
+ * <p>With an {@code egressProxy}, the allow-list's IPs and CIDRs and internet access open nothing
+ * directly: everything leaves through the gateway, which tunnels it through the proxy, so the
+ * sandbox cannot route around it.
  */
 public final class PolicyRules {
   private PolicyRules() {}
@@ -47,7 +51,8 @@ public final class PolicyRules {
     for (String cidr : Destinations.NEVER_V4) {
       rules.add(range(cidr, false));
     }
-    List<String> allowed = policy.allowedCidrs();
+    boolean direct = policy.proxy() == null;
+    List<String> allowed = direct ? policy.allowedCidrs() : List.of();
     for (String cidr : allowed) {
       if (Destinations.withinPrivate(cidr)) {
         rules.add(range(cidr, true));
@@ -61,7 +66,7 @@ public final class PolicyRules {
         rules.add(range(cidr, true));
       }
     }
-    if (policy.internetAccess()) {
+    if (policy.internetAccess() && direct) {
       for (String deny : policy.denyOut()) {
         rules.add(range(deny, false));
       }

@@ -79,6 +79,18 @@ public final class SandboxNetwork implements AutoCloseable {
    */
   public static Optional<SandboxNetwork> start(NetworkAttachments attachments, EgressEnforcement enforcement, boolean open,
       boolean allowedWitnessUp) {
+    return start(attachments, enforcement, open, allowedWitnessUp, null);
+  }
+
+  /**
+   * As {@link #start(NetworkAttachments, EgressEnforcement, boolean, boolean)}, with a server-wide
+   * upstream proxy every allowed connection goes through (unless its sandbox has its own
+   * {@code egressProxy}, or it is to a witness).
+   *
+   * @param upstream the server-wide proxy, or null for none
+   */
+  public static Optional<SandboxNetwork> start(NetworkAttachments attachments, EgressEnforcement enforcement, boolean open,
+      boolean allowedWitnessUp, @Nullable UpstreamProxy upstream) {
     String why = enforcement.unavailableBecause();
     if (why != null) {
       LOG.warn("egress policies cannot be enforced here ({}): every sandbox has no network at all", why);
@@ -102,9 +114,9 @@ public final class SandboxNetwork implements AutoCloseable {
         allowed.close();
       }
       EgressGateway proxy = new EgressGateway(gateway, Map.of(ALLOWED_WITNESS, allowedAt, DENIED_WITNESS, denied.address()),
-          destinations);
+          destinations, upstream);
       StructuredLog.atInfo(LOG).addKeyValue("event", "egress.ready").addKeyValue("gateway", proxy.address()).addKeyValue("open", open)
-          .log("egress gateway ready");
+          .addKeyValue("upstream", upstream == null ? "none" : upstream.toString()).log("egress gateway ready");
       enforcement.watch(FIREWALL_CHECK_INTERVAL);
       return Optional.of(new SandboxNetwork(attachments, gateway, proxy, List.of(allowed, denied, raw), raw.address(), open,
           destinations, enforcement));
@@ -227,6 +239,28 @@ public final class SandboxNetwork implements AutoCloseable {
         }
       }
     }
+  }
+
+  /**
+   * Why a sandbox under {@code policy} may not have {@code proxy} as its {@code egressProxy}, or
+   * null when it may: its name must resolve, and every address it resolves to must be one the
+   * gateway may reach for that sandbox ({@link Destinations#proxyRefusal}). Checked again at each
+   * connection, where the name is resolved afresh.
+   */
+  public @Nullable String proxyRefusal(UpstreamProxy proxy, EgressPolicy policy) {
+    InetAddress[] addresses;
+    try {
+      addresses = InetAddress.getAllByName(proxy.host());
+    } catch (java.net.UnknownHostException e) {
+      return proxy.host() + " does not resolve";
+    }
+    for (InetAddress a : addresses) {
+      String why = destinations.proxyRefusal(a, policy);
+      if (why != null) {
+        return proxy.host() + (proxy.host().equals(a.getHostAddress()) ? " is " : " resolves to " + a.getHostAddress() + ", ") + why;
+      }
+    }
+    return null;
   }
 
   /** What egress verification should probe against this server. */

@@ -12,7 +12,10 @@
  * io.sandboxes.local.internal.egress.HeaderRules}, {@link
  * io.sandboxes.local.internal.egress.RuleInterception}), the server's CA for it ({@link
  * io.sandboxes.local.internal.egress.GatewayCa}, key in memory only) and where a sandbox's trust
- * store is ({@link io.sandboxes.local.internal.egress.TrustStore}), the witnesses verification
+ * store is ({@link io.sandboxes.local.internal.egress.TrustStore}), how it dials an allowed
+ * destination: directly, through a sandbox's own {@code egressProxy} or through the server-wide
+ * upstream proxy ({@link io.sandboxes.local.internal.egress.UpstreamProxy}, {@code Dialer},
+ * {@code ProxyDialer}, which speaks SOCKS5 and HTTP {@code CONNECT}), the witnesses verification
  * probes, the address-to-sandbox table the gateway decides by, and the order of the steps ({@link
  * io.sandboxes.local.internal.egress.SandboxNetwork}: a sandbox's own firewall is written before
  * it joins a network, and set back to deny-all when a join fails). It asks the runtime where an

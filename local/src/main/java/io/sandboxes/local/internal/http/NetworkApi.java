@@ -65,6 +65,7 @@ final class NetworkApi {
     }
     Boolean internet = body.internetAccess();
     refuseUnenforceable(network);
+    refuseUnreachableProxy(network);
     registry.setNetwork(s, network, internet);
     ex.empty(204);
   }
@@ -108,7 +109,7 @@ final class NetworkApi {
     if (registry.egressEnforced()) {
       return;
     }
-    if (network != null && network.allowsSomething()) {
+    if (network != null && (network.allowsSomething() || network.egressProxy() != null)) {
       throw new RpcError("unimplemented", "this local runtime cannot enforce an allow-list (egress needs the server to run as root"
           + " on the Docker host, with nsenter and iptables); its sandboxes have no network at all");
     }
@@ -117,7 +118,7 @@ final class NetworkApi {
   /**
    * E2B's network policy, at create ({@code network}) and as an update's body. The lists are
    * bound when checked, in this order (allowOut's entries are checked before denyOut is read);
-   * their entries are read as text ({@link Lenient.TextEntries}); rules are checked by {@link NetworkRules}. A proxy is kept as given only to be refused.
+   * their entries are read as text ({@link Lenient.TextEntries}); rules are checked by {@link NetworkRules}.
    */
   record PolicyBody(@Refusal("'" + ALLOW_PUBLIC_TRAFFIC + "' must be true or false") RequestBody.@Nullable Later<Boolean> allowPublicTraffic,
       @Refusal("'allowOut' must be a list") RequestBody.@Nullable Later<Lenient.TextEntries> allowOut,
@@ -132,13 +133,62 @@ final class NetworkApi {
     }
   }
 
-  /** Checks a policy and keeps what it holds: public traffic, the allow and deny lists, the header rules; refuses a proxy. */
+  /** Checks a policy and keeps what it holds: public traffic, the allow and deny lists, the header rules, the egress proxy. */
   static NetworkPolicy parse(PolicyBody body) throws RpcError {
     Boolean pub = RequestBody.Later.of(body.allowPublicTraffic());
     List<String> allowOut = entries("allowOut", RequestBody.Later.of(body.allowOut()));
     List<String> denyOut = entries("denyOut", RequestBody.Later.of(body.denyOut()));
-    UnservedFields.network(body.maskRequestHost(), body.httpsPorts(), body.egressProxy());
-    return new NetworkPolicy(pub, allowOut, denyOut, NetworkRules.parse(body.rules()));
+    UnservedFields.network(body.maskRequestHost(), body.httpsPorts());
+    return new NetworkPolicy(pub, allowOut, denyOut, NetworkRules.parse(body.rules()), egressProxy(body.egressProxy()));
+  }
+
+  /**
+   * E2B's {@code egressProxy}: absent or null for none, else an object with a text {@code address}
+   * ({@code host:port}) and, optionally, a text {@code username} and {@code password} (null read as
+   * absent, as E2B's SDKs send it). Errors name the field, never the password.
+   */
+  private static NetworkPolicy.@Nullable EgressProxySetting egressProxy(@Nullable JsonNode p) throws RpcError {
+    if (p == null || p.isNull()) {
+      return null;
+    }
+    if (!p.isObject() || !p.path("address").isTextual()) {
+      throw new RpcError("invalid_argument", "'egressProxy' must be an object with a text 'address' (host:port, e.g. 'proxy.example.com:1080')");
+    }
+    String[] texts = new String[2];
+    String[] names = {"username", "password"};
+    for (int i = 0; i < 2; i++) {
+      JsonNode v = p.get(names[i]);
+      if (v != null && !v.isNull() && !v.isTextual()) {
+        throw new RpcError("invalid_argument", "'egressProxy." + names[i] + "' must be text");
+      }
+      texts[i] = v == null || v.isNull() ? null : v.asText();
+    }
+    try {
+      io.sandboxes.local.internal.egress.UpstreamProxy.socks5(p.get("address").asText(), texts[0], texts[1]);
+    } catch (IllegalArgumentException e) {
+      throw new RpcError("invalid_argument", e.getMessage().replace("a proxy's", "'egressProxy'") + "");
+    }
+    return new NetworkPolicy.EgressProxySetting(p.get("address").asText(), texts[0], texts[1]);
+  }
+
+  /**
+   * Refuses an {@code egressProxy} the gateway may not connect to for this sandbox: one whose
+   * name does not resolve, or resolves to anything the sandbox could not reach itself with
+   * internet access (this host, loopback, other sandboxes, a private address its allow-list does
+   * not name by IP or CIDR). Checked before a create makes anything, and on update before the
+   * policy is stored; the gateway checks again at each connection.
+   */
+  void refuseUnreachableProxy(@Nullable NetworkPolicy network) throws RpcError {
+    NetworkPolicy.EgressProxySetting p = network == null ? null : network.egressProxy();
+    if (p == null) {
+      return;
+    }
+    List<String> allowOut = network.allowOut() == null ? List.of() : network.allowOut();
+    String why = registry.egressProxyRefusal(io.sandboxes.local.internal.egress.UpstreamProxy.socks5(p.address(), p.username(),
+        p.password()), new io.sandboxes.local.internal.egress.EgressPolicy(allowOut, List.of(), true));
+    if (why != null) {
+      throw new RpcError("invalid_argument", "'egressProxy' " + p.address() + " cannot be used: " + why);
+    }
   }
 
   private static @Nullable List<String> entries(String field, Lenient.@Nullable TextEntries list) throws RpcError {

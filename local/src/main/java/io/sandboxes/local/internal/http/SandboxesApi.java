@@ -129,6 +129,7 @@ final class SandboxesApi {
     Lenient.Flag asked = body.internet();
     Boolean internet = asked == null ? null : asked.or(false);
     network.refuseUnenforceable(policy);
+    network.refuseUnreachableProxy(policy);
     if (registry.templates().resolve(template) == null) {
       throw new RpcError("not_found", "template '" + template + "' not found");
     }

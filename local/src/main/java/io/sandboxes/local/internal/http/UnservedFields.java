@@ -31,19 +31,14 @@ final class UnservedFields {
 
   /**
    * A network policy's fields, at create and on update: {@code maskRequestHost} and
-   * {@code httpsPorts} (the port proxy forwards plain HTTP and the Host it is sent) and
-   * {@code egressProxy}.
+   * {@code httpsPorts} (the port proxy forwards plain HTTP and the Host it is sent).
    */
-  static void network(@Nullable JsonNode maskRequestHost, @Nullable JsonNode httpsPorts, @Nullable JsonNode egressProxy)
-      throws RpcError {
+  static void network(@Nullable JsonNode maskRequestHost, @Nullable JsonNode httpsPorts) throws RpcError {
     if (asks(maskRequestHost) && !(maskRequestHost.isTextual() && maskRequestHost.asText().isEmpty())) {
       throw refused("maskRequestHost", "the local port proxy passes on the Host a request was sent with");
     }
     if (asks(httpsPorts)) {
       throw refused("httpsPorts", "the local port proxy speaks plain HTTP to a sandbox's ports");
-    }
-    if (asks(egressProxy)) {
-      throw refused("egressProxy", "the egress gateway has no upstream proxy yet");
     }
   }
 
