@@ -49,7 +49,7 @@ public final class CodeInterpreterImage {
   static final String DIRECTORY = "/opt/sandboxes/code-interpreter";
   static final String BRIDGE_PATH = DIRECTORY + "/bridge.py";
   /** The files of ours the image holds, all in {@link #DIRECTORY}: the bridge and the kernels' rich-result formatters. */
-  static final List<String> FILES = List.of("bridge.py", "results.py");
+  static final List<String> FILES = List.of("bridge.py", "results.py", "kernels.py", "jskernel.js");
   static final List<String> PACKAGES = List.of(
       "python3-ipykernel", "python3-jupyter-client", "python3-numpy", "python3-pandas", "python3-matplotlib");
   /**
