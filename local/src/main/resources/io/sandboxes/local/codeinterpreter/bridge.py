@@ -32,8 +32,8 @@ HOME = os.environ.get("HOME", "/home/user")
 # The server's relay learns that a client went away (a runCode timeout closes its stream) only
 # when a write to that client fails, which is the second write after the close: a quiet execution
 # writes a keepalive this often, so a timed-out run is interrupted within a few tenths of a second
-# and the next run in its context starts in under one (at 5 s, it waited 8 s behind it; at 0.5 s,
-# 1.3 s). A keepalive is 20 bytes: ten a second cost nothing.
+# and the next run in its context starts in under one (with 10 s between keepalives it waited about
+# 20 s; CodeInterpreterLanguagesTest). A keepalive is 20 bytes: ten a second cost nothing.
 KEEPALIVE_SECONDS = 0.1
 POLL_SECONDS = 0.05
 MAX_BODY = 32 * 1024 * 1024
