@@ -67,6 +67,8 @@ class CodeInterpreterLanguagesTest {
       RunCodeOptions in = RunCodeOptions.defaults().inContext(ctx);
       assertThat(ctx.language()).isEqualTo("bash");
       assertThat(sandbox.runCode("pwd", in).stdoutText()).isEqualTo("/tmp\n");
+      // job control, as in E2B's bash_kernel (an interactive bash on a terminal): jobs of their own process groups
+      assertThat(sandbox.runCode("case $- in *m*) echo job control;; esac", in).stdoutText()).isEqualTo("job control\n");
       sandbox.runCode("N=41; greet() { echo \"hi $1\"; }; mkdir -p /tmp/langs && cd /tmp/langs", in).orThrow();
       List<String> out = new CopyOnWriteArrayList<>();
       CodeExecution e = sandbox.runCode("echo $((N + 1)); greet there; pwd; echo oops >&2", in.onStdout(out::add));

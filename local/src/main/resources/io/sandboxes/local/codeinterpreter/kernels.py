@@ -46,11 +46,9 @@ CHUNK = 64 * 1024
 # the most unread output held while no run reads it (a background job writing between runs):
 # beyond it the reader waits, and with it the writer
 QUEUE_CHUNKS = 256
-# run before bash: makes its stdin, a terminal, the controlling terminal of its new session, and
-# SIGINT's action the default (a bridge started in the background may have it ignored, and a shell
-# cannot undo an ignore it inherits: its jobs could never be interrupted)
-CONTROLLING_TERMINAL = ("import fcntl, os, signal, sys, termios; signal.signal(signal.SIGINT, signal.SIG_DFL); "
-                        "fcntl.ioctl(0, termios.TIOCSCTTY, 0); os.execvp(sys.argv[1], sys.argv[1:])")
+# run before bash: makes SIGINT's action the default (a bridge started in the background may have
+# it ignored, and a shell cannot undo an ignore it inherits: its jobs could never be interrupted)
+SIGINT_DEFAULT = "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execvp(sys.argv[1], sys.argv[1:])"
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 BASH_RC = r"""
 exec 251>&1 252>&2
@@ -100,13 +98,13 @@ class ProcessContext:
                 f.write(BASH_RC)
             env["SANDBOXES_CONTROL_FD"] = str(control_w)
             # the rc keeps the output pipes as 251 and 252 too, for the end marks, whatever the code redirects.
-            # Its stdin is a terminal of its own, its controlling one: so bash runs with job control, as in
-            # E2B's bash kernel, and a command interrupted in a loop breaks the loop instead of the loop going on
+            # Its stdin is a terminal of its own (in a session of its own, bash takes it as its controlling
+            # one): so bash runs with job control, as E2B's bash kernel does, each job its own process group
             terminal, stdin = pty.openpty()
             attrs = termios.tcgetattr(stdin)
             attrs[3] &= ~termios.ECHO
             termios.tcsetattr(stdin, termios.TCSANOW, attrs)
-            cmd = [sys.executable, "-c", CONTROLLING_TERMINAL, "bash", "--noprofile", "--noediting", "--rcfile", rc, "-i"]
+            cmd = [sys.executable, "-c", SIGINT_DEFAULT, "bash", "--noprofile", "--noediting", "--rcfile", rc, "-i"]
             fds = (control_w,)
         else:
             commands_r, commands_w = os.pipe()
