@@ -26,6 +26,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -37,6 +39,8 @@ import org.junit.jupiter.params.provider.CsvSource;
 @ExtendWith(SharedServer.class)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @Timeout(value = 10, unit = TimeUnit.MINUTES)
+// one test at a time: the timeout bound measures one run's way back, not runs racing in one sandbox
+@Execution(ExecutionMode.SAME_THREAD)
 class CodeInterpreterLanguagesTest {
   private LiveSandbox sandbox;
 
