@@ -19,7 +19,8 @@ import org.jspecify.annotations.Nullable;
  *
  * @param context the context to run in, or {@code null} for the default context of {@code language}
  * @param language the language whose default context runs the code, or {@code null} for Python;
- *     not together with {@code context}
+ *     not together with {@code context}. The local runtime serves {@code python}, {@code javascript}
+ *     (also {@code js}) and {@code bash}, each language's default context made on its first use
  * @param env environment variables set for this execution only
  * @param timeout how long the execution may take; when it passes, the kernel is interrupted and
  *     {@link CodeTimeoutException} is thrown; {@link Duration#ZERO} means no limit

@@ -182,7 +182,8 @@ public interface Sandbox extends AutoCloseable {
   /**
    * Creates a code interpreter context: a new kernel with its own state.
    *
-   * @param language the kernel's language; the local runtime serves {@code python}
+   * @param language the kernel's language; the local runtime serves {@code python}, {@code javascript}
+   *     (also {@code js}) and {@code bash}, and refuses others naming what it serves
    * @param cwd its working directory, or {@code null} for the user's home
    * @return the context
    * @throws UnsupportedOperationException when the sandbox has no code interpreter

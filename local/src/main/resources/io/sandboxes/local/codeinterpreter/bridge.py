@@ -2,8 +2,9 @@
 """The local code interpreter: E2B's port-49999 protocol served over Jupyter kernels.
 
 Part of the Sandboxes local runtime (the code-interpreter-v1 template). Standard library plus
-jupyter_client; one ipykernel process per context, started and signalled by this bridge itself
-(no Jupyter server). Endpoints: GET /health, POST /execute (one JSON object per line), GET and
+jupyter_client; one ipykernel process per python context, started and signalled by this bridge
+itself (no Jupyter server); a bash or javascript context is one bash or node process driven by
+kernels.py beside this file. Endpoints: GET /health, POST /execute (one JSON object per line), GET and
 POST /contexts, POST /contexts/{id}/restart, DELETE /contexts/{id}.
 """
 import datetime
@@ -24,18 +25,23 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from jupyter_client import BlockingKernelClient
 from jupyter_client.connect import write_connection_file
 
+import kernels
+
 PORT = int(os.environ.get("SANDBOXES_BRIDGE_PORT", "49999"))
 HOME = os.environ.get("HOME", "/home/user")
 # The server's relay learns that a client went away (a runCode timeout closes its stream) only
 # when a write to that client fails, which is the second write after the close: a quiet execution
-# writes a keepalive this often, so a timed-out run is interrupted within about a second rather
-# than two keepalives later (at 5 s, the next run in the context waited 8 s behind it).
-KEEPALIVE_SECONDS = 0.5
-POLL_SECONDS = 0.2
+# writes a keepalive this often, so a timed-out run is interrupted within a few tenths of a second
+# and the next run in its context starts in under one (with 10 s between keepalives it waited about
+# 20 s; CodeInterpreterLanguagesTest). A keepalive is 20 bytes: ten a second cost nothing.
+KEEPALIVE_SECONDS = 0.1
+POLL_SECONDS = 0.05
 MAX_BODY = 32 * 1024 * 1024
 KERNEL_READY_SECONDS = 60
 INTERRUPT_GRACE_SECONDS = 10
-LANGUAGES = ("python",)
+# what a context can be, and the names E2B's server takes for them (it lowercases and strips first)
+LANGUAGES = ("python", "javascript", "bash")
+ALIASES = {"js": "javascript"}
 MIME_KEYS = {
     "text/plain": "text", "text/html": "html", "text/markdown": "markdown", "image/svg+xml": "svg",
     "image/png": "png", "image/jpeg": "jpeg", "application/pdf": "pdf", "text/latex": "latex",
@@ -70,10 +76,18 @@ def normalize_language(language):
     if not language:
         return "python"
     language = str(language).strip().lower()
+    language = ALIASES.get(language, language)
     if language not in LANGUAGES:
-        raise RequestError(400, "language '%s' is not supported by the local code interpreter (supported: %s)"
-                           % (language, ", ".join(LANGUAGES)))
+        raise RequestError(400, "language '%s' is not supported by the local code interpreter (supported: %s; %s)"
+                           % (language, ", ".join(LANGUAGES), ", ".join("%s means %s" % a for a in ALIASES.items())))
     return language
+
+
+def new_context(language, cwd):
+    """A context of that (normalized) language: a Jupyter kernel for python, a process of its own otherwise."""
+    if language == "python":
+        return Context(language, cwd)
+    return kernels.ProcessContext(language, cwd, sys.modules[__name__])
 
 
 class Context:
@@ -311,7 +325,9 @@ def result(data, main):
             continue
         if key in ("png", "jpeg") and isinstance(value, str):
             value = value.strip()
-        if key == "text" and isinstance(value, str) and len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+        # E2B's server does this to every text/plain: 'a' (a str's repr) is a; the rest is kept as given
+        if key == "text" and isinstance(value, str) and value and (
+                (value.startswith("'") and value.endswith("'")) or (value.startswith('"') and value.endswith('"'))):
             value = value[1:-1]
         out[key] = value
     if extra:
@@ -324,9 +340,10 @@ class Contexts:
         self.lock = threading.Lock()
         self.by_id = {}
         self.default = {}
+        self.creating = threading.Lock()
 
     def create(self, language, cwd):
-        ctx = Context(language, cwd)
+        ctx = new_context(language, cwd)
         with self.lock:
             self.by_id[ctx.id] = ctx
         return ctx
@@ -339,14 +356,16 @@ class Contexts:
         return ctx
 
     def default_for(self, language):
-        with self.lock:
-            ctx = self.default.get(language)
-            if ctx is not None and ctx.id in self.by_id:
-                return ctx
-        ctx = self.create(language, HOME)
-        with self.lock:
-            self.default[language] = ctx
-        return ctx
+        """The language's default context, made on its first use (python's when the bridge starts), as E2B's server does."""
+        with self.creating:
+            with self.lock:
+                ctx = self.default.get(language)
+                if ctx is not None and ctx.id in self.by_id:
+                    return ctx
+            ctx = self.create(language, HOME)
+            with self.lock:
+                self.default[language] = ctx
+            return ctx
 
     def remove(self, context_id):
         with self.lock:

@@ -48,8 +48,12 @@ public final class CodeInterpreterImage {
   public static final String LABEL_TEMPLATE_IMAGE = "io.sandboxes.template-image";
   static final String DIRECTORY = "/opt/sandboxes/code-interpreter";
   static final String BRIDGE_PATH = DIRECTORY + "/bridge.py";
-  /** The files of ours the image holds, all in {@link #DIRECTORY}: the bridge and the kernels' rich-result formatters. */
-  static final List<String> FILES = List.of("bridge.py", "results.py");
+  /**
+   * The files of ours the image holds, all in {@link #DIRECTORY}: the bridge, the Python kernels'
+   * rich-result formatters, and the bash and JavaScript contexts (run with the base image's bash
+   * and node: no package is added for them).
+   */
+  static final List<String> FILES = List.of("bridge.py", "results.py", "kernels.py", "jskernel.js");
   static final List<String> PACKAGES = List.of(
       "python3-ipykernel", "python3-jupyter-client", "python3-numpy", "python3-pandas", "python3-matplotlib");
   /**

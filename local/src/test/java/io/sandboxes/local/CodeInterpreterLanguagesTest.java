@@ -1,0 +1,206 @@
+package io.sandboxes.local;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.sandboxes.CodeContext;
+import io.sandboxes.CodeExecution;
+import io.sandboxes.CodeTimeoutException;
+import io.sandboxes.RunCodeOptions;
+import io.sandboxes.SandboxRpcException;
+import io.sandboxes.SandboxSpec;
+import io.sandboxes.e2b.E2BApi;
+import io.sandboxes.e2b.LiveSandbox;
+import io.sandboxes.local.internal.docker.BaseImage;
+import io.sandboxes.local.internal.docker.CodeInterpreterImage;
+import io.sandboxes.local.internal.docker.DockerRuntime;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/**
+ * The code interpreter's bash and JavaScript contexts, IPython's text of results, and how fast a
+ * timed-out run gives its context back, through the Java SDK against the real template in a real
+ * sandbox, reached through the server's port routing.
+ */
+@ExtendWith(SharedServer.class)
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@Timeout(value = 10, unit = TimeUnit.MINUTES)
+// one test at a time: the timeout bound measures one run's way back, not runs racing in one sandbox
+@Execution(ExecutionMode.SAME_THREAD)
+class CodeInterpreterLanguagesTest {
+  private LiveSandbox sandbox;
+
+  @BeforeAll
+  void start(E2BApi e2b) {
+    try (DockerRuntime docker = DockerRuntime.connect()) {
+      CodeInterpreterImage.ensure(docker, BaseImage.ensure(docker, System.err::println), System.err::println);
+    }
+    sandbox = e2b.create(SandboxSpec.of(SandboxSpec.CODE_INTERPRETER_TEMPLATE).withEnv(Map.of("FROM_SANDBOX", "sandbox-wide")));
+  }
+
+  @AfterAll
+  void stop() {
+    if (sandbox != null) {
+      sandbox.close();
+    }
+  }
+
+  private CodeExecution run(String language, String code) {
+    return sandbox.runCode(code, RunCodeOptions.defaults().withLanguage(language));
+  }
+
+  @Test
+  @DisplayName("bash: variables, functions and cwd last across runs; stdout and stderr stream apart; a failing status is bash_kernel's error")
+  void bash() {
+    CodeContext ctx = sandbox.createCodeContext("bash", "/tmp");
+    try {
+      RunCodeOptions in = RunCodeOptions.defaults().inContext(ctx);
+      assertThat(ctx.language()).isEqualTo("bash");
+      assertThat(sandbox.runCode("pwd", in).stdoutText()).isEqualTo("/tmp\n");
+      // job control, as in E2B's bash_kernel (an interactive bash on a terminal): jobs of their own process groups
+      assertThat(sandbox.runCode("case $- in *m*) echo job control;; esac", in).stdoutText()).isEqualTo("job control\n");
+      sandbox.runCode("N=41; greet() { echo \"hi $1\"; }; mkdir -p /tmp/langs && cd /tmp/langs", in).orThrow();
+      List<String> out = new CopyOnWriteArrayList<>();
+      CodeExecution e = sandbox.runCode("echo $((N + 1)); greet there; pwd; echo oops >&2", in.onStdout(out::add));
+      assertThat(e.stdoutText()).isEqualTo("42\nhi there\n/tmp/langs\n");
+      assertThat(String.join("", out)).isEqualTo(e.stdoutText());
+      assertThat(e.stderrText()).isEqualTo("oops\n");
+      assertThat(e.error()).isNull();
+      assertThat(e.results()).isEmpty();
+
+      CodeExecution failed = sandbox.runCode("echo before; (exit 3)", in);
+      assertThat(failed.stdoutText()).isEqualTo("before\n");
+      assertThat(failed.error()).isNotNull();
+      assertThat(failed.error().name()).isEmpty();
+      assertThat(failed.error().value()).isEqualTo("3");
+      // code reading stdin reads nothing, and the shell goes on
+      assertThat(sandbox.runCode("cat; echo after", in).stdoutText()).isEqualTo("after\n");
+    } finally {
+      sandbox.removeCodeContext(ctx.id());
+    }
+  }
+
+  @Test
+  @DisplayName("bash's default context: made on first use, kept, with the sandbox's env and env for one run only")
+  void bashDefaultAndEnv() {
+    run("bash", "DEFAULT_KEPT=yes").orThrow();
+    assertThat(run("bash", "echo $DEFAULT_KEPT $FROM_SANDBOX").stdoutText()).isEqualTo("yes sandbox-wide\n");
+    assertThat(sandbox.runCode("echo $FOO", RunCodeOptions.defaults().withLanguage("bash").withEnv(Map.of("FOO", "bar b'q")))
+        .stdoutText()).isEqualTo("bar b'q\n");
+    assertThat(run("bash", "echo ${FOO:-default}").stdoutText()).isEqualTo("default\n");
+    assertThat(sandbox.listCodeContexts()).extracting(CodeContext::language).contains("python", "bash");
+  }
+
+  @Test
+  @DisplayName("JavaScript: declarations last across runs, top-level await, import, results as ijavascript's text, errors with name, message and stack")
+  void javascript() {
+    CodeContext ctx = sandbox.createCodeContext("js", null);
+    try {
+      RunCodeOptions in = RunCodeOptions.defaults().inContext(ctx);
+      assertThat(ctx.language()).isEqualTo("javascript");
+      assertThat(ctx.cwd()).isEqualTo("/home/user");
+      assertThat(sandbox.runCode("let n = 41; function twice(x) { return 2 * x }; n + 1", in).text()).isEqualTo("42");
+      assertThat(sandbox.runCode("twice(n)", in).text()).isEqualTo("82");
+      CodeExecution logged = sandbox.runCode("console.log('Hello World!'); console.error('to stderr')", in);
+      assertThat(logged.stdoutText()).isEqualTo("Hello World!\n");
+      assertThat(logged.stderrText()).isEqualTo("to stderr\n");
+      assertThat(logged.text()).isEqualTo("undefined"); // ijavascript shows undefined, as E2B's kernel does
+      assertThat(sandbox.runCode("await Promise.resolve('Hello World!')", in).text()).isEqualTo("Hello World!");
+      assertThat(sandbox.runCode("const later = await Promise.resolve(5)", in).error()).isNull();
+      assertThat(sandbox.runCode("later * 2", in).text()).isEqualTo("10");
+      assertThat(sandbox.runCode("import { readFileSync } from 'fs'\nimport path from 'path'\ntypeof readFileSync + ' ' + path.basename('/a/b.txt')", in)
+          .text()).isEqualTo("function b.txt");
+      assertThat(sandbox.runCode("({ a: [1, 'x'], b: null })", in).text()).isEqualTo("{ a: [ 1, 'x' ], b: null }");
+      assertThat(sandbox.runCode("process.cwd()", in).text()).isEqualTo("/home/user");
+
+      CodeExecution failed = sandbox.runCode("function boom() { return null.x }\nboom()", in);
+      assertThat(failed.error()).isNotNull();
+      assertThat(failed.error().name()).isEqualTo("TypeError");
+      assertThat(failed.error().value()).isEqualTo("Cannot read properties of null (reading 'x')");
+      assertThat(failed.error().traceback()).contains("TypeError: Cannot read properties of null").contains("at boom")
+          .doesNotContain("jskernel");
+      CodeExecution thrown = sandbox.runCode("throw 5", in);
+      assertThat(thrown.error().name()).isEqualTo("number");
+      assertThat(thrown.error().value()).isEqualTo("5");
+    } finally {
+      sandbox.removeCodeContext(ctx.id());
+    }
+  }
+
+  @Test
+  @DisplayName("JavaScript's default context: env for one run only, restored after")
+  void javascriptEnv() {
+    assertThat(sandbox.runCode("process.env.FOO", RunCodeOptions.defaults().withLanguage("javascript").withEnv(Map.of("FOO", "bar")))
+        .text()).isEqualTo("bar");
+    assertThat(run("js", "process.env.FOO || 'default'").text()).isEqualTo("default");
+    assertThat(run("JavaScript", "process.env.FROM_SANDBOX").text()).isEqualTo("sandbox-wide");
+  }
+
+  @Test
+  @DisplayName("a result's text is the kernel's text/plain, less the quotes around a string as E2B's server strips them; None gives none")
+  void resultText() {
+    assertThat(run("python", "'a'").text()).isEqualTo("a");
+    assertThat(run("python", "\"it's\"").text()).isEqualTo("it's");
+    assertThat(run("python", "1.0").text()).isEqualTo("1.0");
+    assertThat(run("python", "['a', 1]").text()).isEqualTo("['a', 1]");
+    assertThat(run("python", "{'k': 'v'}").text()).isEqualTo("{'k': 'v'}");
+    assertThat(run("python", "None").results()).isEmpty();
+    assertThat(run("python", "print('x')").results()).isEmpty();
+    assertThat(run("python", "import pandas as pd\npd.DataFrame({'a': [1, 2], 'b': ['x', 'y']})").text())
+        .isEqualTo("   a  b\n0  1  x\n1  2  y");
+  }
+
+  @Test
+  @DisplayName("an unknown language is refused, naming it and what is served")
+  void unknownLanguage() {
+    assertThatThrownBy(() -> run("cobol", "1"))
+        .isInstanceOfSatisfying(SandboxRpcException.class, x -> {
+          assertThat(x.code()).isEqualTo("invalid_argument");
+          assertThat(x.getMessage()).contains("'cobol' is not supported").contains("supported: python, javascript, bash");
+        });
+    assertThatThrownBy(() -> sandbox.createCodeContext("typescript", null))
+        .hasMessageContaining("'typescript' is not supported").hasMessageContaining("python, javascript, bash");
+  }
+
+  @ParameterizedTest(name = "{0}: {2}")
+  @CsvSource(delimiter = '|', textBlock = """
+      python     | kept = 'yes'     | import time\\nwhile True: time.sleep(0.1) | kept
+      python     | kept = 'yes'     | while True: pass                          | kept
+      bash       | KEPT=yes         | while true; do sleep 0.1; done            | echo $KEPT
+      bash       | KEPT=yes         | sleep 600                                 | echo $KEPT
+      javascript | var kept = 'yes' | while (true) {}                           | kept
+      javascript | var kept = 'yes' | await new Promise((r) => setTimeout(r, 600000)) | kept
+      """)
+  @DisplayName("a run that times out gives its context back, state and all, in under a second")
+  void timeoutGivesTheContextBack(String language, String setup, String blocking, String check) {
+    CodeContext ctx = sandbox.createCodeContext(language, null);
+    try {
+      RunCodeOptions in = RunCodeOptions.defaults().inContext(ctx);
+      sandbox.runCode(setup, in).orThrow();
+      assertThatThrownBy(() -> sandbox.runCode(blocking.replace("\\n", "\n"), in.withTimeout(Duration.ofSeconds(1))))
+          .isInstanceOf(CodeTimeoutException.class);
+      long timedOut = System.nanoTime();
+      CodeExecution next = sandbox.runCode(check, in.withTimeout(Duration.ofSeconds(30)));
+      Duration took = Duration.ofNanos(System.nanoTime() - timedOut);
+      assertThat(next.text() != null ? next.text() : next.stdoutText().strip()).isEqualTo("yes");
+      // about 0.2 s here; a relay that learns of the gone client only from half-second keepalives took 1.3 s
+      assertThat(took).as("the next run's whole round trip after the timeout").isLessThan(Duration.ofSeconds(1));
+    } finally {
+      sandbox.removeCodeContext(ctx.id());
+    }
+  }
+}

@@ -1,0 +1,102 @@
+package io.sandboxes.local;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.sandboxes.local.internal.docker.BaseImage;
+import io.sandboxes.local.internal.docker.CodeInterpreterImage;
+import io.sandboxes.local.internal.docker.DockerRuntime;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * Issue 25, item 7, through the official {@code @e2b/code-interpreter} JS SDK (pinned in {@code
+ * src/test/node/package.json}): bash and JavaScript contexts as E2B's own SDK tests use them, the
+ * text of results, and a timed-out run giving its context back in under a second, for each
+ * language. Node and npm are required; without them this test fails rather than skipping.
+ */
+@ExtendWith(SharedServer.class)
+class OfficialSdkCodeLanguagesTest {
+
+  @Test
+  @Timeout(value = 10, unit = TimeUnit.MINUTES)
+  @DisplayName("the official code-interpreter SDK runs bash and JavaScript as E2B's tests do, and a timeout leaves each context usable at once")
+  void languagesThroughTheOfficialSdk(LocalServer server) throws Exception {
+    Path work = Path.of("target", "node-code-languages").toAbsolutePath();
+    Files.createDirectories(work);
+    for (String f : List.of("package.json", "package-lock.json", "code-languages.mjs")) {
+      Files.copy(Path.of("src", "test", "node", f), work.resolve(f), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+    }
+    // the image is built before (minutes, once per machine), not inside the SDK's create
+    try (DockerRuntime docker = DockerRuntime.connect()) {
+      CodeInterpreterImage.ensure(docker, BaseImage.ensure(docker, System.err::println), System.err::println);
+    }
+    Map<String, String> env = Map.of("E2B_API_URL", server.apiUrl().toString(), "E2B_SANDBOX_URL", server.sandboxUrl().toString(),
+        "E2B_API_KEY", server.apiKey());
+    String install = run(work, Map.of(), "npm", "ci", "--no-audit", "--no-fund", "--loglevel=error");
+    assertThat(install).startsWith("exit 0");
+    String out = run(work, env, "node", "code-languages.mjs");
+    assertThat(out).as("the script printed:\n%s", out).startsWith("exit 0");
+    Map<String, String> steps = new LinkedHashMap<>();
+    for (String line : out.split("\n")) {
+      int i = line.indexOf(": ");
+      if (i > 0) {
+        steps.put(line.substring(0, i), line.substring(i + 2));
+      }
+    }
+    assertThat(steps).as("the script printed:\n%s", out)
+        .containsEntry("js.log", "[\"Hello World!\\n\"]")
+        .containsEntry("js.esm", "[\"function\\n\"]")
+        .containsEntry("js.await", "Hello World!")
+        .containsEntry("js.cwd", "/home/user")
+        .containsEntry("js.env", "supertest")
+        .containsEntry("js.envRun", "bar")
+        .containsEntry("js.envAfter", "default")
+        .containsEntry("js.state", "42")
+        .containsEntry("js.error", "ReferenceError|undefinedThing is not defined|true")
+        .containsEntry("bash.env", "supertest")
+        .containsEntry("bash.envRun", "bar")
+        .containsEntry("bash.envAfter", "default")
+        .containsEntry("bash.cwd", "/home/user")
+        .containsEntry("bash.state", "42 /tmp")
+        .containsEntry("bash.error", "partial|\"\"|4")
+        .containsEntry("ctx.languages", "javascript /tmp bash /home/user")
+        .containsEntry("ctx.separate", "only here|undefined")
+        .containsEntry("ctx.listed", "bash,javascript")
+        .containsEntry("ctx.restart", "undefined")
+        .containsEntry("py.texts", "a|1.0|['a', 1]|(no result)")
+        .containsEntry("timeout.python", "TimeoutError yes under a second")
+        .containsEntry("timeout.bash", "TimeoutError yes under a second")
+        .containsEntry("timeout.js", "TimeoutError yes under a second")
+        .containsEntry("done", "ok")
+        // refused, not run: the SDK shows a 400's body only with diagnostics on (the message naming
+        // the language and what is served is CodeInterpreterLanguagesTest's)
+        .containsEntry("unknown", "SandboxError 400 Bad Request");
+  }
+
+  /** @return {@code exit <code>} and then the process's output */
+  private static String run(Path work, Map<String, String> env, String... cmd) throws Exception {
+    Path log = Files.createTempFile("node-code-languages-", ".log");
+    try {
+      ProcessBuilder pb = new ProcessBuilder(cmd).directory(work.toFile()).redirectErrorStream(true).redirectOutput(log.toFile());
+      pb.environment().putAll(env);
+      Process p = pb.start();
+      if (!p.waitFor(Duration.ofMinutes(6).toMillis(), TimeUnit.MILLISECONDS)) {
+        p.destroyForcibly().waitFor();
+        return "timeout\n" + Files.readString(log, StandardCharsets.UTF_8);
+      }
+      return "exit " + p.exitValue() + "\n" + Files.readString(log, StandardCharsets.UTF_8);
+    } finally {
+      Files.deleteIfExists(log);
+    }
+  }
+}
