@@ -5,12 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.sandboxes.local.internal.docker.BaseImage;
 import io.sandboxes.local.internal.docker.CodeInterpreterImage;
 import io.sandboxes.local.internal.docker.DockerRuntime;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
-import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.DisplayName;
@@ -31,28 +26,14 @@ class OfficialSdkCodeLanguagesTest {
   @Timeout(value = 10, unit = TimeUnit.MINUTES)
   @DisplayName("the official code-interpreter SDK runs bash and JavaScript as E2B's tests do, and a timeout leaves each context usable at once")
   void languagesThroughTheOfficialSdk(LocalServer server) throws Exception {
-    Path work = Path.of("target", "node-code-languages").toAbsolutePath();
-    Files.createDirectories(work);
-    for (String f : List.of("package.json", "package-lock.json", "code-languages.mjs")) {
-      Files.copy(Path.of("src", "test", "node", f), work.resolve(f), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
-    }
+    NodeScripts node = NodeScripts.install("node-code-languages", "code-languages.mjs");
     // the image is built before (minutes, once per machine), not inside the SDK's create
     try (DockerRuntime docker = DockerRuntime.connect()) {
       CodeInterpreterImage.ensure(docker, BaseImage.ensure(docker, System.err::println), System.err::println);
     }
-    Map<String, String> env = Map.of("E2B_API_URL", server.apiUrl().toString(), "E2B_SANDBOX_URL", server.sandboxUrl().toString(),
-        "E2B_API_KEY", server.apiKey());
-    String install = run(work, Map.of(), "npm", "ci", "--no-audit", "--no-fund", "--loglevel=error");
-    assertThat(install).startsWith("exit 0");
-    String out = run(work, env, "node", "code-languages.mjs");
+    String out = node.run(NodeScripts.env(server), Duration.ofMinutes(6), "node", "code-languages.mjs");
     assertThat(out).as("the script printed:\n%s", out).startsWith("exit 0");
-    Map<String, String> steps = new LinkedHashMap<>();
-    for (String line : out.split("\n")) {
-      int i = line.indexOf(": ");
-      if (i > 0) {
-        steps.put(line.substring(0, i), line.substring(i + 2));
-      }
-    }
+    Map<String, String> steps = NodeScripts.steps(out);
     assertThat(steps).as("the script printed:\n%s", out)
         .containsEntry("js.log", "[\"Hello World!\\n\"]")
         .containsEntry("js.esm", "[\"function\\n\"]")
@@ -81,22 +62,5 @@ class OfficialSdkCodeLanguagesTest {
         // refused, not run: the SDK shows a 400's body only with diagnostics on (the message naming
         // the language and what is served is CodeInterpreterLanguagesTest's)
         .containsEntry("unknown", "SandboxError 400 Bad Request");
-  }
-
-  /** @return {@code exit <code>} and then the process's output */
-  private static String run(Path work, Map<String, String> env, String... cmd) throws Exception {
-    Path log = Files.createTempFile("node-code-languages-", ".log");
-    try {
-      ProcessBuilder pb = new ProcessBuilder(cmd).directory(work.toFile()).redirectErrorStream(true).redirectOutput(log.toFile());
-      pb.environment().putAll(env);
-      Process p = pb.start();
-      if (!p.waitFor(Duration.ofMinutes(6).toMillis(), TimeUnit.MILLISECONDS)) {
-        p.destroyForcibly().waitFor();
-        return "timeout\n" + Files.readString(log, StandardCharsets.UTF_8);
-      }
-      return "exit " + p.exitValue() + "\n" + Files.readString(log, StandardCharsets.UTF_8);
-    } finally {
-      Files.deleteIfExists(log);
-    }
   }
 }
