@@ -27,7 +27,9 @@ import org.slf4j.LoggerFactory;
  * HTTP/1.1 with {@code Connection: close}, its body streamed as it arrives; the answer is parsed
  * (Jetty's parser) and streamed back as it comes, so the code interpreter's line-per-event stream
  * arrives line by line. A client that goes away closes the stream into the sandbox, which is how
- * the code interpreter learns to interrupt its kernel.
+ * the code interpreter learns to interrupt its kernel. A GET asking to upgrade (a WebSocket's
+ * handshake) goes with its {@code Upgrade} instead, and a {@code 101} answer hands the connection
+ * to {@link PortUpgrade}.
  *
  * <p>Nothing is buffered whole: the request body and the answer pass in chunks, each direction
  * held to the stream's credit. What the sandbox sends is bounded where it is held: its status
@@ -70,29 +72,81 @@ final class SandboxPortProxy {
   }
 
   static void relay(Exchange ex, LocalSandbox sandbox, int port) throws IOException, RpcError {
-    PortStream remote;
-    try {
-      remote = sandbox.daemon().connectPort(port);
-    } catch (DaemonException e) {
-      notOpen(ex, sandbox, port, e.getMessage());
-      return;
-    }
-    try (remote) {
-      ex.request.addFailureListener(failure -> remote.close()); // the client went away: so does the stream inside
-      boolean chunked = ex.request.getLength() < 0 && ex.request.getHeaders().contains(HttpHeader.TRANSFER_ENCODING);
-      remote.write(head(ex, chunked, port));
-      Thread upload = null;
-      if (Exchange.hasBody(ex.request)) {
-        InputStream body = ex.body();
-        upload = Thread.ofVirtual().name("sandboxes-port-upload-" + sandbox.id()).start(() -> upload(body, remote, chunked));
+    String upgrade = PortUpgrade.asked(ex);
+    PortUpgrade.Slot slot = null;
+    if (upgrade != null) {
+      slot = PortUpgrade.Slot.take(sandbox.id());
+      if (slot == null) {
+        ex.json(429, Json.object().put("sandboxId", sandbox.id()).put("port", port).put("code", 429)
+            .put("message", "The sandbox already has " + PortUpgrade.MAX_PER_SANDBOX + " upgraded (WebSocket) connections open or"
+                + " opening through the port proxy, the most it may: close one first"));
+        return;
       }
+    }
+    boolean handedOver = false;
+    PortStream remote = null;
+    try {
       try {
-        answer(ex, sandbox, port, remote);
+        remote = sandbox.daemon().connectPort(port);
+      } catch (DaemonException e) {
+        notOpen(ex, sandbox, port, e.getMessage());
+        return;
+      }
+      PortStream r = remote;
+      ex.request.addFailureListener(failure -> r.close()); // the client went away: so does the stream inside
+      boolean chunked = ex.request.getLength() < 0 && ex.request.getHeaders().contains(HttpHeader.TRANSFER_ENCODING);
+      remote.write(head(ex, chunked, port, upgrade));
+      Thread upload = null;
+      if (upgrade == null && Exchange.hasBody(ex.request)) {
+        InputStream body = ex.body();
+        upload = Thread.ofVirtual().name("sandboxes-port-upload-" + sandbox.id()).start(() -> upload(body, r, chunked));
+      }
+      java.util.concurrent.atomic.AtomicBoolean late = new java.util.concurrent.atomic.AtomicBoolean();
+      // a handshake is answered at once or not at all: one left unanswered holds its slot no longer than this
+      org.eclipse.jetty.util.thread.Scheduler.Task deadline = upgrade == null ? null : ex.request.getComponents().getScheduler()
+          .schedule(() -> {
+            late.set(true);
+            r.close();
+          }, PortUpgrade.HANDSHAKE_WAIT.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+      try {
+        ByteBuffer rest = answer(ex, sandbox, port, remote, upgrade != null, late::get);
+        if (rest != null && slot != null) {
+          if (deadline != null && !deadline.cancel()) {
+            unanswered(ex, sandbox, port, "", late::get); // the deadline closed the stream just as the answer came
+          } else {
+            PortUpgrade.switchOver(ex, sandbox, port, remote, rest, slot);
+            handedOver = true;
+          }
+        }
       } finally {
+        if (deadline != null) {
+          deadline.cancel();
+        }
         if (upload != null) {
           upload.interrupt();
         }
       }
+    } finally {
+      if (!handedOver) {
+        if (remote != null) {
+          remote.close();
+        }
+        if (slot != null) {
+          slot.release();
+        }
+      }
+    }
+  }
+
+  /** No answer came: E2B's 502 for a port not open, or a 504 for an upgrade's handshake left unanswered too long. */
+  private static void unanswered(Exchange ex, LocalSandbox sandbox, int port, @Nullable String why,
+      java.util.function.BooleanSupplier late) {
+    if (late.getAsBoolean()) {
+      ex.json(504, Json.object().put("sandboxId", sandbox.id()).put("port", port).put("code", 504)
+          .put("message", "Port " + port + " of the sandbox did not answer the upgrade (WebSocket handshake) within "
+              + PortUpgrade.HANDSHAKE_WAIT.toSeconds() + " s"));
+    } else {
+      notOpen(ex, sandbox, port, String.valueOf(why));
     }
   }
 
@@ -102,7 +156,7 @@ final class SandboxPortProxy {
   }
 
   /** The request line and headers, as the service inside is to see them. */
-  private static byte[] head(Exchange ex, boolean chunked, int port) {
+  private static byte[] head(Exchange ex, boolean chunked, int port, @Nullable String upgrade) {
     String pathQuery = ex.request.getHttpURI().getPathQuery();
     StringBuilder h = new StringBuilder(512).append(ex.method()).append(' ')
         .append(pathQuery == null || pathQuery.isEmpty() ? "/" : pathQuery).append(" HTTP/1.1\r\n");
@@ -122,6 +176,10 @@ final class SandboxPortProxy {
       h.append("Transfer-Encoding: chunked\r\n");
     } else if (Exchange.hasBody(ex.request)) {
       h.append("Content-Length: ").append(ex.request.getLength()).append("\r\n");
+    }
+    if (upgrade != null) {
+      h.append("Upgrade: ").append(upgrade).append("\r\nConnection: Upgrade\r\n\r\n");
+      return h.toString().getBytes(StandardCharsets.ISO_8859_1);
     }
     return h.append("Connection: close\r\n\r\n").toString().getBytes(StandardCharsets.ISO_8859_1);
   }
@@ -150,9 +208,13 @@ final class SandboxPortProxy {
     }
   }
 
-  /** Reads the service's answer and streams it to the client. */
-  private static void answer(Exchange ex, LocalSandbox sandbox, int port, PortStream remote) throws IOException {
-    Answer a = new Answer(ex);
+  /**
+   * Reads the service's answer and streams it to the client; for an upgrade the service switched
+   * protocols to, nothing is answered yet and what came after the answer's head is returned.
+   */
+  private static @Nullable ByteBuffer answer(Exchange ex, LocalSandbox sandbox, int port, PortStream remote, boolean upgrade,
+      java.util.function.BooleanSupplier late) throws IOException {
+    Answer a = new Answer(ex, upgrade);
     HttpParser parser = new HttpParser(a, MAX_HEAD);
     parser.setHeadResponse(ex.method().equals("HEAD"));
     try {
@@ -166,6 +228,9 @@ final class SandboxPortProxy {
         ByteBuffer b = ByteBuffer.wrap(chunk);
         while (b.hasRemaining() && !a.complete) {
           parser.parseNext(b);
+          if (a.switched) {
+            return b; // the answer's head was read: what follows is the new protocol's
+          }
           if (a.informational) { // a 1xx answer: the real one follows
             a.informational = false;
             parser.reset();
@@ -180,29 +245,31 @@ final class SandboxPortProxy {
       LOG.debug("the client of port {} of sandbox {} left: {}", port, sandbox.id(), e.getCause().toString());
       remote.close();
       ex.abort(e.getCause());
-      return;
+      return null;
     } catch (IOException e) {
       if (a.out == null) {
-        notOpen(ex, sandbox, port, e.getMessage());
+        unanswered(ex, sandbox, port, e.getMessage(), late);
       } else {
         // the sandbox reset the connection, or went away: the client sees a cut answer, not a whole one
         LOG.debug("port {} of sandbox {} failed mid-answer: {}", port, sandbox.id(), e.toString());
         ex.abort(e);
       }
-      return;
+      return null;
     }
     if (a.out == null) {
-      notOpen(ex, sandbox, port, a.bad != null ? a.bad : "the connection closed before an answer");
+      unanswered(ex, sandbox, port, a.bad != null ? a.bad : "the connection closed before an answer", late);
     } else if (a.complete) {
       ex.finish(a.out);
     } else {
       ex.abort(new IOException("port " + port + " of sandbox " + sandbox.id() + " closed the connection mid-answer"));
     }
+    return null;
   }
 
   /** Jetty's parser's callbacks: the answer's head, then its content written through as it comes. */
   private static final class Answer implements HttpParser.ResponseHandler {
     private final Exchange ex;
+    private final boolean upgrade;
     private int status;
     private int kept;
     private @Nullable String contentType;
@@ -210,10 +277,17 @@ final class SandboxPortProxy {
     @Nullable OutputStream out;
     boolean complete;
     boolean informational;
+    /** The service answered the upgrade with 101: its headers are set on the response, nothing is sent yet. */
+    boolean switched;
     @Nullable String bad;
 
-    Answer(Exchange ex) {
+    Answer(Exchange ex, boolean upgrade) {
       this.ex = ex;
+      this.upgrade = upgrade;
+    }
+
+    private boolean switching() {
+      return upgrade && status == 101;
     }
 
     @Override
@@ -223,7 +297,7 @@ final class SandboxPortProxy {
 
     @Override
     public void parsedHeader(HttpField field) {
-      if (status < 200) {
+      if (status < 200 && !switching()) {
         return;
       }
       String name = field.getLowerCaseName();
@@ -244,6 +318,10 @@ final class SandboxPortProxy {
 
     @Override
     public boolean headerComplete() {
+      if (switching()) {
+        switched = true;
+        return true; // the parser stops at the end of the head
+      }
       if (status < 200) {
         return false;
       }
