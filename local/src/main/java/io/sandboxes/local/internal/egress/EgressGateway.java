@@ -394,7 +394,8 @@ public final class EgressGateway implements AutoCloseable {
     }
   }
 
-  private static void pipe(InputStream from, OutputStream to, Socket closeWriteOf) {
+  /** Copies {@code from} to {@code to} until either side closes, then ends what {@code closeWriteOf} sends. */
+  static void pipe(InputStream from, OutputStream to, Socket closeWriteOf) {
     byte[] buf = new byte[64 * 1024];
     try {
       int n;
@@ -406,14 +407,19 @@ public final class EgressGateway implements AutoCloseable {
       // either side closed
     } finally {
       try {
-        closeWriteOf.shutdownOutput();
+        if (closeWriteOf instanceof javax.net.ssl.SSLSocket) {
+          closeWriteOf.close(); // TLS has no half-close: the other direction ends with it
+        } else {
+          closeWriteOf.shutdownOutput();
+        }
       } catch (IOException ignored) {
         // already closed
       }
     }
   }
 
-  private static byte @Nullable [] readHead(InputStream in) throws IOException {
+  /** A request's head, up to and with its blank line; null when it is longer than {@value #MAX_HEADER} bytes or ends first. */
+  static byte @Nullable [] readHead(InputStream in) throws IOException {
     ByteArrayOutputStream head = new ByteArrayOutputStream();
     int matched = 0;
     try {

@@ -1,12 +1,10 @@
 package io.sandboxes.local.internal.egress;
 
 import io.sandboxes.local.internal.common.StructuredLog;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.Socket;
-import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
 import java.security.KeyStore;
@@ -40,7 +38,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class RuleInterception {
   private static final Logger LOG = LoggerFactory.getLogger(RuleInterception.class);
-  private static final int MAX_HEAD = 64 * 1024;
   private static final int HANDSHAKE_TIMEOUT_MILLIS = 15_000;
   /** Headers a request's hop carries, never passed on (RFC 9110, 7.6.1), and the proxy's own. */
   private static final java.util.Set<String> HOP = java.util.Set.of("connection", "proxy-connection", "keep-alive",
@@ -165,7 +162,7 @@ public final class RuleInterception {
       tls.setSSLParameters(params);
       tls.setSoTimeout(HANDSHAKE_TIMEOUT_MILLIS);
       tls.startHandshake();
-      byte[] requestHead = readHead(tls.getInputStream());
+      byte[] requestHead = EgressGateway.readHead(tls.getInputStream());
       if (requestHead == null) {
         return;
       }
@@ -253,52 +250,8 @@ public final class RuleInterception {
 
   private static void splice(InputStream fromClient, OutputStream toUpstream, Socket upstream, InputStream fromUpstream,
       OutputStream toClient, Socket client) throws InterruptedException {
-    Thread up = Thread.ofVirtual().start(() -> pipe(fromClient, toUpstream, upstream));
-    pipe(fromUpstream, toClient, client);
+    Thread up = Thread.ofVirtual().start(() -> EgressGateway.pipe(fromClient, toUpstream, upstream));
+    EgressGateway.pipe(fromUpstream, toClient, client);
     up.join(5_000);
-  }
-
-  private static void pipe(InputStream from, OutputStream to, Socket closeWriteOf) {
-    byte[] buf = new byte[16 * 1024];
-    try {
-      int n;
-      while ((n = from.read(buf)) >= 0) {
-        to.write(buf, 0, n);
-        to.flush();
-      }
-    } catch (IOException ignored) {
-      // either side closed
-    } finally {
-      try {
-        if (closeWriteOf instanceof SSLSocket) {
-          closeWriteOf.close(); // TLS has no half-close: the other direction ends with it
-        } else {
-          closeWriteOf.shutdownOutput();
-        }
-      } catch (IOException ignored) {
-        // already closed
-      }
-    }
-  }
-
-  private static byte @Nullable [] readHead(InputStream in) throws IOException {
-    ByteArrayOutputStream head = new ByteArrayOutputStream();
-    int matched = 0;
-    try {
-      int b;
-      while ((b = in.read()) >= 0) {
-        head.write(b);
-        matched = (b == "\r\n\r\n".charAt(matched)) ? matched + 1 : (b == '\r' ? 1 : 0);
-        if (matched == 4) {
-          return head.toByteArray();
-        }
-        if (head.size() > MAX_HEAD) {
-          return null;
-        }
-      }
-    } catch (SocketTimeoutException e) {
-      return null;
-    }
-    return null;
   }
 }
