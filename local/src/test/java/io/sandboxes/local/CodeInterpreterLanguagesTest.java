@@ -196,7 +196,7 @@ class CodeInterpreterLanguagesTest {
       long timedOut = System.nanoTime();
       CodeExecution next = sandbox.runCode(check, in.withTimeout(Duration.ofSeconds(30)));
       Duration took = Duration.ofNanos(System.nanoTime() - timedOut);
-      assertThat(next.text() != null ? next.text() : next.stdoutText().strip()).isEqualTo("yes");
+      assertThat(next.text() != null ? next.text() : next.stdoutText().strip()).as("%s", next).isEqualTo("yes");
       // about 0.2 s here; a relay that learns of the gone client only from half-second keepalives took 1.3 s
       assertThat(took).as("the next run's whole round trip after the timeout").isLessThan(Duration.ofSeconds(1));
     } finally {
