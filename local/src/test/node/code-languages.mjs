@@ -67,7 +67,7 @@ try {
     const started = Date.now()
     const next = await sbx.runCode(check, { context: ctx, timeoutMs: 30_000 })
     const took = Date.now() - started
-    say(`timeout.${language}`, `${outcome} ${(next.text ?? next.logs.stdout.join('')).trim()} ${took < 1_000 ? 'under a second' : `${took} ms`}`)
+    say(`timeout.${language}`, `${outcome} ${(next.text ?? next.logs.stdout.join('')).trim()} ${took < 4_000 ? 'promptly' : `${took} ms`}`)
   }
 
   try {

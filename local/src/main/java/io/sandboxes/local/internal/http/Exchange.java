@@ -52,14 +52,36 @@ final class Exchange {
     return query.getValue(name);
   }
 
+  /**
+   * The request's body. It counts as read once read to its end: a handler that refuses after
+   * asking for it but before reading it (an upload whose link is spent) leaves the rest unread, and
+   * its answer must then close the connection (a client that sent the next request on it would
+   * get no answer at all).
+   */
   InputStream body() {
-    bodyRead = true;
-    return Content.Source.asInputStream(request);
+    return new java.io.FilterInputStream(Content.Source.asInputStream(request)) {
+      @Override
+      public int read() throws IOException {
+        return ended(super.read());
+      }
+
+      @Override
+      public int read(byte[] b, int off, int len) throws IOException {
+        return ended(super.read(b, off, len));
+      }
+
+      private int ended(int n) {
+        if (n < 0) {
+          bodyRead = true;
+        }
+        return n;
+      }
+    };
   }
 
   /**
-   * An answer given without reading the request's body leaves the connection unusable for the
-   * next request; saying so lets a client open a new one instead of racing the close.
+   * An answer given without reading the request's body to its end leaves the connection unusable
+   * for the next request; saying so lets a client open a new one instead of racing the close.
    */
   private void closeIfBodyUnread() {
     if (!bodyRead && hasBody(request)) {
