@@ -52,36 +52,23 @@ final class Exchange {
     return query.getValue(name);
   }
 
-  /**
-   * The request's body. It counts as read once read to its end: a handler that refuses after
-   * asking for it but before reading it (an upload whose link is spent) leaves the rest unread, and
-   * its answer must then close the connection (a client that sent the next request on it would
-   * get no answer at all).
-   */
   InputStream body() {
-    return new java.io.FilterInputStream(Content.Source.asInputStream(request)) {
-      @Override
-      public int read() throws IOException {
-        return ended(super.read());
-      }
-
-      @Override
-      public int read(byte[] b, int off, int len) throws IOException {
-        return ended(super.read(b, off, len));
-      }
-
-      private int ended(int n) {
-        if (n < 0) {
-          bodyRead = true;
-        }
-        return n;
-      }
-    };
+    bodyRead = true;
+    return Content.Source.asInputStream(request);
   }
 
   /**
-   * An answer given without reading the request's body to its end leaves the connection unusable
-   * for the next request; saying so lets a client open a new one instead of racing the close.
+   * Says that the body asked for was refused before it was read to its end (an upload to a spent
+   * link): the answer then closes the connection, which still holds the rest of it (a client that
+   * sent its next request there would get no answer at all).
+   */
+  void bodyLeftUnread() {
+    bodyRead = false;
+  }
+
+  /**
+   * An answer given without reading the request's body leaves the connection unusable for the
+   * next request; saying so lets a client open a new one instead of racing the close.
    */
   private void closeIfBodyUnread() {
     if (!bodyRead && hasBody(request)) {

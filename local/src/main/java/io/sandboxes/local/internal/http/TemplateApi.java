@@ -79,7 +79,12 @@ final class TemplateApi {
       if (ex.request.getLength() > TemplateBuilds.MAX_UPLOAD) {
         throw new RpcError("invalid_argument", "the upload is larger than " + TemplateBuilds.MAX_UPLOAD + " bytes");
       }
-      builds.upload(decode(m.group(1)), decode(m.group(2)), ex.query("token"), ex.body(), ex.request.getLength());
+      try {
+        builds.upload(decode(m.group(1)), decode(m.group(2)), ex.query("token"), ex.body(), ex.request.getLength());
+      } catch (RpcError | IOException | RuntimeException e) {
+        ex.bodyLeftUnread(); // refused before the body was read to its end (a spent link): the answer closes the connection
+        throw e;
+      }
       ex.empty(200);
     });
   }
