@@ -159,17 +159,6 @@ public final class DockerRuntime implements AutoCloseable {
   }
 
   /**
-   * Removes an image or one of its names.
-   *
-   * @param force whether to remove it even while other names or stopped containers hold it
-   * @return false when there was no such image
-   * @throws InUse when something still uses it
-   */
-  public boolean removeImage(String reference, boolean force) {
-    return removeImage(reference, force, true);
-  }
-
-  /**
    * Removes an image or one of its names, and with {@code prune} also the untagged parents that
    * nothing else is built on (Docker's default).
    *

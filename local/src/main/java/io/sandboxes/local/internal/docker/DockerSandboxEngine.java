@@ -201,13 +201,13 @@ public final class DockerSandboxEngine implements SandboxEngine {
 
   @Override
   public boolean discardImage(String imageId) {
-    return docker.removeImage(imageId, true);
+    return docker.removeImage(imageId, true, true);
   }
 
   @Override
   public ImageRemoval removeImage(String imageId) {
     try {
-      return docker.removeImage(imageId, false) ? ImageRemoval.REMOVED : ImageRemoval.GONE;
+      return docker.removeImage(imageId, false, true) ? ImageRemoval.REMOVED : ImageRemoval.GONE;
     } catch (InUse e) {
       return ImageRemoval.IN_USE;
     }
