@@ -183,6 +183,9 @@ public final class SandboxNetwork implements AutoCloseable {
     return open;
   }
 
+  /** What the proxy variables leave out: the sandbox itself, by each name a tool may give it. */
+  static final String LOCAL_ADDRESSES = "localhost,127.0.0.1,::1,0.0.0.0";
+
   /** What tools need to find the gateway: the usual proxy variables (none in open mode). */
   public List<String> proxyEnv() {
     List<String> env = new java.util.ArrayList<>();
@@ -204,8 +207,10 @@ public final class SandboxNetwork implements AutoCloseable {
     for (String name : List.of("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy")) {
       vars.put(name, url);
     }
-    vars.put("NO_PROXY", "localhost,127.0.0.1");
-    vars.put("no_proxy", "localhost,127.0.0.1");
+    // the sandbox's own addresses: a service inside it is reached directly, as E2B's tests reach
+    // the code interpreter at http://0.0.0.0:49999 (the gateway refuses those as destinations)
+    vars.put("NO_PROXY", LOCAL_ADDRESSES);
+    vars.put("no_proxy", LOCAL_ADDRESSES);
     if (trustBundle != null) {
       // the system bundle holds the gateway's CA once a sandbox joins; Node and Python's requests read their own otherwise
       vars.put("SSL_CERT_FILE", TrustStore.SYSTEM_BUNDLE);

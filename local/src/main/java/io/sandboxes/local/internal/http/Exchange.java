@@ -127,6 +127,13 @@ final class Exchange {
 
   /** How much of a refused request's body is read and dropped, so a small upload gets its answer cleanly. */
   static final int DISCARDED_BODY = 64 * 1024;
+  /**
+   * How much of a refused upload's body is read and dropped: what a client has usually sent
+   * before it could see an answer. A connection closed with a body still arriving is reset, and a
+   * client that is still sending loses the answer with it (the JDK's client reports "header
+   * parser received no bytes").
+   */
+  static final int DISCARDED_UPLOAD = 8 * 1024 * 1024;
 
   /**
    * Reads and drops a refused request's body when it is small (at most {@link #DISCARDED_BODY}),
@@ -134,7 +141,19 @@ final class Exchange {
    * or longer body is left unread and the answer closes the connection, as before.
    */
   void discardSmallBody() {
-    if (bodyRead || request.getLength() == 0 || request.getLength() > DISCARDED_BODY) {
+    if (!bodyRead) {
+      discardBody(DISCARDED_BODY);
+    }
+  }
+
+  /**
+   * Reads and drops what is left of a refused request's body, up to {@code limit} bytes: read to
+   * its end, the connection stays usable; a body declared or found larger is left, and the answer
+   * closes the connection.
+   */
+  void discardBody(long limit) {
+    bodyRead = false;
+    if (request.getLength() == 0 || request.getLength() > limit) {
       return;
     }
     try {
@@ -142,10 +161,10 @@ final class Exchange {
       byte[] sink = new byte[8192];
       long dropped = 0;
       int n;
-      while (dropped <= DISCARDED_BODY && (n = in.read(sink)) >= 0) {
+      while (dropped <= limit && (n = in.read(sink)) >= 0) {
         dropped += n;
       }
-      if (dropped <= DISCARDED_BODY) {
+      if (dropped <= limit) {
         bodyRead = true;
       }
     } catch (IOException e) {
@@ -196,6 +215,19 @@ final class Exchange {
     try {
       out.close();
       callback.succeeded();
+    } catch (IOException e) {
+      callback.failed(e);
+    }
+  }
+
+  /**
+   * Ends a streamed answer whole, then drops the connection: for a request whose body was not
+   * read to its end (its answer says {@code Connection: close}, see {@link #bodyLeftUnread}).
+   */
+  void finishThenClose(OutputStream out, String why) {
+    try {
+      out.close();
+      callback.failed(new IOException(why));
     } catch (IOException e) {
       callback.failed(e);
     }

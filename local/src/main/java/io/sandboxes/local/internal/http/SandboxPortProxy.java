@@ -96,10 +96,9 @@ final class SandboxPortProxy {
       ex.request.addFailureListener(failure -> r.close()); // the client went away: so does the stream inside
       boolean chunked = ex.request.getLength() < 0 && ex.request.getHeaders().contains(HttpHeader.TRANSFER_ENCODING);
       remote.write(head(ex, chunked, port, upgrade));
-      Thread upload = null;
+      Upload upload = null;
       if (upgrade == null && Exchange.hasBody(ex.request)) {
-        InputStream body = ex.body();
-        upload = Thread.ofVirtual().name("sandboxes-port-upload-" + sandbox.id()).start(() -> upload(body, r, chunked));
+        upload = new Upload(ex.body(), r, chunked, sandbox.id());
       }
       java.util.concurrent.atomic.AtomicBoolean late = new java.util.concurrent.atomic.AtomicBoolean();
       // a handshake is answered at once or not at all: one left unanswered holds its slot no longer than this
@@ -109,7 +108,7 @@ final class SandboxPortProxy {
             r.close();
           }, PortUpgrade.HANDSHAKE_WAIT.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
       try {
-        ByteBuffer rest = answer(ex, sandbox, port, remote, upgrade != null, late::get);
+        ByteBuffer rest = answer(ex, sandbox, port, remote, upgrade != null, late::get, upload);
         if (rest != null && slot != null) {
           if (deadline != null && !deadline.cancel()) {
             unanswered(ex, sandbox, port, "", late::get); // the deadline closed the stream just as the answer came
@@ -123,7 +122,7 @@ final class SandboxPortProxy {
           deadline.cancel();
         }
         if (upload != null) {
-          upload.interrupt();
+          upload.stop();
         }
       }
     } finally {
@@ -184,27 +183,75 @@ final class SandboxPortProxy {
     return h.append("Connection: close\r\n\r\n").toString().getBytes(StandardCharsets.ISO_8859_1);
   }
 
-  /** Streams the request's body into the sandbox, chunked again when it came chunked. */
-  private static void upload(InputStream body, PortStream remote, boolean chunked) {
-    byte[] buf = new byte[CHUNK];
-    try (body) {
-      int n;
-      while ((n = body.read(buf)) > 0) {
-        if (chunked) {
-          remote.write((Integer.toHexString(n) + "\r\n").getBytes(StandardCharsets.US_ASCII));
+  /**
+   * Streams the request's body into the sandbox on a thread of its own, chunked again when it
+   * came chunked, so a service may answer while the body still arrives. The request is Jetty's:
+   * its exchange may complete only once this thread has stopped reading it (Jetty refuses to
+   * complete one with a read pending, and a body not read to its end makes it drop the connection
+   * after the answer, where a client that reuses it sees its next request fail unanswered).
+   */
+  static final class Upload {
+    /** How long an answer's head waits for the body to be read whole before it says the connection closes. */
+    static final java.time.Duration READ_WAIT = java.time.Duration.ofMillis(500);
+    private final Thread thread;
+    private final java.util.concurrent.CountDownLatch whole = new java.util.concurrent.CountDownLatch(1);
+
+    Upload(InputStream body, PortStream remote, boolean chunked, String sandboxId) {
+      thread = Thread.ofVirtual().name("sandboxes-port-upload-" + sandboxId).start(() -> pump(body, remote, chunked));
+    }
+
+    private void pump(InputStream body, PortStream remote, boolean chunked) {
+      byte[] buf = new byte[CHUNK];
+      try {
+        int n;
+        while ((n = body.read(buf)) >= 0) {
+          if (n == 0) {
+            continue;
+          }
+          if (chunked) {
+            remote.write((Integer.toHexString(n) + "\r\n").getBytes(StandardCharsets.US_ASCII));
+          }
+          remote.write(buf, 0, n);
+          if (chunked) {
+            remote.write("\r\n".getBytes(StandardCharsets.US_ASCII));
+          }
         }
-        remote.write(buf, 0, n);
+        body.close();
+        whole.countDown(); // after the last touch of the request: its exchange may complete now
         if (chunked) {
-          remote.write("\r\n".getBytes(StandardCharsets.US_ASCII));
+          remote.write("0\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+        }
+      } catch (IOException | RuntimeException e) {
+        // the client's body broke off, the service stopped taking it, or the exchange ended first:
+        // the answer says what happened
+        LOG.debug("a request body for a sandbox port broke off: {}", e.toString());
+        remote.close();
+      }
+    }
+
+    /**
+     * Whether the body has been read to its end, waiting a little for it: an answer that comes
+     * as the body's last bytes are passed on finds it read, and the connection stays reusable.
+     */
+    boolean readWhole(java.time.Duration wait) {
+      try {
+        return whole.await(wait.toNanos(), java.util.concurrent.TimeUnit.NANOSECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return whole.getCount() == 0;
+      }
+    }
+
+    /** Stops passing the body on, and waits (briefly) for the reading thread to be done with the request. */
+    void stop() {
+      if (thread.isAlive()) {
+        thread.interrupt();
+        try {
+          thread.join(READ_WAIT);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
         }
       }
-      if (chunked) {
-        remote.write("0\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
-      }
-    } catch (IOException e) {
-      // the client's body broke off, or the service stopped taking it: the answer says what happened
-      LOG.debug("a request body for a sandbox port broke off: {}", e.toString());
-      remote.close();
     }
   }
 
@@ -213,8 +260,8 @@ final class SandboxPortProxy {
    * protocols to, nothing is answered yet and what came after the answer's head is returned.
    */
   private static @Nullable ByteBuffer answer(Exchange ex, LocalSandbox sandbox, int port, PortStream remote, boolean upgrade,
-      java.util.function.BooleanSupplier late) throws IOException {
-    Answer a = new Answer(ex, upgrade);
+      java.util.function.BooleanSupplier late, @Nullable Upload upload) throws IOException {
+    Answer a = new Answer(ex, upgrade, upload);
     HttpParser parser = new HttpParser(a, MAX_HEAD);
     parser.setHeadResponse(ex.method().equals("HEAD"));
     try {
@@ -248,6 +295,7 @@ final class SandboxPortProxy {
       return null;
     } catch (IOException e) {
       if (a.out == null) {
+        settle(ex, upload);
         unanswered(ex, sandbox, port, e.getMessage(), late);
       } else {
         // the sandbox reset the connection, or went away: the client sees a cut answer, not a whole one
@@ -257,13 +305,28 @@ final class SandboxPortProxy {
       return null;
     }
     if (a.out == null) {
+      settle(ex, upload);
       unanswered(ex, sandbox, port, a.bad != null ? a.bad : "the connection closed before an answer", late);
     } else if (a.complete) {
-      ex.finish(a.out);
+      if (upload == null || upload.readWhole(java.time.Duration.ZERO)) {
+        ex.finish(a.out);
+      } else {
+        // the service answered without taking the whole body: the connection still holds its rest
+        upload.stop();
+        ex.finishThenClose(a.out, "the sandbox's service answered before the request's body was read whole");
+      }
     } else {
       ex.abort(new IOException("port " + port + " of sandbox " + sandbox.id() + " closed the connection mid-answer"));
     }
     return null;
+  }
+
+  /** Before an answer of the server's own: a body still being passed on stops, and the answer closes the connection. */
+  private static void settle(Exchange ex, @Nullable Upload upload) {
+    if (upload != null && !upload.readWhole(java.time.Duration.ZERO)) {
+      upload.stop();
+      ex.bodyLeftUnread();
+    }
   }
 
   /** Jetty's parser's callbacks: the answer's head, then its content written through as it comes. */
@@ -281,9 +344,12 @@ final class SandboxPortProxy {
     boolean switched;
     @Nullable String bad;
 
-    Answer(Exchange ex, boolean upgrade) {
+    private final @Nullable Upload upload;
+
+    Answer(Exchange ex, boolean upgrade, @Nullable Upload upload) {
       this.ex = ex;
       this.upgrade = upgrade;
+      this.upload = upload;
     }
 
     private boolean switching() {
@@ -327,6 +393,9 @@ final class SandboxPortProxy {
       }
       if (length >= 0 && !ex.method().equals("HEAD") && status != 204 && status != 304) {
         ex.response.getHeaders().put(HttpHeader.CONTENT_LENGTH, length);
+      }
+      if (upload != null && !upload.readWhole(Upload.READ_WAIT)) {
+        ex.bodyLeftUnread(); // answered while the body still comes: the answer closes the connection
       }
       out = ex.stream(status, contentType);
       return false;
