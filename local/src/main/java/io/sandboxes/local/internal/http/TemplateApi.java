@@ -82,7 +82,9 @@ final class TemplateApi {
       try {
         builds.upload(decode(m.group(1)), decode(m.group(2)), ex.query("token"), ex.body(), ex.request.getLength());
       } catch (RpcError | IOException | RuntimeException e) {
-        ex.bodyLeftUnread(); // refused before the body was read to its end (a spent link): the answer closes the connection
+        // refused before the body was read to its end (a spent link): what is left of it is read and dropped when it is not
+        // large, so the client gets the answer; past that the answer closes the connection
+        ex.discardBody(Exchange.DISCARDED_UPLOAD);
         throw e;
       }
       ex.empty(200);
