@@ -58,7 +58,7 @@ public final class LocalServer implements AutoCloseable {
   /** The server's parts, once started. */
   private volatile @Nullable ServerParts parts;
   /** When a request last came in, for {@link #idleFor}. */
-  private volatile long lastRequest = System.nanoTime();
+  final RequestActivity activity = new RequestActivity();
 
   private LocalServer(Builder config) {
     this.config = config;
@@ -98,11 +98,6 @@ public final class LocalServer implements AutoCloseable {
   /** The server's parts; only after {@link #start()}. */
   private ServerParts parts() {
     return Objects.requireNonNull(parts, "not started");
-  }
-
-  /** Notes that a request came in, for {@link #idleFor}. */
-  void requestArrived() {
-    lastRequest = System.nanoTime();
   }
 
   /** The control plane's URL once serving, else null (template builds name their upload links by it). */
@@ -199,10 +194,10 @@ public final class LocalServer implements AutoCloseable {
 
   /**
    * Tells whether this server has had nothing to do for a while: no sandbox (running or paused;
-   * warm pool members do not count) and no request for at least {@code quiet}.
+   * warm pool members do not count), no request being answered, and none for at least {@code quiet}.
    */
   boolean idleFor(Duration quiet) {
-    return registry().list().isEmpty() && System.nanoTime() - lastRequest >= quiet.toNanos();
+    return registry().list().isEmpty() && activity.quietFor(quiet);
   }
 
   /** The sandbox network, where egress is enforced (tests attack it directly). */

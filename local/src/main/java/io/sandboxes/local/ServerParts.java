@@ -165,11 +165,18 @@ final class ServerParts {
     jetty.setHandler(new StallGuard(new Handler.Abstract() {
       @Override
       public boolean handle(Request request, Response response, Callback callback) throws Exception {
-        server.requestArrived();
-        if (request.getConnectionMetaData().getConnector() == envd) {
-          return envdHandler.handle(request, response, callback);
+        server.activity.arrived();
+        Callback ending = Callback.from(callback, server.activity::ended);
+        boolean handled = false;
+        try {
+          handled = request.getConnectionMetaData().getConnector() == envd ? envdHandler.handle(request, response, ending)
+              : apiHandler.handle(request, response, ending);
+          return handled;
+        } finally {
+          if (!handled) {
+            server.activity.ended(); // thrown, or not ours: Jetty answers it with its own callback
+          }
         }
-        return apiHandler.handle(request, response, callback);
       }
     }, config.requestIdleTimeout, ANSWER_IDLE_TIMEOUT, config.keepAliveTimeout));
     jetty.setStopTimeout(Duration.ofSeconds(2).toMillis());

@@ -197,14 +197,15 @@ class ReuseTest {
   @Test
   @DisplayName("serve --idle-exit stays up while it has a sandbox, then stops by itself and withdraws its announcement")
   void idleExit() throws Exception {
-    Process serve = serve("--idle-exit", "3s");
+    // long enough for the first create to come in on a loaded machine: an idle server stops before it
+    Process serve = serve("--idle-exit", "8s");
     try {
       Announcement.Server s = awaitAnnounced(serve);
       try (E2BSandboxProvider p = E2BSandboxProvider.builder().apiUrl(s.apiUrl()).sandboxUrl(s.sandboxUrl()).apiKey(s.apiKey())
           .build()) {
         io.sandboxes.Sandbox sandbox = p.create(SandboxConfig.forProject("idle-exit"));
-        // three idle seconds would stop it: with a sandbox it stays
-        await().during(Duration.ofSeconds(8)).atMost(Duration.ofSeconds(20)).until(serve::isAlive);
+        // eight idle seconds would stop it: with a sandbox it stays
+        await().during(Duration.ofSeconds(11)).atMost(Duration.ofSeconds(25)).until(serve::isAlive);
         sandbox.close();
       }
       assertThat(serve.waitFor(60, TimeUnit.SECONDS)).as("it stops once it has no sandbox").isTrue();
