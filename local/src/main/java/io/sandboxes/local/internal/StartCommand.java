@@ -25,10 +25,12 @@ import org.slf4j.LoggerFactory;
 
 /**
  * A template's start command: a service a sandbox runs from its start on (the code interpreter's
- * bridge), named by the image's {@value CodeInterpreterTemplate#LABEL_START} label. It runs as
- * {@code user} in the home folder, its output appended to {@value #LOG_FILE} in the sandbox, and a
+ * bridge), named by the image's {@value CodeInterpreterTemplate#LABEL_START} label. It runs as the
+ * user the {@value CodeInterpreterTemplate#LABEL_START_USER} label names ({@code user} when none;
+ * the code interpreter's is root, as E2B's) in {@code /home/user}, its output appended to {@value #LOG_FILE} in the sandbox, and a
  * create returns once the port it serves accepts connections, as E2B's start commands are waited
- * for. Images without the label (base, snapshots of base) start nothing.
+ * for. It is started again when it fails (see {@link #SUPERVISOR}). Images without the label
+ * (base, snapshots of base) start nothing.
  */
 final class StartCommand {
   private static final Logger LOG = LoggerFactory.getLogger(StartCommand.class);
@@ -39,12 +41,48 @@ final class StartCommand {
   private static final Duration POLL = Duration.ofMillis(50);
   private static final ConcurrentMap<String, Optional<StartCommand>> BY_IMAGE = new ConcurrentHashMap<>();
 
+  /** The variable the supervising shell reads the command from (shell-quoted), so its own command line does not name it. */
+  static final String COMMAND_VARIABLE = "SANDBOXES_START_COMMAND";
+  /**
+   * Runs the command again a second after it fails, as E2B's systemd units do
+   * ({@code Restart=on-failure}): killed, or ended with a status other than 0, while an end by
+   * SIGHUP, SIGINT, SIGPIPE or SIGTERM (129, 130, 141, 143) is a stop, as systemd counts them. A
+   * command that fails three times in a row within 5 s of its start each time is left ended, so a
+   * broken one fails the create in seconds rather than at the ready deadline. The
+   * command is given in {@value #COMMAND_VARIABLE} (which the service does not inherit), so a kill
+   * by the command's name ({@code pkill -f bridge.py}) finds the service and not this loop.
+   */
+  static final String SUPERVISOR = "c=$" + COMMAND_VARIABLE + "; unset " + COMMAND_VARIABLE + "; n=0; while :; do t=$(date +%s); /bin/sh -c \"exec $c\" >>" + LOG_FILE
+      + " 2>&1; s=$?; case $s in 0|129|130|141|143) exit $s;; esac; "
+      + "if [ $(($(date +%s) - t)) -lt 5 ]; then n=$((n + 1)); else n=0; fi; [ $n -ge 3 ] && exit $s; "
+      + "echo \"start command ended ($s); starting it again\" >>" + LOG_FILE + "; sleep 1; done";
+
   private final List<String> argv;
   private final int port;
+  private final String user;
 
-  private StartCommand(List<String> argv, int port) {
+  private StartCommand(List<String> argv, int port, String user) {
     this.argv = List.copyOf(argv);
     this.port = port;
+    this.user = user;
+  }
+
+  /** The user an image's label names, when it is a plain user name; {@code user} otherwise. */
+  static String user(Map<String, String> labels) {
+    String named = labels.get(CodeInterpreterTemplate.LABEL_START_USER);
+    return named != null && named.matches("[a-z_][a-z0-9_-]{0,31}") ? named : "user";
+  }
+
+  /** The words as one shell command line, each in single quotes. */
+  static String quoted(List<String> words) {
+    StringBuilder b = new StringBuilder();
+    for (String w : words) {
+      if (b.length() > 0) {
+        b.append(' ');
+      }
+      b.append('\'').append(w.replace("'", "'\\''")).append('\'');
+    }
+    return b.toString();
   }
 
   /** The start command an image names, read once per image. */
@@ -65,7 +103,7 @@ final class StartCommand {
         JsonNode node = Json.parse(raw.getBytes(java.nio.charset.StandardCharsets.UTF_8));
         List<String> argv = new ArrayList<>();
         node.forEach(n -> argv.add(n.asText()));
-        return argv.isEmpty() ? Optional.empty() : Optional.of(new StartCommand(argv, CodeInterpreterTemplate.PORT));
+        return argv.isEmpty() ? Optional.empty() : Optional.of(new StartCommand(argv, CodeInterpreterTemplate.PORT, user(labels)));
       } catch (IOException e) {
         LOG.warn("image {} has an unreadable {} label: {}", i, CodeInterpreterTemplate.LABEL_START, raw);
         return Optional.empty();
@@ -87,11 +125,11 @@ final class StartCommand {
         env.put(kv.substring(0, eq), kv.substring(eq + 1));
       }
     }
-    env.put("HOME", "/home/user");
-    List<String> sh = new ArrayList<>(List.of("/bin/sh", "-c", "exec \"$@\" >>" + LOG_FILE + " 2>&1", "sh"));
-    sh.addAll(argv);
+    env.put("HOME", user.equals("root") ? "/root" : "/home/" + user);
+    env.put(COMMAND_VARIABLE, quoted(argv));
+    List<String> sh = List.of("/bin/sh", "-c", SUPERVISOR);
     long started = System.nanoTime();
-    DaemonProcess p = conn.start(new ProcessSpec(sh, env, "/home/user", "user", "start-command", false, null));
+    DaemonProcess p = conn.start(new ProcessSpec(sh, env, "/home/user", user, "start-command", false, null));
     try {
       long deadline = started + READY.toNanos();
       while (true) {

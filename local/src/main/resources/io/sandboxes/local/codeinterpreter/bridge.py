@@ -28,7 +28,8 @@ from jupyter_client.connect import write_connection_file
 import kernels
 
 PORT = int(os.environ.get("SANDBOXES_BRIDGE_PORT", "49999"))
-HOME = os.environ.get("HOME", "/home/user")
+# where a context works unless asked otherwise, as E2B's (whose kernels, like these, run as root)
+DEFAULT_CWD = "/home/user"
 # The server's relay learns that a client went away (a runCode timeout closes its stream) only
 # when a write to that client fails, which is the second write after the close: a quiet execution
 # writes a keepalive this often, so a timed-out run is interrupted within a few tenths of a second
@@ -112,10 +113,16 @@ class Context:
         path = os.path.join(RUNTIME_DIR, "kernel-%s.json" % uuid.uuid4())
         write_connection_file(path, ip="127.0.0.1", key=uuid.uuid4().hex.encode())
         self.connection_file = path
-        # its own session: an interrupt reaches the kernel alone, a kill takes its children too
-        self.proc = subprocess.Popen([sys.executable, "-m", "ipykernel_launcher", "-f", path], cwd=self.cwd,
-                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                     start_new_session=True)
+        # its own session: an interrupt reaches the kernel alone, a kill takes its children too. With
+        # JPY_PARENT_PID, ipykernel ends itself once this bridge is gone (killed, then started again)
+        env = dict(os.environ, JPY_PARENT_PID=str(os.getpid()))
+        try:
+            self.proc = subprocess.Popen([sys.executable, "-m", "ipykernel_launcher", "-f", path], cwd=self.cwd, env=env,
+                                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                         start_new_session=True)
+        except OSError as e:
+            os.unlink(path)
+            raise RequestError(500, "Failed to set working directory %s: %s" % (self.cwd, e.strerror or e))
         client = BlockingKernelClient(connection_file=path)
         client.load_connection_file()
         client.start_channels()
@@ -362,7 +369,7 @@ class Contexts:
                 ctx = self.default.get(language)
                 if ctx is not None and ctx.id in self.by_id:
                     return ctx
-            ctx = self.create(language, HOME)
+            ctx = self.create(language, DEFAULT_CWD)
             with self.lock:
                 self.default[language] = ctx
             return ctx
@@ -432,7 +439,7 @@ class Handler(BaseHTTPRequestHandler):
                 return self._execute(self._body())
             if path == "/contexts" and method == "POST":
                 body = self._body()
-                ctx = CONTEXTS.create(normalize_language(body.get("language")), body.get("cwd") or HOME)
+                ctx = CONTEXTS.create(normalize_language(body.get("language")), body.get("cwd") or DEFAULT_CWD)
                 return self._send(200, ctx.describe())
             if path == "/contexts" and method == "GET":
                 return self._send(200, CONTEXTS.list())

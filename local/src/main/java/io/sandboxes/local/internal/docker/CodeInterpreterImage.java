@@ -91,6 +91,15 @@ public final class CodeInterpreterImage {
         + "RUN chmod 0644 " + FILES.stream().map(f -> DIRECTORY + "/" + f).collect(java.util.stream.Collectors.joining(" ")) + "\n";
   }
 
+  /**
+   * The image's labels: ours, the template it serves, and its start command, the bridge, which
+   * runs as root, as E2B's Jupyter server and kernels do (a context may work in {@code /root}).
+   */
+  static Map<String, String> labels() {
+    return Map.of(DockerRuntime.LABEL_OURS, "true", LABEL_TEMPLATE_IMAGE, TEMPLATE,
+        LABEL_START, "[\"python3\",\"" + BRIDGE_PATH + "\"]", CodeInterpreterTemplate.LABEL_START_USER, "root");
+  }
+
   static byte[] file(String name) {
     try (InputStream in = CodeInterpreterImage.class.getResourceAsStream("/io/sandboxes/local/codeinterpreter/" + name)) {
       if (in == null) {
@@ -107,6 +116,7 @@ public final class CodeInterpreterImage {
     try {
       MessageDigest sha = MessageDigest.getInstance("SHA-256");
       sha.update(dockerfile(baseImage).getBytes(StandardCharsets.UTF_8));
+      sha.update(new java.util.TreeMap<>(labels()).toString().getBytes(StandardCharsets.UTF_8)); // set at build: a change is a new image
       for (String f : FILES) {
         sha.update(f.getBytes(StandardCharsets.UTF_8));
         sha.update(file(f));
@@ -150,8 +160,7 @@ public final class CodeInterpreterImage {
       String imageId = docker.client().buildImageCmd()
           .withTarInputStream(new ByteArrayInputStream(context))
           .withTags(Set.of(ref))
-          .withLabels(Map.of(DockerRuntime.LABEL_OURS, "true", LABEL_TEMPLATE_IMAGE, TEMPLATE,
-              LABEL_START, "[\"python3\",\"" + BRIDGE_PATH + "\"]"))
+          .withLabels(labels())
           .withPull(false)
           .withRemove(true)
           .withForcerm(true)

@@ -16,6 +16,8 @@ public final class CodeInterpreterTemplate {
   public static final int PORT = 49999;
   /** An image label holding the command (a JSON array) a sandbox made from the image starts with. */
   public static final String LABEL_START = "io.sandboxes.start-cmd";
+  /** An image label naming the user the start command runs as; {@code user} when the image has none. */
+  public static final String LABEL_START_USER = "io.sandboxes.start-user";
 
   private CodeInterpreterTemplate() {}
 }
