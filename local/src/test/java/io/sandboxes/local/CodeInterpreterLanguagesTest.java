@@ -170,10 +170,48 @@ class CodeInterpreterLanguagesTest {
     assertThatThrownBy(() -> run("cobol", "1"))
         .isInstanceOfSatisfying(SandboxRpcException.class, x -> {
           assertThat(x.code()).isEqualTo("invalid_argument");
-          assertThat(x.getMessage()).contains("'cobol' is not supported").contains("supported: python, javascript, bash");
+          assertThat(x.getMessage()).contains("'cobol' is not supported").contains("supported: python, javascript, typescript, bash");
         });
-    assertThatThrownBy(() -> sandbox.createCodeContext("typescript", null))
-        .hasMessageContaining("'typescript' is not supported").hasMessageContaining("python, javascript, bash");
+    assertThatThrownBy(() -> sandbox.createCodeContext("r", null))
+        .hasMessageContaining("'r' is not supported").hasMessageContaining("python, javascript, typescript, bash");
+  }
+
+  @Test
+  @DisplayName("TypeScript (also ts): types dropped, declarations kept across runs, top-level await, a syntax error as SyntaxError")
+  void typescript() {
+    CodeContext ctx = sandbox.createCodeContext("ts", null);
+    try {
+      RunCodeOptions in = RunCodeOptions.defaults().inContext(ctx);
+      assertThat(ctx.language()).isEqualTo("typescript");
+      CodeExecution logged = sandbox.runCode("const message: string = 'Hello World!'; console.log(message)", in);
+      assertThat(logged.stdoutText()).isEqualTo("Hello World!\n");
+      assertThat(sandbox.runCode("interface P { x: number }\nconst p: P = { x: 20 };\nfunction twice(n: number): number { return 2 * n }\ntwice(p.x) + 2", in)
+          .text()).isEqualTo("42");
+      assertThat(sandbox.runCode("message.length + p.x", in).text()).isEqualTo("32");
+      assertThat(sandbox.runCode("await Promise.resolve<number>(7)", in).text()).isEqualTo("7");
+      assertThat(sandbox.runCode("process.cwd()", in).text()).isEqualTo("/home/user");
+      CodeExecution bad = sandbox.runCode("const x: = 1", in);
+      assertThat(bad.error()).isNotNull();
+      assertThat(bad.error().name()).isEqualTo("SyntaxError");
+    } finally {
+      sandbox.removeCodeContext(ctx.id());
+    }
+    assertThat(run("typescript", "const n: number = 5; n * 2").text()).isEqualTo("10");
+  }
+
+  @Test
+  @DisplayName("the default contexts listed from the start are Python's and JavaScript's, as E2B's; JavaScript's starts on its first use, under that id")
+  void defaultContextsListed(E2BApi e2b) {
+    try (LiveSandbox fresh = e2b.create(SandboxSpec.of(SandboxSpec.CODE_INTERPRETER_TEMPLATE))) {
+      List<CodeContext> listed = fresh.listCodeContexts();
+      assertThat(listed).extracting(CodeContext::language).containsExactly("python", "javascript");
+      assertThat(listed).extracting(CodeContext::cwd).containsOnly("/home/user");
+      String js = listed.get(1).id();
+      assertThat(fresh.runCode("var seen = 41; seen + 1", RunCodeOptions.defaults().withLanguage("javascript")).text()).isEqualTo("42");
+      CodeContext byId = new CodeContext(js, "javascript", "/home/user");
+      assertThat(fresh.runCode("seen", RunCodeOptions.defaults().inContext(byId)).text()).isEqualTo("41");
+      assertThat(fresh.listCodeContexts()).extracting(CodeContext::id).containsExactly(listed.get(0).id(), js);
+    }
   }
 
   @ParameterizedTest(name = "{0}: {2}")

@@ -41,8 +41,8 @@ MAX_BODY = 32 * 1024 * 1024
 KERNEL_READY_SECONDS = 60
 INTERRUPT_GRACE_SECONDS = 10
 # what a context can be, and the names E2B's server takes for them (it lowercases and strips first)
-LANGUAGES = ("python", "javascript", "bash")
-ALIASES = {"js": "javascript"}
+LANGUAGES = ("python", "javascript", "typescript", "bash")
+ALIASES = {"js": "javascript", "ts": "typescript"}
 MIME_KEYS = {
     "text/plain": "text", "text/html": "html", "text/markdown": "markdown", "image/svg+xml": "svg",
     "image/png": "png", "image/jpeg": "jpeg", "application/pdf": "pdf", "text/latex": "latex",
@@ -342,12 +342,24 @@ def result(data, main):
     return out
 
 
+class Reserved:
+    """A default context listed before its process runs: it starts on its first use, with this id."""
+
+    def __init__(self, language, cwd):
+        self.id = str(uuid.uuid4())
+        self.language = language
+        self.cwd = cwd
+
+    def describe(self):
+        return {"id": self.id, "language": self.language, "cwd": self.cwd}
+
+
 class Contexts:
     def __init__(self):
         self.lock = threading.Lock()
         self.by_id = {}
         self.default = {}
-        self.creating = threading.Lock()
+        self.creating = {language: threading.Lock() for language in LANGUAGES}
 
     def create(self, language, cwd):
         ctx = new_context(language, cwd)
@@ -355,19 +367,53 @@ class Contexts:
             self.by_id[ctx.id] = ctx
         return ctx
 
+    def reserve_default(self, language):
+        """Lists the language's default context now and starts it on its first use, as E2B lists
+        JavaScript's beside Python's from the start (without a node process in every sandbox)."""
+        with self.lock:
+            if language not in self.default:
+                ctx = Reserved(language, DEFAULT_CWD)
+                self.by_id[ctx.id] = ctx
+                self.default[language] = ctx
+
+    def _started(self, reserved):
+        """The context a reserved one stands for, started now under the same id."""
+        with self.creating[reserved.language]:
+            with self.lock:
+                ctx = self.by_id.get(reserved.id)
+            if ctx is None:
+                raise RequestError(404, "Context %s not found" % reserved.id)
+            if not isinstance(ctx, Reserved):
+                return ctx
+            ctx = new_context(ctx.language, ctx.cwd)
+            ctx.id = reserved.id
+            with self.lock:
+                if reserved.id not in self.by_id:  # removed while it started
+                    ctx.kill()
+                    raise RequestError(404, "Context %s not found" % reserved.id)
+                self.by_id[ctx.id] = ctx
+                if self.default.get(ctx.language) is reserved:
+                    self.default[ctx.language] = ctx
+            return ctx
+
     def get(self, context_id):
         with self.lock:
             ctx = self.by_id.get(context_id)
         if ctx is None:
             raise RequestError(404, "Context %s not found" % context_id)
-        return ctx
+        return self._started(ctx) if isinstance(ctx, Reserved) else ctx
 
     def default_for(self, language):
         """The language's default context, made on its first use (python's when the bridge starts), as E2B's server does."""
-        with self.creating:
+        with self.lock:
+            ctx = self.default.get(language)
+            present = ctx is not None and ctx.id in self.by_id
+        if present:
+            return self._started(ctx) if isinstance(ctx, Reserved) else ctx
+        with self.creating[language]:
             with self.lock:
                 ctx = self.default.get(language)
-                if ctx is not None and ctx.id in self.by_id:
+                if ctx is not None and ctx.id in self.by_id and not isinstance(ctx, Reserved):
                     return ctx
             ctx = self.create(language, DEFAULT_CWD)
             with self.lock:
@@ -379,6 +425,8 @@ class Contexts:
             ctx = self.by_id.pop(context_id, None)
         if ctx is None:
             raise RequestError(404, "Context %s not found" % context_id)
+        if isinstance(ctx, Reserved):
+            return
         ctx.interrupt()
         with ctx.lock:
             ctx.kill()
@@ -508,6 +556,7 @@ class Handler(BaseHTTPRequestHandler):
 
 def main():
     CONTEXTS.default_for("python")
+    CONTEXTS.reserve_default("javascript")
     server = ThreadingHTTPServer(("0.0.0.0", PORT), Handler)
     server.daemon_threads = True
     print("code interpreter listening on %d" % PORT, flush=True)

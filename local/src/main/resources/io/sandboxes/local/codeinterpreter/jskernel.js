@@ -27,6 +27,8 @@ try {
 
 const commandsFd = Number(process.argv[2]);
 const controlFd = Number(process.argv[3]);
+// a TypeScript context: each run is transpiled (Debian's typescript, types dropped, no checking) before it runs as JavaScript
+const ts = process.argv[4] === 'typescript' ? require('typescript') : null;
 const userRequire = createRequire(path.join(process.cwd(), '[sandboxes]'));
 Object.defineProperty(globalThis, 'require', { value: userRequire, writable: true, configurable: true, enumerable: false });
 
@@ -204,6 +206,20 @@ function transform(code) {
   return awaiting ? wrapAsync(script, awaiting) : code; // a syntax error: node reports it as written
 }
 
+/** TypeScript to the JavaScript this kernel runs: syntax errors are thrown as SyntaxError, types are not checked. */
+function transpile(code) {
+  const out = ts.transpileModule(code, {
+    reportDiagnostics: true,
+    compilerOptions: { target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.ESNext, isolatedModules: true },
+  });
+  const errors = (out.diagnostics || []).filter((d) => d.category === ts.DiagnosticCategory.Error);
+  if (errors.length) {
+    throw new SyntaxError(errors.map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n')).join('\n'));
+  }
+  // a module's marker, which a script cannot hold: imports are rewritten to require() below
+  return out.outputText.replace(/^export \{\};\s*$/m, '');
+}
+
 // --- the request loop ---
 
 async function evaluate(code) {
@@ -211,7 +227,7 @@ async function evaluate(code) {
     interrupt = reject;
   });
   interrupted.catch(() => {});
-  let value = vm.runInThisContext(transform(code), { filename: 'evalmachine.<anonymous>', breakOnSigint: true });
+  let value = vm.runInThisContext(transform(ts ? transpile(code) : code), { filename: 'evalmachine.<anonymous>', breakOnSigint: true });
   if (value !== null && (typeof value === 'object' || typeof value === 'function') && typeof value.then === 'function') {
     value = await Promise.race([value, interrupted]);
   }

@@ -1,7 +1,7 @@
 """The local code interpreter's bash and JavaScript contexts: one persistent process each.
 
 Part of the Sandboxes local runtime (the code-interpreter-v1 template); bridge.py makes a
-ProcessContext for a context whose language is bash or javascript. No Jupyter kernel for either
+ProcessContext for a context whose language is bash, javascript or typescript. No Jupyter kernel for these
 comes from Debian, so the bridge drives the interpreter itself:
 
 * bash: an interactive bash (so an interrupt abandons the running command and bash reads on, its
@@ -9,6 +9,8 @@ comes from Debian, so the bridge drives the interpreter itself:
   code is a file it sources with stdin from /dev/null.
 * javascript: node running jskernel.js (beside this file), which reads one JSON request per line
   on a pipe and evaluates it in its global context (state kept, top-level await, import).
+* typescript: the same, each run transpiled first (Debian's node-typescript; types are dropped,
+  not checked).
 
 Each run ends with a line on a control pipe (the run's token, and its exit status or result or
 error) and the token between two 0x1e bytes written to stdout and to stderr: the bridge passes
@@ -108,7 +110,7 @@ class ProcessContext:
             fds = (control_w,)
         else:
             commands_r, commands_w = os.pipe()
-            cmd = ["node", JS_KERNEL, str(commands_r), str(control_w)]
+            cmd = ["node", JS_KERNEL, str(commands_r), str(control_w)] + (["typescript"] if self.language == "typescript" else [])
             stdin = subprocess.DEVNULL
             fds = (commands_r, control_w)
         try:

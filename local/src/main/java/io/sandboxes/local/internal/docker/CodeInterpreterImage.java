@@ -50,12 +50,14 @@ public final class CodeInterpreterImage {
   static final String BRIDGE_PATH = DIRECTORY + "/bridge.py";
   /**
    * The files of ours the image holds, all in {@link #DIRECTORY}: the bridge, the Python kernels'
-   * rich-result formatters, and the bash and JavaScript contexts (run with the base image's bash
-   * and node: no package is added for them).
+   * rich-result formatters, and the bash, JavaScript and TypeScript contexts (run with the base
+   * image's bash and node; TypeScript's transpiler is one of {@link #PACKAGES}).
    */
   static final List<String> FILES = List.of("bridge.py", "results.py", "kernels.py", "jskernel.js");
   static final List<String> PACKAGES = List.of(
-      "python3-ipykernel", "python3-jupyter-client", "python3-numpy", "python3-pandas", "python3-matplotlib");
+      "python3-ipykernel", "python3-jupyter-client", "python3-numpy", "python3-pandas", "python3-matplotlib",
+      // TypeScript contexts: the compiler's transpiler, for node (about 67 MB)
+      "node-typescript");
   /**
    * Small alternatives installed with {@link #PACKAGES} so that apt takes them for an either-or
    * dependency of python3-fonttools instead of the large first choice: python3-munkres instead of
