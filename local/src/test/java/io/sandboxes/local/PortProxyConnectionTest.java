@@ -3,6 +3,8 @@ package io.sandboxes.local;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.sandboxes.SandboxNetwork;
+import io.sandboxes.SandboxSpec;
 import io.sandboxes.e2b.E2BApi;
 import io.sandboxes.e2b.LiveSandbox;
 import java.io.ByteArrayOutputStream;
@@ -134,6 +136,46 @@ class PortProxyConnectionTest {
     for (String host : java.util.List.of("127.0.0.1", "0.0.0.0", "localhost")) {
       String code = sandbox.exec("curl -s -o /dev/null -w '%{http_code}' -d abc http://" + host + ":" + PORT + "/echo").orThrow().stdout();
       assertThat(code).as("curl to %s", host).isEqualTo("200");
+    }
+  }
+
+  @Test
+  @DisplayName("maskRequestHost: the service sees that Host, ${PORT} filled in, for requests through the port proxy; info reports it; an update keeps it and cannot change it")
+  void maskRequestHost(E2BApi e2b) throws Exception {
+    SandboxNetwork masked = SandboxNetwork.defaults().withMaskRequestHost("custom-host.example.com:${PORT}");
+    try (LiveSandbox s = e2b.create(SandboxSpec.defaults().withNetwork(masked))) {
+      s.writeFile("/home/user/host.py", """
+          from http.server import BaseHTTPRequestHandler, HTTPServer
+          class H(BaseHTTPRequestHandler):
+              def do_GET(self):
+                  body = (self.headers.get("Host") or "").encode()
+                  self.send_response(200); self.send_header("Content-Length", str(len(body))); self.end_headers()
+                  self.wfile.write(body)
+          HTTPServer(("127.0.0.1", 8131), H).serve_forever()
+          """);
+      s.exec("(nohup python3 /home/user/host.py >/dev/null 2>&1 &)").orThrow();
+      java.net.http.HttpRequest.Builder get = java.net.http.HttpRequest.newBuilder(server.sandboxUrl().resolve("/"))
+          .header("E2b-Sandbox-Id", s.id()).header("E2b-Sandbox-Port", "8131");
+      try (java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient()) {
+        await().atMost(Duration.ofSeconds(30)).ignoreExceptions().until(() ->
+            http.send(get.build(), java.net.http.HttpResponse.BodyHandlers.ofString()).statusCode() == 200);
+        assertThat(http.send(get.build(), java.net.http.HttpResponse.BodyHandlers.ofString()).body())
+            .isEqualTo("custom-host.example.com:8131");
+        assertThat(s.info().network().maskRequestHost()).isEqualTo("custom-host.example.com:${PORT}");
+        e2b.updateNetwork(s.id(), SandboxNetwork.allowOnly("10.9.8.7"));
+        assertThat(s.info().network().maskRequestHost()).as("kept by an update").isEqualTo("custom-host.example.com:${PORT}");
+        assertThat(http.send(get.build(), java.net.http.HttpResponse.BodyHandlers.ofString()).body())
+            .isEqualTo("custom-host.example.com:8131");
+        // the Java client refuses it before sending; the server too, for a client that sends it
+        java.net.http.HttpResponse<String> changed = http.send(java.net.http.HttpRequest.newBuilder(
+                server.apiUrl().resolve("/sandboxes/" + s.id() + "/network")).header("X-API-Key", server.apiKey())
+            .header("Content-Type", "application/json")
+            .PUT(java.net.http.HttpRequest.BodyPublishers.ofString("{\"maskRequestHost\":\"other.example.com\"}")).build(),
+            java.net.http.HttpResponse.BodyHandlers.ofString());
+        assertThat(changed.statusCode()).isEqualTo(400);
+        assertThat(changed.body()).contains("'maskRequestHost' is fixed when the sandbox is created");
+        assertThat(s.info().network().maskRequestHost()).isEqualTo("custom-host.example.com:${PORT}");
+      }
     }
   }
 

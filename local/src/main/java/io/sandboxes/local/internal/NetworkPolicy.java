@@ -17,9 +17,11 @@ import org.jspecify.annotations.Nullable;
  * @param rules header rules by destination, as given: their values hold secrets' placeholders
  *     ({@code ${e2b.secrets.<name>}}), never what they are filled with
  * @param egressProxy the SOCKS5 proxy what it may reach goes through, or null for none
+ * @param maskRequestHost the {@code Host} requests to its ports arrive with, {@value #PORT_VARIABLE}
+ *     replaced by the port, or null to pass on the Host they were sent with; fixed at create
  */
 public record NetworkPolicy(@Nullable Boolean allowPublicTraffic, @Nullable List<String> allowOut, @Nullable List<String> denyOut,
-    @Nullable Map<String, List<HostRule>> rules, @Nullable EgressProxySetting egressProxy) {
+    @Nullable Map<String, List<HostRule>> rules, @Nullable EgressProxySetting egressProxy, @Nullable String maskRequestHost) {
   /** A policy that says nothing. */
   public static final NetworkPolicy NONE = new NetworkPolicy(null, null, null);
 
@@ -69,9 +71,17 @@ public record NetworkPolicy(@Nullable Boolean allowPublicTraffic, @Nullable List
     }
   }
 
-  /** A policy without header rules or an egress proxy. */
+  /** A policy without header rules, an egress proxy or a Host mask. */
   public NetworkPolicy(@Nullable Boolean allowPublicTraffic, @Nullable List<String> allowOut, @Nullable List<String> denyOut) {
-    this(allowPublicTraffic, allowOut, denyOut, null, null);
+    this(allowPublicTraffic, allowOut, denyOut, null, null, null);
+  }
+
+  /** What {@link #maskRequestHost} holds for the port a request is for. */
+  public static final String PORT_VARIABLE = "${PORT}";
+
+  /** The Host a request to {@code port} arrives with, or null to pass on the one it was sent with. */
+  public @Nullable String requestHost(int port) {
+    return maskRequestHost == null ? null : maskRequestHost.replace(PORT_VARIABLE, Integer.toString(port));
   }
 
   /** @return the header rules as the egress gateway applies them (empty when there are none) */
@@ -91,8 +101,9 @@ public record NetworkPolicy(@Nullable Boolean allowPublicTraffic, @Nullable List
     return allowOut != null && !allowOut.isEmpty();
   }
 
-  /** @return this policy with what {@code other} says of public traffic */
-  public NetworkPolicy withPublicTrafficOf(@Nullable NetworkPolicy other) {
-    return new NetworkPolicy(other == null ? null : other.allowPublicTraffic(), allowOut, denyOut, rules, egressProxy);
+  /** @return this policy with what {@code other} says of how its ports are reached (public traffic, the Host mask) */
+  public NetworkPolicy withPortAccessOf(@Nullable NetworkPolicy other) {
+    return new NetworkPolicy(other == null ? null : other.allowPublicTraffic(), allowOut, denyOut, rules, egressProxy,
+        other == null ? null : other.maskRequestHost());
   }
 }

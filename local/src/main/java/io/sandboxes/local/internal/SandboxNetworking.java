@@ -191,7 +191,7 @@ final class SandboxNetworking {
     // the rules' destinations only: a header's value, even a placeholder, is no log's business (nor is a proxy's password,
     // which its JSON never holds)
     s.log("info", "network policy set: " + Json.string(Json.MAPPER.valueToTree(new NetworkPolicy(policy.allowPublicTraffic(),
-        policy.allowOut(), policy.denyOut(), null, policy.egressProxy())))
+        policy.allowOut(), policy.denyOut(), null, policy.egressProxy(), policy.maskRequestHost())))
         + (policy.rules() == null ? "" : ", header rules for " + String.join(", ", policy.rules().keySet()))
         + (allowInternetAccess == null ? "" : ", allow_internet_access=" + allowInternetAccess));
   }

@@ -58,8 +58,13 @@ final class NetworkApi {
    */
   private void update(Exchange ex, LocalSandbox s) throws RpcError, IOException {
     PolicyBody body = RequestBody.read(ex, PolicyBody.class);
-    // whether port traffic needs the traffic token is fixed at create, as on E2B: an update keeps it
-    NetworkPolicy network = parse(body).withPublicTrafficOf(s.network());
+    // how its ports are reached (the traffic token, the Host mask) is fixed at create, as on E2B: an update keeps it
+    NetworkPolicy asked = parse(body);
+    NetworkPolicy before = s.network();
+    if (asked.maskRequestHost() != null && !asked.maskRequestHost().equals(before == null ? null : before.maskRequestHost())) {
+      throw new RpcError("invalid_argument", "'maskRequestHost' is fixed when the sandbox is created; an update cannot change it");
+    }
+    NetworkPolicy network = asked.withPortAccessOf(before);
     if (s.paused()) {
       throw new RpcError("already_exists", "sandbox " + s.id() + " is paused; resume it to change its network");
     }
@@ -138,8 +143,27 @@ final class NetworkApi {
     Boolean pub = RequestBody.Later.of(body.allowPublicTraffic());
     List<String> allowOut = entries("allowOut", RequestBody.Later.of(body.allowOut()));
     List<String> denyOut = entries("denyOut", RequestBody.Later.of(body.denyOut()));
-    UnservedFields.network(body.maskRequestHost(), body.httpsPorts());
-    return new NetworkPolicy(pub, allowOut, denyOut, NetworkRules.parse(body.rules()), egressProxy(body.egressProxy()));
+    UnservedFields.network(body.httpsPorts());
+    return new NetworkPolicy(pub, allowOut, denyOut, NetworkRules.parse(body.rules()), egressProxy(body.egressProxy()),
+        maskRequestHost(body.maskRequestHost()));
+  }
+
+  /** The longest Host mask taken: a host name's 253 characters, a port, and room for the variable. */
+  static final int MAX_MASK = 280;
+
+  /**
+   * E2B's {@code maskRequestHost}: absent, null or empty for none, else the text of a Host header
+   * ({@code ${PORT}} standing for the port): printable ASCII without spaces, at most {@link #MAX_MASK} characters.
+   */
+  private static @Nullable String maskRequestHost(@Nullable JsonNode mask) throws RpcError {
+    if (mask == null || mask.isNull() || (mask.isTextual() && mask.asText().isEmpty())) {
+      return null;
+    }
+    if (!mask.isTextual() || mask.asText().length() > MAX_MASK || !mask.asText().chars().allMatch(c -> c > ' ' && c < 0x7f)) {
+      throw new RpcError("invalid_argument", "'maskRequestHost' must be a Host header's text (printable ASCII without spaces, at most "
+          + MAX_MASK + " characters; ${PORT} stands for the port), e.g. 'localhost:${PORT}'");
+    }
+    return mask.asText();
   }
 
   /**

@@ -2,6 +2,7 @@ package io.sandboxes.local.internal.http;
 
 import io.sandboxes.e2b.internal.Json;
 import io.sandboxes.local.internal.LocalSandbox;
+import io.sandboxes.local.internal.NetworkPolicy;
 import io.sandboxes.local.internal.common.RpcError;
 import io.sandboxes.local.internal.daemon.DaemonException;
 import io.sandboxes.local.internal.daemon.PortStream;
@@ -95,7 +96,8 @@ final class SandboxPortProxy {
       PortStream r = remote;
       ex.request.addFailureListener(failure -> r.close()); // the client went away: so does the stream inside
       boolean chunked = ex.request.getLength() < 0 && ex.request.getHeaders().contains(HttpHeader.TRANSFER_ENCODING);
-      remote.write(head(ex, chunked, port, upgrade));
+      NetworkPolicy policy = sandbox.network();
+      remote.write(head(ex, chunked, port, upgrade, policy == null ? null : policy.requestHost(port)));
       Upload upload = null;
       if (upgrade == null && Exchange.hasBody(ex.request)) {
         upload = new Upload(ex.body(), r, chunked, sandbox.id());
@@ -155,7 +157,7 @@ final class SandboxPortProxy {
   }
 
   /** The request line and headers, as the service inside is to see them. */
-  private static byte[] head(Exchange ex, boolean chunked, int port, @Nullable String upgrade) {
+  private static byte[] head(Exchange ex, boolean chunked, int port, @Nullable String upgrade, @Nullable String maskedHost) {
     String pathQuery = ex.request.getHttpURI().getPathQuery();
     StringBuilder h = new StringBuilder(512).append(ex.method()).append(' ')
         .append(pathQuery == null || pathQuery.isEmpty() ? "/" : pathQuery).append(" HTTP/1.1\r\n");
@@ -165,10 +167,15 @@ final class SandboxPortProxy {
       if (NOT_RELAYED.contains(name)) {
         continue;
       }
+      if (name.equals("host") && maskedHost != null) {
+        continue;
+      }
       host |= name.equals("host");
       h.append(f.getName()).append(": ").append(f.getValue()).append("\r\n"); // Jetty parsed them: no CR or LF inside
     }
-    if (!host) {
+    if (maskedHost != null) {
+      h.append("Host: ").append(maskedHost).append("\r\n"); // the sandbox's maskRequestHost: checked printable at create
+    } else if (!host) {
       h.append("Host: 127.0.0.1:").append(port).append("\r\n");
     }
     if (chunked) {

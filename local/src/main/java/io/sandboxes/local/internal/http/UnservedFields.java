@@ -29,14 +29,8 @@ final class UnservedFields {
     }
   }
 
-  /**
-   * A network policy's fields, at create and on update: {@code maskRequestHost} and
-   * {@code httpsPorts} (the port proxy forwards plain HTTP and the Host it is sent).
-   */
-  static void network(@Nullable JsonNode maskRequestHost, @Nullable JsonNode httpsPorts) throws RpcError {
-    if (asks(maskRequestHost) && !(maskRequestHost.isTextual() && maskRequestHost.asText().isEmpty())) {
-      throw refused("maskRequestHost", "the local port proxy passes on the Host a request was sent with");
-    }
+  /** A network policy's field, at create and on update: {@code httpsPorts} (the port proxy speaks plain HTTP). */
+  static void network(@Nullable JsonNode httpsPorts) throws RpcError {
     if (asks(httpsPorts)) {
       throw refused("httpsPorts", "the local port proxy speaks plain HTTP to a sandbox's ports");
     }
