@@ -223,6 +223,32 @@ class CodeInterpreterTest {
     assertThat(plainValue.formats()).containsExactly("text");
   }
 
+  @Test
+  @DisplayName("a pie's angles are rounded as E2B rounds them: to 8 significant digits less the angle's power of ten")
+  void pieAngles() {
+    // E2B's own pie test: 90 % of the circle is exactly 324 there (matplotlib gives 323.99999141693115)
+    CodeChart pie = onlyChart(sandbox.runCode("""
+        import matplotlib.pyplot as plt
+        fig, ax = plt.subplots(figsize=(8, 8))
+        plt.xlabel("x")
+        plt.ylabel("y")
+        ax.pie([90, 10], labels=["No", "No, in blue"], autopct='%1.1f%%', startangle=90)
+        ax.axis('equal')
+        plt.title('Will I wake up early tomorrow?')
+        plt.show()
+        """));
+    assertThat(pie.type()).isEqualTo(CodeChart.Type.PIE);
+    assertThat(pie.title()).isEqualTo("Will I wake up early tomorrow?");
+    assertThat(pie.elements()).containsExactly(new CodeChart.Slice("No", 324, 1), new CodeChart.Slice("No, in blue", 36, 1));
+    // the digits kept depend on the magnitude: 7 significant ones for tens, 6 for hundreds
+    CodeChart sevenths = onlyChart(sandbox.runCode("""
+        import matplotlib.pyplot as plt
+        plt.pie([1, 6], labels=["a", "b"])
+        plt.show()
+        """));
+    assertThat(sevenths.elements()).containsExactly(new CodeChart.Slice("a", 51.42857, 1), new CodeChart.Slice("b", 308.571, 1));
+  }
+
   private static CodeChart onlyChart(CodeExecution e) {
     e.orThrow();
     List<CodeResult> charts = e.results().stream().filter(r -> r.chart() != null).toList();

@@ -14,6 +14,7 @@ imported them, so a run that uses neither pays nothing. A figure that cannot be 
 chart (never an empty one). Non-finite numbers become null: JSON has no NaN.
 """
 import datetime
+import decimal
 import math
 import re
 import sys
@@ -106,8 +107,7 @@ def axes_chart(ax):
     kind = chart_type(ax)
     chart = {"type": kind, "title": ax.get_title() or None, "elements": []}
     if kind == "pie":
-        chart["elements"] = [{"label": w.get_label(), "angle": rounded(abs(w.theta2 - w.theta1)), "radius": plain(w.r)}
-                             for w in ax.patches]
+        chart["elements"] = [{"label": w.get_label(), "angle": pie_angle(w), "radius": plain(w.r)} for w in ax.patches]
         return chart
     if kind == "unknown":
         return chart
@@ -205,9 +205,25 @@ def points(xs, ys):
 
 
 def rounded(value):
-    """Eight significant digits: a pie's angles without the float noise of their sums."""
-    value = float(value)
-    return float("%.8g" % value) if math.isfinite(value) else None
+    """E2B's rounding of a pie's angles: as many significant digits as 8 less the value's power of
+    ten (at least one), half to even. So 323.99999141693115 is 324.000 (6 digits),
+    36.0000005364418 is 36.00000 (7), 1234.5678 is 1234.6 and 0.123456789 stays: the float noise
+    of matplotlib's sums goes, the figures stay as E2B gives them."""
+    if not isinstance(value, decimal.Decimal):
+        value = plain(value)
+        if value is None or isinstance(value, bool) or not isinstance(value, (int, float)):
+            return None
+        value = decimal.Decimal(str(value))
+    if not value.is_finite():
+        return None
+    context = decimal.Context(prec=max(1, 8 - value.adjusted()), rounding=decimal.ROUND_HALF_EVEN)
+    return float(context.plus(value))
+
+
+def pie_angle(wedge):
+    """The slice's angle: the exact difference of its two float angles, rounded as E2B rounds it."""
+    difference = decimal.Context(prec=28).subtract(decimal.Decimal(float(wedge.theta2)), decimal.Decimal(float(wedge.theta1)))
+    return rounded(difference.copy_abs())
 
 
 def bars(ax, chart):
