@@ -249,6 +249,61 @@ class CodeInterpreterTest {
     assertThat(sevenths.elements()).containsExactly(new CodeChart.Slice("a", 51.42857, 1), new CodeChart.Slice("b", 308.571, 1));
   }
 
+  @Test
+  @DisplayName("a box plot is a box-and-whisker chart: per box its label, whiskers, quartiles, median and outliers")
+  void boxAndWhisker() {
+    // E2B's own box-and-whisker test, with its expected numbers
+    CodeChart boxes = onlyChart(sandbox.runCode("""
+        import matplotlib.pyplot as plt
+        data = {
+            'Class A': [85, 90, 78, 92, 88],
+            'Class B': [95, 89, 76, 91, 84, 87],
+            'Class C': [75, 82, 88, 79, 86]
+        }
+        fig, ax = plt.subplots(figsize=(10, 6))
+        ax.set_title('Exam Scores Distribution')
+        ax.set_xlabel('Class')
+        ax.set_ylabel('Score')
+        ax.boxplot(data.values(), labels=data.keys(), patch_artist=True)
+        ax.legend()
+        plt.tight_layout()
+        plt.show()
+        """));
+    assertThat(boxes.type()).isEqualTo(CodeChart.Type.BOX_AND_WHISKER);
+    assertThat(boxes.title()).isEqualTo("Exam Scores Distribution");
+    assertThat(boxes.xLabel()).isEqualTo("Class");
+    assertThat(boxes.yLabel()).isEqualTo("Score");
+    assertThat(boxes.xUnit()).isNull();
+    assertThat(boxes.yUnit()).isNull();
+    assertThat(boxes.elements()).containsExactly(
+        new CodeChart.Box("Class A", 78, 85, 88, 90, 92, List.of()),
+        new CodeChart.Box("Class B", 84, 84.75, 88, 90.5, 95, List.of(76.0)),
+        new CodeChart.Box("Class C", 75, 79, 82, 86, 88, List.of()));
+    assertThat(boxes.json()).contains("\"first_quartile\":", "\"third_quartile\":", "\"outliers\":");
+    // one sideways box with two outliers and its mean shown (a marker beyond the whiskers too, not an
+    // outlier): x stays the categories' axis, as for sideways bars
+    CodeChart sideways = onlyChart(sandbox.runCode("""
+        import matplotlib.pyplot as plt
+        plt.boxplot([[1, 2, 3, 4, 5, 6, 7, 8, 50, 60]], vert=False, labels=["only"], patch_artist=True, showmeans=True)
+        plt.xlabel("Latency (ms)")
+        plt.ylabel("Service")
+        plt.show()
+        """));
+    assertThat(sideways.type()).isEqualTo(CodeChart.Type.BOX_AND_WHISKER);
+    assertThat(sideways.xLabel()).isEqualTo("Service");
+    assertThat(sideways.yLabel()).isEqualTo("Latency (ms)");
+    assertThat(sideways.yUnit()).isEqualTo("ms");
+    assertThat(sideways.elements()).containsExactly(new CodeChart.Box("only", 1, 3.25, 5.5, 7.75, 8, List.of(50.0, 60.0)));
+    // notched boxes, the first one's notch reaching past its quartile, with mean lines: the median is the notch's waist
+    CodeChart notched = onlyChart(sandbox.runCode("""
+        import matplotlib.pyplot as plt
+        plt.boxplot([[3, 3, 3, 4], [1, 2, 3, 4, 5]], notch=True, patch_artist=True, showmeans=True, meanline=True)
+        plt.show()
+        """));
+    assertThat(notched.elements()).containsExactly(new CodeChart.Box("1", 3, 3, 3, 3.25, 3.25, List.of(4.0)),
+        new CodeChart.Box("2", 1, 2, 3, 4, 5, List.of()));
+  }
+
   private static CodeChart onlyChart(CodeExecution e) {
     e.orThrow();
     List<CodeResult> charts = e.results().stream().filter(r -> r.chart() != null).toList();

@@ -5,9 +5,9 @@ each kernel it starts and calls install(get_ipython()). Two IPython formatters:
 
 * e2b/data: a pandas DataFrame as {column: [values, ...]} (timestamps as ISO 8601 text),
 * e2b/chart: a matplotlib Figure as a typed chart: {type, title, elements, ...} where type is
-  line, scatter, bar, pie, superchart (one chart per axes in elements) or unknown; the 2D ones
-  carry x_label, y_label, x_unit, y_unit (the text in "(...)" or "[...]" of a label), line and
-  scatter also x_ticks, x_tick_labels, x_scale, y_ticks, y_tick_labels, y_scale.
+  line, scatter, bar, pie, box_and_whisker, superchart (one chart per axes in elements) or
+  unknown; the 2D ones carry x_label, y_label, x_unit, y_unit (the text in "(...)" or "[...]" of
+  a label), line and scatter also x_ticks, x_tick_labels, x_scale, y_ticks, y_tick_labels, y_scale.
 
 Neither imports pandas or matplotlib itself: an object of theirs exists only once the user's code
 imported them, so a run that uses neither pays nothing. A figure that cannot be read gives no
@@ -114,6 +114,8 @@ def axes_chart(ax):
     labels(ax, chart)
     if kind == "bar":
         bars(ax, chart)
+    elif kind == "box_and_whisker":
+        boxes(ax, chart)
     else:
         ticks(ax, chart)
         if kind == "line":
@@ -128,13 +130,17 @@ def axes_chart(ax):
 def chart_type(ax):
     from matplotlib.collections import PathCollection
     from matplotlib.lines import Line2D
-    from matplotlib.patches import Rectangle, Wedge
+    from matplotlib.patches import PathPatch, Rectangle, Wedge
     from matplotlib.text import Text
 
     drawn = ax._children if hasattr(ax, "_children") else list(ax.lines) + list(ax.collections) + list(ax.patches)
     children = [c for c in drawn if not isinstance(c, Text)]
     if all(isinstance(c, Line2D) for c in children):
         return "line"
+    # E2B's rule: boxes of ax.boxplot(patch_artist=True) are PathPatches; without patch_artist
+    # they are lines, and the plot a line chart
+    if all(isinstance(c, (PathPatch, Line2D)) for c in children):
+        return "box_and_whisker"
     children = [c for c in children if not (isinstance(c, Line2D) and is_grid_line(c))]
     if all(isinstance(c, PathCollection) for c in children):
         return "scatter"
@@ -142,7 +148,7 @@ def chart_type(ax):
         return "pie"
     if all(isinstance(c, Rectangle) for c in children):
         return "bar"
-    return "unknown"  # box plots among them: their boxes are read neither here nor reliably by E2B's rules
+    return "unknown"
 
 
 def is_grid_line(line):
@@ -205,10 +211,10 @@ def points(xs, ys):
 
 
 def rounded(value):
-    """E2B's rounding of a pie's angles: as many significant digits as 8 less the value's power of
-    ten (at least one), half to even. So 323.99999141693115 is 324.000 (6 digits),
-    36.0000005364418 is 36.00000 (7), 1234.5678 is 1234.6 and 0.123456789 stays: the float noise
-    of matplotlib's sums goes, the figures stay as E2B gives them."""
+    """E2B's rounding of a pie's angles and a box plot's numbers: as many significant digits as 8
+    less the value's power of ten (at least one), half to even. So 323.99999141693115 is 324.000
+    (6 digits), 36.0000005364418 is 36.00000 (7), 1234.5678 is 1234.6 and 0.123456789 stays: the
+    float noise of matplotlib's sums goes, the figures stay as E2B gives them."""
     if not isinstance(value, decimal.Decimal):
         value = plain(value)
         if value is None or isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -224,6 +230,80 @@ def pie_angle(wedge):
     """The slice's angle: the exact difference of its two float angles, rounded as E2B rounds it."""
     difference = decimal.Context(prec=28).subtract(decimal.Decimal(float(wedge.theta2)), decimal.Decimal(float(wedge.theta1)))
     return rounded(difference.copy_abs())
+
+
+def boxes(ax, chart):
+    """One element per box of a box plot: {label, min, first_quartile, median, third_quartile, max,
+    outliers}, E2B's box_and_whisker. The boxes are the axes' PathPatches, in order, each read from
+    its outline and the lines at its position: the quartiles are the outline's two sides across
+    the box; the median is a notched box's waist, else the first line across the full box (a mean
+    line comes after it), else the first line across it; a whisker runs along the values from a
+    quartile outwards (none: the quartile); the outliers are the last set of markers at the box's
+    position beyond its whiskers (so that showmeans' marker is not one). Upright boxes' categories
+    are on x; for sideways ones (vert=False) the axes' labels are swapped, as for bars, so x stays
+    the categories' axis. A box without a median gives no chart."""
+    from matplotlib.patches import PathPatch
+
+    def marker_only(line):
+        return line.get_linestyle() in ("None", "none", "", " ")
+
+    lines = [([rounded(x) for x in line.get_xdata()], [rounded(y) for y in line.get_ydata()], marker_only(line))
+             for line in ax.get_lines()]
+    sideways = None
+    for patch in (p for p in ax.patches if isinstance(p, PathPatch)):
+        vertices = patch.get_path().vertices
+        xs = [rounded(x) for x in vertices[:, 0]]
+        ys = [rounded(y) for y in vertices[:, 1]]
+        if len(xs) < 4 or None in xs or None in ys:
+            raise ValueError("not a box")
+        if sideways is None:  # matplotlib draws a box from the first quartile's corner across its width
+            sideways = xs[0] == xs[1] and ys[0] != ys[1]
+        positions, values = (ys, xs) if sideways else (xs, ys)
+        low, high = min(positions), max(positions)
+        # the outline goes across at the first quartile, up one side (past a notch) and back across at the third
+        back = next((i for i in range(2, len(positions)) if positions[i] == positions[0]), None)
+        q1, q3 = (values[0], values[back]) if back is not None else (min(values), max(values))
+        waist = [v for p, v in zip(positions, values) if low < p < high]
+        lower = upper = None
+        across = []
+        points = []
+        for index, (line_xs, line_ys, markers) in enumerate(lines):
+            at, value = (line_ys, line_xs) if sideways else (line_xs, line_ys)
+            if not at or None in at or None in value or not all(low <= p <= high for p in at):
+                continue
+            if markers:
+                points.append(value)
+            elif len(at) == 2 and at[0] == at[1]:  # along the values: a whisker from a quartile
+                if lower is None and max(value) == q1:
+                    lower = min(value)
+                elif upper is None and min(value) == q3:
+                    upper = max(value)
+            elif len(at) == 2 and value[0] == value[1] and q1 <= value[0] <= q3:
+                across.append((min(at) != low or max(at) != high, index, value[0]))
+        if waist:
+            median = waist[0]
+        elif across:
+            median = min(across)[2]
+        else:
+            raise ValueError("a box without a median line")
+        lower = q1 if lower is None else lower
+        upper = q3 if upper is None else upper
+        outliers = [value for value in points if all(v < lower or v > upper for v in value)]
+        chart["elements"].append({"label": position_label(ax.yaxis if sideways else ax.xaxis, (low + high) / 2),
+                                  "min": lower, "first_quartile": q1, "median": median, "third_quartile": q3,
+                                  "max": upper, "outliers": outliers[-1] if outliers else []})
+    if sideways:
+        chart["x_label"], chart["y_label"] = chart["y_label"], chart["x_label"]
+        chart["x_unit"], chart["y_unit"] = chart["y_unit"], chart["x_unit"]
+
+
+def position_label(axis, position):
+    """The label of the tick at a position on an axis, else the position itself."""
+    locations, texts = tick_labels(axis)
+    for location, text in zip(locations, texts):
+        if round(float(location), 9) == round(float(position), 9):
+            return text
+    return "%g" % position
 
 
 def bars(ax, chart):
