@@ -304,6 +304,69 @@ class CodeInterpreterTest {
         new CodeChart.Box("2", 1, 2, 3, 4, 5, List.of()));
   }
 
+  @Test
+  @DisplayName("a PIL image gives a PNG result when saved to a path (the file is still written), shown, or the last expression")
+  void pilImages() {
+    // a context of its own, so that PIL is first imported below, with a desktop viewer on the PATH
+    CodeContext context = sandbox.createCodeContext();
+    RunCodeOptions in = RunCodeOptions.defaults().inContext(context);
+    try {
+      sandbox.runCode("""
+          import os
+          os.makedirs('/tmp/pil-bin', exist_ok=True)
+          with open('/tmp/pil-bin/xdg-open', 'w') as f:
+              f.write('#!/bin/sh\\ntouch /tmp/pil-viewer-ran\\n')
+          os.chmod('/tmp/pil-bin/xdg-open', 0o755)
+          os.environ['PATH'] = '/tmp/pil-bin:' + os.environ['PATH']
+          import numpy
+          from PIL import Image
+          imarray = numpy.random.rand(16, 16, 3) * 255
+          image = Image.fromarray(imarray.astype('uint8')).convert('RGBA')
+          """, in).orThrow();
+      CodeExecution saved = sandbox.runCode("image.save('/tmp/pil-test.png')\nprint('saved')", in).orThrow();
+      assertThat(saved.stdoutText()).isEqualTo("saved\n");
+      assertThat(saved.results()).singleElement().satisfies(r -> {
+        assertThat(r.mainResult()).isFalse();
+        assertThat(r.png()).startsWith(0x89, 'P', 'N', 'G');
+      });
+      assertThat(sandbox.readBytes("/tmp/pil-test.png")).startsWith(0x89, 'P', 'N', 'G');
+      // to a file object or a path object: written, not displayed, as on E2B
+      CodeExecution toFile = sandbox.runCode("""
+          import io, pathlib
+          image.save(io.BytesIO(), format='PNG')
+          image.save(pathlib.Path('/tmp/pil-path.png'))
+          """, in).orThrow();
+      assertThat(toFile.results()).isEmpty();
+      assertThat(sandbox.readBytes("/tmp/pil-path.png")).startsWith(0x89, 'P', 'N', 'G');
+      // show() displays the image once and starts no desktop viewer (PIL found the xdg-open above)
+      CodeExecution shown = sandbox.runCode("""
+          import time
+          from PIL import ImageShow
+          image.show()
+          time.sleep(0.5)
+          print(any(type(v).__name__ == 'XDGViewer' for v in ImageShow._viewers), os.path.exists('/tmp/pil-viewer-ran'))
+          """, in).orThrow();
+      assertThat(shown.stdoutText()).isEqualTo("True False\n");
+      assertThat(shown.results()).singleElement().satisfies(r -> assertThat(r.png()).startsWith(0x89, 'P', 'N', 'G'));
+      CodeResult last = sandbox.runCode("image", in).orThrow().mainResult().orElseThrow();
+      assertThat(last.png()).startsWith(0x89, 'P', 'N', 'G');
+      // matplotlib writes a PNG file through PIL: on E2B that displays the picture too
+      CodeExecution figure = sandbox.runCode("""
+          import matplotlib.pyplot as plt
+          plt.plot([1, 2], [3, 4])
+          plt.savefig('/tmp/pil-figure.png')
+          plt.close()
+          """, in).orThrow();
+      assertThat(figure.results()).singleElement().satisfies(r -> {
+        assertThat(r.png()).startsWith(0x89, 'P', 'N', 'G');
+        assertThat(r.chart()).isNull();
+      });
+      assertThat(sandbox.readBytes("/tmp/pil-figure.png")).startsWith(0x89, 'P', 'N', 'G');
+    } finally {
+      sandbox.removeCodeContext(context.id());
+    }
+  }
+
   private static CodeChart onlyChart(CodeExecution e) {
     e.orThrow();
     List<CodeResult> charts = e.results().stream().filter(r -> r.chart() != null).toList();

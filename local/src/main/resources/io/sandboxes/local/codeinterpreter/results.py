@@ -9,9 +9,13 @@ each kernel it starts and calls install(get_ipython()). Two IPython formatters:
   unknown; the 2D ones carry x_label, y_label, x_unit, y_unit (the text in "(...)" or "[...]" of
   a label), line and scatter also x_ticks, x_tick_labels, x_scale, y_ticks, y_tick_labels, y_scale.
 
-Neither imports pandas or matplotlib itself: an object of theirs exists only once the user's code
-imported them, so a run that uses neither pays nothing. A figure that cannot be read gives no
-chart (never an empty one). Non-finite numbers become null: JSON has no NaN.
+And PIL images are shown as E2B's kernels show them: Image.save to a path (a str) displays the
+image before writing the file, and Image.show() displays it instead of starting a desktop viewer.
+
+None of this imports pandas, matplotlib or PIL itself: an object of theirs exists only once the
+user's code imported them, and PIL is patched as its modules load, so a run that uses none of
+them pays nothing. A figure that cannot be read gives no chart (never an empty one). Non-finite
+numbers become null: JSON has no NaN.
 """
 import datetime
 import decimal
@@ -55,6 +59,82 @@ def install(shell):
     formatters = shell.display_formatter.formatters
     formatters["e2b/data"] = DataFormatter(parent=shell.display_formatter)
     formatters["e2b/chart"] = ChartFormatter(parent=shell.display_formatter)
+    patch_on_import("PIL.Image", pil_image)
+    patch_on_import("PIL.ImageShow", pil_image_show)
+
+
+class PatchOnImport:
+    """A meta path finder that finds nothing itself: it has the module named name found by the
+    finders after it, and calls patch(module) once that module's code has run."""
+
+    def __init__(self, name, patch):
+        self.name = name
+        self.patch = patch
+        self.done = False
+
+    def find_spec(self, fullname, path=None, target=None):
+        if self.done or fullname != self.name:
+            return None
+        self.done = True  # also keeps the search below from coming back here
+        spec = None
+        for finder in list(sys.meta_path):
+            find = getattr(finder, "find_spec", None)
+            if finder is not self and find is not None:
+                spec = find(fullname, path, target)
+                if spec is not None:
+                    break
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            self.done = False
+            return spec
+        run = spec.loader.exec_module
+        patch = self.patch
+
+        def exec_module(module):
+            run(module)
+            try:
+                patch(module)
+            except Exception:  # noqa: BLE001 - a PIL we cannot patch still imports
+                pass
+
+        spec.loader.exec_module = exec_module
+        return spec
+
+
+def patch_on_import(name, patch):
+    if name in sys.modules:
+        patch(sys.modules[name])
+    else:
+        sys.meta_path.insert(0, PatchOnImport(name, patch))
+
+
+def pil_image(module):
+    """Image.save(path) displays the image first, then writes the file, as E2B's kernels do; a
+    file object or a path object is only written to."""
+    save = module.Image.save
+
+    def save_and_display(self, fp, format=None, **params):
+        if isinstance(fp, str):
+            from IPython.display import display
+            display(self)
+        return save(self, fp, format, **params)
+
+    save_and_display.__doc__ = save.__doc__
+    module.Image.save = save_and_display
+
+
+def pil_image_show(module):
+    """PIL's desktop viewers (xdg-open, display, eog, ...: the sandbox has no screen) decline at
+    once, before writing a temporary file, so Image.show() reaches PIL's IPython viewer, which
+    displays the image (once: a viewer's temporary file is written with Image.save)."""
+    def declined(self, image, **options):
+        return 0
+
+    viewers = [module.UnixViewer]
+    while viewers:
+        viewer = viewers.pop()
+        if viewer is module.UnixViewer or "show" in vars(viewer):
+            viewer.show = declined
+        viewers.extend(viewer.__subclasses__())
 
 
 def plain(value):
