@@ -223,6 +223,150 @@ class CodeInterpreterTest {
     assertThat(plainValue.formats()).containsExactly("text");
   }
 
+  @Test
+  @DisplayName("a pie's angles are rounded as E2B rounds them: to 8 significant digits less the angle's power of ten")
+  void pieAngles() {
+    // E2B's own pie test: 90 % of the circle is exactly 324 there (matplotlib gives 323.99999141693115)
+    CodeChart pie = onlyChart(sandbox.runCode("""
+        import matplotlib.pyplot as plt
+        fig, ax = plt.subplots(figsize=(8, 8))
+        plt.xlabel("x")
+        plt.ylabel("y")
+        ax.pie([90, 10], labels=["No", "No, in blue"], autopct='%1.1f%%', startangle=90)
+        ax.axis('equal')
+        plt.title('Will I wake up early tomorrow?')
+        plt.show()
+        """));
+    assertThat(pie.type()).isEqualTo(CodeChart.Type.PIE);
+    assertThat(pie.title()).isEqualTo("Will I wake up early tomorrow?");
+    assertThat(pie.elements()).containsExactly(new CodeChart.Slice("No", 324, 1), new CodeChart.Slice("No, in blue", 36, 1));
+    // the digits kept depend on the magnitude: 7 significant ones for tens, 6 for hundreds
+    CodeChart sevenths = onlyChart(sandbox.runCode("""
+        import matplotlib.pyplot as plt
+        plt.pie([1, 6], labels=["a", "b"])
+        plt.show()
+        """));
+    assertThat(sevenths.elements()).containsExactly(new CodeChart.Slice("a", 51.42857, 1), new CodeChart.Slice("b", 308.571, 1));
+  }
+
+  @Test
+  @DisplayName("a box plot is a box-and-whisker chart: per box its label, whiskers, quartiles, median and outliers")
+  void boxAndWhisker() {
+    // E2B's own box-and-whisker test, with its expected numbers
+    CodeChart boxes = onlyChart(sandbox.runCode("""
+        import matplotlib.pyplot as plt
+        data = {
+            'Class A': [85, 90, 78, 92, 88],
+            'Class B': [95, 89, 76, 91, 84, 87],
+            'Class C': [75, 82, 88, 79, 86]
+        }
+        fig, ax = plt.subplots(figsize=(10, 6))
+        ax.set_title('Exam Scores Distribution')
+        ax.set_xlabel('Class')
+        ax.set_ylabel('Score')
+        ax.boxplot(data.values(), labels=data.keys(), patch_artist=True)
+        ax.legend()
+        plt.tight_layout()
+        plt.show()
+        """));
+    assertThat(boxes.type()).isEqualTo(CodeChart.Type.BOX_AND_WHISKER);
+    assertThat(boxes.title()).isEqualTo("Exam Scores Distribution");
+    assertThat(boxes.xLabel()).isEqualTo("Class");
+    assertThat(boxes.yLabel()).isEqualTo("Score");
+    assertThat(boxes.xUnit()).isNull();
+    assertThat(boxes.yUnit()).isNull();
+    assertThat(boxes.elements()).containsExactly(
+        new CodeChart.Box("Class A", 78, 85, 88, 90, 92, List.of()),
+        new CodeChart.Box("Class B", 84, 84.75, 88, 90.5, 95, List.of(76.0)),
+        new CodeChart.Box("Class C", 75, 79, 82, 86, 88, List.of()));
+    assertThat(boxes.json()).contains("\"first_quartile\":", "\"third_quartile\":", "\"outliers\":");
+    // one sideways box with two outliers and its mean shown (a marker beyond the whiskers too, not an
+    // outlier): x stays the categories' axis, as for sideways bars
+    CodeChart sideways = onlyChart(sandbox.runCode("""
+        import matplotlib.pyplot as plt
+        plt.boxplot([[1, 2, 3, 4, 5, 6, 7, 8, 50, 60]], vert=False, labels=["only"], patch_artist=True, showmeans=True)
+        plt.xlabel("Latency (ms)")
+        plt.ylabel("Service")
+        plt.show()
+        """));
+    assertThat(sideways.type()).isEqualTo(CodeChart.Type.BOX_AND_WHISKER);
+    assertThat(sideways.xLabel()).isEqualTo("Service");
+    assertThat(sideways.yLabel()).isEqualTo("Latency (ms)");
+    assertThat(sideways.yUnit()).isEqualTo("ms");
+    assertThat(sideways.elements()).containsExactly(new CodeChart.Box("only", 1, 3.25, 5.5, 7.75, 8, List.of(50.0, 60.0)));
+    // notched boxes, the first one's notch reaching past its quartile, with mean lines: the median is the notch's waist
+    CodeChart notched = onlyChart(sandbox.runCode("""
+        import matplotlib.pyplot as plt
+        plt.boxplot([[3, 3, 3, 4], [1, 2, 3, 4, 5]], notch=True, patch_artist=True, showmeans=True, meanline=True)
+        plt.show()
+        """));
+    assertThat(notched.elements()).containsExactly(new CodeChart.Box("1", 3, 3, 3, 3.25, 3.25, List.of(4.0)),
+        new CodeChart.Box("2", 1, 2, 3, 4, 5, List.of()));
+  }
+
+  @Test
+  @DisplayName("a PIL image gives a PNG result when saved to a path (the file is still written), shown, or the last expression")
+  void pilImages() {
+    // a context of its own, so that PIL is first imported below, with a desktop viewer on the PATH
+    CodeContext context = sandbox.createCodeContext();
+    RunCodeOptions in = RunCodeOptions.defaults().inContext(context);
+    try {
+      sandbox.runCode("""
+          import os
+          os.makedirs('/tmp/pil-bin', exist_ok=True)
+          with open('/tmp/pil-bin/xdg-open', 'w') as f:
+              f.write('#!/bin/sh\\ntouch /tmp/pil-viewer-ran\\n')
+          os.chmod('/tmp/pil-bin/xdg-open', 0o755)
+          os.environ['PATH'] = '/tmp/pil-bin:' + os.environ['PATH']
+          import numpy
+          from PIL import Image
+          imarray = numpy.random.rand(16, 16, 3) * 255
+          image = Image.fromarray(imarray.astype('uint8')).convert('RGBA')
+          """, in).orThrow();
+      CodeExecution saved = sandbox.runCode("image.save('/tmp/pil-test.png')\nprint('saved')", in).orThrow();
+      assertThat(saved.stdoutText()).isEqualTo("saved\n");
+      assertThat(saved.results()).singleElement().satisfies(r -> {
+        assertThat(r.mainResult()).isFalse();
+        assertThat(r.png()).startsWith(0x89, 'P', 'N', 'G');
+      });
+      assertThat(sandbox.readBytes("/tmp/pil-test.png")).startsWith(0x89, 'P', 'N', 'G');
+      // to a file object or a path object: written, not displayed, as on E2B
+      CodeExecution toFile = sandbox.runCode("""
+          import io, pathlib
+          image.save(io.BytesIO(), format='PNG')
+          image.save(pathlib.Path('/tmp/pil-path.png'))
+          """, in).orThrow();
+      assertThat(toFile.results()).isEmpty();
+      assertThat(sandbox.readBytes("/tmp/pil-path.png")).startsWith(0x89, 'P', 'N', 'G');
+      // show() displays the image once and starts no desktop viewer (PIL found the xdg-open above)
+      CodeExecution shown = sandbox.runCode("""
+          import time
+          from PIL import ImageShow
+          image.show()
+          time.sleep(0.5)
+          print(any(type(v).__name__ == 'XDGViewer' for v in ImageShow._viewers), os.path.exists('/tmp/pil-viewer-ran'))
+          """, in).orThrow();
+      assertThat(shown.stdoutText()).isEqualTo("True False\n");
+      assertThat(shown.results()).singleElement().satisfies(r -> assertThat(r.png()).startsWith(0x89, 'P', 'N', 'G'));
+      CodeResult last = sandbox.runCode("image", in).orThrow().mainResult().orElseThrow();
+      assertThat(last.png()).startsWith(0x89, 'P', 'N', 'G');
+      // matplotlib writes a PNG file through PIL: on E2B that displays the picture too
+      CodeExecution figure = sandbox.runCode("""
+          import matplotlib.pyplot as plt
+          plt.plot([1, 2], [3, 4])
+          plt.savefig('/tmp/pil-figure.png')
+          plt.close()
+          """, in).orThrow();
+      assertThat(figure.results()).singleElement().satisfies(r -> {
+        assertThat(r.png()).startsWith(0x89, 'P', 'N', 'G');
+        assertThat(r.chart()).isNull();
+      });
+      assertThat(sandbox.readBytes("/tmp/pil-figure.png")).startsWith(0x89, 'P', 'N', 'G');
+    } finally {
+      sandbox.removeCodeContext(context.id());
+    }
+  }
+
   private static CodeChart onlyChart(CodeExecution e) {
     e.orThrow();
     List<CodeResult> charts = e.results().stream().filter(r -> r.chart() != null).toList();
