@@ -223,7 +223,7 @@ class CopyArchiveTest {
   }
 
   @Test
-  @Timeout(60)
+  @Timeout(120) // compressing the bomb's 512 MiB (the default level: the fastest makes it 2.3 MB) took 31 s in a loaded run
   @DisplayName("a gzip bomb (512 MiB of zeros in a 0.5 MiB upload) stops at the build's budget, having written no more than it")
   void gzipBomb() throws Exception {
     Path archive = tar(t -> {
@@ -302,7 +302,12 @@ class CopyArchiveTest {
   /** A gzipped tar whose one file "short" has a name of {@code length} bytes, given as a PAX record or a GNU long name. */
   private Path longName(long length, boolean pax) throws IOException {
     Path out = Files.createTempFile(work, "long-", ".tar.gz");
-    try (OutputStream file = Files.newOutputStream(out); OutputStream gz = new GZIPOutputStream(file, 64 * 1024)) {
+    // the fastest compression: a 256 MiB run of one byte takes seconds at the default level on a loaded machine
+    try (OutputStream file = Files.newOutputStream(out); OutputStream gz = new GZIPOutputStream(file, 64 * 1024) {
+      {
+        def.setLevel(java.util.zip.Deflater.BEST_SPEED);
+      }
+    }) {
       if (pax) {
         String prefix = " path=";
         long recLen = prefix.length() + length + 1;
@@ -336,7 +341,7 @@ class CopyArchiveTest {
   }
 
   @Test
-  @Timeout(30)
+  @Timeout(120) // the archives' making, on a loaded machine; each refusal is bound at 5 s below
   @DisplayName("entry names of 64 KiB, 10 MiB and 256 MiB (PAX and GNU) are refused at once, none read into memory past 256 KiB")
   void longNames() throws Exception {
     for (boolean pax : new boolean[] {true, false}) {
@@ -354,7 +359,7 @@ class CopyArchiveTest {
   }
 
   @Test
-  @Timeout(30)
+  @Timeout(120) // the archives' making, on a loaded machine: what is read is bound by the bytes counted
   @DisplayName("a 256 MiB name is refused having read at most 256 KiB of it: it never reaches the server's heap")
   void longNameNotRead() throws Exception {
     for (boolean pax : new boolean[] {true, false}) {
