@@ -51,7 +51,8 @@ class PortTrafficTest {
   static int listeningSockets() throws IOException {
     Set<String> listening = new HashSet<>();
     for (String table : List.of("/proc/self/net/tcp", "/proc/self/net/tcp6")) {
-      for (String line : Files.readAllLines(Path.of(table)).subList(1, Files.readAllLines(Path.of(table)).size())) {
+      List<String> lines = Files.readAllLines(Path.of(table)); // once: sockets come and go between two reads
+      for (String line : lines.subList(1, lines.size())) {
         String[] f = line.trim().split("\\s+");
         if (f[3].equals("0A")) { // TCP_LISTEN
           listening.add(f[9]);
