@@ -26,6 +26,8 @@ class TemplateSweepTest {
   private static final int ROUNDS = 4;
 
   @Test
+  // four rounds of two builds and two sandboxes: 221 s in one loaded CI run, past the default 5 minutes in another
+  @org.junit.jupiter.api.Timeout(value = 12, unit = java.util.concurrent.TimeUnit.MINUTES)
   @DisplayName("a template built with the steps of one being deleted at the same moment builds and runs, round after round")
   void buildWhileTheTwinIsDeleted(E2BApi e2b) throws Exception {
     List<String> failures = new ArrayList<>();
