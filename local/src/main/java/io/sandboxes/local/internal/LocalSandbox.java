@@ -44,6 +44,9 @@ public final class LocalSandbox {
   private volatile boolean memoryKept;
   private volatile boolean pooled;
   final java.util.concurrent.locks.ReentrantLock transitions = new java.util.concurrent.locks.ReentrantLock();
+  /** Held while its state file is written ({@link StateFiles}). */
+  final Object stateWrites = new Object();
+  private volatile boolean killed;
   private final SandboxEngine engine;
   private final SandboxProcesses processes;
   private final FileOps files;
@@ -93,6 +96,15 @@ public final class LocalSandbox {
   /** @return whether this sandbox was a warm pool member (its identity is in its state file, not its container's labels) */
   public boolean pooled() {
     return pooled;
+  }
+
+  /** @return whether it was killed: unreachable, its removal under way or over */
+  boolean killed() {
+    return killed;
+  }
+
+  void markKilled() {
+    this.killed = true;
   }
 
   void markPooled() {

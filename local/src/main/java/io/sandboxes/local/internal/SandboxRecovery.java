@@ -27,8 +27,8 @@ import org.slf4j.LoggerFactory;
  * paused when this server paused it: a filesystem-only pause stopped it, or a memory-keeping
  * pause froze it and a Docker restart stopped it (its memory is lost, its files are not: it stays
  * paused, filesystem only, and a resume boots it from its files). Anything else (a running
- * sandbox stopped from outside, a create that was never answered, a pool member nobody claimed)
- * is removed.
+ * sandbox stopped from outside, a create that was never answered, a pool member nobody claimed,
+ * a killed sandbox whose removal the stop cut short) is removed.
  */
 final class SandboxRecovery {
   /** Logs under the registry's name, which operators filter on. */
@@ -146,6 +146,15 @@ final class SandboxRecovery {
     String runtimeState = instance.status();
     InstanceState.Phase phase = instance.phase();
     JsonNode state = states.read(id);
+    if (state != null && state.path(StateFiles.KILLED).asBoolean(false)) {
+      // killed, and the server stopped before its removal was over: it finishes now, never comes back
+      LOG.info("sandbox {} was killed and its removal cut short; removing its container", id);
+      engine.remove(c.id());
+      forkImages.release(labels.get(Registry.LABEL_FORK_IMAGE));
+      engine.discardDaemon(labels);
+      states.forget(id);
+      return;
+    }
     if (pooled && (state == null || !state.path("pooled").asBoolean(false))) {
       // a pool member nobody claimed (or whose claim never committed): nobody holds it
       LOG.info("removing unclaimed warm pool member {} left by an earlier run", id);

@@ -50,6 +50,15 @@ final class StateFiles {
    * pool member, its identity), replacing the file atomically.
    */
   void record(LocalSandbox s) throws IOException {
+    synchronized (s.stateWrites) {
+      if (s.killed()) {
+        return; // its file says killed until the removal is over: a late write must not bring it back
+      }
+      write(s);
+    }
+  }
+
+  private void write(LocalSandbox s) throws IOException {
     ObjectNode state = Json.object()
         .put("endAt", s.endAt().toString())
         .put("paused", s.paused())
@@ -92,6 +101,31 @@ final class StateFiles {
     }
     Files.move(tmp, file(s.id()), StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
   }
+
+  /**
+   * Marks a sandbox killed, before its kill is answered: its file says {@code "killed": true}
+   * (nothing else) until its removal is over and the file goes, and no later write replaces it.
+   * A server that stops before the removal is over leaves it so, and a restart removes the
+   * container ({@link SandboxRecovery}). When the mark cannot be written the file goes at once,
+   * which a restart takes the same way (a container without a state file is nobody's).
+   */
+  void markKilled(LocalSandbox s) {
+    synchronized (s.stateWrites) {
+      s.markKilled();
+      try {
+        Files.createDirectories(stateDir);
+        Path tmp = stateDir.resolve(s.id() + ".json.tmp");
+        Files.write(tmp, Json.bytes(Json.object().put(KILLED, true)));
+        Files.move(tmp, file(s.id()), StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+      } catch (IOException e) {
+        LOG.warn("could not mark sandbox {} killed in {} ({}); its state file goes instead", s.id(), stateDir, e.toString());
+        forget(s.id());
+      }
+    }
+  }
+
+  /** The field of a state file that says its sandbox was killed and its removal may not be over. */
+  static final String KILLED = "killed";
 
   /** Removes a sandbox's state file: the sandbox is gone. */
   void forget(String id) {
