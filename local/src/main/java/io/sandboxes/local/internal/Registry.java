@@ -100,7 +100,12 @@ public final class Registry implements AutoCloseable {
     this.forkImages = new ForkImages(engine, serverId);
     this.outside = new OutsideEvents(sandboxes, engine, states, networking, forkImages);
     new SandboxRecovery(sandboxes, engine, serverId, states, networking, outside, forkImages, diskSizeMB).recover();
-    this.lifecycle = new SandboxLifecycle(sandboxes, engine, states, networking, forkImages);
+    this.lifecycle = new SandboxLifecycle(sandboxes, engine, states, networking, forkImages, () -> {
+      // a superseded snapshot build the sandbox kept can go now that its container has
+      if (templates.supersededKept()) {
+        templates.sweepSuperseded();
+      }
+    });
     this.diskGuard = DiskGuard.start(engine.diskLimits(), templates.resolve("base"), serverId,
         () -> List.copyOf(sandboxes.values()), (s, reason) -> kill(s.id(), reason));
     this.starts = new SandboxStarts(sandboxes, engine, templates, serverId, states, networking, outside, forkImages,
@@ -158,7 +163,7 @@ public final class Registry implements AutoCloseable {
 
   /** Kills a sandbox for a reason, which later calls for its id are told (for an hour). */
   public boolean kill(String id, String reason) {
-    return sweptAfter(lifecycle.kill(id, reason));
+    return lifecycle.kill(id, reason);
   }
 
   public static String newSandboxId() {
@@ -274,7 +279,7 @@ public final class Registry implements AutoCloseable {
 
   /** @return false when there was no such sandbox */
   public boolean kill(String id) {
-    return sweptAfter(lifecycle.kill(id));
+    return lifecycle.kill(id);
   }
 
   /**
@@ -285,14 +290,6 @@ public final class Registry implements AutoCloseable {
     for (LocalSandbox s : sandboxes.values()) {
       s.reportTemplateAs(templates.reportedId(s.templateId()));
     }
-  }
-
-  /** After a kill: a superseded snapshot build the sandbox kept goes, in the background. */
-  private boolean sweptAfter(boolean killed) {
-    if (killed && templates.supersededKept()) {
-      Thread.ofVirtual().name("sandboxes-sweep-builds").start(templates::sweepSuperseded);
-    }
-    return killed;
   }
 
   /**
@@ -366,6 +363,22 @@ public final class Registry implements AutoCloseable {
     forkImages.sweep();
   }
 
+  /** How long closing waits for the removals of killed sandboxes, unless a test says otherwise. */
+  static final Duration REMOVALS_AT_CLOSE = Duration.ofSeconds(60);
+  private volatile Duration removalsAtClose = REMOVALS_AT_CLOSE;
+
+  /**
+   * For tests: the removals of killed sandboxes wait (kills still answer) until the returned
+   * handle is closed; and closing this registry waits only {@code atClose} for them, handing on
+   * those left (a server started again with this id removes them), as a server stopped mid-removal does.
+   *
+   * @return closes to let the removals go on
+   */
+  public AutoCloseable holdRemovalsForTesting(Duration atClose) {
+    removalsAtClose = atClose;
+    return lifecycle.holdRemovals();
+  }
+
   /** Stops the reaper; with {@code killSandboxes} also removes every sandbox this server made. */
   public void close(boolean killSandboxes) {
     pool.close(); // members are nobody's sandboxes: they go whether or not sandboxes are kept
@@ -381,7 +394,19 @@ public final class Registry implements AutoCloseable {
           LOG.warn("removing sandbox {} at shutdown failed: {}", id, e.toString());
         }
       }
-      engine.discardDaemons();
+    }
+    // killed sandboxes' removals finish before the engine's client closes; one that does not in
+    // time is handed on: its state file says killed, and a restart with this id removes it
+    Duration wait = removalsAtClose;
+    int left = lifecycle.awaitRemovals(wait);
+    if (left > 0) {
+      LOG.warn("{} killed sandboxes were not removed within {} ms; a server started with this id removes them", left,
+          wait.toMillis());
+    }
+    if (killSandboxes) {
+      if (left == 0) {
+        engine.discardDaemons();
+      }
       try {
         Files.deleteIfExists(stateDir);
       } catch (IOException e) {

@@ -9,8 +9,13 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -34,11 +39,19 @@ final class SandboxLifecycle {
   /** Sandboxes stopped by the server (not by a caller), with why and when, for {@link #STOPPED_RETENTION}. */
   private final ConcurrentMap<String, Stopped> stopped = new ConcurrentHashMap<>();
   private volatile Thread reaper;
+  /** Killed sandboxes whose removal is under way in the background: id to its end. */
+  private final ConcurrentMap<String, CompletableFuture<Void>> removals = new ConcurrentHashMap<>();
+  /** How many removals talk to the runtime at once: a kill of many at once is not a flood of removals. */
+  private static final int REMOVING_AT_ONCE = 4;
+  private final Semaphore removing = new Semaphore(REMOVING_AT_ONCE);
+  /** Runs after each removal: a superseded snapshot build a killed sandbox kept may go then. */
+  private final Runnable afterRemoval;
 
   private record Stopped(String reason, Instant at) {}
 
   SandboxLifecycle(Map<String, LocalSandbox> sandboxes, SandboxEngine engine, StateFiles states, SandboxNetworking networking,
-      ForkImages forkImages) {
+      ForkImages forkImages, Runnable afterRemoval) {
+    this.afterRemoval = afterRemoval;
     this.sandboxes = sandboxes;
     this.engine = engine;
     this.states = states;
@@ -96,7 +109,16 @@ final class SandboxLifecycle {
     return killed;
   }
 
-  /** @return false when there was no such sandbox */
+  /**
+   * Kills a sandbox: once this returns it is unreachable (out of the table, so every call for its
+   * id is not-found and it is not listed; its process streams broken off, its forwards and its
+   * daemon's connection closed, so no call already under way reaches it either) and marked killed
+   * in its state file, so a restart removes its container should this server stop before it is
+   * removed. The removal itself (the container, its firewall entry, what it kept) finishes in the
+   * background ({@link #awaitRemovals}).
+   *
+   * @return false when there was no such sandbox
+   */
   boolean kill(String id) {
     LocalSandbox s = sandboxes.get(id);
     if (s == null) {
@@ -107,6 +129,38 @@ final class SandboxLifecycle {
       if (sandboxes.remove(id) == null) {
         return false;
       }
+      states.markKilled(s);
+      // streams into the sandbox break off, as E2B's do when a sandbox goes, rather than end
+      // with an exit status nobody observed
+      s.severProcesses("sandbox " + id + " was killed");
+      s.ports().close();
+      s.closeDaemon(true);
+      StructuredLog.atInfo(LOG).addKeyValue("event", "sandbox.killed").addKeyValue("sandbox", id).log("sandbox killed");
+    } finally {
+      s.transitions.unlock();
+    }
+    CompletableFuture<Void> done = new CompletableFuture<>();
+    removals.put(id, done);
+    Thread.ofVirtual().name("sandboxes-remove-" + id).start(() -> {
+      try {
+        remove(s);
+      } finally {
+        removals.remove(id, done);
+        done.complete(null);
+      }
+    });
+    return true;
+  }
+
+  /**
+   * Removes a killed sandbox's container and what it held, a few at a time. A removal that fails
+   * every try leaves the state file marked killed: a restart removes the container.
+   */
+  private void remove(LocalSandbox s) {
+    String id = s.id();
+    long t0 = System.nanoTime();
+    removing.acquireUninterruptibly();
+    try {
       if (s.paused() && s.memoryKept()) {
         try {
           engine.thaw(s.instanceId());
@@ -114,20 +168,72 @@ final class SandboxLifecycle {
           LOG.debug("unpause before removal of {} failed: {}", id, e.toString());
         }
       }
-      // streams into the sandbox break off, as E2B's do when a sandbox goes, rather than end
-      // with an exit status nobody observed
-      s.severProcesses("sandbox " + id + " was killed");
-      s.ports().close();
-      engine.remove(s.instanceId());
+      for (int attempt = 1; ; attempt++) {
+        try {
+          engine.remove(s.instanceId());
+          break;
+        } catch (RuntimeException e) {
+          if (attempt == 3) {
+            LOG.warn("removing the container of killed sandbox {} failed; a restart of this server removes it: {}", id, e.toString());
+            return;
+          }
+          LOG.debug("removing the container of killed sandbox {} failed (attempt {}): {}", id, attempt, e.toString());
+          try {
+            Thread.sleep(200L * attempt);
+          } catch (InterruptedException ie) {
+            Thread.currentThread().interrupt();
+          }
+        }
+      }
       forkImages.sandboxGone(id);
-      s.closeDaemon(true);
       networking.detach(s);
       states.forget(id);
-      StructuredLog.atInfo(LOG).addKeyValue("event", "sandbox.killed").addKeyValue("sandbox", id).log("sandbox killed");
-      return true;
+    } catch (RuntimeException e) {
+      LOG.warn("finishing the removal of killed sandbox {} failed: {}", id, e.toString());
+      return;
     } finally {
-      s.transitions.unlock();
+      removing.release();
     }
+    StructuredLog.atDebug(LOG).addKeyValue("event", "sandbox.removed").addKeyValue("sandbox", id)
+        .addKeyValue("ms", (System.nanoTime() - t0) / 1_000_000).log("killed sandbox removed");
+    try {
+      afterRemoval.run();
+    } catch (RuntimeException e) {
+      LOG.debug("after the removal of {}: {}", id, e.toString());
+    }
+  }
+
+  /** Holds back every removal that has not begun talking to the runtime, until the handle is closed. */
+  AutoCloseable holdRemovals() {
+    removing.acquireUninterruptibly(REMOVING_AT_ONCE);
+    java.util.concurrent.atomic.AtomicBoolean released = new java.util.concurrent.atomic.AtomicBoolean();
+    return () -> {
+      if (released.compareAndSet(false, true)) {
+        removing.release(REMOVING_AT_ONCE);
+      }
+    };
+  }
+
+  /**
+   * Waits for the removals of killed sandboxes under way, up to {@code timeout}.
+   *
+   * @return how many are still under way (their state files say killed: a restart removes them)
+   */
+  int awaitRemovals(Duration timeout) {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    for (CompletableFuture<Void> r : List.copyOf(removals.values())) {
+      try {
+        r.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+      } catch (TimeoutException e) {
+        break;
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        break;
+      } catch (ExecutionException e) {
+        // ended anyway
+      }
+    }
+    return removals.size();
   }
 
   /**
