@@ -272,6 +272,18 @@ public final class Registry implements AutoCloseable {
     return all;
   }
 
+  /**
+   * The sandboxes, once the removals of killed sandboxes under way are over (waiting up to 30 s):
+   * what a deletion of something sandboxes use (a volume, a template's image) checks against,
+   * since a container whose kill has answered holds what it used until it is removed.
+   *
+   * @return the sandboxes, newest first
+   */
+  public List<LocalSandbox> listOnceRemoved() {
+    lifecycle.awaitRemovals(Duration.ofSeconds(30));
+    return list();
+  }
+
   /** The sandbox whose token signed a pre-signed URL, if any. */
   public Optional<LocalSandbox> bySignature(Predicate<LocalSandbox> signedBy) {
     return sandboxes.values().stream().filter(signedBy).findFirst();

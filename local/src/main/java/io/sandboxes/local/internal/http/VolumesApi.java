@@ -52,7 +52,7 @@ final class VolumesApi {
   }
 
   private void delete(Exchange ex, String volumeId) throws RpcError {
-    if (!volumes.delete(volumeId, registry.list())) {
+    if (!volumes.delete(volumeId, registry.listOnceRemoved())) {
       throw new RpcError("not_found", "volume '" + volumeId + "' not found");
     }
     ex.empty(204);
