@@ -122,12 +122,13 @@ class RestartTest {
       for (String s : new String[] {running, frozen, stopped, lost}) {
         assertThat(e2b.kill(s)).isTrue();
       }
-      // nothing left of them: no container, no state file
+      // nothing left of them once their removals (in the background, after the kills answered) are over:
+      // no container, no state file
       java.util.Set<String> gone = java.util.Set.of(running, frozen, stopped, lost);
-      assertThat(docker.listOurs()).noneMatch(c -> c.getLabels() != null && gone.contains(String.valueOf(c.getLabels().get("io.sandboxes.sandbox-id"))));
-      for (String g : gone) {
-        assertThat(state.resolve(g + ".json")).doesNotExist();
-      }
+      org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(60)).untilAsserted(() -> {
+        assertThat(docker.listOurs()).noneMatch(c -> c.getLabels() != null && gone.contains(String.valueOf(c.getLabels().get("io.sandboxes.sandbox-id"))));
+        assertThat(gone).noneMatch(g -> Files.exists(state.resolve(g + ".json")));
+      });
     }
   }
 
@@ -156,7 +157,9 @@ class RestartTest {
       assertThat(back.readFile("/home/user/kept.txt")).isEqualTo("kept");
       assertThat(back.exec("ps -o args= -p " + pid + " || true").stdout()).doesNotContain("sleep 600");
       assertThat(e2b.kill(id)).isTrue();
-      assertThat(docker.listOurs()).noneMatch(x -> x.getId().equals(container));
+      // removed in the background, soon after the kill answered
+      org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(60))
+          .until(() -> docker.listOurs().stream().noneMatch(x -> x.getId().equals(container)));
     }
   }
 
