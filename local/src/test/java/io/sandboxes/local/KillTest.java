@@ -187,6 +187,31 @@ class KillTest {
   }
 
   @Test
+  @DisplayName("what a killed sandbox used can be deleted as soon as the kill answers: its volume (deletion waits for the removal under way)")
+  void killThenDeleteVolume() {
+    E2BApi e2b = provider.api();
+    String volume = "kill-" + UUID.randomUUID().toString().substring(0, 8);
+    String volumeId = e2b.createVolume(volume).volumeId();
+    boolean deleted = false;
+    try {
+      io.sandboxes.SandboxSpec d = io.sandboxes.SandboxSpec.defaults();
+      LiveSandbox s = e2b.create(new io.sandboxes.SandboxSpec(d.template(), d.timeout(), d.env(), d.metadata(), d.onTimeout(), false,
+          List.of(new io.sandboxes.VolumeMount(volume, "/mnt/v"))));
+      s.writeFile("/mnt/v/a.txt", "a");
+      assertThat(e2b.kill(s.id())).isTrue();
+      e2b.deleteVolume(volumeId);
+      deleted = true;
+    } finally {
+      if (!deleted) {
+        await().atMost(Duration.ofSeconds(30)).ignoreExceptions().until(() -> {
+          e2b.deleteVolume(volumeId);
+          return true;
+        });
+      }
+    }
+  }
+
+  @Test
   @DisplayName("kill answers while Docker has not removed the container yet; a server stopped before the removal is over hands it on: "
       + "its restart removes the container, and the killed sandbox never comes back (a live one does)")
   void removalCutShortIsFinishedByARestart() throws Exception {
