@@ -98,6 +98,7 @@ public final class WarmBench {
           Measure.percentile(oursBig.times(), 95), "");
       Measure.row("burst of " + bigBurst + ": create -> echo, p95 (ms; raw one create+start)", rawCreateOne,
           Measure.percentile(oursBig.times(), 95), "<= 1.0x raw");
+      Measure.row("cycles: whole cycle create -> echo -> kill, mean (ms; raw with forced remove)", wholeMean(raw), wholeMean(ours), "");
       Measure.row("kill, caller's clock, median (ms; raw forced remove)", Measure.median(raw.stream().map(Cycle::kill).toList()),
           Measure.median(ours.stream().map(Cycle::kill).toList()), "<= 20 ms");
       Measure.row("idle: container memory each (MiB; raw sleep container)", rawIdle.containerMiB(), ourIdle.containerMiB(),
@@ -114,6 +115,11 @@ public final class WarmBench {
 
   private static int arg(String[] args, int i, int otherwise) {
     return args.length > i ? Integer.parseInt(args[i]) : otherwise;
+  }
+
+  /** The mean of whole cycles, kill included: what a suite of back-to-back tests waits per test. */
+  private static double wholeMean(List<Cycle> cycles) {
+    return cycles.stream().mapToDouble(c -> c.createToEcho() + c.kill()).average().orElse(Double.NaN);
   }
 
   private static double p(List<Cycle> cycles, double percentile) {
