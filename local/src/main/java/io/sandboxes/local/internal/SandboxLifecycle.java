@@ -124,11 +124,17 @@ final class SandboxLifecycle {
     if (s == null) {
       return false;
     }
+    CompletableFuture<Void> done = new CompletableFuture<>();
+    boolean taken = false;
     s.transitions.lock();
     try {
       if (sandboxes.remove(id) == null) {
         return false;
       }
+      taken = true;
+      // counted among the removals under way from the moment it leaves the table: whoever waits
+      // for them (a close, a volume's deletion) cannot miss it
+      removals.put(id, done);
       states.markKilled(s);
       // streams into the sandbox break off, as E2B's do when a sandbox goes, rather than end
       // with an exit status nobody observed
@@ -138,17 +144,18 @@ final class SandboxLifecycle {
       StructuredLog.atInfo(LOG).addKeyValue("event", "sandbox.killed").addKeyValue("sandbox", id).log("sandbox killed");
     } finally {
       s.transitions.unlock();
-    }
-    CompletableFuture<Void> done = new CompletableFuture<>();
-    removals.put(id, done);
-    Thread.ofVirtual().name("sandboxes-remove-" + id).start(() -> {
-      try {
-        remove(s);
-      } finally {
-        removals.remove(id, done);
-        done.complete(null);
+      if (taken) {
+        // out of the table: its container goes whatever happened above
+        Thread.ofVirtual().name("sandboxes-remove-" + id).start(() -> {
+          try {
+            remove(s);
+          } finally {
+            removals.remove(id, done);
+            done.complete(null);
+          }
+        });
       }
-    });
+    }
     return true;
   }
 
