@@ -58,9 +58,11 @@ final class ForkImages {
   /**
    * Removes a fork image when nothing uses it any more: no fork still being started, no
    * container (Docker refuses the removal of an image a container uses, and that refusal is
-   * the answer), no image made on top of it.
+   * the answer), no image made on top of it. One at a time: the removals of forks killed together
+   * run at once, and two removals of one image that each see the other's fork still there would
+   * both be refused, leaving it.
    */
-  void release(@Nullable String image) {
+  synchronized void release(@Nullable String image) {
     if (image == null || image.isEmpty() || inUse.contains(image)) {
       return;
     }
