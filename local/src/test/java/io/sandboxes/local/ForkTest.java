@@ -129,8 +129,9 @@ class ForkTest {
       }
     }
     assertThatThrownBy(() -> e2b.fork(parentId, 1, Duration.ofSeconds(30))).isInstanceOf(SandboxNotFoundException.class);
-    // the forks' image goes with the last of them; no container is left either
-    await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
+    // the forks' image goes with the last of them; no container is left either (removed in the
+    // background once the kills have answered)
+    await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> {
       assertThat(containersOfThisServer()).isEmpty();
       assertThat(imagesOfThisServer()).isEmpty();
     });
