@@ -212,6 +212,35 @@ class KillTest {
   }
 
   @Test
+  @DisplayName("deleting a volume a killed sandbox mounted removes that sandbox's container itself when the background has not begun it, "
+      + "and neither waits for nor removes other killed sandboxes")
+  void deleteVolumeFinishesItsOwnRemoval() throws Exception {
+    E2BApi e2b = provider.api();
+    String volume = "kill-held-" + UUID.randomUUID().toString().substring(0, 8);
+    String volumeId = e2b.createVolume(volume).volumeId();
+    io.sandboxes.SandboxSpec d = io.sandboxes.SandboxSpec.defaults();
+    LiveSandbox user = e2b.create(new io.sandboxes.SandboxSpec(d.template(), d.timeout(), d.env(), d.metadata(), d.onTimeout(), false,
+        List.of(new io.sandboxes.VolumeMount(volume, "/mnt/v"))));
+    LiveSandbox other = e2b.create();
+    String userContainer = server.registry().find(user.id()).orElseThrow().instanceId();
+    String otherContainer = server.registry().find(other.id()).orElseThrow().instanceId();
+    AutoCloseable held = server.registry().holdRemovalsForTesting(Duration.ofSeconds(60));
+    try {
+      assertThat(e2b.kill(other.id())).isTrue();
+      assertThat(e2b.kill(user.id())).isTrue();
+      assertThat(containersOf(serverId)).as("both removals are held back").contains(userContainer, otherContainer);
+      long t0 = System.nanoTime();
+      e2b.deleteVolume(volumeId);
+      assertThat(Duration.ofNanos(System.nanoTime() - t0)).as("the deletion removed the container it needed gone itself")
+          .isLessThan(Duration.ofSeconds(15));
+      assertThat(containersOf(serverId)).doesNotContain(userContainer).as("the other removal still waits").contains(otherContainer);
+    } finally {
+      held.close();
+    }
+    await().atMost(Duration.ofSeconds(30)).until(() -> !containersOf(serverId).contains(otherContainer));
+  }
+
+  @Test
   @DisplayName("kill answers while Docker has not removed the container yet; a server stopped before the removal is over hands it on: "
       + "its restart removes the container, and the killed sandbox never comes back (a live one does)")
   void removalCutShortIsFinishedByARestart() throws Exception {

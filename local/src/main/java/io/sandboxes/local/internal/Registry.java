@@ -272,16 +272,25 @@ public final class Registry implements AutoCloseable {
     return all;
   }
 
+  /** How long a deletion waits for the removals of killed sandboxes that held what it deletes. */
+  static final Duration REMOVALS_BEFORE_DELETE = Duration.ofSeconds(50);
+
   /**
-   * The sandboxes, once the removals of killed sandboxes under way are over (waiting up to 30 s):
-   * what a deletion of something sandboxes use (a volume, a template's image) checks against,
-   * since a container whose kill has answered holds what it used until it is removed.
+   * The sandboxes, once the killed ones that {@code held} what a deletion is about to delete (a
+   * volume they mounted, a template they were made from) are removed: a container whose kill has
+   * answered holds what it used until it is gone. Their removals are done now if the background
+   * has not begun them; up to {@link #REMOVALS_BEFORE_DELETE} in all.
    *
    * @return the sandboxes, newest first
    */
-  public List<LocalSandbox> listOnceRemoved() {
-    lifecycle.awaitRemovals(Duration.ofSeconds(30));
+  public List<LocalSandbox> listOnceRemoved(Predicate<LocalSandbox> held) {
+    lifecycle.finishRemovalsOf(held, REMOVALS_BEFORE_DELETE);
     return list();
+  }
+
+  /** Whether a sandbox was made from a template that can be deleted (any but the base image). */
+  public static boolean madeFromATemplate(LocalSandbox s) {
+    return !Templates.canonical(s.templateId()).equals(Templates.canonical(Templates.BASE));
   }
 
   /** The sandbox whose token signed a pre-signed URL, if any. */

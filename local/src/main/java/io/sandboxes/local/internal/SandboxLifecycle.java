@@ -39,8 +39,8 @@ final class SandboxLifecycle {
   /** Sandboxes stopped by the server (not by a caller), with why and when, for {@link #STOPPED_RETENTION}. */
   private final ConcurrentMap<String, Stopped> stopped = new ConcurrentHashMap<>();
   private volatile Thread reaper;
-  /** Killed sandboxes whose removal is under way in the background: id to its end. */
-  private final ConcurrentMap<String, CompletableFuture<Void>> removals = new ConcurrentHashMap<>();
+  /** Killed sandboxes whose removal is under way in the background: id to its removal. */
+  private final ConcurrentMap<String, Removal> removals = new ConcurrentHashMap<>();
   /** How many removals talk to the runtime at once: a kill of many at once is not a flood of removals. */
   private static final int REMOVING_AT_ONCE = 4;
   private final Semaphore removing = new Semaphore(REMOVING_AT_ONCE);
@@ -48,6 +48,21 @@ final class SandboxLifecycle {
   private final Runnable afterRemoval;
 
   private record Stopped(String reason, Instant at) {}
+
+  /**
+   * A killed sandbox on its way out. Whoever begins it first does it: the background (a few at a
+   * time), or a deletion that needs this very container gone (then at once, whatever the
+   * background is busy with).
+   */
+  private static final class Removal {
+    final LocalSandbox sandbox;
+    final CompletableFuture<Void> done = new CompletableFuture<>();
+    final java.util.concurrent.atomic.AtomicBoolean begun = new java.util.concurrent.atomic.AtomicBoolean();
+
+    Removal(LocalSandbox sandbox) {
+      this.sandbox = sandbox;
+    }
+  }
 
   SandboxLifecycle(Map<String, LocalSandbox> sandboxes, SandboxEngine engine, StateFiles states, SandboxNetworking networking,
       ForkImages forkImages, Runnable afterRemoval) {
@@ -124,7 +139,7 @@ final class SandboxLifecycle {
     if (s == null) {
       return false;
     }
-    CompletableFuture<Void> done = new CompletableFuture<>();
+    Removal removal = new Removal(s);
     boolean taken = false;
     s.transitions.lock();
     try {
@@ -134,7 +149,7 @@ final class SandboxLifecycle {
       taken = true;
       // counted among the removals under way from the moment it leaves the table: whoever waits
       // for them (a close, a volume's deletion) cannot miss it
-      removals.put(id, done);
+      removals.put(id, removal);
       states.markKilled(s);
       // streams into the sandbox break off, as E2B's do when a sandbox goes, rather than end
       // with an exit status nobody observed
@@ -147,11 +162,11 @@ final class SandboxLifecycle {
       if (taken) {
         // out of the table: its container goes whatever happened above
         Thread.ofVirtual().name("sandboxes-remove-" + id).start(() -> {
+          removing.acquireUninterruptibly();
           try {
-            remove(s);
+            removeIfNotBegun(removal);
           } finally {
-            removals.remove(id, done);
-            done.complete(null);
+            removing.release();
           }
         });
       }
@@ -159,14 +174,26 @@ final class SandboxLifecycle {
     return true;
   }
 
+  /** Does the removal unless someone else has begun it; then it is over (done or given up). */
+  private void removeIfNotBegun(Removal r) {
+    if (!r.begun.compareAndSet(false, true)) {
+      return;
+    }
+    try {
+      remove(r.sandbox);
+    } finally {
+      removals.remove(r.sandbox.id(), r);
+      r.done.complete(null);
+    }
+  }
+
   /**
-   * Removes a killed sandbox's container and what it held, a few at a time. A removal that fails
-   * every try leaves the state file marked killed: a restart removes the container.
+   * Removes a killed sandbox's container and what it held. A removal that fails every try leaves
+   * the state file marked killed: a restart removes the container.
    */
   private void remove(LocalSandbox s) {
     String id = s.id();
     long t0 = System.nanoTime();
-    removing.acquireUninterruptibly();
     try {
       if (s.paused() && s.memoryKept()) {
         try {
@@ -198,8 +225,6 @@ final class SandboxLifecycle {
     } catch (RuntimeException e) {
       LOG.warn("finishing the removal of killed sandbox {} failed: {}", id, e.toString());
       return;
-    } finally {
-      removing.release();
     }
     StructuredLog.atDebug(LOG).addKeyValue("event", "sandbox.removed").addKeyValue("sandbox", id)
         .addKeyValue("ms", (System.nanoTime() - t0) / 1_000_000).log("killed sandbox removed");
@@ -222,25 +247,47 @@ final class SandboxLifecycle {
   }
 
   /**
-   * Waits for the removals of killed sandboxes under way, up to {@code timeout}.
+   * Waits for the removals of killed sandboxes under way, up to {@code timeout}, without hurrying
+   * them.
    *
    * @return how many are still under way (their state files say killed: a restart removes them)
    */
   int awaitRemovals(Duration timeout) {
+    awaitAll(List.copyOf(removals.values()), System.nanoTime() + timeout.toNanos());
+    return removals.size();
+  }
+
+  /**
+   * Finishes the removals of the killed sandboxes that {@code held} something (a volume they
+   * mounted, the template they were made from), so that thing can go: a removal not yet begun is
+   * done here and now, one under way is waited for, up to {@code timeout} in all. Removals of
+   * other sandboxes are neither waited for nor overtaken in the queue needlessly.
+   */
+  void finishRemovalsOf(java.util.function.Predicate<LocalSandbox> held, Duration timeout) {
     long deadline = System.nanoTime() + timeout.toNanos();
-    for (CompletableFuture<Void> r : List.copyOf(removals.values())) {
-      try {
-        r.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-      } catch (TimeoutException e) {
+    List<Removal> mine = removals.values().stream().filter(r -> held.test(r.sandbox)).toList();
+    for (Removal r : mine) {
+      if (System.nanoTime() - deadline >= 0) {
         break;
+      }
+      removeIfNotBegun(r);
+    }
+    awaitAll(mine, deadline);
+  }
+
+  private static void awaitAll(List<Removal> all, long deadline) {
+    for (Removal r : all) {
+      try {
+        r.done.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+      } catch (TimeoutException e) {
+        return;
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
-        break;
+        return;
       } catch (ExecutionException e) {
         // ended anyway
       }
     }
-    return removals.size();
   }
 
   /**

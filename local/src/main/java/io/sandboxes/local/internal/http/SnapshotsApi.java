@@ -49,7 +49,7 @@ final class SnapshotsApi {
   }
 
   private void delete(Exchange ex, String templateId) throws RpcError {
-    if (!registry.templates().delete(templateId, registry.listOnceRemoved())) {
+    if (!registry.templates().delete(templateId, registry.listOnceRemoved(Registry::madeFromATemplate))) {
       throw new RpcError("not_found", "template '" + templateId + "' not found");
     }
     registry.sweepForkImages(); // a snapshot of a fork held that fork's image

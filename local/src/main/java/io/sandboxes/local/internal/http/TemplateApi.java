@@ -119,7 +119,7 @@ final class TemplateApi {
         .add("GET", "/templates/aliases/(.*)", (ex, m) -> alias(ex, decode(m.group(1))))
         .add("DELETE", "/templates/(.*)", (ex, m) -> {
           String id = decode(m.group(1));
-          if (id.equals(Templates.BASE) || id.contains("/") || !builds.delete(id, registry.listOnceRemoved())) {
+          if (id.equals(Templates.BASE) || id.contains("/") || !builds.delete(id, registry.listOnceRemoved(Registry::madeFromATemplate))) {
             return false;
           }
           ex.empty(204);

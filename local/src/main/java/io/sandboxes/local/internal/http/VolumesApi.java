@@ -52,7 +52,8 @@ final class VolumesApi {
   }
 
   private void delete(Exchange ex, String volumeId) throws RpcError {
-    if (!volumes.delete(volumeId, registry.listOnceRemoved())) {
+    if (!volumes.delete(volumeId,
+        registry.listOnceRemoved(s -> s.volumeMounts().stream().anyMatch(m -> m.volumeId().equals(volumeId))))) {
       throw new RpcError("not_found", "volume '" + volumeId + "' not found");
     }
     ex.empty(204);
