@@ -118,6 +118,20 @@ public interface LocalRuntime {
       return false;
     }
 
+    /**
+     * Waits until the server's warm pools hold the ready sandboxes they were configured to keep,
+     * so the creates that follow take pre-started ones.
+     *
+     * @param within the longest to wait
+     * @return true once every pool holds its configured size; false when one does not within the
+     *     time, or when this endpoint cannot see the server's pools (the default, and a server
+     *     outside this process)
+     * @since 0.1
+     */
+    default boolean awaitWarmPool(java.time.Duration within) {
+      return false;
+    }
+
     /** Stops a server started in this process, leaving its sandboxes as configured; leaves any other server running. */
     @Override
     void close();

@@ -33,6 +33,8 @@ import java.util.Objects;
 public final class SandboxClient implements AutoCloseable {
   private final E2BSandboxProvider provider;
   private final Origin origin;
+  /** The local server this client reaches through the local runtime, when it does. */
+  private final io.sandboxes.spi.LocalRuntime.@org.jspecify.annotations.Nullable Endpoint local;
 
   /** Where the client's server is, which decides how long its sandboxes can outlive this program. */
   enum Origin {
@@ -47,8 +49,30 @@ public final class SandboxClient implements AutoCloseable {
   }
 
   SandboxClient(E2BSandboxProvider provider, Origin origin) {
+    this(provider, origin, null);
+  }
+
+  SandboxClient(E2BSandboxProvider provider, Origin origin, io.sandboxes.spi.LocalRuntime.@org.jspecify.annotations.Nullable Endpoint local) {
     this.provider = Objects.requireNonNull(provider, "provider");
     this.origin = Objects.requireNonNull(origin, "origin");
+    this.local = local;
+  }
+
+  /**
+   * Waits until the warm pools of a local server this client started in this process hold the
+   * pre-started sandboxes they were configured to keep (see {@link LocalOptions#warmPool(int)}),
+   * so that the creates that follow take ready ones instead of starting containers cold. A test
+   * suite or a burst that knows its demand asks for a pool of that size, then waits here once.
+   *
+   * @param within the longest to wait
+   * @return true once every pool is full; false when one is not within the time, or when there is
+   *     no pool this client can see: E2B's cloud, a server named by its URLs, or a local server of
+   *     its own process (found running or started in the background)
+   * @since 0.1
+   */
+  public boolean awaitWarmPool(Duration within) {
+    Objects.requireNonNull(within, "within");
+    return local != null && local.awaitWarmPool(within);
   }
 
   /**

@@ -74,7 +74,7 @@ public final class Sandboxes {
    * @return a client for whichever it is
    */
   public static SandboxClient auto() {
-    return auto(System::getenv);
+    return autoWith(System::getenv);
   }
 
   /** Whether the environment names an E2B key, which is what makes {@link #auto()} choose E2B's cloud. */
@@ -87,13 +87,32 @@ public final class Sandboxes {
     return ServiceLoader.load(LocalRuntime.class).findFirst();
   }
 
-  static SandboxClient auto(java.util.function.Function<String, String> environment) {
+  /**
+   * {@link #auto()}, with the local runtime configured in code for when it is the one chosen; with
+   * {@code E2B_API_KEY} set, {@code local} is not called.
+   *
+   * @param local sets what it wants on the local runtime's options, and returns them
+   * @return a client for whichever it is
+   * @throws NullPointerException when {@code local} is null, or returns null when called
+   * @since 0.1
+   */
+  public static SandboxClient auto(java.util.function.UnaryOperator<LocalOptions> local) {
+    Objects.requireNonNull(local, "local");
+    return auto(System::getenv, local);
+  }
+
+  static SandboxClient autoWith(java.util.function.Function<String, String> environment) {
+    return auto(environment, java.util.function.UnaryOperator.identity());
+  }
+
+  private static SandboxClient auto(java.util.function.Function<String, String> environment,
+      java.util.function.UnaryOperator<LocalOptions> local) {
     if (hasKey(environment)) {
       Log.info(Sandboxes.class, "Sandboxes: using E2B's cloud (E2B_API_KEY is set)");
       return e2b();
     }
     Log.info(Sandboxes.class, "Sandboxes: using the local runtime (no E2B_API_KEY)");
-    return local();
+    return local(local);
   }
 
   /**
@@ -202,7 +221,7 @@ public final class Sandboxes {
       // preview URLs reach the sandbox's ports through the server's forwarding
       endpoint.previewUrls().ifPresent(b::previewUrls);
       return new SandboxClient(b.build(), endpoint.outlivesProcess() ? SandboxClient.Origin.LOCAL_SHARED
-          : SandboxClient.Origin.LOCAL_IN_PROCESS);
+          : SandboxClient.Origin.LOCAL_IN_PROCESS, endpoint);
     } catch (RuntimeException e) {
       endpoint.close();
       throw e;

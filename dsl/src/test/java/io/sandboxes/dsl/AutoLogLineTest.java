@@ -49,7 +49,7 @@ class AutoLogLineTest {
         err.write(b, off, len);
       }
     }, true, StandardCharsets.UTF_8));
-    try (SandboxClient sandboxes = Sandboxes.auto(name -> null)) {
+    try (SandboxClient sandboxes = Sandboxes.autoWith(name -> null)) {
       assertThat(sandboxes.provider()).isNotNull();
     } finally {
       System.setErr(err);

@@ -25,7 +25,7 @@ class SandboxRequestTest {
   @BeforeAll
   void startClient() {
     java.util.function.Function<String, String> noEnvironment = name -> null;
-    sandboxes = Sandboxes.auto(noEnvironment);
+    sandboxes = Sandboxes.autoWith(noEnvironment);
   }
 
   @AfterAll

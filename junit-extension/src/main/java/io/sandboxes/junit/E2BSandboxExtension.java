@@ -192,11 +192,16 @@ public final class E2BSandboxExtension
         ClientResource.class).client;
   }
 
+  /** The system property by which a user sets the local runtime's warm pool; set, the extension leaves the pool alone. */
+  static final String WARM_POOL_PROPERTY = "sandboxes.local.warm-pool";
+  /** How long the extension waits, once per run, for the warm pool it asked for to fill. */
+  static final Duration WARM_POOL_WAIT = Duration.ofSeconds(60);
+
   @SuppressWarnings("unchecked")
   private static SandboxClient newClient(ExtensionContext context) {
     Optional<String> supplier = context.getConfigurationParameter(E2BSandbox.CLIENT_SUPPLIER_PROPERTY_NAME);
     if (supplier.isEmpty()) {
-      return Sandboxes.auto();
+      return warmClient(context);
     }
     try {
       Class<?> type = Class.forName(supplier.get(), true, Thread.currentThread().getContextClassLoader());
@@ -205,6 +210,30 @@ public final class E2BSandboxExtension
       throw new ExtensionConfigurationException(E2BSandbox.CLIENT_SUPPLIER_PROPERTY_NAME + " = " + supplier.get()
           + " is not a Supplier<SandboxClient> with a public no-argument constructor", e);
     }
+  }
+
+  /**
+   * {@code Sandboxes.auto()}, its local runtime (when that is the one chosen) with a warm pool of
+   * as many sandboxes as the run's tests ask for (counted from the test plan by
+   * {@link E2BSandboxPlanListener}, plus one for the egress probe, up to
+   * {@link SandboxDemand#MAX_POOL}, never fewer than the runtime's default), and waits for that
+   * pool to fill before the first test's create, so every create of the run takes a ready sandbox.
+   * A pool the user set ({@value #WARM_POOL_PROPERTY}) is left as it is; so is a server found
+   * running, whose pool is its own.
+   */
+  private static SandboxClient warmClient(ExtensionContext context) {
+    int demand = SandboxDemand.current();
+    if (demand == 0 || System.getProperty(WARM_POOL_PROPERTY) != null) {
+      return Sandboxes.auto();
+    }
+    int size = Math.min(demand + 1, SandboxDemand.MAX_POOL);
+    SandboxClient client = Sandboxes.auto(o -> size > SandboxDemand.DEFAULT_POOL ? o.warmPool(size) : o);
+    long t0 = System.nanoTime();
+    boolean full = client.awaitWarmPool(WARM_POOL_WAIT);
+    long ms = (System.nanoTime() - t0) / 1_000_000;
+    context.publishReportEntry("e2b.warmPool", full ? "ready in " + ms + " ms for " + demand + " sandboxes"
+        : "not full after " + ms + " ms (or not this run's to see): some creates start cold");
+    return client;
   }
 
   private SandboxResource provision(ExtensionContext context, E2BSandbox a, String where) {

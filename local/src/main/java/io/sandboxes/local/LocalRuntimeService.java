@@ -198,6 +198,11 @@ public final class LocalRuntimeService implements LocalRuntime {
       }
 
       @Override
+      public boolean awaitWarmPool(java.time.Duration within) {
+        return awaitFull(server, within);
+      }
+
+      @Override
       public void close() {
         try {
           Runtime.getRuntime().removeShutdownHook(atExit);
@@ -207,6 +212,32 @@ public final class LocalRuntimeService implements LocalRuntime {
         server.close();
       }
     };
+  }
+
+  /**
+   * Polls an in-process server's pools until each holds the size it was configured with.
+   *
+   * @return true once they do, false when {@code within} passes first (or the caller is interrupted)
+   */
+  static boolean awaitFull(LocalServer server, java.time.Duration within) {
+    java.util.Map<String, Integer> wanted = new java.util.HashMap<>();
+    server.info().path("warmPool").properties().forEach(e -> wanted.put(e.getKey(), e.getValue().asInt()));
+    long deadline = System.nanoTime() + within.toNanos();
+    while (true) {
+      java.util.Map<String, Integer> ready = server.warmPoolReady();
+      if (wanted.entrySet().stream().allMatch(e -> ready.getOrDefault(e.getKey(), 0) >= e.getValue())) {
+        return true;
+      }
+      if (System.nanoTime() - deadline >= 0) {
+        return false;
+      }
+      try {
+        Thread.sleep(20);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return false;
+      }
+    }
   }
 
   // ---- a server that runs already ----
