@@ -158,6 +158,37 @@ final class ImageSweeper {
    * still uses stays; a restart sweeps again).
    */
   void removeImagesOf(String templateId) {
+    try {
+      removeImagesInRounds(templateId);
+    } finally {
+      retryLeftBehind(templateId);
+    }
+  }
+
+  /**
+   * Deleted templates whose step images outlived their rounds: another template's build went on
+   * from them (a cached step), so the runtime kept them for that build's sake. They go once that
+   * template is deleted too: each later deletion tries them again.
+   */
+  private final Set<String> leftBehind = ConcurrentHashMap.newKeySet();
+
+  private void retryLeftBehind(String justDeleted) {
+    for (String other : List.copyOf(leftBehind)) {
+      try {
+        List<String> steps = stepsOf(other);
+        if (!steps.isEmpty()) {
+          removeUnused(steps, null);
+        }
+        if (stepsOf(other).isEmpty()) {
+          leftBehind.remove(other);
+        }
+      } catch (RuntimeException e) {
+        LOG.debug("the step images of deleted template {}, after {} went: {}", other, justDeleted, e.toString());
+      }
+    }
+  }
+
+  private void removeImagesInRounds(String templateId) {
     for (int round = 0; round < REMOVAL_ROUNDS; round++) {
       try {
         List<Image> done = runtime.images(Map.of(LABEL_TEMPLATE_ID, templateId), true).stream().filter(TemplateCatalogue::isBuild)
@@ -185,7 +216,8 @@ final class ImageSweeper {
         return;
       }
     }
-    LOG.info("some images of deleted template {} stay: a sandbox or snapshot still uses them", templateId);
+    leftBehind.add(templateId);
+    LOG.info("some images of deleted template {} stay: a sandbox, a snapshot or another template's build still uses them", templateId);
   }
 
   /**
