@@ -232,7 +232,7 @@ public final class E2BSandboxExtension
     boolean full = client.awaitWarmPool(WARM_POOL_WAIT);
     long ms = (System.nanoTime() - t0) / 1_000_000;
     context.publishReportEntry("e2b.warmPool", full ? "ready in " + ms + " ms for " + demand + " sandboxes"
-        : "not full after " + ms + " ms (or not this run's to see): some creates start cold");
+        : "not ready after " + ms + " ms: no pool this run can see (E2B's cloud, a server found running) or not full in time");
     return client;
   }
 
