@@ -147,13 +147,25 @@ public final class DockerEgressEnforcement implements EgressEnforcement {
     }
     try (Stream<Path> nets = Files.list(Path.of("/sys/class/net"))) {
       for (Path dev : nets.toList()) {
-        Path index = dev.resolve("ifindex");
-        if (Files.isReadable(index) && Files.readString(index).strip().equals(peers.get(0).toString())) {
+        if (peers.get(0).toString().equals(ifindex(dev))) {
           return dev.getFileName().toString();
         }
       }
     }
     throw new IOException("the host side of container " + containerId + "'s network interface (index " + peers.get(0) + ") is not on this host");
+  }
+
+  /**
+   * A host interface's index, or null for one going away while it is read: a container being
+   * removed takes its veth with it, and reading the index of one half torn down fails with
+   * {@code EINVAL} (seen when sandboxes were removed while others were created).
+   */
+  private static @org.jspecify.annotations.Nullable String ifindex(Path dev) {
+    try {
+      return Files.readString(dev.resolve("ifindex")).strip();
+    } catch (IOException gone) {
+      return null;
+    }
   }
 
   @Override
