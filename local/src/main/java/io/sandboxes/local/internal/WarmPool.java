@@ -35,12 +35,12 @@ import org.slf4j.LoggerFactory;
  *
  * <p><b>Refill.</b> After every claim, up to {@link #PARALLEL_STARTS} members are started at once
  * across all templates, each as its own background task, until ready and starting members reach
- * the target. Refills give way to creates when the template's pool is empty (when a create would
- * start cold): then none is started while a create is under way or within {@link #QUIET} of the
- * last one's beginning (a burst that emptied the pool is not slowed by refills competing with its
- * cold starts for Docker; the rest of a burst may still be on its way when its first create claims
- * a member), unless creates have kept it waiting for {@link #MAX_YIELD}, so that steady traffic
- * cannot starve the pool. While members are ready, creates claim them and refills go on beside.
+ * the target. Refills give way to creates: none is started while a create is under way, nor,
+ * when the template's pool is empty (a create would start cold), within {@link #QUIET} of the last
+ * one's beginning (a burst that emptied the pool is not slowed by refills competing with its cold
+ * starts for Docker; the rest of a burst may still be on its way when its first create claims a
+ * member), unless creates have kept it waiting for {@link #MAX_YIELD}, so that steady traffic
+ * cannot starve the pool. Between back-to-back creates that find members ready, refills go on.
  */
 final class WarmPool implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(WarmPool.class);
@@ -180,8 +180,8 @@ final class WarmPool implements AutoCloseable {
   }
 
   /**
-   * A create begins (it may claim a member or start cold): refills of an empty pool wait until
-   * it, and every other one, has ended.
+   * A create begins (it may claim a member or start cold): refills wait until it, and every other
+   * one, has ended.
    *
    * @return ends it; idempotent
    */
@@ -209,16 +209,16 @@ final class WarmPool implements AutoCloseable {
   }
 
   /**
-   * While the template's pool is empty, waits while creates are under way or one began within
+   * Waits while creates are under way or, when the template's pool is empty, one began within
    * {@link #QUIET}, for at most {@link #MAX_YIELD}.
    */
   private void yieldToCreates(Tier tier) throws InterruptedException {
     long until = System.nanoTime() + MAX_YIELD.toNanos();
     coldLock.lock();
     try {
-      while (!closed && tier.ready.isEmpty()) {
+      while (!closed) {
         long now = System.nanoTime();
-        long quietIn = lastCreateBegan + QUIET.toNanos() - now;
+        long quietIn = tier.ready.isEmpty() ? lastCreateBegan + QUIET.toNanos() - now : 0;
         if ((coldCreates == 0 && quietIn <= 0) || until - now <= 0) {
           return;
         }
