@@ -125,6 +125,8 @@ final class WarmPool implements AutoCloseable {
   private final Maker maker;
   private final Set<Thread> fillers = ConcurrentHashMap.newKeySet();
   private final Thread keeper;
+  /** Wakes the keeper at close (an interrupt could cut short a removal it is making). */
+  private final java.util.concurrent.CountDownLatch closing = new java.util.concurrent.CountDownLatch(1);
   private volatile boolean closed;
   private volatile long demandWindowNanos = DEMAND_WINDOW.toNanos();
   private volatile long surplusAfterNanos = SURPLUS_AFTER.toNanos();
@@ -159,7 +161,6 @@ final class WarmPool implements AutoCloseable {
   void periodsForTesting(Duration demandWindow, Duration surplusAfter) {
     this.demandWindowNanos = demandWindow.toNanos();
     this.surplusAfterNanos = surplusAfter.toNanos();
-    keeper.interrupt(); // its next look comes sooner
   }
 
   /** @return the most members that were being started at the same moment so far */
@@ -336,9 +337,11 @@ final class WarmPool implements AutoCloseable {
   private void keep() {
     while (!closed) {
       try {
-        Thread.sleep(Math.clamp(surplusAfterNanos / 4 / 1_000_000, 50, 1_000));
+        if (closing.await(Math.clamp(surplusAfterNanos / 4 / 1_000_000, 50, 1_000), java.util.concurrent.TimeUnit.MILLISECONDS)) {
+          return;
+        }
       } catch (InterruptedException e) {
-        continue; // closed, or the periods changed
+        return;
       }
       for (Tier tier : tiers.values()) {
         for (int surplus = tier.decay(System.nanoTime()); surplus > 0 && !closed; surplus--) {
@@ -356,7 +359,7 @@ final class WarmPool implements AutoCloseable {
   @Override
   public void close() {
     closed = true;
-    keeper.interrupt();
+    closing.countDown();
     coldLock.lock();
     try {
       noCold.signalAll(); // a filler waiting on cold creates stops now
