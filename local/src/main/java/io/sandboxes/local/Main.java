@@ -65,7 +65,7 @@ public final class Main {
         usage:
           sandboxes-local serve [--port N] [--envd-port N] [--api-key KEY] [--keep-sandboxes]
                                 [--id NAME] [--state-dir DIR] [--host ADDRESS] [--disk-mb N]
-                                [--internet-by-default] [--warm-pool N | --warm-pool TEMPLATE=N]...
+                                [--internet-by-default] [--warm-pool N | --warm-pool TEMPLATE=N]... [--warm-pool-max N]
                                 [--runtime NAME] [--upstream-proxy URL] [--idle-exit DURATION] [--background]
                                 [--extra-ca-certs PEM_FILE]
               serve E2B's API on 127.0.0.1:N (default 3000) and envd on 127.0.0.1:N (default 49983);
@@ -77,6 +77,8 @@ public final class Main {
               allow_internet_access (open, less denyOut) instead of this runtime's (nothing);
               --warm-pool keeps N pre-started sandboxes of base (default 2, 0 off) or of
               TEMPLATE ready, so a create without volume mounts takes one in milliseconds;
+              --warm-pool-max lets each pool grow to N with demand (default 16, 0 fixed size),
+              back to its --warm-pool size after a minute without creates;
               --runtime runsc runs sandboxes under gVisor, a user-space kernel between them and
               the host's (register it with Docker first: scripts/docker-up.sh --runsc);
               --extra-ca-certs adds the PEM file's CA certificates (a corporate proxy's, say) to
@@ -280,6 +282,7 @@ public final class Main {
         case "--extra-ca-certs" -> b.extraCaCerts = java.nio.file.Path.of(arg(opts, o));
         case "--runtime" -> b.runtime(arg(opts, o));
         case "--upstream-proxy" -> b.upstreamProxy(arg(opts, o));
+        case "--warm-pool-max" -> b.warmPoolMax(intArg(opts, o));
         case "--warm-pool" -> {
           String v = arg(opts, o);
           int eq = v.lastIndexOf('=');

@@ -130,7 +130,7 @@ final class ServerParts {
     // puts the daemon binary in the state folder, where containers mount it from
     SandboxEngine engine = new DockerSandboxEngine(docker, stateDir);
     Registry reg = new Registry(engine, new Templates(engine, baseImage), config.serverId, stateDir, network, config.diskSizeMB,
-        config.warmPool);
+        config.warmPool, config.warmPoolMax);
     Volumes volumes = new Volumes(engine);
     // the volume content API's helpers: an instance per volume read or written without a sandbox
     io.sandboxes.local.internal.VolumeWorkers workers = new io.sandboxes.local.internal.VolumeWorkers(engine, baseImage, config.serverId);
@@ -264,6 +264,9 @@ final class ServerParts {
         .put("keepSandboxesOnClose", config.keepSandboxesOnClose);
     com.fasterxml.jackson.databind.node.ObjectNode pool = out.putObject("warmPool");
     config.warmPool.forEach(pool::put);
+    out.put("warmPoolMax", config.warmPoolMax);
+    com.fasterxml.jackson.databind.node.ObjectNode now = out.putObject("warmPoolNow"); // per template: ready now, target now
+    registry.poolStatus().forEach((t, n) -> now.putObject(t).put("ready", n[0]).put("target", n[1]));
     return out;
   }
 

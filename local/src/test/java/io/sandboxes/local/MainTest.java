@@ -82,6 +82,19 @@ class MainTest {
   }
 
   @Test
+  @DisplayName("serve --warm-pool-max N caps how far the warm pools grow; without it, the default; out of range, refused")
+  void warmPoolMaxFlag() {
+    PrintStream sink = new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8);
+    assertThat(Main.serveOptions(new java.util.ArrayDeque<>(List.of("--warm-pool-max", "5")), sink).warmPoolMax).isEqualTo(5);
+    assertThat(Main.serveOptions(new java.util.ArrayDeque<>(List.of("--port", "0")), sink).warmPoolMax)
+        .isEqualTo(LocalServer.DEFAULT_WARM_POOL_MAX);
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> LocalServer.builder().warmPoolMax(65))
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThat(run("--help")).isZero();
+    assertThat(out.toString(StandardCharsets.UTF_8)).contains("--warm-pool-max");
+  }
+
+  @Test
   @DisplayName("serve --runtime names the Docker runtime: one Docker does not know fails the start (exit 1) saying so, a malformed name is bad usage")
   void runtimeFlag() {
     assertThat(run("serve", "--port", "0", "--envd-port", "0", "--runtime", "sandboxes-no-such-runtime")).isEqualTo(1);

@@ -196,6 +196,90 @@ class WarmPoolTest {
     }
   }
 
+  private static int target(LocalServer s) {
+    return s.registry().poolStatus().get("base")[1];
+  }
+
+  /** {@code n} creates at once. */
+  private static List<String> burst(E2BApi e2b, int n) throws Exception {
+    List<Callable<String>> creates = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      creates.add(() -> e2b.create().id());
+    }
+    List<String> ids = new ArrayList<>();
+    try (ExecutorService pool = Executors.newFixedThreadPool(n)) {
+      for (Future<String> f : pool.invokeAll(creates)) {
+        ids.add(f.get());
+      }
+    }
+    return ids;
+  }
+
+  /** The server's unclaimed members as Docker lists them. */
+  private static long membersInDocker(DockerRuntime docker, String serverId) {
+    return docker.listOurs().stream().filter(k -> serverId.equals(k.getLabels().get(DockerRuntime.LABEL_SERVER))
+        && k.getNames()[0].startsWith("/sandboxes-pool-")).count();
+  }
+
+  @Test
+  @DisplayName("the target rises with a burst of creates and the pool refills to it, never past the maximum")
+  void targetFollowsDemandUpToTheMaximum() throws Exception {
+    String id = "warm-grow-" + UUID.randomUUID().toString().substring(0, 8);
+    try (LocalServer server = LocalServer.builder().serverId(id).warmPool(1).warmPoolMax(5).build().start();
+         E2BSandboxProvider c = client(server); DockerRuntime docker = DockerRuntime.connect()) {
+      server.registry().warmPoolPeriodsForTesting(Duration.ofMinutes(10), Duration.ofMinutes(10)); // every create counts
+      E2BApi e2b = c.api();
+      awaitReady(server, 1);
+      assertThat(target(server)).as("the floor before any create").isEqualTo(1);
+      List<String> ids = new ArrayList<>(burst(e2b, 3));
+      assertThat(target(server)).as("three creates ask for three").isEqualTo(3);
+      awaitReady(server, 3);
+      assertThat(membersInDocker(docker, id)).as("the members Docker holds").isEqualTo(3);
+      ids.addAll(burst(e2b, 8));
+      assertThat(target(server)).as("eleven creates, capped at the maximum").isEqualTo(5);
+      awaitReady(server, 5);
+      // no member beyond the cap arrives later either
+      await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(100))
+          .until(() -> ready(server) == 5 && membersInDocker(docker, id) == 5);
+      for (String s : ids) {
+        e2b.kill(s);
+      }
+    }
+  }
+
+  @Test
+  @DisplayName("once creates stop for the quiet period, the target falls back to the floor and the surplus members are removed")
+  void surplusRemovedWhenDemandStops() throws Exception {
+    String id = "warm-shrink-" + UUID.randomUUID().toString().substring(0, 8);
+    try (LocalServer server = LocalServer.builder().serverId(id).warmPool(1).warmPoolMax(4).build().start();
+         E2BSandboxProvider c = client(server); DockerRuntime docker = DockerRuntime.connect()) {
+      server.registry().warmPoolPeriodsForTesting(Duration.ofMinutes(10), Duration.ofMinutes(10));
+      E2BApi e2b = c.api();
+      awaitReady(server, 1);
+      List<String> ids = burst(e2b, 4);
+      assertThat(target(server)).isEqualTo(4);
+      for (String s : ids) {
+        e2b.kill(s);
+      }
+      awaitReady(server, 4);
+      assertThat(membersInDocker(docker, id)).isEqualTo(4);
+      // the quiet period, shortened: no create has come for longer than it now
+      server.registry().warmPoolPeriodsForTesting(Duration.ofMinutes(10), Duration.ofSeconds(1));
+      await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100))
+          .until(() -> target(server) == 1 && ready(server) == 1 && membersInDocker(docker, id) == 1);
+    }
+  }
+
+  @Test
+  @DisplayName("a refill starts more than one member at once")
+  void refillStartsMembersInParallel() throws Exception {
+    try (LocalServer server = server(4)) {
+      awaitReady(server, 4);
+      assertThat(server.registry().warmPoolPeakParallelStartsForTesting()).as("members being started at the same moment")
+          .isGreaterThanOrEqualTo(2);
+    }
+  }
+
   private static void policy(LocalServer server, String sandboxId, String json) throws Exception {
     try (HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build()) {
       HttpResponse<String> r = http.send(HttpRequest.newBuilder(server.apiUrl().resolve("/sandboxes/" + sandboxId + "/network"))

@@ -87,10 +87,12 @@ public final class Registry implements AutoCloseable {
    * @param serverId whose sandboxes these are: a restarted server with the same id takes them back
    * @param stateDir where the changing state of each sandbox is kept
    * @param diskSizeMB each sandbox's disk limit
-   * @param warmPool template id to how many pre-started members it keeps ready (0: none)
+   * @param warmPool template id to how many pre-started members it keeps ready at least (0: none)
+   * @param warmPoolMax the most members a template's pool grows to with demand
    */
   public Registry(SandboxEngine engine, Templates templates, String serverId, Path stateDir,
-      java.util.Optional<io.sandboxes.local.internal.egress.SandboxNetwork> network, int diskSizeMB, Map<String, Integer> warmPool) {
+      java.util.Optional<io.sandboxes.local.internal.egress.SandboxNetwork> network, int diskSizeMB, Map<String, Integer> warmPool,
+      int warmPoolMax) {
     this.diskSizeMB = diskSizeMB;
     this.templates = templates;
     this.stateDir = stateDir;
@@ -110,7 +112,7 @@ public final class Registry implements AutoCloseable {
         () -> List.copyOf(sandboxes.values()), (s, reason) -> kill(s.id(), reason));
     this.starts = new SandboxStarts(sandboxes, engine, templates, serverId, states, networking, outside, forkImages,
         diskGuard.mechanism(), diskSizeMB);
-    this.pool = new WarmPool(warmPool, new WarmPool.Maker() {
+    this.pool = new WarmPool(warmPool, warmPoolMax, new WarmPool.Maker() {
       @Override
       public WarmPool.Member start(String templateId) throws Exception {
         return starts.startMember(templateId);
@@ -205,9 +207,19 @@ public final class Registry implements AutoCloseable {
     }
   }
 
-  /** @return per template with a pool: how many members are ready now, and how many it keeps */
+  /** @return per template with a pool: how many members are ready now, and how many it aims to keep (its target) */
   public Map<String, int[]> poolStatus() {
     return pool.status();
+  }
+
+  /** For tests: shortens how far back creates count as demand and the quiet before a pool's surplus goes. */
+  public void warmPoolPeriodsForTesting(Duration demandWindow, Duration surplusAfter) {
+    pool.periodsForTesting(demandWindow, surplusAfter);
+  }
+
+  /** For tests: @return the most warm pool members that were being started at the same moment so far */
+  public int warmPoolPeakParallelStartsForTesting() {
+    return pool.peakParallelStarts();
   }
 
   public Optional<LocalSandbox> find(String id) {

@@ -1,14 +1,18 @@
 package io.sandboxes.local.internal;
 
 import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedDeque;
-import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -22,13 +26,21 @@ import org.slf4j.LoggerFactory;
  * so a restarted server removes them.
  *
  * <p>Each member is taken out of its queue by one atomic poll, so no member is handed out twice.
- * One filler per template refills in the background, one member at a time, after every claim.
- * Refills give way to creates: at most one member is being started at a time across all
- * templates, and none is started while a create is under way or within {@link #QUIET} of the last
+ *
+ * <p><b>Size.</b> Each template's configured size is its floor. Its target rises with demand: the
+ * number of creates of the template that began within the last {@link #DEMAND_WINDOW} (a burst of
+ * ten asks for ten, back-to-back cycles for as many as fit in the window), never above the
+ * maximum, and it stays there while creates keep coming. Once none has come for
+ * {@link #SURPLUS_AFTER}, the target falls back to the floor and the members above it are removed.
+ *
+ * <p><b>Refill.</b> After every claim, up to {@link #PARALLEL_STARTS} members are started at once
+ * across all templates, each as its own background task, until ready and starting members reach
+ * the target. Refills give way to creates: none is started while a create is under way, nor,
+ * when the template's pool is empty (a create would start cold), within {@link #QUIET} of the last
  * one's beginning (a burst that emptied the pool is not slowed by refills competing with its cold
  * starts for Docker; the rest of a burst may still be on its way when its first create claims a
  * member), unless creates have kept it waiting for {@link #MAX_YIELD}, so that steady traffic
- * cannot starve the pool.
+ * cannot starve the pool. Between back-to-back creates that find members ready, refills go on.
  */
 final class WarmPool implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(WarmPool.class);
@@ -39,8 +51,14 @@ final class WarmPool implements AutoCloseable {
   private static final Duration MAX_BACKOFF = Duration.ofSeconds(30);
   /** The longest a refill waits for creates to finish before it starts a member anyway. */
   static final Duration MAX_YIELD = Duration.ofSeconds(10);
-  /** How long after a create began a refill still waits, for the rest of a burst to arrive. */
+  /** How long after a create began a refill of an empty pool still waits, for the rest of a burst to arrive. */
   static final Duration QUIET = Duration.ofMillis(150);
+  /** How far back creates count as demand. */
+  static final Duration DEMAND_WINDOW = Duration.ofSeconds(10);
+  /** How long without a create before a pool falls back to its floor and its surplus members are removed. */
+  static final Duration SURPLUS_AFTER = Duration.ofSeconds(60);
+  /** How many members are started at once, across templates: half the cores, at least 2 and at most 4. */
+  static final int PARALLEL_STARTS = Math.clamp(Runtime.getRuntime().availableProcessors() / 2, 2, 4);
 
   /** A started, firewalled (deny-all), daemon-connected container nobody holds yet. */
   record Member(String id, String instanceId, String templateId, String image, SandboxDaemon daemon,
@@ -55,41 +73,110 @@ final class WarmPool implements AutoCloseable {
     void discard(Member m);
   }
 
-  private final Map<String, Integer> sizes;
+  /** One template's pool. */
+  private final class Tier {
+    final String templateId;
+    final int floor;
+    final ConcurrentLinkedDeque<Member> ready = new ConcurrentLinkedDeque<>();
+    /** When recent creates began (nanoTime), oldest first; guarded by this. */
+    final ArrayDeque<Long> creates = new ArrayDeque<>();
+    /** Members being started now; guarded by this. */
+    int starting;
+    /** How many members it aims to hold: floor to max; guarded by this. */
+    int target;
+    /** When a create last began; guarded by this. */
+    long lastCreate = System.nanoTime();
+    /** The wait after a failed start; guarded by this. */
+    Duration backoff = Duration.ofMillis(500);
+
+    Tier(String templateId, int floor) {
+      this.templateId = templateId;
+      this.floor = floor;
+      this.target = floor;
+    }
+
+    synchronized void demand(long now) {
+      creates.addLast(now);
+      while (now - creates.peekFirst() > demandWindowNanos) {
+        creates.pollFirst();
+      }
+      lastCreate = now;
+      target = Math.max(target, Math.min(Math.max(max, floor), creates.size()));
+    }
+
+    synchronized int target() {
+      return target;
+    }
+
+    /** After a quiet period, the target falls to the floor: @return how many ready members are surplus */
+    synchronized int decay(long now) {
+      if (target > floor && now - lastCreate >= surplusAfterNanos) {
+        LOG.debug("warm pool of {}: no create for {} ms, back from {} to {}", templateId, (now - lastCreate) / 1_000_000, target,
+            floor);
+        target = floor;
+        creates.clear();
+      }
+      return ready.size() - target;
+    }
+  }
+
+  private final Map<String, Tier> tiers;
+  private final int max;
   private final Maker maker;
-  private final ConcurrentMap<String, ConcurrentLinkedDeque<Member>> ready = new ConcurrentHashMap<>();
-  private final ConcurrentMap<String, AtomicBoolean> filling = new ConcurrentHashMap<>();
   private final Set<Thread> fillers = ConcurrentHashMap.newKeySet();
+  private final Thread keeper;
+  /** Wakes the keeper at close (an interrupt could cut short a removal it is making). */
+  private final java.util.concurrent.CountDownLatch closing = new java.util.concurrent.CountDownLatch(1);
   private volatile boolean closed;
-  /** One member started at a time, whatever its template. */
-  private final java.util.concurrent.Semaphore starting = new java.util.concurrent.Semaphore(1);
-  private final java.util.concurrent.locks.ReentrantLock coldLock = new java.util.concurrent.locks.ReentrantLock();
-  private final java.util.concurrent.locks.Condition noCold = coldLock.newCondition();
+  private volatile long demandWindowNanos = DEMAND_WINDOW.toNanos();
+  private volatile long surplusAfterNanos = SURPLUS_AFTER.toNanos();
+  /** {@link #PARALLEL_STARTS} members started at a time, whatever their template. */
+  private final Semaphore startSlots = new Semaphore(PARALLEL_STARTS);
+  private final AtomicInteger startsNow = new AtomicInteger();
+  private final AtomicInteger peakStarts = new AtomicInteger();
+  private final ReentrantLock coldLock = new ReentrantLock();
+  private final Condition noCold = coldLock.newCondition();
   private int coldCreates;
   private long lastCreateBegan = System.nanoTime() - QUIET.toNanos();
 
-  /** @param sizes template id to how many members it keeps ready; 0 or absent: none */
-  WarmPool(Map<String, Integer> sizes, Maker maker) {
-    this.sizes = Map.copyOf(sizes);
+  /**
+   * @param sizes template id to the fewest members it keeps ready; 0 or absent: no pool
+   * @param max the most members a template's pool grows to with demand (a larger size wins)
+   */
+  WarmPool(Map<String, Integer> sizes, int max, Maker maker) {
+    this.max = max;
     this.maker = maker;
-    this.sizes.forEach((t, n) -> {
+    Map<String, Tier> t = new LinkedHashMap<>();
+    sizes.forEach((id, n) -> {
       if (n > 0) {
-        refill(t);
+        t.put(id, new Tier(id, n));
       }
     });
+    this.tiers = Map.copyOf(t);
+    this.keeper = Thread.ofVirtual().name("sandboxes-pool-keeper").start(this::keep);
+    tiers.values().forEach(this::refill);
   }
 
-  int size(String templateId) {
-    return sizes.getOrDefault(templateId, 0);
+  /** For tests: shorter periods of demand and of quiet before the surplus goes. */
+  void periodsForTesting(Duration demandWindow, Duration surplusAfter) {
+    this.demandWindowNanos = demandWindow.toNanos();
+    this.surplusAfterNanos = surplusAfter.toNanos();
+  }
+
+  /** @return the most members that were being started at the same moment so far */
+  int peakParallelStarts() {
+    return peakStarts.get();
   }
 
   /** @return a member of the template, never one handed out before; null when none is ready */
   @Nullable Member claim(String templateId) {
-    ConcurrentLinkedDeque<Member> q = ready.get(templateId);
-    Member m = q == null ? null : q.pollFirst();
-    if (size(templateId) > 0) {
-      refill(templateId);
+    Tier tier = tiers.get(templateId);
+    if (tier == null) {
+      return null;
     }
+    Member m = tier.ready.pollFirst();
+    tier.demand(System.nanoTime());
+    refill(tier);
     return m;
   }
 
@@ -122,18 +209,22 @@ final class WarmPool implements AutoCloseable {
     };
   }
 
-  /** Waits while creates are under way or one began within {@link #QUIET}, for at most {@link #MAX_YIELD}. */
-  private void yieldToCreates() throws InterruptedException {
+  /**
+   * Waits while creates are under way or, when the template's pool is empty, one began within
+   * {@link #QUIET}, for at most {@link #MAX_YIELD}.
+   */
+  private void yieldToCreates(Tier tier) throws InterruptedException {
     long until = System.nanoTime() + MAX_YIELD.toNanos();
     coldLock.lock();
     try {
       while (!closed) {
         long now = System.nanoTime();
-        long quietIn = lastCreateBegan + QUIET.toNanos() - now;
+        long quietIn = tier.ready.isEmpty() ? lastCreateBegan + QUIET.toNanos() - now : 0;
         if ((coldCreates == 0 && quietIn <= 0) || until - now <= 0) {
           return;
         }
-        noCold.awaitNanos(Math.min(until - now, coldCreates > 0 ? Long.MAX_VALUE : quietIn));
+        // a member another task adds makes the wait moot: look again at least every QUIET
+        noCold.awaitNanos(Math.min(until - now, coldCreates > 0 ? QUIET.toNanos() : quietIn));
       }
     } finally {
       coldLock.unlock();
@@ -142,12 +233,12 @@ final class WarmPool implements AutoCloseable {
 
   /** A container died or was removed: a ready member it held is dropped and replaced. */
   void containerGone(String containerId) {
-    for (Map.Entry<String, ConcurrentLinkedDeque<Member>> e : ready.entrySet()) {
-      for (Member m : e.getValue()) {
-        if (m.instanceId().equals(containerId) && e.getValue().remove(m)) {
+    for (Tier tier : tiers.values()) {
+      for (Member m : tier.ready) {
+        if (m.instanceId().equals(containerId) && tier.ready.remove(m)) {
           LOG.warn("warm pool member {} of {} ended from outside; replacing it", m.id(), m.templateId());
           maker.discard(m);
-          refill(e.getKey());
+          refill(tier);
         }
       }
     }
@@ -156,77 +247,110 @@ final class WarmPool implements AutoCloseable {
   /** Template id to (ready, target), for status. */
   Map<String, int[]> status() {
     Map<String, int[]> out = new LinkedHashMap<>();
-    sizes.forEach((t, n) -> {
-      ConcurrentLinkedDeque<Member> q = ready.get(t);
-      out.put(t, new int[] {q == null ? 0 : q.size(), n});
-    });
+    tiers.forEach((t, tier) -> out.put(t, new int[] {tier.ready.size(), tier.target()}));
     return out;
   }
 
-  private void refill(String templateId) {
-    AtomicBoolean flag = filling.computeIfAbsent(templateId, t -> new AtomicBoolean());
-    if (closed || !flag.compareAndSet(false, true)) {
-      return;
+  /** Starts tasks, each starting one member, until ready and starting reach the target (at most PARALLEL_STARTS at once). */
+  private void refill(Tier tier) {
+    synchronized (tier) {
+      while (!closed && tier.ready.size() + tier.starting < tier.target && tier.starting < PARALLEL_STARTS) {
+        tier.starting++;
+        Thread t = Thread.ofVirtual().name("sandboxes-pool-" + tier.templateId).unstarted(() -> fillOne(tier));
+        fillers.add(t);
+        t.start();
+      }
     }
-    Thread t = Thread.ofVirtual().name("sandboxes-pool-" + templateId).unstarted(() -> fill(templateId, flag));
-    fillers.add(t);
-    t.start();
   }
 
-  private void fill(String templateId, AtomicBoolean flag) {
-    ConcurrentLinkedDeque<Member> q = ready.computeIfAbsent(templateId, k -> new ConcurrentLinkedDeque<>());
-    Duration backoff = Duration.ofMillis(500);
+  /** Starts one member (after giving way to creates) and puts it in the pool; on failure waits its back-off. */
+  private void fillOne(Tier tier) {
     try {
-      while (!closed && q.size() < size(templateId)) {
-        try {
-          yieldToCreates();
-          starting.acquire();
-        } catch (InterruptedException e) {
-          return;
+      try {
+        yieldToCreates(tier);
+        startSlots.acquire();
+      } catch (InterruptedException e) {
+        return;
+      }
+      Member m = null;
+      Exception failed = null;
+      try {
+        peakStarts.accumulateAndGet(startsNow.incrementAndGet(), Math::max);
+        if (!closed) {
+          m = maker.start(tier.templateId);
         }
-        Member m = null;
-        Exception failed = null;
-        try {
-          if (!closed) {
-            m = maker.start(templateId);
-          }
-        } catch (Exception e) {
-          failed = e;
-        } finally {
-          starting.release();
+      } catch (Exception e) {
+        failed = e;
+      } finally {
+        startsNow.decrementAndGet();
+        startSlots.release();
+      }
+      if (failed != null) {
+        backOff(tier, failed);
+        return;
+      }
+      if (m == null) {
+        return; // closed before it started
+      }
+      boolean surplus;
+      synchronized (tier) {
+        surplus = tier.ready.size() >= tier.target; // demand fell while it started
+        if (!surplus) {
+          tier.ready.addLast(m);
         }
-        if (failed != null) {
-          if (closed) {
-            return;
-          }
-          LOG.warn("starting a warm pool member of {} failed (next try in {} ms): {}", templateId, backoff.toMillis(),
-              failed.toString());
-          long until = System.nanoTime() + backoff.toNanos();
-          while (!closed && System.nanoTime() - until < 0) {
-            try {
-              Thread.sleep(100);
-            } catch (InterruptedException ie) {
-              return;
-            }
-          }
-          backoff = backoff.multipliedBy(2).compareTo(MAX_BACKOFF) > 0 ? MAX_BACKOFF : backoff.multipliedBy(2);
-          continue;
-        }
-        if (m == null) {
-          return; // closed before it started
-        }
-        q.addLast(m);
-        if (closed && q.remove(m)) {
-          maker.discard(m); // close() may have drained the queue before this member arrived
-          return;
-        }
-        backoff = Duration.ofMillis(500);
+        tier.backoff = Duration.ofMillis(500);
+      }
+      if (surplus || (closed && tier.ready.remove(m))) {
+        maker.discard(m); // close() may have drained the queue before this member arrived
       }
     } finally {
-      flag.set(false);
+      synchronized (tier) {
+        tier.starting--;
+      }
       fillers.remove(Thread.currentThread());
-      if (!closed && q.size() < size(templateId)) {
-        refill(templateId); // a claim came in between the last check and the flag's release
+      refill(tier); // the next member, or one a claim asked for meanwhile
+    }
+  }
+
+  private void backOff(Tier tier, Exception failed) {
+    if (closed) {
+      return;
+    }
+    Duration backoff;
+    synchronized (tier) {
+      backoff = tier.backoff;
+      tier.backoff = backoff.multipliedBy(2).compareTo(MAX_BACKOFF) > 0 ? MAX_BACKOFF : backoff.multipliedBy(2);
+    }
+    LOG.warn("starting a warm pool member of {} failed (next try in {} ms): {}", tier.templateId, backoff.toMillis(),
+        failed.toString());
+    long until = System.nanoTime() + backoff.toNanos();
+    while (!closed && System.nanoTime() - until < 0) {
+      try {
+        Thread.sleep(100);
+      } catch (InterruptedException ie) {
+        return;
+      }
+    }
+  }
+
+  /** The keeper: lets each pool fall back to its floor once creates stop, removing its surplus members. */
+  private void keep() {
+    while (!closed) {
+      try {
+        if (closing.await(Math.clamp(surplusAfterNanos / 4 / 1_000_000, 50, 1_000), java.util.concurrent.TimeUnit.MILLISECONDS)) {
+          return;
+        }
+      } catch (InterruptedException e) {
+        return;
+      }
+      for (Tier tier : tiers.values()) {
+        for (int surplus = tier.decay(System.nanoTime()); surplus > 0 && !closed; surplus--) {
+          Member m = tier.ready.pollLast();
+          if (m == null) {
+            break;
+          }
+          maker.discard(m);
+        }
       }
     }
   }
@@ -235,6 +359,7 @@ final class WarmPool implements AutoCloseable {
   @Override
   public void close() {
     closed = true;
+    closing.countDown();
     coldLock.lock();
     try {
       noCold.signalAll(); // a filler waiting on cold creates stops now
@@ -249,9 +374,14 @@ final class WarmPool implements AutoCloseable {
         break;
       }
     }
-    for (ConcurrentLinkedDeque<Member> q : ready.values()) {
+    try {
+      keeper.join(Duration.ofSeconds(30));
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    for (Tier tier : tiers.values()) {
       Member m;
-      while ((m = q.pollFirst()) != null) {
+      while ((m = tier.ready.pollFirst()) != null) {
         maker.discard(m);
       }
     }
