@@ -333,10 +333,14 @@ class EgressBoundaryTest {
       chain = String.format("SBX-%08X", v);
       assertThat(hostRules()).contains("-N " + chain).anyMatch(l -> l.startsWith("-A SANDBOXES-IN -s " + ip + "/32") && l.endsWith(chain))
           .anyMatch(l -> l.startsWith("-A SANDBOXES-FWD -s " + ip + "/32") && l.endsWith(chain));
+      // the chain goes with the kill, not with Docker's removal of the container, which may wait in a queue
+      try (AutoCloseable held = server.registry().holdRemovalsForTesting(Duration.ofSeconds(60))) {
+        s.kill();
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(hostRules()).noneMatch(l -> l.contains(chain)));
+      }
     } finally {
       s.kill();
     }
-    await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(hostRules()).noneMatch(l -> l.contains(chain)));
   }
 
   private static List<String> hostRules() throws Exception {

@@ -162,6 +162,9 @@ final class SandboxLifecycle {
       if (taken) {
         // out of the table: its container goes whatever happened above
         Thread.ofVirtual().name("sandboxes-remove-" + id).start(() -> {
+          // first, whatever the removal queue: its address leaves the gateway and the host firewall,
+          // whose dispatch then drops what the dying container sends until Docker has removed it
+          detachQuietly(s);
           removing.acquireUninterruptibly();
           try {
             removeIfNotBegun(removal);
@@ -220,7 +223,7 @@ final class SandboxLifecycle {
         }
       }
       forkImages.sandboxGone(id);
-      networking.detach(s);
+      detachQuietly(s); // done already unless this removal overtook the background's
       states.forget(id);
     } catch (RuntimeException e) {
       LOG.warn("finishing the removal of killed sandbox {} failed: {}", id, e.toString());
@@ -232,6 +235,15 @@ final class SandboxLifecycle {
       afterRemoval.run();
     } catch (RuntimeException e) {
       LOG.debug("after the removal of {}: {}", id, e.toString());
+    }
+  }
+
+  /** Takes a killed sandbox's address out of the gateway and the host firewall; idempotent. */
+  private void detachQuietly(LocalSandbox s) {
+    try {
+      networking.detach(s);
+    } catch (RuntimeException e) {
+      LOG.warn("taking killed sandbox {} out of the egress firewall failed: {}", s.id(), e.toString());
     }
   }
 
