@@ -103,11 +103,15 @@ class WarmSuiteTest {
     poolLabels.put(s.id(), poolLabel(s.id()));
   }
 
-  /** The container's {@code io.sandboxes.pool-member} label, read through the Docker CLI. */
+  /**
+   * The container's {@code io.sandboxes.pool-member} label, read through the Docker CLI. Found by
+   * the id in its name: a claimed member is renamed from {@code sandboxes-pool-<id>} to
+   * {@code sandboxes-<id>} in the background, so either name may be current.
+   */
   static String poolLabel(String sandboxId) {
     try {
-      Process p = new ProcessBuilder("docker", "inspect", "--format", "{{index .Config.Labels \"io.sandboxes.pool-member\"}}",
-          "sandboxes-" + sandboxId).redirectErrorStream(true).start();
+      Process p = new ProcessBuilder("docker", "ps", "--all", "--filter", "name=" + sandboxId, "--format",
+          "{{.Label \"io.sandboxes.pool-member\"}}").redirectErrorStream(true).start();
       String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
       assertThat(p.waitFor(30, TimeUnit.SECONDS)).isTrue();
       assertThat(p.exitValue()).as("docker inspect: %s", out).isZero();
