@@ -471,6 +471,7 @@ class CodeInterpreterTest {
       long t0 = System.nanoTime();
       CodeExecution next = sandbox.runCode("i", RunCodeOptions.defaults().inContext(ctx).withTimeout(Duration.ofSeconds(40)));
       assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(Duration.ofSeconds(20));
+      assertThat(next.text()).as("the next run: %s", next).isNotNull();
       assertThat(Integer.parseInt(next.text())).isLessThan(300);
     } finally {
       sandbox.removeCodeContext(ctx.id());
@@ -601,6 +602,27 @@ class CodeInterpreterTest {
     assertThat(sandbox.runCode("import os; os.environ.get('GREETING')",
         RunCodeOptions.defaults().withEnv(java.util.Map.of("GREETING", "hi"))).text()).isEqualTo("hi");
     assertThat(sandbox.runCode("import os; str(os.environ.get('GREETING'))").text()).isEqualTo("None");
+  }
+
+  @Test
+  @DisplayName("an execution that fails leaves no trace on the next: its env vars are taken back, and the next code runs")
+  void afterAnError() {
+    CodeContext ctx = sandbox.createCodeContext();
+    try {
+      // the kernel aborts what reaches it just after an error when asked to stop on errors: the
+      // taking back of the env vars comes right after, and so, from a quick caller, does the next
+      // run (seen as an empty execution, no count, no result): the env var stayed from the second round on
+      for (int round = 0; round < 20; round++) {
+        CodeExecution failed = sandbox.runCode("raise ValueError('round %d')".formatted(round),
+            RunCodeOptions.defaults().inContext(ctx).withEnv(java.util.Map.of("LEAK", "r" + round)));
+        assertThat(failed.error()).isNotNull();
+        assertThat(failed.error().name()).isEqualTo("ValueError");
+        CodeExecution next = sandbox.runCode("import os; str(os.environ.get('LEAK'))", RunCodeOptions.defaults().inContext(ctx));
+        assertThat(next.text()).as("round %d: %s", round, next).isEqualTo("None");
+      }
+    } finally {
+      sandbox.removeCodeContext(ctx.id());
+    }
   }
 
   @Test

@@ -245,7 +245,10 @@ class Context:
                 self._drain_shell()
 
     def _execute(self, code, emit, client_gone):
-        msg_id = self.client.execute(code, store_history=True, allow_stdin=False, stop_on_error=True)
+        # executions reach a kernel one at a time (the context's lock), so there is never a queue
+        # for an error to stop; asked to stop on errors, the kernel aborts whatever arrives in the
+        # moment after one, and that is the taking back of env vars, or the next run itself
+        msg_id = self.client.execute(code, store_history=True, allow_stdin=False, stop_on_error=False)
         gone = False
         gone_at = 0.0
         last_write = time.monotonic()
