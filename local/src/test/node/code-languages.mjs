@@ -1,5 +1,5 @@
 // Issue 25, item 7: the code interpreter's languages through the official @e2b/code-interpreter
-// SDK, as E2B's own SDK tests use them (bash and JavaScript default contexts, contexts of a
+// SDK, as E2B's own SDK tests use them (bash, JavaScript, R and Java default contexts, contexts of a
 // language, results' text, a timed-out run). Driven by OfficialSdkCodeLanguagesTest; prints
 // "step: result" lines.
 import { Sandbox } from '@e2b/code-interpreter'
@@ -31,6 +31,29 @@ try {
   const bashError = (await sbx.runCode('echo partial; exit_with() { return $1; }; exit_with 4', { language: 'bash' }))
   say('bash.error', `${bashError.logs.stdout.join('').trim()}|${JSON.stringify(bashError.error?.name)}|${bashError.error?.value}`)
 
+  // E2B's R and Java env_vars and cwd tests, as they are written (R's values are displays: results[0], no main text)
+  say('r.env', (await sbx.runCode('Sys.getenv("TEST_ENV_VAR")', { language: 'r' })).results[0]?.text.trim())
+  say('r.envRun', (await sbx.runCode('Sys.getenv("FOO")', { envs: { FOO: 'bar' }, language: 'r' })).results[0]?.text.trim())
+  say('r.envAfter', (await sbx.runCode('Sys.getenv("FOO", unset = "default")', { language: 'r' })).results[0]?.text.trim())
+  say('r.envOverwrite', (await sbx.runCode('Sys.getenv("TEST_ENV_VAR")', { language: 'r', envs: { TEST_ENV_VAR: 'overwrite' } })).results[0]?.text.trim()
+    + '|' + (await sbx.runCode('Sys.getenv("TEST_ENV_VAR")', { language: 'r' })).results[0]?.text.trim())
+  say('r.cwd', (await sbx.runCode('getwd()', { language: 'r' })).results[0]?.text.trim())
+  const rRun = await sbx.runCode('kept <- 41; cat("out\\n"); kept + 1', { language: 'r' })
+  say('r.run', `${JSON.stringify(rRun.logs.stdout)}|${rRun.results.map((r) => r.text).join(',')}|${rRun.text}`)
+  const rError = (await sbx.runCode('stop("boom")', { language: 'r' })).error
+  say('r.error', `${rError?.name}|${JSON.stringify(rError?.value)}`)
+  say('java.env', (await sbx.runCode('System.getProperty("TEST_ENV_VAR")', { language: 'java' })).results[0]?.text.trim())
+  say('java.envRun', (await sbx.runCode('System.getProperty("FOO")', { envs: { FOO: 'bar' }, language: 'java' })).results[0]?.text.trim())
+  say('java.envAfter', (await sbx.runCode('System.getProperty("FOO", "default")', { language: 'java' })).results[0]?.text.trim())
+  say('java.envOverwrite', (await sbx.runCode('System.getProperty("TEST_ENV_VAR")', { language: 'java', envs: { TEST_ENV_VAR: 'overwrite' } })).results[0]?.text.trim()
+    + '|' + (await sbx.runCode('System.getProperty("TEST_ENV_VAR")', { language: 'java' })).results[0]?.text.trim())
+  say('java.cwd', (await sbx.runCode('System.getProperty("user.dir")', { language: 'java' })).results[0]?.text.trim())
+  await sbx.runCode('int counted = 41;', { language: 'java' })
+  const javaRun = await sbx.runCode('System.out.println("out"); counted + 1', { language: 'java' })
+  say('java.run', `${JSON.stringify(javaRun.logs.stdout)}|${javaRun.text}`)
+  const javaError = (await sbx.runCode('1 / 0', { language: 'java' })).error
+  say('java.error', `${javaError?.name}|${javaError?.value}`)
+
   // contexts of a language
   const js = await sbx.createCodeContext({ language: 'js', cwd: '/tmp' })
   const bash = await sbx.createCodeContext({ language: 'bash' })
@@ -54,6 +77,8 @@ try {
     ['python', "kept = 'yes'", 'import time\nwhile True: time.sleep(0.1)', 'kept'],
     ['bash', 'KEPT=yes', 'sleep 600', 'echo $KEPT'],
     ['js', "var keptJs = 'yes'", 'while (true) {}', 'keptJs'],
+    ['r', "keptR <- 'yes'", 'repeat Sys.sleep(0.1)', 'cat(keptR)'],
+    ['java', 'String keptJava = "yes";', 'while (true) {}', 'keptJava'],
   ]) {
     const ctx = await sbx.createCodeContext({ language })
     await sbx.runCode(setup, { context: ctx })

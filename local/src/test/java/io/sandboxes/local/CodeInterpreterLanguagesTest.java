@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.sandboxes.CodeContext;
 import io.sandboxes.CodeExecution;
+import io.sandboxes.CodeResult;
 import io.sandboxes.CodeTimeoutException;
 import io.sandboxes.RunCodeOptions;
 import io.sandboxes.SandboxRpcException;
@@ -32,7 +33,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 /**
- * The code interpreter's bash and JavaScript contexts, IPython's text of results, and how fast a
+ * The code interpreter's bash, JavaScript, TypeScript, R and Java contexts, IPython's text of results, and how fast a
  * timed-out run gives its context back, through the Java SDK against the real template in a real
  * sandbox, reached through the server's port routing.
  */
@@ -170,10 +171,87 @@ class CodeInterpreterLanguagesTest {
     assertThatThrownBy(() -> run("cobol", "1"))
         .isInstanceOfSatisfying(SandboxRpcException.class, x -> {
           assertThat(x.code()).isEqualTo("invalid_argument");
-          assertThat(x.getMessage()).contains("'cobol' is not supported").contains("supported: python, javascript, typescript, bash");
+          assertThat(x.getMessage()).contains("'cobol' is not supported").contains("supported: python, javascript, typescript, bash, r, java");
         });
-    assertThatThrownBy(() -> sandbox.createCodeContext("r", null))
-        .hasMessageContaining("'r' is not supported").hasMessageContaining("python, javascript, typescript, bash");
+    assertThatThrownBy(() -> sandbox.createCodeContext("julia", null))
+        .hasMessageContaining("'julia' is not supported").hasMessageContaining("python, javascript, typescript, bash, r, java");
+  }
+
+  @Test
+  @DisplayName("R: state lasts across runs; each visible value is a display of its printed form (IRkernel's, none main); cat is stdout, warnings and messages stderr; an error is IRkernel's ERROR and ends the run")
+  void r() {
+    CodeContext ctx = sandbox.createCodeContext("r", "/tmp");
+    try {
+      RunCodeOptions in = RunCodeOptions.defaults().inContext(ctx);
+      assertThat(ctx.language()).isEqualTo("r");
+      CodeExecution first = sandbox.runCode("x <- 5\nx * 2\ncat('hi\\n')\ninvisible(7)\nc(a = 1, b = 2)", in);
+      assertThat(first.results()).extracting(CodeResult::text).containsExactly("[1] 10", "a b \n1 2 ");
+      assertThat(first.results()).noneMatch(CodeResult::mainResult);
+      assertThat(first.text()).isNull();
+      assertThat(first.stdoutText()).isEqualTo("hi\n");
+      assertThat(sandbox.runCode("x + 1", in).results()).extracting(CodeResult::text).containsExactly("[1] 6");
+      assertThat(sandbox.runCode("getwd()", in).results()).extracting(CodeResult::text).containsExactly("[1] \"/tmp\"");
+      assertThat(sandbox.runCode("data.frame(n = 1:2, s = c('u', 'v'))", in).results()).extracting(CodeResult::text)
+          .containsExactly("  n s\n1 1 u\n2 2 v");
+      CodeExecution noisy = sandbox.runCode("f <- function() { warning('careful'); 3 }\nf()\nmessage('note')", in);
+      assertThat(noisy.stderrText()).isEqualTo("Warning message:\nIn f(): careful\nnote\n");
+      assertThat(noisy.results()).extracting(CodeResult::text).containsExactly("[1] 3");
+
+      CodeExecution failed = sandbox.runCode("1\nstop('boom')\ncat('never')", in);
+      assertThat(failed.results()).extracting(CodeResult::text).containsExactly("[1] 1");
+      assertThat(failed.stdoutText()).isEmpty();
+      assertThat(failed.error()).isNotNull();
+      assertThat(failed.error().name()).isEqualTo("ERROR");
+      assertThat(failed.error().value()).isEqualTo("Error: boom\n");
+      assertThat(sandbox.runCode("g <- function(v) sqrt(v) + undefined_thing; g(4)", in).error().value())
+          .isEqualTo("Error in g(4): object 'undefined_thing' not found\n");
+      assertThat(sandbox.runCode("1 +", in).error().value()).startsWith("Error: <text>:2:0: unexpected end of input");
+      assertThat(sandbox.runCode("x", in).results()).extracting(CodeResult::text).containsExactly("[1] 5");
+    } finally {
+      sandbox.removeCodeContext(ctx.id());
+    }
+    assertThat(run("r", "Sys.getenv('FROM_SANDBOX')").results()).extracting(CodeResult::text).containsExactly("[1] \"sandbox-wide\"");
+    assertThat(sandbox.runCode("Sys.getenv('FOO')", RunCodeOptions.defaults().withLanguage("r").withEnv(Map.of("FOO", "bar b'q\"")))
+        .results()).extracting(CodeResult::text).containsExactly("[1] \"bar b'q\\\"\"");
+    assertThat(run("r", "Sys.getenv('FOO', unset = 'default')").results()).extracting(CodeResult::text).containsExactly("[1] \"default\"");
+  }
+
+  @Test
+  @DisplayName("Java: JShell's state lasts across runs; the last expression's value is the main result; System.out is stdout; env vars are system properties for one run; errors name the exception or the compilation")
+  void java() {
+    CodeContext ctx = sandbox.createCodeContext("java", "/tmp");
+    try {
+      RunCodeOptions in = RunCodeOptions.defaults().inContext(ctx);
+      assertThat(ctx.language()).isEqualTo("java");
+      assertThat(sandbox.runCode("System.getProperty(\"user.dir\")", in).text()).isEqualTo("/tmp");
+      CodeExecution first = sandbox.runCode("import java.util.*;\nint base = 40;\nint twice(int n) { return 2 * n; }\n"
+          + "System.out.println(\"hi\"); System.err.println(\"oops\");\nList.of(base, twice(1))", in);
+      assertThat(first.stdoutText()).isEqualTo("hi\n");
+      assertThat(first.stderrText()).isEqualTo("oops\n");
+      assertThat(first.text()).isEqualTo("[40, 2]");
+      assertThat(first.results()).singleElement().satisfies(r -> assertThat(r.mainResult()).isTrue());
+      assertThat(sandbox.runCode("base + twice(1)", in).text()).isEqualTo("42");
+      assertThat(sandbox.runCode("\"tab\\there\"", in).text()).isEqualTo("tab\there");
+      assertThat(sandbox.runCode("base = 1;", in).text()).isEqualTo("1"); // an assignment is an expression
+      assertThat(sandbox.runCode("int unshown = 3;", in).text()).isNull();
+
+      CodeExecution thrown = sandbox.runCode("System.out.println(\"before\");\nint q = 1 / 0;\nSystem.out.println(\"never\");", in);
+      assertThat(thrown.stdoutText()).isEqualTo("before\n");
+      assertThat(thrown.error()).isNotNull();
+      assertThat(thrown.error().name()).isEqualTo("java.lang.ArithmeticException");
+      assertThat(thrown.error().value()).isEqualTo("/ by zero");
+      CodeExecution rejected = sandbox.runCode("undefinedThing + 1", in);
+      assertThat(rejected.error().name()).isEqualTo("CompilationException");
+      assertThat(rejected.error().value()).contains("cannot find symbol");
+      assertThat(sandbox.runCode("int y = 3 +", in).error().name()).isEqualTo("CompilationException");
+      assertThat(sandbox.runCode("base", in).text()).isEqualTo("1");
+    } finally {
+      sandbox.removeCodeContext(ctx.id());
+    }
+    assertThat(run("java", "System.getProperty(\"FROM_SANDBOX\")").text()).isEqualTo("sandbox-wide");
+    assertThat(sandbox.runCode("System.getProperty(\"FOO\")", RunCodeOptions.defaults().withLanguage("java")
+        .withEnv(Map.of("FOO", "bar b'q\" \u00fc"))).text()).isEqualTo("bar b'q\" \u00fc");
+    assertThat(run("java", "System.getProperty(\"FOO\", \"default\")").text()).isEqualTo("default");
   }
 
   @Test
@@ -222,6 +300,10 @@ class CodeInterpreterLanguagesTest {
       bash       | KEPT=yes         | sleep 600                                 | echo $KEPT
       javascript | var kept = 'yes' | while (true) {}                           | kept
       javascript | var kept = 'yes' | await new Promise((r) => setTimeout(r, 600000)) | kept
+      r          | kept <- 'yes'    | repeat Sys.sleep(0.1)                     | cat(kept)
+      r          | kept <- 'yes'    | repeat {}                                 | cat(kept)
+      java       | String kept = "yes"; | while (true) {}                       | kept
+      java       | String kept = "yes"; | Thread.sleep(600000);                 | kept
       """)
   @DisplayName("a run that times out gives its context back, state and all, promptly")
   void timeoutGivesTheContextBack(String language, String setup, String blocking, String check) {

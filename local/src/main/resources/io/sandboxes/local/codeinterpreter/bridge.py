@@ -3,9 +3,10 @@
 
 Part of the Sandboxes local runtime (the code-interpreter-v1 template). Standard library plus
 jupyter_client; one ipykernel process per python context, started and signalled by this bridge
-itself (no Jupyter server); a bash or javascript context is one bash or node process driven by
-kernels.py beside this file. Endpoints: GET /health, POST /execute (one JSON object per line), GET and
-POST /contexts, POST /contexts/{id}/restart, DELETE /contexts/{id}.
+itself (no Jupyter server); a context of another language (bash, javascript, typescript, r, java)
+is one process of that interpreter, driven by kernels.py beside this file. Endpoints: GET /health,
+POST /execute (one JSON object per line), GET and POST /contexts, POST /contexts/{id}/restart,
+DELETE /contexts/{id}.
 """
 import datetime
 import json
@@ -41,7 +42,7 @@ MAX_BODY = 32 * 1024 * 1024
 KERNEL_READY_SECONDS = 60
 INTERRUPT_GRACE_SECONDS = 10
 # what a context can be, and the names E2B's server takes for them (it lowercases and strips first)
-LANGUAGES = ("python", "javascript", "typescript", "bash")
+LANGUAGES = ("python", "javascript", "typescript", "bash", "r", "java")
 ALIASES = {"js": "javascript", "ts": "typescript"}
 MIME_KEYS = {
     "text/plain": "text", "text/html": "html", "text/markdown": "markdown", "image/svg+xml": "svg",

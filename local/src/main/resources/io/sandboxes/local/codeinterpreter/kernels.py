@@ -1,8 +1,8 @@
-"""The local code interpreter's bash and JavaScript contexts: one persistent process each.
+"""The local code interpreter's contexts beyond Python: one persistent process each.
 
 Part of the Sandboxes local runtime (the code-interpreter-v1 template); bridge.py makes a
-ProcessContext for a context whose language is bash, javascript or typescript. No Jupyter kernel for these
-comes from Debian, so the bridge drives the interpreter itself:
+ProcessContext for a context whose language is bash, javascript, typescript, r or java. No Jupyter
+kernel for these comes from Debian, so the bridge drives the interpreter itself:
 
 * bash: an interactive bash (so an interrupt abandons the running command and bash reads on, its
   variables, functions and cwd kept) reading one command line at a time on its stdin; each run's
@@ -11,6 +11,9 @@ comes from Debian, so the bridge drives the interpreter itself:
   on a pipe and evaluates it in its global context (state kept, top-level await, import).
 * typescript: the same, each run transpiled first (Debian's node-typescript; types are dropped,
   not checked).
+* r: Rscript running rkernel.R, java: the JVM running JavaKernel (JShell in its own process,
+  compiled when the image is built); each reads one request per line on a pipe, its fields
+  hex-encoded (neither has JSON to hand).
 
 Each run ends with a line on a control pipe (the run's token, and its exit status or result or
 error) and the token between two 0x1e bytes written to stdout and to stderr: the bridge passes
@@ -40,6 +43,10 @@ import uuid
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 JS_KERNEL = os.path.join(HERE, "jskernel.js")
+R_KERNEL = os.path.join(HERE, "rkernel.R")
+JAVA_CLASSES = os.path.join(HERE, "java")
+# one small JVM: a context's heap grows as its code asks, the serial collector keeps it compact
+JAVA = ["java", "-XX:+UseSerialGC", "-cp", JAVA_CLASSES, "JavaKernel"]
 READY_SECONDS = 30
 INTERRUPT_GRACE = 0.6
 RESEND_AFTER = 0.3
@@ -110,7 +117,14 @@ class ProcessContext:
             fds = (control_w,)
         else:
             commands_r, commands_w = os.pipe()
-            cmd = ["node", JS_KERNEL, str(commands_r), str(control_w)] + (["typescript"] if self.language == "typescript" else [])
+            descriptors = [str(commands_r), str(control_w)]
+            if self.language == "r":
+                cmd = [sys.executable, "-c", SIGINT_DEFAULT, "Rscript", "--vanilla", R_KERNEL] + descriptors
+            elif self.language == "java":
+                # the JVM takes SIGINT for its own only when it was not ignored at its start
+                cmd = [sys.executable, "-c", SIGINT_DEFAULT] + JAVA + descriptors
+            else:
+                cmd = ["node", JS_KERNEL] + descriptors + (["typescript"] if self.language == "typescript" else [])
             stdin = subprocess.DEVNULL
             fds = (commands_r, control_w)
         try:
@@ -242,6 +256,9 @@ class ProcessContext:
             lines = "source %s\nsource %s </dev/null\n__sandboxes_status=$?\n%s\n" % (
                 shlex.quote(env_file), shlex.quote(code_file), self._ending(token, "$__sandboxes_status"))
             data = lines.encode()
+        elif self.language in ("r", "java"):
+            fields = [token, code] + [x for pair in env_vars.items() for x in pair]
+            data = (" ".join([token] + ["x" + f.encode("utf-8", "surrogatepass").hex() for f in fields[1:]]) + "\n").encode()
         else:
             restore = {k: os.environ.get(k) for k in env_vars}
             data = (json.dumps({"token": token, "code": code, "env": env_vars, "restore": restore}) + "\n").encode()
@@ -363,12 +380,15 @@ class ProcessContext:
             # bash_kernel's shape, which E2B's bash contexts have: no name, the exit status as the value
             return [] if status == 0 else [{"type": "error", "name": "", "value": str(status), "traceback": ""}]
         reply = json.loads(answer.decode("utf-8", "replace"))
+        # R's values are displays, as IRkernel sends them (none is the main result), shown before an error
+        events = [self._result(d, False) for d in reply.get("displays") or []]
         if "error" in reply:
             e = reply["error"]
-            return [{"type": "error", "name": e.get("name", ""), "value": e.get("value", ""), "traceback": e.get("traceback", "")}]
+            return events + [{"type": "error", "name": e.get("name", ""), "value": e.get("value", ""),
+                              "traceback": e.get("traceback", "")}]
         if "result" in reply and reply["result"] is not None:
-            return [self._result(reply["result"], True)]
-        return []
+            events.append(self._result(reply["result"], True))
+        return events
 
 
 def session_members(sid):

@@ -50,14 +50,18 @@ public final class CodeInterpreterImage {
   static final String BRIDGE_PATH = DIRECTORY + "/bridge.py";
   /**
    * The files of ours the image holds, all in {@link #DIRECTORY}: the bridge, the Python kernels'
-   * rich-result formatters, and the bash, JavaScript and TypeScript contexts (run with the base
-   * image's bash and node; TypeScript's transpiler is one of {@link #PACKAGES}).
+   * rich-result formatters, and the bash, JavaScript, TypeScript, R and Java contexts (run with the
+   * base image's bash and node, and with R, TypeScript's transpiler and the JDK from {@link
+   * #PACKAGES}; the Java context's driver is compiled when the image is built).
    */
-  static final List<String> FILES = List.of("bridge.py", "results.py", "kernels.py", "jskernel.js");
+  static final List<String> FILES = List.of("bridge.py", "results.py", "kernels.py", "jskernel.js", "rkernel.R", "JavaKernel.java");
   static final List<String> PACKAGES = List.of(
       "python3-ipykernel", "python3-jupyter-client", "python3-numpy", "python3-pandas", "python3-matplotlib",
       // TypeScript contexts: the compiler's transpiler, for node (about 67 MB)
-      "node-typescript");
+      "node-typescript",
+      // R contexts (about 90 MB with what it needs) and Java contexts, JShell (about 270 MB), as
+      // E2B's template carries R and a JDK
+      "r-base-core", "openjdk-17-jdk-headless");
   /**
    * Small alternatives installed with {@link #PACKAGES} so that apt takes them for an either-or
    * dependency of python3-fonttools instead of the large first choice: python3-munkres instead of
@@ -90,7 +94,9 @@ public final class CodeInterpreterImage {
         + " -o Dpkg::Options::=--force-unsafe-io " + String.join(" ", PACKAGES) + " " + String.join(" ", ALTERNATIVES)
         + " && apt-get clean && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin\n"
         + "COPY " + String.join(" ", FILES) + " " + DIRECTORY + "/\n"
-        + "RUN chmod 0644 " + FILES.stream().map(f -> DIRECTORY + "/" + f).collect(java.util.stream.Collectors.joining(" ")) + "\n";
+        + "RUN chmod 0644 " + FILES.stream().map(f -> DIRECTORY + "/" + f).collect(java.util.stream.Collectors.joining(" "))
+        + " && javac -nowarn -d " + DIRECTORY + "/java " + DIRECTORY + "/JavaKernel.java"
+        + " && chmod -R a+rX " + DIRECTORY + "/java\n";
   }
 
   /**
