@@ -4,7 +4,8 @@
 # against the real local server. The official-SDK conformance test needs node and npm (20.18+).
 # Then the gVisor pass: the contract and security tests again with every sandbox on runsc, which
 # docker-up.sh installs and registers with the local dockerd (SANDBOXES_GVISOR=0 skips both, e.g.
-# where the engine is not a dockerd on this machine).
+# where the engine is not a dockerd on this machine). On CI, the Docker restart pass: paused
+# sandboxes through a real restart of dockerd (SANDBOXES_DOCKER_RESTART=1 runs it elsewhere).
 # Last, it builds it/consumer, a user's project outside the reactor, once per supported JUnit line,
 # and each project of it/coexist: a user's project that already has Testcontainers 1.x, a Spring
 # Boot 3.5 or 4 parent, or LangChain4j, and adds Sandboxes with nothing else.
@@ -39,6 +40,18 @@ if [ "$gvisor" = 1 ]; then
   echo "==> the gVisor pass $([ "$gvisor_failed" = 0 ] && echo passed || echo FAILED) in $((SECONDS - gvisor_started)) s"
 else
   echo "==> the gVisor pass: skipped (SANDBOXES_GVISOR=0)"
+fi
+
+# The Docker restart pass: paused sandboxes through a real restart of the machine's dockerd. It
+# stops every container on the machine, so it runs on CI (CI=true) and where
+# SANDBOXES_DOCKER_RESTART=1 asks for it, never by surprise on a developer's machine.
+restart_failed=0
+if [ "${SANDBOXES_DOCKER_RESTART:-$([ "${CI:-}" = true ] && echo 1 || echo 0)}" = 1 ]; then
+  echo "==> the Docker restart pass: paused sandboxes through a real restart of dockerd"
+  ./mvnw -B -ntp verify -pl local -Dtest=DockerRestartTest -Dsurefire.failIfNoSpecifiedTests=false \
+    -Dsandboxes.test.restart-docker=true || restart_failed=1
+else
+  echo "==> the Docker restart pass: skipped (it restarts this machine's dockerd; SANDBOXES_DOCKER_RESTART=1 runs it)"
 fi
 
 # it/consumer against the artifacts installed above, as a user's build sees them. env -i: none of
@@ -80,4 +93,5 @@ done
 echo "==> consumer projects"
 printf '    %s\n' "${summaries[@]}"
 [ "$gvisor_failed" = 0 ] || echo "the gVisor pass FAILED (see above)" >&2
-[ "$consumer_failed" = 0 ] && [ "$gvisor_failed" = 0 ]
+[ "$restart_failed" = 0 ] || echo "the Docker restart pass FAILED (see above)" >&2
+[ "$consumer_failed" = 0 ] && [ "$gvisor_failed" = 0 ] && [ "$restart_failed" = 0 ]
