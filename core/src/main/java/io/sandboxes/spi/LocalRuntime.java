@@ -43,16 +43,33 @@ public interface LocalRuntime {
    *     this one, or null
    * @param stateRoot the folder where servers keep their state and announce themselves, or null
    *     for {@code $SANDBOXES_STATE_DIR}, else {@code ~/.local/state/sandboxes-local}
+   * @param warmPoolMax the most pre-started sandboxes a template's pool of a server this starts
+   *     grows to with demand, or null
    */
   record Options(java.util.Map<String, Integer> warmPool, @org.jspecify.annotations.Nullable String runtime,
       @org.jspecify.annotations.Nullable Boolean reuse, @org.jspecify.annotations.Nullable Boolean background,
-      java.nio.file.@org.jspecify.annotations.Nullable Path stateRoot) {
+      java.nio.file.@org.jspecify.annotations.Nullable Path stateRoot, @org.jspecify.annotations.Nullable Integer warmPoolMax) {
     /** Nothing set in code. */
-    public static final Options NONE = new Options(java.util.Map.of(), null, null, null, null);
+    public static final Options NONE = new Options(java.util.Map.of(), null, null, null, null, null);
 
     /** Copies the pool sizes. */
     public Options {
       warmPool = java.util.Map.copyOf(warmPool);
+    }
+
+    /**
+     * Options that leave how far a pool grows to the properties and the default.
+     *
+     * @param warmPool as in the canonical constructor
+     * @param runtime as in the canonical constructor
+     * @param reuse as in the canonical constructor
+     * @param background as in the canonical constructor
+     * @param stateRoot as in the canonical constructor
+     */
+    public Options(java.util.Map<String, Integer> warmPool, @org.jspecify.annotations.Nullable String runtime,
+        @org.jspecify.annotations.Nullable Boolean reuse, @org.jspecify.annotations.Nullable Boolean background,
+        java.nio.file.@org.jspecify.annotations.Nullable Path stateRoot) {
+      this(warmPool, runtime, reuse, background, stateRoot, null);
     }
   }
 

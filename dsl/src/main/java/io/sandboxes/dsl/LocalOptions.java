@@ -20,6 +20,7 @@ import org.jspecify.annotations.Nullable;
  *   <tr><td>{@link #warmPool(int)}, {@link #warmPool(String, int)}</td>
  *       <td>{@code sandboxes.local.warm-pool}, e.g. {@code 0} or {@code base=1,my-template=2}</td>
  *       <td>2 of {@code base}</td></tr>
+ *   <tr><td>{@link #warmPoolMax(int)}</td><td>{@code sandboxes.local.warm-pool-max}</td><td>16</td></tr>
  *   <tr><td>{@link #runtime(String)}</td><td>{@code sandboxes.local.runtime}</td><td>Docker's default (runc)</td></tr>
  *   <tr><td>{@link #reuse(boolean)}</td><td>{@code sandboxes.local.reuse}</td><td>true</td></tr>
  *   <tr><td>{@link #background(boolean)}</td><td>{@code sandboxes.local.background}</td><td>false</td></tr>
@@ -41,6 +42,7 @@ public final class LocalOptions {
   private @Nullable Boolean reuse;
   private @Nullable Boolean background;
   private @Nullable Path stateRoot;
+  private @Nullable Integer warmPoolMax;
 
   LocalOptions() {}
 
@@ -79,6 +81,27 @@ public final class LocalOptions {
       throw new IllegalArgumentException("a warm pool holds 0 to 64 sandboxes, not " + size);
     }
     warmPool.put(templateId, size);
+    return this;
+  }
+
+  /**
+   * Sets how far each template's warm pool of a server this starts may grow with demand. The
+   * size set by {@link #warmPool(String, int)} is the floor; with creates coming (those of the
+   * last ten seconds) the pool grows toward this, refilling several members at once, and falls
+   * back to the floor a minute after the last create. A burst of N creates is warm when this is
+   * at least N (each member about 0.7 MiB of memory while idle). A server found running keeps
+   * its own.
+   *
+   * @param max 0 to 64; 0 keeps every pool at its floor; 16 by default
+   * @return this
+   * @throws IllegalArgumentException for a maximum out of range
+   */
+  @CanIgnoreReturnValue
+  public LocalOptions warmPoolMax(int max) {
+    if (max < 0 || max > 64) {
+      throw new IllegalArgumentException("a warm pool grows to 0 to 64 sandboxes, not " + max);
+    }
+    this.warmPoolMax = max;
     return this;
   }
 
@@ -145,6 +168,6 @@ public final class LocalOptions {
   }
 
   LocalRuntime.Options toSpi() {
-    return new LocalRuntime.Options(warmPool, runtime, reuse, background, stateRoot);
+    return new LocalRuntime.Options(warmPool, runtime, reuse, background, stateRoot, warmPoolMax);
   }
 }

@@ -56,7 +56,7 @@ class SandboxesOutliveTest {
   @DisplayName("a sandbox paused by a JVM that has exited is found by the next JVM's Sandboxes.local(), with its file")
   void pausedSandboxOutlivesItsJvm() throws Exception {
     String content = "kept " + System.nanoTime();
-    Child child = child("-Dsandboxes.local.background=true", "pause", content);
+    Child child = child(List.of("-Dsandboxes.local.background=true", "-Dsandboxes.local.warm-pool-max=3"), "pause", content);
     Map<String, String> said = child.said();
     String id = said.get("id");
     assertThat(id).as("the child printed its sandbox's id; its output:\n%s", child.output()).isNotBlank();
@@ -68,6 +68,9 @@ class SandboxesOutliveTest {
     long serverPid = announcedPid().orElseThrow();
     assertThat(serverPid).isNotEqualTo(child.pid()).isNotEqualTo(ProcessHandle.current().pid());
     assertThat(ProcessHandle.of(serverPid)).isPresent().get().matches(ProcessHandle::isAlive);
+    // started with the pool's maximum the child's property set
+    assertThat(ProcessHandle.of(serverPid).orElseThrow().info().arguments().map(List::of).orElseThrow())
+        .containsSubsequence("--warm-pool-max", "3");
 
     // reuse(true): the build's surefire sets sandboxes.local.reuse=false for every other test
     try (SandboxClient sandboxes = Sandboxes.local(o -> o.reuse(true).stateRoot(stateRoot))) {
@@ -94,7 +97,7 @@ class SandboxesOutliveTest {
   @Test
   @DisplayName("a JVM that exits without closing Sandboxes.local() leaves no container of its server: not its sandbox, not its pool")
   void inProcessServerEndsAtExit() throws Exception {
-    Child child = child("-Dsandboxes.local.reuse=false", "exit");
+    Child child = child(List.of("-Dsandboxes.local.reuse=false"), "exit");
     String server = child.said().get("server");
     assertThat(server).as("the child's output:\n%s", child.output()).startsWith("inproc-");
     // what there was to leave: its sandbox and the two members of its pool
@@ -133,9 +136,10 @@ class SandboxesOutliveTest {
     }
   }
 
-  private Child child(String property, String... args) throws Exception {
-    List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), property,
-        "-cp", System.getProperty("java.class.path"), OutliveChild.class.getName()));
+  private Child child(List<String> properties, String... args) throws Exception {
+    List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
+    command.addAll(properties);
+    command.addAll(List.of("-cp", System.getProperty("java.class.path"), OutliveChild.class.getName()));
     command.addAll(List.of(args));
     ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
     pb.environment().put("SANDBOXES_STATE_DIR", stateRoot.toString());

@@ -56,6 +56,25 @@ class SandboxesWarmPoolTest {
     }
   }
 
+  @Test
+  @DisplayName("Sandboxes.local(o -> o.warmPoolMax(3)): six creates in a row grow the pool of one to three, and no further")
+  void poolGrowsToItsMaximum() throws Exception {
+    try (SandboxClient sandboxes = Sandboxes.local(o -> o.warmPool(1).warmPoolMax(3).reuse(false))) {
+      List<LiveSandbox> made = new java.util.ArrayList<>();
+      try {
+        for (int i = 0; i < 6; i++) {
+          made.add(sandboxes.sandbox().create());
+        }
+        String server = serverOf(made.get(0).id());
+        // six creates within ten seconds ask for six; the maximum holds the pool at three (16 by default would not)
+        await().atMost(Duration.ofMinutes(2)).until(() -> poolMembers(server).size() == 3);
+        await().during(Duration.ofSeconds(5)).atMost(Duration.ofSeconds(15)).until(() -> poolMembers(server).size() == 3);
+      } finally {
+        made.forEach(LiveSandbox::close);
+      }
+    }
+  }
+
   /** The server id on the container of a sandbox (its name holds the sandbox's id, pooled or not). */
   private static String serverOf(String sandboxId) throws Exception {
     List<String> out = docker("ps", "-a", "--filter", "name=" + sandboxId, "--format", "{{.Label \"io.sandboxes.server\"}}");

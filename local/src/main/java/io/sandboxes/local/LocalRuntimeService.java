@@ -41,6 +41,8 @@ public final class LocalRuntimeService implements LocalRuntime {
    * {@code 0} (off), {@code 3} (of {@code base}), or {@code base=1,my-template=2}.
    */
   public static final String WARM_POOL_PROPERTY = "sandboxes.local.warm-pool";
+  /** The system property setting how far each warm pool of a server {@code Sandboxes.local()} starts grows with demand (0 to 64). */
+  public static final String WARM_POOL_MAX_PROPERTY = "sandboxes.local.warm-pool-max";
   /** The system property that, {@code false}, keeps {@code Sandboxes.local()} from using a server already running. */
   public static final String REUSE_PROPERTY = "sandboxes.local.reuse";
   /** The system property that, {@code true}, has {@code Sandboxes.local()} start its server in the background. */
@@ -77,7 +79,7 @@ public final class LocalRuntimeService implements LocalRuntime {
 
   /** What the caller set, completed from the properties, then the defaults. */
   record Settings(java.util.Map<String, Integer> warmPool, @org.jspecify.annotations.Nullable String runtime, boolean reuse,
-      boolean background, java.nio.file.Path stateRoot) {}
+      boolean background, java.nio.file.Path stateRoot, @org.jspecify.annotations.Nullable Integer warmPoolMax) {}
 
   static Settings settings(Options options, java.util.function.Function<String, @org.jspecify.annotations.Nullable String> properties,
       java.util.function.Function<String, @org.jspecify.annotations.Nullable String> environment) {
@@ -95,7 +97,26 @@ public final class LocalRuntimeService implements LocalRuntime {
     String stateDir = environment.apply("SANDBOXES_STATE_DIR");
     java.nio.file.Path root = options.stateRoot() != null ? options.stateRoot()
         : stateDir != null && !stateDir.isBlank() ? java.nio.file.Path.of(stateDir) : ServerParts.defaultStateRoot();
-    return new Settings(java.util.Map.copyOf(pool), runtime, reuse, background, root);
+    Integer max = options.warmPoolMax() != null ? options.warmPoolMax() : parseWarmPoolMax(properties.apply(WARM_POOL_MAX_PROPERTY));
+    return new Settings(java.util.Map.copyOf(pool), runtime, reuse, background, root, max);
+  }
+
+  /** {@code 0} to {@code 64}, or null when not set. */
+  static @org.jspecify.annotations.Nullable Integer parseWarmPoolMax(@org.jspecify.annotations.Nullable String value) {
+    String v = blankToNull(value);
+    if (v == null) {
+      return null;
+    }
+    int max;
+    try {
+      max = Integer.parseInt(v);
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException(WARM_POOL_MAX_PROPERTY + " is a number of sandboxes, 0 to 64, got '" + value + "'");
+    }
+    if (max < 0 || max > 64) {
+      throw new IllegalArgumentException(WARM_POOL_MAX_PROPERTY + ": a warm pool grows to 0 to 64 sandboxes, got '" + value + "'");
+    }
+    return max;
   }
 
   private static @org.jspecify.annotations.Nullable String blankToNull(@org.jspecify.annotations.Nullable String v) {
@@ -166,6 +187,9 @@ public final class LocalRuntimeService implements LocalRuntime {
       builder.runtime(settings.runtime());
     }
     settings.warmPool().forEach(builder::warmPool);
+    if (settings.warmPoolMax() != null) {
+      builder.warmPoolMax(settings.warmPoolMax());
+    }
     LocalServer server = builder.build().start();
     // a program that exits without closing the client must not leave its sandboxes and warm pool
     // running with nobody to reach them or to end them at their deadlines: nothing adopts them
@@ -454,6 +478,9 @@ public final class LocalRuntimeService implements LocalRuntime {
       command.addAll(java.util.List.of("--runtime", settings.runtime()));
     }
     settings.warmPool().forEach((template, size) -> command.addAll(java.util.List.of("--warm-pool", template + "=" + size)));
+    if (settings.warmPoolMax() != null) {
+      command.addAll(java.util.List.of("--warm-pool-max", settings.warmPoolMax().toString()));
+    }
     java.nio.file.Path log = root.resolve("background.log");
     java.nio.file.Files.deleteIfExists(log);
     java.nio.file.Files.createFile(log, java.nio.file.attribute.PosixFilePermissions.asFileAttribute(

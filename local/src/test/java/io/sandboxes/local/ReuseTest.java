@@ -166,7 +166,7 @@ class ReuseTest {
   }
 
   @Test
-  @DisplayName("settings: the warm pool property, options over properties, and background without reuse refused")
+  @DisplayName("settings: the warm pool and its maximum from properties, options over properties, and background without reuse refused")
   void settings() {
     Function<String, String> props = name -> switch (name) {
       case LocalRuntimeService.WARM_POOL_PROPERTY -> " base=1, my-template=2 ";
@@ -181,6 +181,13 @@ class ReuseTest {
     assertThat(s.warmPool()).isEqualTo(Map.of("base", 0, "my-template", 2));
     assertThat(s.reuse()).isTrue();
     assertThat(s.background()).isTrue();
+    assertThat(s.warmPoolMax()).isNull();
+    Function<String, String> maxProps = name -> name.equals(LocalRuntimeService.WARM_POOL_MAX_PROPERTY) ? " 5 " : null;
+    assertThat(LocalRuntimeService.settings(at(root), maxProps, NONE).warmPoolMax()).isEqualTo(5);
+    assertThat(LocalRuntimeService.settings(new LocalRuntime.Options(Map.of(), null, null, null, root, 7), maxProps, NONE).warmPoolMax())
+        .as("the option over the property").isEqualTo(7);
+    assertThatThrownBy(() -> LocalRuntimeService.parseWarmPoolMax("many")).hasMessageContaining("sandboxes.local.warm-pool-max");
+    assertThatThrownBy(() -> LocalRuntimeService.parseWarmPoolMax("65")).hasMessageContaining("0 to 64");
     assertThat(LocalRuntimeService.parseWarmPool("0")).isEqualTo(Map.of("base", 0));
     assertThatThrownBy(() -> LocalRuntimeService.parseWarmPool("lots")).hasMessageContaining("sandboxes.local.warm-pool");
     assertThatThrownBy(() -> LocalRuntimeService.parseWarmPool("base=65")).hasMessageContaining("0 to 64");
