@@ -524,14 +524,14 @@ class CodeInterpreterTest {
   }
 
   @Test
-  @DisplayName("languages other than python are refused with a clear error")
+  @DisplayName("a language the image does not carry is refused with a clear error")
   void otherLanguagesRefused() {
-    assertThatThrownBy(() -> sandbox.runCode("1", RunCodeOptions.defaults().withLanguage("r")))
+    assertThatThrownBy(() -> sandbox.runCode("1", RunCodeOptions.defaults().withLanguage("julia")))
         .isInstanceOfSatisfying(SandboxRpcException.class, x -> {
           assertThat(x.code()).isEqualTo("invalid_argument");
-          assertThat(x.getMessage()).contains("'r' is not supported");
+          assertThat(x.getMessage()).contains("'julia' is not supported");
         });
-    assertThatThrownBy(() -> sandbox.createCodeContext("java", null)).hasMessageContaining("'java' is not supported");
+    assertThatThrownBy(() -> sandbox.createCodeContext("kotlin", null)).hasMessageContaining("'kotlin' is not supported");
   }
 
   @Test

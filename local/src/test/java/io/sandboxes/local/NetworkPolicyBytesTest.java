@@ -36,7 +36,11 @@ class NetworkPolicyBytesTest {
 
   /** The detail's network as written, or {@code absent}. */
   private static String network(HttpClient http, LocalServer server, String id) throws Exception {
-    String body = http.send(api(server, "/sandboxes/" + id).GET().build(), HttpResponse.BodyHandlers.ofString()).body();
+    HttpResponse<String> detail = http.send(api(server, "/sandboxes/" + id).GET().build(), HttpResponse.BodyHandlers.ofString());
+    String body = detail.body();
+    if (detail.statusCode() != 200) {
+      return "no detail: " + detail.statusCode() + " " + body;
+    }
     Matcher m = NETWORK.matcher(body);
     return m.find() ? m.group(1) : body.contains("\"network\"") ? "unreadable: " + body : "absent";
   }
@@ -47,9 +51,10 @@ class NetworkPolicyBytesTest {
     SoftAssertions soft = new SoftAssertions();
     try (HttpClient http = HttpClient.newHttpClient()) {
       String given = create(http, server,
-          "{\"templateID\":\"base\",\"network\":{\"denyOut\":[\"10.9.9.9\"],\"allowPublicTraffic\":false}}");
-      String empty = create(http, server, "{\"templateID\":\"base\",\"allow_internet_access\":false}");
-      String none = create(http, server, "{\"templateID\":\"base\"}");
+          "{\"templateID\":\"base\",\"timeout\":600,\"network\":{\"denyOut\":[\"10.9.9.9\"],\"allowPublicTraffic\":false}}");
+      // each lives ten minutes: without a timeout E2B's default is 15 s, which a loaded machine outlasted here
+      String empty = create(http, server, "{\"templateID\":\"base\",\"timeout\":600,\"allow_internet_access\":false}");
+      String none = create(http, server, "{\"templateID\":\"base\",\"timeout\":600}");
       try {
         soft.assertThat(network(http, server, given)).isEqualTo("{\"allowPublicTraffic\":false,\"denyOut\":[\"10.9.9.9\"]}");
         HttpResponse<String> put = http.send(api(server, "/sandboxes/" + given + "/network").header("Content-Type", "application/json")
