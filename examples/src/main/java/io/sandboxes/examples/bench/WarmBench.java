@@ -39,7 +39,8 @@ import java.util.concurrent.Future;
  * run before and after ours, and a raw burst just before each of ours. Not a test: figures vary
  * with the machine's load; compare the ratios.
  *
- * <p>{@code scripts/run-examples.sh bench.WarmBench [cycles=30] [burst=10] [bigBurst=50] [idle=20] [learn=0]};
+ * <p>{@code scripts/run-examples.sh bench.WarmBench [cycles=30] [burst=10] [bigBurst=50] [idle=20] [learn=0] [poolMax=16]};
+ * {@code poolMax} is the server's {@code warmPoolMax} (a burst larger than it starts the rest cold);
  * {@code bench.WarmBench 5 3 5 3} finishes in well under a minute. Count 200 idle for the issue's
  * target (about 2 MiB of memory each, and a few minutes to start them on two cores).
  */
@@ -61,9 +62,10 @@ public final class WarmBench {
     int bigBurst = arg(args, 2, 50);
     int idle = arg(args, 3, 20);
     boolean learn = arg(args, 4, 0) == 1;
+    int poolMax = arg(args, 5, LocalServer.DEFAULT_WARM_POOL_MAX);
     try (Leftovers left = new Leftovers()) {
       DockerRuntime docker = left.keep(DockerRuntime.connect());
-      LocalServer server = left.keep(LocalServer.builder().build().start());
+      LocalServer server = left.keep(LocalServer.builder().warmPoolMax(poolMax).build().start());
       SandboxClient client = left.keep(Sandboxes.at(server.apiUrl(), server.sandboxUrl(), server.apiKey()));
       E2BApi api = client.provider().api();
       // warm-up of both sides: the first container start, JIT, connection pools
@@ -96,6 +98,7 @@ public final class WarmBench {
       System.out.printf("%nmachine: %d cores, load average %.2f; %d cycles%s, bursts of %d and %d, %d idle%n",
           Runtime.getRuntime().availableProcessors(), ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage(),
           cycles, learn ? " (after an unmeasured run of as many)" : "", burst, bigBurst, idle);
+      System.out.printf("warm pool: floor %d, maximum %d%n", LocalServer.DEFAULT_WARM_POOL, poolMax);
       System.out.printf("warm pool before the measured cycles: %s; cycles whose create took over 150 ms (a cold start's"
           + " time): %d of %d%n", poolBefore, ours.stream().filter(k -> k.create() > 150).count(), ours.size());
       Measure.targetHeader("ours");
