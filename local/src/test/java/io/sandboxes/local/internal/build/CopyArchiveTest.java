@@ -388,7 +388,8 @@ class CopyArchiveTest {
     }
     long t0 = System.nanoTime();
     assertThat(repack(archive, step(".", "/o" + "/".repeat(4000), "0".repeat(64)), 16, false)).containsExactly("/o/a");
-    assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(Duration.ofSeconds(5));
+    // a second or two; 7.5 s once on a loaded CI machine. A quadratic reader of these names takes minutes
+    assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(Duration.ofSeconds(20));
   }
 
   @Test
