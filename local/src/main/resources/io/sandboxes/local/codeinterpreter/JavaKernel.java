@@ -37,8 +37,6 @@ import jdk.jshell.VarSnippet;
  */
 public final class JavaKernel {
   private static volatile boolean interrupted;
-  /** A run is under way: an interrupt keeps stopping it until it has returned. */
-  private static volatile boolean running;
 
   private JavaKernel() {}
 
@@ -49,22 +47,9 @@ public final class JavaKernel {
       }
     });
     JShell shell = JShell.builder().executionEngine("local").build();
-    // JShell's stop() does nothing while a snippet is still being compiled (a loaded machine can
-    // take a second there): the interrupt stops again every 50 ms until the run has returned
     sun.misc.Signal.handle(new sun.misc.Signal("INT"), signal -> {
       interrupted = true;
-      Thread stopper = new Thread(() -> {
-        while (running) {
-          shell.stop();
-          try {
-            Thread.sleep(50);
-          } catch (InterruptedException e) {
-            return;
-          }
-        }
-      }, "sandboxes-java-interrupt"); // Debian's JDK 17 runs this: no Thread.ofPlatform
-      stopper.setDaemon(true);
-      stopper.start();
+      shell.stop();
     });
     try (BufferedReader requests = new BufferedReader(new InputStreamReader(new FileInputStream("/proc/self/fd/" + args[0]),
         StandardCharsets.UTF_8)); OutputStream answers = new FileOutputStream("/proc/self/fd/" + args[1])) {
@@ -80,14 +65,11 @@ public final class JavaKernel {
         Map<String, String> before = new LinkedHashMap<>();
         env.forEach((name, value) -> before.put(name, System.setProperty(name, value)));
         interrupted = false;
-        running = true;
         String reply;
         try {
           reply = run(shell, code);
         } catch (RuntimeException e) {
           reply = error(e.getClass().getName(), String.valueOf(e.getMessage()), "");
-        } finally {
-          running = false;
         }
         before.forEach((name, value) -> {
           if (value == null) {
