@@ -84,7 +84,8 @@ try {
     await sbx.runCode(setup, { context: ctx })
     let outcome
     try {
-      await sbx.runCode(blocking, { context: ctx, timeoutMs: 1_500 })
+      // a Java run gets 3 s: JShell cannot stop a snippet it is still compiling
+      await sbx.runCode(blocking, { context: ctx, timeoutMs: language === 'java' ? 3_000 : 1_500 })
       outcome = 'no timeout'
     } catch (e) {
       outcome = e.constructor.name

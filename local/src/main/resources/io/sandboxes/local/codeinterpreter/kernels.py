@@ -49,6 +49,9 @@ JAVA_CLASSES = os.path.join(HERE, "java")
 JAVA = ["java", "-XX:+UseSerialGC", "-cp", JAVA_CLASSES, "JavaKernel"]
 READY_SECONDS = 30
 INTERRUPT_GRACE = 0.6
+# R and the JVM take an interrupt in their own time (R at its next check, the JVM on a thread it
+# starts for the signal): on a loaded machine more than 0.6 s, and killing them loses the state
+SLOW_INTERRUPT_GRACE = {"r": 2.0, "java": 2.0}
 RESEND_AFTER = 0.3
 STALE_MARK = re.compile(rb"\x1e[0-9a-f]{32}\x1e")
 CHUNK = 64 * 1024
@@ -312,7 +315,7 @@ class ProcessContext:
                 if limit is not None and now - started > limit:
                     return False
                 if gone:
-                    if now - gone_at > INTERRUPT_GRACE:
+                    if now - gone_at > SLOW_INTERRUPT_GRACE.get(self.language, INTERRUPT_GRACE):
                         return False
                     if self.language == "bash" and steps == 0 and now - gone_at > RESEND_AFTER / 2:
                         # still running: a loop that went on after its job died; SIGINT to bash itself leaves it
