@@ -36,10 +36,6 @@ class DockerRestartTest {
     return LocalServer.builder().serverId(id).stateDir(state).apiKey(key).keepSandboxesOnClose(true).warmPool(0).build().start();
   }
 
-  private static E2BSandboxProvider client(LocalServer s) {
-    return E2BSandboxProvider.builder().apiUrl(s.apiUrl()).sandboxUrl(s.sandboxUrl()).apiKey(s.apiKey()).build();
-  }
-
   @Test
   @Timeout(value = 6, unit = TimeUnit.MINUTES)
   @DisplayName("a real Docker restart with the server down: a memory pause and a filesystem pause both come back paused with their files, and resume without the processes of before")
@@ -51,7 +47,7 @@ class DockerRestartTest {
     String frozenPid;
     String stopped;
     String frozenContainer;
-    try (LocalServer first = server(id, state, key); E2BSandboxProvider c1 = client(first)) {
+    try (LocalServer first = server(id, state, key); E2BSandboxProvider c1 = RestartTest.client(first)) {
       E2BApi e2b = c1.api();
       LiveSandbox f = e2b.create();
       f.writeFile("/home/user/kept.txt", "frozen, then through a Docker restart");
@@ -76,7 +72,7 @@ class DockerRestartTest {
       assertThat(after.getPaused()).isFalse();
       assertThat(after.getRunning()).isFalse();
     }
-    try (LocalServer second = server(id, state, key); E2BSandboxProvider c2 = client(second);
+    try (LocalServer second = server(id, state, key); E2BSandboxProvider c2 = RestartTest.client(second);
         DockerRuntime docker = DockerRuntime.connect()) {
       E2BApi e2b = c2.api();
       assertThat(e2b.info(frozen).state()).isEqualTo(SandboxState.PAUSED);

@@ -22,7 +22,7 @@ class RestartTest {
     return LocalServer.builder().serverId(id).stateDir(state).apiKey(key).keepSandboxesOnClose(true).build().start();
   }
 
-  private static E2BSandboxProvider client(LocalServer s) {
+  static E2BSandboxProvider client(LocalServer s) {
     return E2BSandboxProvider.builder().apiUrl(s.apiUrl()).sandboxUrl(s.sandboxUrl()).apiKey(s.apiKey()).build();
   }
 

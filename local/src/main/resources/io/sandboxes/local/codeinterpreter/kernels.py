@@ -260,8 +260,8 @@ class ProcessContext:
                 shlex.quote(env_file), shlex.quote(code_file), self._ending(token, "$__sandboxes_status"))
             data = lines.encode()
         elif self.language in ("r", "java"):
-            fields = [token, code] + [x for pair in env_vars.items() for x in pair]
-            data = (" ".join([token] + ["x" + f.encode("utf-8", "surrogatepass").hex() for f in fields[1:]]) + "\n").encode()
+            fields = [code] + [x for pair in env_vars.items() for x in pair]
+            data = (" ".join([token] + ["x" + f.encode("utf-8", "surrogatepass").hex() for f in fields]) + "\n").encode()
         else:
             restore = {k: os.environ.get(k) for k in env_vars}
             data = (json.dumps({"token": token, "code": code, "env": env_vars, "restore": restore}) + "\n").encode()
