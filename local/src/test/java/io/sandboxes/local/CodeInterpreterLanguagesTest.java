@@ -292,6 +292,31 @@ class CodeInterpreterLanguagesTest {
     }
   }
 
+  @Test
+  @DisplayName("a Java run interrupted while JShell still compiles it is stopped as it would start: the context keeps its state")
+  void javaInterruptedWhileCompiling() {
+    CodeContext ctx = sandbox.createCodeContext("java", null);
+    try {
+      RunCodeOptions in = RunCodeOptions.defaults().inContext(ctx);
+      sandbox.runCode("String kept = \"yes\";", in).orThrow();
+      // one statement (one snippet) of 2000 lines: about 2 s to compile on a quiet machine, so the
+      // 300 ms timeout's interrupt lands in the compiler; its sleep must never start
+      StringBuilder block = new StringBuilder("{ long x = 0;\n");
+      for (int i = 0; i < 2000; i++) {
+        block.append("x += Math.abs(").append(i).append(" * x + ").append(i).append(");\n");
+      }
+      block.append("Thread.sleep(600000); }");
+      assertThatThrownBy(() -> sandbox.runCode(block.toString(), in.withTimeout(Duration.ofMillis(300))))
+          .isInstanceOf(CodeTimeoutException.class);
+      // a kernel that missed the interrupt sleeps on, and the bridge, after its grace, starts it again:
+      // then kept is gone ("cannot find symbol")
+      CodeExecution next = sandbox.runCode("kept", in.withTimeout(Duration.ofSeconds(60)));
+      assertThat(next.text()).as("%s", next).isEqualTo("yes");
+    } finally {
+      sandbox.removeCodeContext(ctx.id());
+    }
+  }
+
   @ParameterizedTest(name = "{0}: {2}")
   @CsvSource(delimiter = '|', textBlock = """
       python     | kept = 'yes'     | import time\\nwhile True: time.sleep(0.1) | kept
@@ -309,8 +334,8 @@ class CodeInterpreterLanguagesTest {
     try {
       RunCodeOptions in = RunCodeOptions.defaults().inContext(ctx);
       sandbox.runCode(setup, in).orThrow();
-      // JShell's stop() cannot reach a snippet still being compiled, and a loaded CI machine took over
-      // a second there: a Java run is given 3 s, so that the interrupt finds it running (docs: Languages)
+      // a loaded CI machine took seconds to compile a Java snippet: a Java run is given 3 s, so that the
+      // bound on the next run below measures the way back from an interrupt, not the compiler
       Duration timeout = Duration.ofSeconds(language.equals("java") ? 3 : 1);
       assertThatThrownBy(() -> sandbox.runCode(blocking.replace("\\n", "\n"), in.withTimeout(timeout)))
           .isInstanceOf(CodeTimeoutException.class);

@@ -4,6 +4,7 @@ import java.io.FileOutputStream;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.OutputStream;
+import java.lang.reflect.Method;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HexFormat;
@@ -20,6 +21,10 @@ import jdk.jshell.SnippetEvent;
 import jdk.jshell.SourceCodeAnalysis;
 import jdk.jshell.UnresolvedReferenceException;
 import jdk.jshell.VarSnippet;
+import jdk.jshell.execution.LocalExecutionControl;
+import jdk.jshell.execution.LocalExecutionControlProvider;
+import jdk.jshell.spi.ExecutionControl;
+import jdk.jshell.spi.ExecutionEnv;
 
 /**
  * The local code interpreter's Java contexts: one JVM per context running JShell, driven by
@@ -31,12 +36,23 @@ import jdk.jshell.VarSnippet;
  * hex-encoded UTF-8 behind an 'x'. As in E2B's Java contexts, env vars are system properties: the
  * process's environment is copied into them at the start, and a run's own are set for that run and
  * then put back. The snippets run in this JVM (JShell's local engine), so what they print is this
- * process's output; the value of the last expression is the run's result. SIGINT stops the snippet
- * running. The answer is the token and a JSON object (a result, an error, or nothing); before it,
- * the token between two 0x1e bytes goes to stdout and to stderr.
+ * process's output; the value of the last expression is the run's result.
+ *
+ * <p>SIGINT stops the snippet running. JShell's own stop() reaches only code already running, so
+ * an interrupt that arrives while JShell still compiles the snippet is kept: the snippet is stopped
+ * as it would start, and the kernel tells the bridge at once, on the answers' descriptor, with a
+ * line of '~' and the run's token, that it heard the interrupt and is compiling (the bridge then
+ * waits for the compiler instead of taking the context for stuck). The answer is the token and a
+ * JSON object (a result, an error, or nothing); before it, the token between two 0x1e bytes goes
+ * to stdout and to stderr.
  */
 public final class JavaKernel {
   private static volatile boolean interrupted;
+  /** Whether a snippet's code runs (not JShell compiling it). */
+  private static volatile boolean running;
+  /** The run's token, while one runs. */
+  private static volatile String current;
+  private static OutputStream answers;
 
   private JavaKernel() {}
 
@@ -46,13 +62,19 @@ public final class JavaKernel {
         System.setProperty(name, value);
       }
     });
-    JShell shell = JShell.builder().executionEngine("local").build();
+    JShell shell = JShell.builder().executionEngine(new StoppableProvider(), Map.of()).build();
     sun.misc.Signal.handle(new sun.misc.Signal("INT"), signal -> {
-      interrupted = true;
-      shell.stop();
+      interrupted = true; // first: a snippet about to start sees it (StoppableProvider)
+      String token = current;
+      if (running) {
+        shell.stop();
+      } else if (token != null) {
+        answer("~" + token);
+      }
     });
     try (BufferedReader requests = new BufferedReader(new InputStreamReader(new FileInputStream("/proc/self/fd/" + args[0]),
-        StandardCharsets.UTF_8)); OutputStream answers = new FileOutputStream("/proc/self/fd/" + args[1])) {
+        StandardCharsets.UTF_8)); OutputStream out = new FileOutputStream("/proc/self/fd/" + args[1])) {
+      answers = out;
       String line;
       while ((line = requests.readLine()) != null) {
         String[] fields = line.split(" ", -1);
@@ -65,6 +87,7 @@ public final class JavaKernel {
         Map<String, String> before = new LinkedHashMap<>();
         env.forEach((name, value) -> before.put(name, System.setProperty(name, value)));
         interrupted = false;
+        current = token;
         String reply;
         try {
           reply = run(shell, code);
@@ -85,11 +108,56 @@ public final class JavaKernel {
         System.out.flush();
         System.err.print(mark);
         System.err.flush();
-        answers.write((token + " " + reply + "\n").getBytes(StandardCharsets.UTF_8));
-        answers.flush();
+        current = null;
+        answer(token + " " + reply);
       }
     }
     shell.close();
+  }
+
+  /** Writes one line to the bridge: from the main thread and from the signal's. */
+  private static void answer(String line) {
+    synchronized (JavaKernel.class) {
+      try {
+        answers.write((line + "\n").getBytes(StandardCharsets.UTF_8));
+        answers.flush();
+      } catch (IOException e) {
+        // the bridge is gone: the requests' end follows
+      }
+    }
+  }
+
+  /** JShell's local engine, which does not start a snippet when an interrupt came before it. */
+  private static final class StoppableProvider extends LocalExecutionControlProvider {
+    @Override
+    public String name() {
+      return "stoppable";
+    }
+
+    @Override
+    public ExecutionControl generate(ExecutionEnv env, Map<String, String> parameters) {
+      return new LocalExecutionControl() {
+        @Override
+        protected void clientCodeEnter() {
+          super.clientCodeEnter();
+          running = true;
+        }
+
+        @Override
+        protected void clientCodeLeave() {
+          running = false;
+          super.clientCodeLeave();
+        }
+
+        @Override
+        protected String invoke(Method doit) throws Exception {
+          if (interrupted) {
+            throw new ExecutionControl.StoppedException();
+          }
+          return super.invoke(doit);
+        }
+      };
+    }
   }
 
   /** Runs the code snippet by snippet, stopping at the first that fails; the answer's JSON. */

@@ -52,6 +52,9 @@ INTERRUPT_GRACE = 0.6
 # R and the JVM take an interrupt in their own time (R at its next check, the JVM on a thread it
 # starts for the signal): on a loaded machine more than 0.6 s, and killing them loses the state
 SLOW_INTERRUPT_GRACE = {"r": 2.0, "java": 2.0}
+# a Java context that heard the interrupt while JShell compiles the run's code (a line of '~' and
+# the token) stops the code as it would start: the compiler is given this long to finish
+COMPILING_GRACE = 30.0
 RESEND_AFTER = 0.3
 STALE_MARK = re.compile(rb"\x1e[0-9a-f]{32}\x1e")
 CHUNK = 64 * 1024
@@ -283,6 +286,7 @@ class ProcessContext:
         answer = None
         gone = False
         gone_at = 0.0
+        compiling = False
         steps = 0
         started = time.monotonic()
         last_write = started
@@ -315,7 +319,8 @@ class ProcessContext:
                 if limit is not None and now - started > limit:
                     return False
                 if gone:
-                    if now - gone_at > SLOW_INTERRUPT_GRACE.get(self.language, INTERRUPT_GRACE):
+                    grace = COMPILING_GRACE if compiling else SLOW_INTERRUPT_GRACE.get(self.language, INTERRUPT_GRACE)
+                    if now - gone_at > grace:
                         return False
                     if self.language == "bash" and steps == 0 and now - gone_at > RESEND_AFTER / 2:
                         # still running: a loop that went on after its job died; SIGINT to bash itself leaves it
@@ -350,6 +355,8 @@ class ProcessContext:
                     line, control = control.split(b"\n", 1)
                     if line.startswith(token.encode()):
                         answer = line[len(token):].strip()
+                    elif line == b"~" + token.encode():
+                        compiling = True
                 continue
             if name in marked:
                 continue  # written after this run's end (a background job): not this run's
