@@ -26,6 +26,7 @@ final class Exchange {
   private @Nullable Fields query;
   private boolean completed;
   private boolean bodyRead;
+  private @Nullable InputStream body;
 
   Exchange(Request request, Response response, Callback callback) {
     this.request = request;
@@ -54,7 +55,25 @@ final class Exchange {
 
   InputStream body() {
     bodyRead = true;
-    return Content.Source.asInputStream(request);
+    if (body == null) {
+      body = Content.Source.asInputStream(request);
+    }
+    return body;
+  }
+
+  /**
+   * The body of an upload the sandbox may refuse before its end (a full disk): closing it leaves
+   * the rest of the body to {@link #discardBody}, where closing {@link #body()} before its end
+   * fails the request's content, and the answer then closes a connection the client still sends
+   * on.
+   */
+  InputStream uploadBody() {
+    return new java.io.FilterInputStream(body()) {
+      @Override
+      public void close() {
+        // left open: read to its end by discardBody, or consumed or cut off by Jetty as the answer completes
+      }
+    };
   }
 
   /**
@@ -157,7 +176,7 @@ final class Exchange {
       return;
     }
     try {
-      InputStream in = Content.Source.asInputStream(request);
+      InputStream in = body != null ? body : Content.Source.asInputStream(request);
       byte[] sink = new byte[8192];
       long dropped = 0;
       int n;

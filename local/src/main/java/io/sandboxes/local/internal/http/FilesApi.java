@@ -107,6 +107,11 @@ final class FilesApi {
         default -> 500;
       };
       if (!ex.completed()) {
+        if (!read) {
+          // a refused upload (a full disk) whose client still sends: read its rest, so the answer is
+          // not lost to a connection reset by the close
+          ex.discardBody(Exchange.DISCARDED_UPLOAD);
+        }
         restError(ex, status, e.getMessage());
       }
     }
@@ -131,7 +136,7 @@ final class FilesApi {
       Set<String> targets = new HashSet<>();
       try {
         // each part goes to the sandbox as it arrives: nothing is spooled, on disk or in memory
-        MultipartUpload.read(ex.body(), boundary, new MultipartUpload.PartWriter() {
+        MultipartUpload.read(ex.uploadBody(), boundary, new MultipartUpload.PartWriter() {
           @Override
           public @Nullable String target(@Nullable String name, @Nullable String fileName) {
             String target = path != null && !path.isEmpty() ? path : fileName;
@@ -166,7 +171,7 @@ final class FilesApi {
         restError(ex, 400, "the 'path' query parameter is required for a raw upload");
         return;
       }
-      InputStream body = ex.body();
+      InputStream body = ex.uploadBody();
       if ("gzip".equalsIgnoreCase(ex.header("Content-Encoding"))) {
         body = new java.util.zip.GZIPInputStream(body);
       }
