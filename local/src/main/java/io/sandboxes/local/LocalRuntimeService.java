@@ -77,96 +77,12 @@ public final class LocalRuntimeService implements LocalRuntime {
     return start(Options.NONE, properties, System::getenv);
   }
 
-  /** What the caller set, completed from the properties, then the defaults. */
-  record Settings(java.util.Map<String, Integer> warmPool, @org.jspecify.annotations.Nullable String runtime, boolean reuse,
-      boolean background, java.nio.file.Path stateRoot, @org.jspecify.annotations.Nullable Integer warmPoolMax) {}
-
-  static Settings settings(Options options, java.util.function.Function<String, @org.jspecify.annotations.Nullable String> properties,
-      java.util.function.Function<String, @org.jspecify.annotations.Nullable String> environment) {
-    java.util.Map<String, Integer> pool = new java.util.LinkedHashMap<>(parseWarmPool(properties.apply(WARM_POOL_PROPERTY)));
-    pool.putAll(options.warmPool());
-    String runtime = options.runtime() != null ? options.runtime() : blankToNull(properties.apply(RUNTIME_PROPERTY));
-    boolean background = options.background() != null ? options.background() : flag(properties, BACKGROUND_PROPERTY, false);
-    // background(true) in code means reuse, whatever the property says: a server in the background is found again by reuse
-    boolean reuse = options.reuse() != null ? options.reuse()
-        : Boolean.TRUE.equals(options.background()) || flag(properties, REUSE_PROPERTY, true);
-    if (background && !reuse) {
-      throw new IllegalArgumentException("a server started in the background is found again by reuse: background needs reuse ("
-          + REUSE_PROPERTY + " is false, or reuse(false) was set; leave background off, or reuse on)");
-    }
-    String stateDir = environment.apply("SANDBOXES_STATE_DIR");
-    java.nio.file.Path root = options.stateRoot() != null ? options.stateRoot()
-        : stateDir != null && !stateDir.isBlank() ? java.nio.file.Path.of(stateDir) : ServerParts.defaultStateRoot();
-    Integer max = options.warmPoolMax() != null ? options.warmPoolMax() : parseWarmPoolMax(properties.apply(WARM_POOL_MAX_PROPERTY));
-    return new Settings(java.util.Map.copyOf(pool), runtime, reuse, background, root, max);
-  }
-
-  /** {@code 0} to {@code 64}, or null when not set. */
-  static @org.jspecify.annotations.Nullable Integer parseWarmPoolMax(@org.jspecify.annotations.Nullable String value) {
-    String v = blankToNull(value);
-    if (v == null) {
-      return null;
-    }
-    int max;
-    try {
-      max = Integer.parseInt(v);
-    } catch (NumberFormatException e) {
-      throw new IllegalArgumentException(WARM_POOL_MAX_PROPERTY + " is a number of sandboxes, 0 to 64, got '" + value + "'");
-    }
-    if (max < 0 || max > 64) {
-      throw new IllegalArgumentException(WARM_POOL_MAX_PROPERTY + ": a warm pool grows to 0 to 64 sandboxes, got '" + value + "'");
-    }
-    return max;
-  }
-
-  private static @org.jspecify.annotations.Nullable String blankToNull(@org.jspecify.annotations.Nullable String v) {
-    return v == null || v.isBlank() ? null : v.strip();
-  }
-
-  private static boolean flag(java.util.function.Function<String, @org.jspecify.annotations.Nullable String> properties, String name,
-      boolean fallback) {
-    String v = blankToNull(properties.apply(name));
-    if (v == null) {
-      return fallback;
-    }
-    return switch (v.toLowerCase(java.util.Locale.ROOT)) {
-      case "true" -> true;
-      case "false" -> false;
-      default -> throw new IllegalArgumentException(name + " must be true or false, got '" + v + "'");
-    };
-  }
-
-  /** {@code 0}, {@code 3}, {@code base=1,my-template=2}: a bare number sizes {@code base}. */
-  static java.util.Map<String, Integer> parseWarmPool(@org.jspecify.annotations.Nullable String value) {
-    java.util.Map<String, Integer> out = new java.util.LinkedHashMap<>();
-    if (value == null || value.isBlank()) {
-      return out;
-    }
-    for (String entry : value.split(",")) {
-      String e = entry.strip();
-      int eq = e.lastIndexOf('=');
-      String template = eq > 0 ? e.substring(0, eq).strip() : io.sandboxes.local.internal.Templates.BASE;
-      String n = eq > 0 ? e.substring(eq + 1).strip() : e;
-      int size;
-      try {
-        size = Integer.parseInt(n);
-      } catch (NumberFormatException x) {
-        throw new IllegalArgumentException(WARM_POOL_PROPERTY + " is N or TEMPLATE=N, comma-separated, got '" + value + "'");
-      }
-      if (size < 0 || size > 64 || template.isEmpty()) {
-        throw new IllegalArgumentException(WARM_POOL_PROPERTY + ": a warm pool holds 0 to 64 sandboxes, got '" + e + "'");
-      }
-      out.put(template, size);
-    }
-    return out;
-  }
-
   /** {@link #start(Options)} with the system properties and the environment read from these. */
   Endpoint start(Options options, java.util.function.Function<String, @org.jspecify.annotations.Nullable String> properties,
       java.util.function.Function<String, @org.jspecify.annotations.Nullable String> environment) {
-    Settings settings = settings(options, properties, environment);
+    LocalSettings settings = LocalSettings.of(options, properties, environment);
     if (settings.reuse()) {
-      String url = blankToNull(environment.apply(URL_VARIABLE));
+      String url = LocalSettings.blankToNull(environment.apply(URL_VARIABLE));
       if (url != null) {
         return named(url, environment.apply(KEY_VARIABLE), settings);
       }
@@ -181,7 +97,7 @@ public final class LocalRuntimeService implements LocalRuntime {
     return inProcess(settings);
   }
 
-  private Endpoint inProcess(Settings settings) {
+  private Endpoint inProcess(LocalSettings settings) {
     LocalServer.Builder builder = LocalServer.builder().progress(line -> System.err.println("[sandboxes-local] " + line));
     if (settings.runtime() != null) {
       builder.runtime(settings.runtime());
@@ -267,7 +183,7 @@ public final class LocalRuntimeService implements LocalRuntime {
   // ---- a server that runs already ----
 
   /** The server {@code SANDBOXES_LOCAL_URL} names: that one or none, as {@code DOCKER_HOST} is for Docker. */
-  private Endpoint named(String url, @org.jspecify.annotations.Nullable String key, Settings settings) {
+  private Endpoint named(String url, @org.jspecify.annotations.Nullable String key, LocalSettings settings) {
     if (key == null || key.isBlank()) {
       throw new SandboxException(URL_VARIABLE + " is set (" + url + ") but " + KEY_VARIABLE + " is not: the server's API key is needed");
     }
@@ -291,7 +207,7 @@ public final class LocalRuntimeService implements LocalRuntime {
    * after saying why (or, when {@code strict}, a failure: a server to start in the background
    * could not announce itself beside a live one).
    */
-  private java.util.Optional<Endpoint> announced(Settings settings, boolean strict) {
+  private java.util.Optional<Endpoint> announced(LocalSettings settings, boolean strict) {
     io.sandboxes.local.internal.Announcement.Read read = io.sandboxes.local.internal.Announcement.read(settings.stateRoot());
     read.ignored().ifPresent(why -> LOG.info("Sandboxes.local(): not reusing a server: {}", why));
     if (read.server().isEmpty()) {
@@ -319,7 +235,7 @@ public final class LocalRuntimeService implements LocalRuntime {
   }
 
   /** Why a live server is not what {@code Sandboxes.local()} promises or was asked for, if it is not. */
-  static java.util.Optional<String> unsuitable(com.fasterxml.jackson.databind.JsonNode info, Settings settings) {
+  static java.util.Optional<String> unsuitable(com.fasterxml.jackson.databind.JsonNode info, LocalSettings settings) {
     String host = info.path("host").asText("");
     if (!io.sandboxes.local.internal.Announcement.isLoopback(host)) {
       return java.util.Optional.of("it listens on " + host + ", beyond loopback");
@@ -362,7 +278,7 @@ public final class LocalRuntimeService implements LocalRuntime {
 
   /** A server of its own process: closing the endpoint leaves it, and its sandboxes, running. */
   private static Endpoint shared(URI apiUrl, com.fasterxml.jackson.databind.JsonNode info, String apiKey, String how,
-      Settings settings) {
+      LocalSettings settings) {
     URI sandboxUrl = io.sandboxes.local.internal.Announcement.loopback(info.path("sandboxUrl").asText());
     LOG.info("Sandboxes.local(): using the sandboxes-local server at {} (pid {}, {}); its sandboxes outlive this JVM", apiUrl,
         info.path("pid").asLong(), how);
@@ -436,7 +352,7 @@ public final class LocalRuntimeService implements LocalRuntime {
    * {@code setsid} exists), from this JVM's class path, and waits until it has announced itself.
    * A lock file in the state root keeps two programs from starting one each.
    */
-  private Endpoint background(Settings settings) {
+  private Endpoint background(LocalSettings settings) {
     java.nio.file.Path root = settings.stateRoot();
     SPAWNING.lock();
     try {
@@ -467,7 +383,7 @@ public final class LocalRuntimeService implements LocalRuntime {
     }
   }
 
-  private Endpoint spawn(Settings settings) throws java.io.IOException {
+  private Endpoint spawn(LocalSettings settings) throws java.io.IOException {
     java.nio.file.Path root = settings.stateRoot();
     java.util.List<String> command = new java.util.ArrayList<>();
     setsid().ifPresent(command::add);

@@ -173,31 +173,31 @@ class ReuseTest {
       case LocalRuntimeService.REUSE_PROPERTY -> "false";
       default -> null;
     };
-    LocalRuntimeService.Settings s = LocalRuntimeService.settings(at(root), props, NONE);
+    LocalSettings s = LocalSettings.of(at(root), props, NONE);
     assertThat(s.warmPool()).isEqualTo(Map.of("base", 1, "my-template", 2));
     assertThat(s.reuse()).isFalse();
     assertThat(s.background()).isFalse();
-    s = LocalRuntimeService.settings(new LocalRuntime.Options(Map.of("base", 0), null, true, true, root), props, NONE);
+    s = LocalSettings.of(new LocalRuntime.Options(Map.of("base", 0), null, true, true, root), props, NONE);
     assertThat(s.warmPool()).isEqualTo(Map.of("base", 0, "my-template", 2));
     assertThat(s.reuse()).isTrue();
     assertThat(s.background()).isTrue();
     assertThat(s.warmPoolMax()).isNull();
     Function<String, String> maxProps = name -> name.equals(LocalRuntimeService.WARM_POOL_MAX_PROPERTY) ? " 5 " : null;
-    assertThat(LocalRuntimeService.settings(at(root), maxProps, NONE).warmPoolMax()).isEqualTo(5);
-    assertThat(LocalRuntimeService.settings(new LocalRuntime.Options(Map.of(), null, null, null, root, 7), maxProps, NONE).warmPoolMax())
+    assertThat(LocalSettings.of(at(root), maxProps, NONE).warmPoolMax()).isEqualTo(5);
+    assertThat(LocalSettings.of(new LocalRuntime.Options(Map.of(), null, null, null, root, 7), maxProps, NONE).warmPoolMax())
         .as("the option over the property").isEqualTo(7);
-    assertThatThrownBy(() -> LocalRuntimeService.parseWarmPoolMax("many")).hasMessageContaining("sandboxes.local.warm-pool-max");
-    assertThatThrownBy(() -> LocalRuntimeService.parseWarmPoolMax("65")).hasMessageContaining("0 to 64");
-    assertThat(LocalRuntimeService.parseWarmPool("0")).isEqualTo(Map.of("base", 0));
-    assertThatThrownBy(() -> LocalRuntimeService.parseWarmPool("lots")).hasMessageContaining("sandboxes.local.warm-pool");
-    assertThatThrownBy(() -> LocalRuntimeService.parseWarmPool("base=65")).hasMessageContaining("0 to 64");
-    assertThatThrownBy(() -> LocalRuntimeService.settings(new LocalRuntime.Options(Map.of(), null, false, true, root), NONE, NONE))
+    assertThatThrownBy(() -> LocalSettings.parseWarmPoolMax("many")).hasMessageContaining("sandboxes.local.warm-pool-max");
+    assertThatThrownBy(() -> LocalSettings.parseWarmPoolMax("65")).hasMessageContaining("0 to 64");
+    assertThat(LocalSettings.parseWarmPool("0")).isEqualTo(Map.of("base", 0));
+    assertThatThrownBy(() -> LocalSettings.parseWarmPool("lots")).hasMessageContaining("sandboxes.local.warm-pool");
+    assertThatThrownBy(() -> LocalSettings.parseWarmPool("base=65")).hasMessageContaining("0 to 64");
+    assertThatThrownBy(() -> LocalSettings.of(new LocalRuntime.Options(Map.of(), null, false, true, root), NONE, NONE))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("background needs reuse");
     // background(true) in code wins over sandboxes.local.reuse=false (as this build's surefire sets it); both properties clash
-    assertThat(LocalRuntimeService.settings(new LocalRuntime.Options(Map.of(), null, null, true, root), props, NONE).reuse()).isTrue();
-    assertThatThrownBy(() -> LocalRuntimeService.settings(at(root), name -> name.equals(LocalRuntimeService.REUSE_PROPERTY) ? "false"
+    assertThat(LocalSettings.of(new LocalRuntime.Options(Map.of(), null, null, true, root), props, NONE).reuse()).isTrue();
+    assertThatThrownBy(() -> LocalSettings.of(at(root), name -> name.equals(LocalRuntimeService.REUSE_PROPERTY) ? "false"
         : name.equals(LocalRuntimeService.BACKGROUND_PROPERTY) ? "true" : null, NONE)).hasMessageContaining("background needs reuse");
-    assertThat(LocalRuntimeService.settings(LocalRuntime.Options.NONE, NONE, env(Map.of("SANDBOXES_STATE_DIR", root.toString())))
+    assertThat(LocalSettings.of(LocalRuntime.Options.NONE, NONE, env(Map.of("SANDBOXES_STATE_DIR", root.toString())))
         .stateRoot()).isEqualTo(root);
   }
 
