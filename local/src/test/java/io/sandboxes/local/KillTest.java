@@ -187,6 +187,87 @@ class KillTest {
   }
 
   @Test
+  @DisplayName("what a killed sandbox runs stops when kill answers, though its container's removal waits while calls go on; it goes once they pause")
+  void killedStopsWhileRemovalWaits() throws Exception {
+    E2BApi e2b = provider.api();
+    String volume = "kill-" + UUID.randomUUID().toString().substring(0, 8);
+    String volumeId = e2b.createVolume(volume).volumeId();
+    io.sandboxes.SandboxSpec d = io.sandboxes.SandboxSpec.defaults();
+    io.sandboxes.SandboxSpec mounted = new io.sandboxes.SandboxSpec(d.template(), d.timeout(), d.env(), d.metadata(), d.onTimeout(),
+        false, List.of(new io.sandboxes.VolumeMount(volume, "/mnt/v")));
+    try (LiveSandbox reader = e2b.create(mounted)) {
+      LiveSandbox writer = e2b.create(mounted);
+      String container = server.registry().find(writer.id()).orElseThrow().instanceId();
+      // a writer in the background, as a hostile (or merely busy) sandbox leaves one: a count to the shared volume
+      writer.exec("setsid sh -c 'i=0; while :; do i=$((i+1)); echo $i > /mnt/v/tick.tmp; mv /mnt/v/tick.tmp /mnt/v/tick;"
+          + " sleep 0.01; done' > /dev/null 2>&1 < /dev/null &");
+      await().atMost(Duration.ofSeconds(10)).until(() -> tick(reader) > 5);
+      Path freezer = freezerOf(container); // where the server can freeze a container itself, its removal waits for calls to pause
+      // calls back to back from before the kill to 3 s after it, as a suite's next test makes them
+      List<long[]> seen = java.util.Collections.synchronizedList(new ArrayList<>());
+      java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+      CompletableFuture<Void> calls = CompletableFuture.runAsync(() -> {
+        // each also held as a call from just before the one before it ends: a loaded machine's gaps
+        // between them (the client's own time) then do not end the removal's wait
+        Runnable held = server.registry().callBegins();
+        while (!stop.get()) {
+          seen.add(new long[] {System.nanoTime(), tick(reader)});
+          Runnable next = server.registry().callBegins();
+          held.run();
+          held = next;
+        }
+        held.run();
+      });
+      await().atMost(Duration.ofSeconds(10)).until(() -> seen.size() >= 3);
+      long killed;
+      try {
+        assertThat(e2b.kill(writer.id())).isTrue();
+        killed = System.nanoTime();
+        if (freezer != null) {
+          await().atMost(Duration.ofSeconds(2)).untilAsserted(() -> assertThat(Files.readString(freezer).strip())
+              .as("the killed sandbox's container while its removal waits").isIn("FROZEN", "1"));
+          // about 0.1 s when the removal does not wait (it waits for 150 ms without a call, at most 5 s)
+          await().during(Duration.ofSeconds(2)).atMost(Duration.ofMillis(4500))
+              .until(() -> containersOf(serverId).contains(container));
+        } else {
+          await().atMost(Duration.ofSeconds(10)).until(() -> seen.size() > 0 && seen.getLast()[0] - killed > 3_000_000_000L);
+        }
+      } finally {
+        stop.set(true);
+        calls.join();
+      }
+      // the writer may finish a step or two as the kill lands; from 0.3 s on nothing in it runs
+      List<Long> after = seen.stream().filter(v -> v[0] - killed > 300_000_000L).map(v -> v[1]).distinct().toList();
+      assertThat(after).as("the counts the killed sandbox's writer left, read from 0.3 s after the kill on").hasSize(1);
+      await().atMost(Duration.ofSeconds(30)).until(() -> !containersOf(serverId).contains(container));
+    } finally {
+      await().atMost(Duration.ofSeconds(30)).ignoreExceptions().until(() -> {
+        e2b.deleteVolume(volumeId);
+        return true;
+      });
+    }
+  }
+
+  /** The count the writer left on the shared volume, read by another sandbox. */
+  private static long tick(LiveSandbox reader) {
+    String out = reader.exec("cat /mnt/v/tick 2>/dev/null || echo 0").stdout().strip();
+    return Long.parseLong(out.isEmpty() ? "0" : out);
+  }
+
+  /** The host's freezer control of a container's cgroup (cgroup v1 or v2, Docker's default parents), or null when not found. */
+  private static @org.jspecify.annotations.Nullable Path freezerOf(String container) {
+    for (String p : List.of("/sys/fs/cgroup/freezer/docker/" + container + "/freezer.state",
+        "/sys/fs/cgroup/freezer/system.slice/docker-" + container + ".scope/freezer.state",
+        "/sys/fs/cgroup/docker/" + container + "/cgroup.freeze",
+        "/sys/fs/cgroup/system.slice/docker-" + container + ".scope/cgroup.freeze")) {
+      if (Files.isWritable(Path.of(p))) {
+        return Path.of(p);
+      }
+    }
+    return null;
+  }
+
+  @Test
   @DisplayName("what a killed sandbox used can be deleted as soon as the kill answers: its volume (deletion waits for the removal under way)")
   void killThenDeleteVolume() {
     E2BApi e2b = provider.api();

@@ -27,6 +27,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -278,6 +279,82 @@ class WarmPoolTest {
       assertThat(server.registry().warmPoolPeakParallelStartsForTesting()).as("members being started at the same moment")
           .isGreaterThanOrEqualTo(2);
     }
+  }
+
+  @Test
+  @DisplayName("a well-stocked pool refills once the claimed sandbox's calls pause, not beside them; a pool run low refills beside them")
+  void refillGivesWayToCalls() throws Exception {
+    String id = "warm-calls-" + UUID.randomUUID().toString().substring(0, 8);
+    try (LocalServer server = LocalServer.builder().serverId(id).warmPool(4).build().start(); E2BSandboxProvider c = client(server);
+         DockerRuntime docker = DockerRuntime.connect()) {
+      E2BApi e2b = c.api();
+      awaitReady(server, 4);
+      java.time.Instant began = java.time.Instant.now();
+      try (LiveSandbox s = e2b.create()) {
+        // 2 s of commands back to back, as a test does with the sandbox it just made: the refill of
+        // the one member claimed (3 of 4 ready) waits for them (a member's start takes about 0.5 s).
+        // Each is also held as a call from just before the one before it ends, so that a loaded
+        // machine's gaps between them (the client's own time) do not end the wait: this checks the
+        // pool's side; callsCountWhileAnswered checks that the server counts the commands themselves
+        long until = System.nanoTime() + Duration.ofSeconds(2).toNanos();
+        int runs = 0;
+        Runnable held = server.registry().callBegins();
+        while (System.nanoTime() < until) {
+          assertThat(s.exec("echo hi").stdout()).isEqualTo("hi\n");
+          Runnable next = server.registry().callBegins();
+          held.run();
+          held = next;
+          runs++;
+        }
+        held.run();
+        java.time.Instant callsEnded = java.time.Instant.now();
+        assertThat(membersMadeSince(docker, id, began)).as("members made during %d commands, %s .. %s", runs, began, callsEnded)
+            .allSatisfy(t -> assertThat(t).isAfter(callsEnded.minusMillis(50)));
+        awaitReady(server, 4);
+        assertThat(membersMadeSince(docker, id, began)).as("the refill once the commands stopped").isNotEmpty();
+
+        // three more creates leave one ready, a quarter of the target: the refill no longer waits
+        List<LiveSandbox> more = new ArrayList<>();
+        more.add(e2b.create());
+        more.add(e2b.create());
+        java.time.Instant low = java.time.Instant.now();
+        more.add(e2b.create());
+        long deadline = System.nanoTime() + FILL.toNanos();
+        List<java.time.Instant> beside = List.of();
+        while (beside.isEmpty()) {
+          assertThat(System.nanoTime()).as("no member made in %s of commands back to back with the pool low", FILL).isLessThan(deadline);
+          for (int i = 0; i < 10; i++) {
+            assertThat(s.exec("echo hi").stdout()).isEqualTo("hi\n");
+          }
+          beside = membersMadeSince(docker, id, low);
+        }
+        // at once, not after the 10 s a refill waits at most (WarmPool.MAX_YIELD) for the callers' calls
+        assertThat(beside.stream().min(java.util.Comparator.naturalOrder()).orElseThrow())
+            .as("the first member made with the pool low").isBefore(low.plusSeconds(8));
+        more.forEach(LiveSandbox::close);
+      }
+    }
+  }
+
+  @Test
+  @DisplayName("a command counts as a call under way until its answer is complete, then no longer")
+  void callsCountWhileAnswered() throws Exception {
+    try (LocalServer server = server(0); E2BSandboxProvider c = client(server); LiveSandbox s = c.api().create()) {
+      CompletableFuture<String> running = CompletableFuture.supplyAsync(() -> s.exec("sleep 0.6; echo done").stdout());
+      await().atMost(Duration.ofSeconds(10)).until(() -> server.registry().callsUnderWayForTesting() >= 1 || running.isDone());
+      assertThat(running).as("the command was seen under way before it ended").isNotDone();
+      assertThat(running.get()).isEqualTo("done\n");
+      await().atMost(Duration.ofSeconds(2)).until(() -> server.registry().callsUnderWayForTesting() == 0);
+    }
+  }
+
+  /** When each member of the server's pool that Docker lists (claimed or not) made since {@code since} was created. */
+  private static List<java.time.Instant> membersMadeSince(DockerRuntime docker, String serverId, java.time.Instant since) {
+    return docker.client().listContainersCmd().withShowAll(true)
+        .withLabelFilter(Map.of(DockerRuntime.LABEL_SERVER, serverId, "io.sandboxes.pool-member", "true")).exec().stream()
+        .map(k -> java.time.Instant.parse(docker.client().inspectContainerCmd(k.getId()).exec().getCreated()))
+        .filter(t -> t.isAfter(since))
+        .toList();
   }
 
   private static void policy(LocalServer server, String sandboxId, String json) throws Exception {

@@ -79,6 +79,8 @@ public final class Registry implements AutoCloseable {
   private final ForkImages forkImages;
   private final SandboxStarts starts;
   private final WarmPool pool;
+  /** When a caller's call last began: background work gives way to it. */
+  private final CallClock calls = new CallClock();
   private final Forks forks;
 
   /**
@@ -102,7 +104,7 @@ public final class Registry implements AutoCloseable {
     this.forkImages = new ForkImages(engine, serverId);
     this.outside = new OutsideEvents(sandboxes, engine, states, networking, forkImages);
     new SandboxRecovery(sandboxes, engine, serverId, states, networking, outside, forkImages, diskSizeMB).recover();
-    this.lifecycle = new SandboxLifecycle(sandboxes, engine, states, networking, forkImages, () -> {
+    this.lifecycle = new SandboxLifecycle(sandboxes, engine, states, networking, forkImages, calls, () -> {
       // a superseded snapshot build the sandbox kept can go now that its container has
       if (templates.supersededKept()) {
         templates.sweepSuperseded();
@@ -112,7 +114,7 @@ public final class Registry implements AutoCloseable {
         () -> List.copyOf(sandboxes.values()), (s, reason) -> kill(s.id(), reason));
     this.starts = new SandboxStarts(sandboxes, engine, templates, serverId, states, networking, outside, forkImages,
         diskGuard.mechanism(), diskSizeMB);
-    this.pool = new WarmPool(warmPool, warmPoolMax, new WarmPool.Maker() {
+    this.pool = new WarmPool(warmPool, warmPoolMax, calls, new WarmPool.Maker() {
       @Override
       public WarmPool.Member start(String templateId) throws Exception {
         return starts.startMember(templateId);
@@ -190,6 +192,7 @@ public final class Registry implements AutoCloseable {
     }
     // refills wait while creates are under way: they would compete with a cold start for Docker
     Runnable ended = pool.createBegins();
+    Runnable call = calls.begin();
     try {
       if (mounts.isEmpty()) {
         // volumes are mounted at container create: a sandbox with mounts always starts cold
@@ -203,8 +206,24 @@ public final class Registry implements AutoCloseable {
       }
       return starts.start(image, "", templateId, timeout, metadata, envVars, lifecycle, mounts);
     } finally {
+      call.run();
       ended.run();
     }
+  }
+
+  /**
+   * A call for a sandbox (a command, a file) begins: the warm pool's refills give way to it while
+   * the pool is well stocked ({@link CallClock}).
+   *
+   * @return ends it; idempotent
+   */
+  public Runnable callBegins() {
+    return calls.begin();
+  }
+
+  /** For tests: @return how many callers' calls are under way now, as background work sees them */
+  public int callsUnderWayForTesting() {
+    return calls.underWay();
   }
 
   /** @return per template with a pool: how many members are ready now, and how many it aims to keep (its target) */
@@ -312,7 +331,12 @@ public final class Registry implements AutoCloseable {
 
   /** @return false when there was no such sandbox */
   public boolean kill(String id) {
-    return lifecycle.kill(id);
+    Runnable ended = calls.begin(); // a caller's kill: the next create and its commands often follow at once
+    try {
+      return lifecycle.kill(id);
+    } finally {
+      ended.run();
+    }
   }
 
   /**
@@ -422,7 +446,7 @@ public final class Registry implements AutoCloseable {
     if (killSandboxes) {
       for (String id : List.copyOf(sandboxes.keySet())) {
         try {
-          kill(id);
+          lifecycle.kill(id); // not a caller's call: the removals need not wait for a pause
         } catch (RuntimeException e) {
           LOG.warn("removing sandbox {} at shutdown failed: {}", id, e.toString());
         }

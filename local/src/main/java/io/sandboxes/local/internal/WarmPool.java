@@ -138,13 +138,16 @@ final class WarmPool implements AutoCloseable {
   private final Condition noCold = coldLock.newCondition();
   private int coldCreates;
   private long lastCreateBegan = System.nanoTime() - QUIET.toNanos();
+  /** The callers' calls under way: refills of a well-stocked pool give way to them. */
+  private final CallClock calls;
 
   /**
    * @param sizes template id to the fewest members it keeps ready; 0 or absent: no pool
    * @param max the most members a template's pool grows to with demand (a larger size wins)
    */
-  WarmPool(Map<String, Integer> sizes, int max, Maker maker) {
+  WarmPool(Map<String, Integer> sizes, int max, CallClock calls, Maker maker) {
     this.max = max;
+    this.calls = calls;
     this.maker = maker;
     Map<String, Tier> t = new LinkedHashMap<>();
     sizes.forEach((id, n) -> {
@@ -211,7 +214,9 @@ final class WarmPool implements AutoCloseable {
 
   /**
    * Waits while creates are under way or, when the template's pool is empty, one began within
-   * {@link #QUIET}, for at most {@link #MAX_YIELD}.
+   * {@link #QUIET}, or, while it holds more than a quarter of its target, a caller's call is
+   * under way or ended within {@link CallClock#QUIET} (a sandbox just claimed runs its first
+   * commands then, and a member's start on the same cores would slow them several times over); for at most {@link #MAX_YIELD}.
    */
   private void yieldToCreates(Tier tier) throws InterruptedException {
     long until = System.nanoTime() + MAX_YIELD.toNanos();
@@ -219,12 +224,14 @@ final class WarmPool implements AutoCloseable {
     try {
       while (!closed) {
         long now = System.nanoTime();
-        long quietIn = tier.ready.isEmpty() ? lastCreateBegan + QUIET.toNanos() - now : 0;
+        int ready = tier.ready.size();
+        long quietIn = ready == 0 ? lastCreateBegan + QUIET.toNanos() - now
+            : ready > Math.max(1, tier.target() / 4) ? calls.quietInNanos(CallClock.QUIET, now) : 0;
         if ((coldCreates == 0 && quietIn <= 0) || until - now <= 0) {
           return;
         }
         // a member another task adds makes the wait moot: look again at least every QUIET
-        noCold.awaitNanos(Math.min(until - now, coldCreates > 0 ? QUIET.toNanos() : quietIn));
+        noCold.awaitNanos(Math.min(until - now, coldCreates > 0 ? QUIET.toNanos() : Math.min(quietIn, QUIET.toNanos())));
       }
     } finally {
       coldLock.unlock();

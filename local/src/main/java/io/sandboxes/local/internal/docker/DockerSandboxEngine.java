@@ -124,6 +124,16 @@ public final class DockerSandboxEngine implements SandboxEngine {
   }
 
   @Override
+  public boolean freezeCheaply(String instanceId) {
+    return CgroupFreezer.freeze(instanceId);
+  }
+
+  @Override
+  public void thawCheaply(String instanceId) {
+    CgroupFreezer.thaw(instanceId);
+  }
+
+  @Override
   public void stop(String instanceId, Duration grace) {
     docker.client().stopContainerCmd(instanceId).withTimeout((int) grace.toSeconds()).exec();
   }

@@ -64,7 +64,27 @@ public final class EnvdHandler extends Handler.Abstract {
 
   @Override
   public boolean handle(Request request, Response response, Callback callback) {
-    Exchange ex = new Exchange(request, response, callback);
+    // a call lasts until its answer is complete (a streamed one goes on after this returns)
+    Runnable ended = registry.callBegins();
+    Callback answered = new Callback() {
+      @Override
+      public void succeeded() {
+        ended.run();
+        callback.succeeded();
+      }
+
+      @Override
+      public void failed(Throwable x) {
+        ended.run();
+        callback.failed(x);
+      }
+
+      @Override
+      public InvocationType getInvocationType() {
+        return callback.getInvocationType();
+      }
+    };
+    Exchange ex = new Exchange(request, response, answered);
     try {
       route(ex);
     } catch (RpcError e) {

@@ -77,6 +77,21 @@ public interface SandboxEngine {
   /** Thaws an instance {@link #freeze} froze. */
   void thaw(String instanceId);
 
+  /**
+   * Freezes an instance's processes from the host at almost no cost, without the runtime's own
+   * pause (which costs about as much work as a removal), when the host lets this process do so.
+   * The runtime does not learn of it: undo it with {@link #thawCheaply} before anything else is
+   * done with the instance.
+   *
+   * @return false when it cannot be done here (then nothing was done)
+   */
+  default boolean freezeCheaply(String instanceId) {
+    return false;
+  }
+
+  /** Thaws what {@link #freezeCheaply} froze; nothing when it cannot. */
+  default void thawCheaply(String instanceId) {}
+
   /** Stops an instance, only its filesystem kept, its processes given {@code grace} to end. */
   void stop(String instanceId, Duration grace);
 
