@@ -182,11 +182,7 @@ class WarmPoolTest {
           .map(s -> java.time.Instant.parse(docker.client().inspectContainerCmd(server.registry().find(s).orElseThrow().instanceId())
               .exec().getState().getStartedAt()))
           .max(java.util.Comparator.naturalOrder()).orElseThrow();
-      List<java.time.Instant> madeSince = docker.client().listContainersCmd().withShowAll(true)
-          .withLabelFilter(Map.of(DockerRuntime.LABEL_SERVER, id, "io.sandboxes.pool-member", "true")).exec().stream()
-          .map(k -> java.time.Instant.parse(docker.client().inspectContainerCmd(k.getId()).exec().getCreated()))
-          .filter(t -> t.isAfter(began))
-          .toList();
+      List<java.time.Instant> madeSince = membersMadeSince(docker, id, began);
       assertThat(madeSince).as("the refill after the burst").isNotEmpty();
       assertThat(madeSince).allSatisfy(t -> assertThat(t.isAfter(lastStarted) || t.isAfter(answered.minusMillis(500))
           || !t.isBefore(yieldEnds))

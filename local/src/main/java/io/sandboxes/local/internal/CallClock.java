@@ -51,14 +51,16 @@ final class CallClock {
    *     began within {@link #HELD} counts as ending now): 0 or less when that is so already
    */
   long quietInNanos(Duration quiet, long now) {
-    // a call past HELD no longer counts: forgotten, so that one whose end never comes holds nothing
-    open.removeIf(c -> now - c.began() >= HELD.toNanos());
-    return (open.isEmpty() ? last : now) + quiet.toNanos() - now;
+    return (underWay(now) == 0 ? last : now) + quiet.toNanos() - now;
   }
 
   /** @return how many calls are under way now (begun within {@link #HELD} and not ended) */
   int underWay() {
-    long now = System.nanoTime();
+    return underWay(System.nanoTime());
+  }
+
+  private int underWay(long now) {
+    // a call past HELD no longer counts: forgotten, so that one whose end never comes holds nothing
     open.removeIf(c -> now - c.began() >= HELD.toNanos());
     return open.size();
   }

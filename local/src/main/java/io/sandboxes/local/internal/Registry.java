@@ -79,7 +79,7 @@ public final class Registry implements AutoCloseable {
   private final ForkImages forkImages;
   private final SandboxStarts starts;
   private final WarmPool pool;
-  /** When a caller's call last began: background work gives way to it. */
+  /** The callers' calls under way: refills and removals give way to them. */
   private final CallClock calls = new CallClock();
   private final Forks forks;
 
@@ -212,8 +212,8 @@ public final class Registry implements AutoCloseable {
   }
 
   /**
-   * A call for a sandbox (a command, a file) begins: the warm pool's refills give way to it while
-   * the pool is well stocked ({@link CallClock}).
+   * A call for a sandbox (a command, a file) begins: a killed sandbox's removal and the refills of
+   * a well-stocked warm pool give way to it ({@link CallClock}).
    *
    * @return ends it; idempotent
    */

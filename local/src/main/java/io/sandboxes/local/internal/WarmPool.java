@@ -216,7 +216,8 @@ final class WarmPool implements AutoCloseable {
    * Waits while creates are under way or, when the template's pool is empty, one began within
    * {@link #QUIET}, or, while it holds more than a quarter of its target, a caller's call is
    * under way or ended within {@link CallClock#QUIET} (a sandbox just claimed runs its first
-   * commands then, and a member's start on the same cores would slow them several times over); for at most {@link #MAX_YIELD}.
+   * commands then, and a member's start on the same cores would slow them several times over);
+   * for at most {@link #MAX_YIELD}.
    */
   private void yieldToCreates(Tier tier) throws InterruptedException {
     long until = System.nanoTime() + MAX_YIELD.toNanos();
