@@ -287,27 +287,8 @@ class WarmPoolTest {
       awaitReady(server, 4);
       java.time.Instant began = java.time.Instant.now();
       try (LiveSandbox s = e2b.create()) {
-        // 2 s of commands back to back, as a test does with the sandbox it just made: the refill of
-        // the one member claimed (3 of 4 ready) waits for them (a member's start takes about 0.5 s).
-        // Each is also held as a call from just before the one before it ends, so that a loaded
-        // machine's gaps between them (the client's own time) do not end the wait: this checks the
-        // pool's side; callsCountWhileAnswered checks that the server counts the commands themselves
-        long until = System.nanoTime() + Duration.ofSeconds(2).toNanos();
-        int runs = 0;
-        Runnable held = server.registry().callBegins();
-        while (System.nanoTime() < until) {
-          assertThat(s.exec("echo hi").stdout()).isEqualTo("hi\n");
-          Runnable next = server.registry().callBegins();
-          held.run();
-          held = next;
-          runs++;
-        }
-        held.run();
-        java.time.Instant callsEnded = java.time.Instant.now();
-        assertThat(membersMadeSince(docker, id, began)).as("members made during %d commands, %s .. %s", runs, began, callsEnded)
-            .allSatisfy(t -> assertThat(t).isAfter(callsEnded.minusMillis(50)));
-        awaitReady(server, 4);
-        assertThat(membersMadeSince(docker, id, began)).as("the refill once the commands stopped").isNotEmpty();
+        // the refill of the one member claimed (3 of 4 ready) waits for the commands
+        refillWaitsForCommands(server, docker, s, began, 4);
 
         // three more creates leave one ready, a quarter of the target: the refill no longer waits
         List<LiveSandbox> more = new ArrayList<>();
@@ -330,6 +311,50 @@ class WarmPoolTest {
         more.forEach(LiveSandbox::close);
       }
     }
+  }
+
+  @Test
+  @DisplayName("the default pool of two, one short after a claim, refills once the claimed sandbox's commands pause, not beside them")
+  void poolOfTwoRefillsAfterTheFirstCommands() throws Exception {
+    String id = "warm-two-" + UUID.randomUUID().toString().substring(0, 8);
+    try (LocalServer server = LocalServer.builder().serverId(id).warmPool(2).build().start(); E2BSandboxProvider c = client(server);
+         DockerRuntime docker = DockerRuntime.connect()) {
+      awaitReady(server, 2);
+      java.time.Instant began = java.time.Instant.now();
+      try (LiveSandbox s = c.api().create()) {
+        refillWaitsForCommands(server, docker, s, began, 2);
+      }
+    }
+  }
+
+  /**
+   * Runs 2 s of commands back to back in {@code s}, just claimed from the pool of {@code server}
+   * (the server id is its Docker label), as a test does with the sandbox it just made, then checks
+   * that no member was made while they ran (a member's start takes about 0.5 s) and that the pool
+   * is back at {@code full} after them. Each command is also held as a call from just before the
+   * one before it ends, so that a loaded machine's gaps between them (the client's own time) do not
+   * end the wait: this checks the pool's side; callsCountWhileAnswered checks that the server
+   * counts the commands themselves.
+   */
+  private static void refillWaitsForCommands(LocalServer server, DockerRuntime docker, LiveSandbox s, java.time.Instant began,
+      int full) {
+    String id = server.serverId();
+    long until = System.nanoTime() + Duration.ofSeconds(2).toNanos();
+    int runs = 0;
+    Runnable held = server.registry().callBegins();
+    while (System.nanoTime() < until) {
+      assertThat(s.exec("echo hi").stdout()).isEqualTo("hi\n");
+      Runnable next = server.registry().callBegins();
+      held.run();
+      held = next;
+      runs++;
+    }
+    held.run();
+    java.time.Instant callsEnded = java.time.Instant.now();
+    assertThat(membersMadeSince(docker, id, began)).as("members made during %d commands, %s .. %s", runs, began, callsEnded)
+        .allSatisfy(t -> assertThat(t).isAfter(callsEnded.minusMillis(50)));
+    awaitReady(server, full);
+    assertThat(membersMadeSince(docker, id, began)).as("the refill once the commands stopped").isNotEmpty();
   }
 
   @Test

@@ -214,7 +214,7 @@ final class WarmPool implements AutoCloseable {
 
   /**
    * Waits while creates are under way or, when the template's pool is empty, one began within
-   * {@link #QUIET}, or, while it holds more than a quarter of its target, a caller's call is
+   * {@link #QUIET}, or, while it is {@linkplain #wellStocked well stocked}, a caller's call is
    * under way or ended within {@link CallClock#QUIET} (a sandbox just claimed runs its first
    * commands then, and a member's start on the same cores would slow them several times over);
    * for at most {@link #MAX_YIELD}.
@@ -227,7 +227,7 @@ final class WarmPool implements AutoCloseable {
         long now = System.nanoTime();
         int ready = tier.ready.size();
         long quietIn = ready == 0 ? lastCreateBegan + QUIET.toNanos() - now
-            : ready > Math.max(1, tier.target() / 4) ? calls.quietInNanos(CallClock.QUIET, now) : 0;
+            : wellStocked(ready, tier.target()) ? calls.quietInNanos(CallClock.QUIET, now) : 0;
         if ((coldCreates == 0 && quietIn <= 0) || until - now <= 0) {
           return;
         }
@@ -237,6 +237,16 @@ final class WarmPool implements AutoCloseable {
     } finally {
       coldLock.unlock();
     }
+  }
+
+  /**
+   * Whether a pool holding {@code ready} members of its {@code target} can put its refill off
+   * until the callers' calls pause: it holds more than a quarter of its target, or it still holds
+   * one and lacks only one (a server's default pool of two after a single claim: its one member's
+   * start would otherwise run beside the claimed sandbox's first commands every time).
+   */
+  static boolean wellStocked(int ready, int target) {
+    return ready > Math.max(1, target / 4) || (ready >= 1 && ready >= target - 1);
   }
 
   /** A container died or was removed: a ready member it held is dropped and replaced. */
