@@ -441,9 +441,10 @@ class CodeInterpreterTest {
       long t1 = System.nanoTime();
       CodeExecution next = sandbox.runCode("kept", RunCodeOptions.defaults().inContext(ctx).withTimeout(Duration.ofSeconds(30)));
       assertThat(next.text()).isEqualTo("yes");
-      // about 1.3 s here; a relay that learns of the timed-out client only from the bridge's 5 s
-      // keepalives made this wait 8 s
-      assertThat(Duration.ofNanos(System.nanoTime() - t1)).isLessThan(Duration.ofSeconds(4));
+      // about 1.3 s here. The bound sits below the slow paths, not at the quiet figure (CI's loaded
+      // machine once stalled another such round trip for 4.6 s): a relay that learns of the
+      // timed-out client only from 10 s keepalives waits about 20 s, the bridge's interrupt grace is 10 s
+      assertThat(Duration.ofNanos(System.nanoTime() - t1)).isLessThan(Duration.ofSeconds(8));
     } finally {
       sandbox.removeCodeContext(ctx.id());
     }
