@@ -108,6 +108,37 @@ class VolumesAndSnapshotsTest {
     }
   }
 
+  @Test
+  @DisplayName("a superseded build several sandboxes hold goes once they are all killed at the same moment, round after round: a removal that ends while another's sweep runs sweeps again")
+  void supersededBuildGoesWithSandboxesKilledTogether(E2BApi e2b) throws Exception {
+    String name = unique("held");
+    try (LiveSandbox source = e2b.create()) {
+      SnapshotInfo snap = e2b.createSnapshot(source.id(), name);
+      try {
+        for (int round = 1; round <= 3; round++) {
+          java.util.List<LiveSandbox> children = new java.util.ArrayList<>();
+          for (int i = 0; i < 4; i++) {
+            children.add(e2b.create(SandboxSpec.of(name)));
+          }
+          e2b.createSnapshot(source.id(), name);
+          assertThat(snapshotImages(snap.snapshotId())).as("round %d: the superseded build is held by its sandboxes", round).isEqualTo(2);
+          // their removals run side by side and end close together: each one's sweep finds the build
+          // still in use by the others, and the last one's must still find it free
+          try (var killers = java.util.concurrent.Executors.newVirtualThreadPerTaskExecutor()) {
+            for (LiveSandbox child : children) {
+              killers.submit(child::close);
+            }
+          }
+          int r = round;
+          org.awaitility.Awaitility.await("round " + r + ": the superseded build goes after its last sandbox")
+              .atMost(java.time.Duration.ofSeconds(30)).until(() -> snapshotImages(snap.snapshotId()) == 1);
+        }
+      } finally {
+        e2b.deleteTemplate(snap.snapshotId());
+      }
+    }
+  }
+
   /** @return how many images (builds) carry this snapshot id */
   private static int snapshotImages(String snapshotId) throws Exception {
     try (io.sandboxes.local.internal.docker.DockerRuntime docker = io.sandboxes.local.internal.docker.DockerRuntime.connect()) {

@@ -137,7 +137,13 @@ public final class Templates implements KnownTemplates {
         .toList();
   }
 
-  /** Whether a superseded build was kept because something used it: {@link #sweepSuperseded()} has work. */
+  /**
+   * Whether a superseded build was kept because something used it: {@link #sweepSuperseded()} has
+   * work. Written under {@link #lock} only, and turned false only once a whole sweep found nothing
+   * kept: a removal that ends while a sweep is under way reads true and sweeps again after it,
+   * so a build whose last sandbox went during that sweep (its image still in use when the sweep
+   * tried it) is not left behind.
+   */
   private volatile boolean supersededKept;
 
   /** @return whether a superseded build may be waiting for its last sandbox to go */
@@ -152,13 +158,14 @@ public final class Templates implements KnownTemplates {
   public void sweepSuperseded() {
     lock.lock();
     try {
-      supersededKept = false;
+      boolean kept = false;
       java.util.Set<String> seen = new java.util.HashSet<>();
       for (Snapshot b : builds()) {
         if (!seen.add(b.snapshotId())) {
-          removeSuperseded(b);
+          kept |= !removeSuperseded(b);
         }
       }
+      supersededKept = kept;
     } catch (RuntimeException e) {
       supersededKept = true;
       LOG.warn("superseded snapshot builds could not be swept: {}", e.toString());
@@ -167,18 +174,21 @@ public final class Templates implements KnownTemplates {
     }
   }
 
-  private void removeSuperseded(Snapshot b) {
+  /** @return whether the build is gone; one kept (in use, or its removal failed) marks a sweep due */
+  private boolean removeSuperseded(Snapshot b) {
     SandboxEngine.ImageRemoval r;
     try {
       r = engine.removeImage(b.imageId());
     } catch (RuntimeException e) {
       LOG.warn("the superseded snapshot build {} of {} could not be removed: {}", b.imageId(), b.snapshotId(), e.toString());
       supersededKept = true;
-      return;
+      return false;
     }
     if (r == SandboxEngine.ImageRemoval.IN_USE) {
       supersededKept = true; // a sandbox made from it runs on, or is paused: it goes after them
+      return false;
     }
+    return true;
   }
 
   /**
