@@ -45,6 +45,10 @@ class CoalescedOutputTest {
       var data = Json.parse(env.payload()).path("event").path("data");
       String field = data.fieldNames().next();
       String text = new String(Base64.getDecoder().decode(data.get(field).asText()), java.nio.charset.StandardCharsets.US_ASCII);
+      if (text.isEmpty()) {
+        messages.add(field + ":empty");
+        continue;
+      }
       messages.add(field + ":" + text.charAt(0) + "x" + text.length() + (text.chars().distinct().count() == 1 ? "" : " mixed " + text));
     }
     return messages;
@@ -69,6 +73,28 @@ class CoalescedOutputTest {
     assertThat(send(queue)).containsExactly("stdout:ax12288", "stderr:ex10", "stdout:bx20000", "stdout:cx20000", "stdout:dx40000",
         "stdout:fx200");
     assertThat(queue).as("the end, taken by the last join, is handed back rather than lost").isEmpty();
+  }
+
+  @Test
+  @DisplayName("chunks of no bytes stay messages of their own, and at most 1024 chunks make one message: a flood of empty chunks is never taken whole")
+  void emptyChunksAndTheCountCap() throws Exception {
+    ArrayDeque<SandboxProcess.Event> queue = new ArrayDeque<>();
+    queue.add(chunk(Stream.STDOUT, 'a', 10));
+    queue.add(chunk(Stream.STDOUT, 'z', 0));
+    queue.add(chunk(Stream.STDOUT, 'z', 0));
+    queue.add(chunk(Stream.STDOUT, 'b', 10));
+    queue.add(chunk(Stream.STDERR, 'e', 1));
+    for (int i = 0; i < 1100; i++) {
+      queue.add(chunk(Stream.STDOUT, 'c', 1));
+    }
+    assertThat(send(queue)).containsExactly("stdout:ax10", "stdout:empty", "stdout:empty", "stdout:bx10", "stderr:ex1", "stdout:cx1024",
+        "stdout:cx76");
+    // an empty chunk stops a join: the call takes it and hands it back, however many are queued
+    for (int i = 0; i < 10_000; i++) {
+      queue.add(chunk(Stream.STDOUT, 'z', 0));
+    }
+    ProcessRpcs.writeCoalesced(new ByteArrayOutputStream(), chunk(Stream.STDOUT, 'a', 1), queue::poll);
+    assertThat(queue).hasSize(10_000 - 1);
   }
 
   @Test
