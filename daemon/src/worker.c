@@ -795,6 +795,10 @@ int worker_main(const char *socket_path, uint32_t generation) {
     int np = ports_pollfds(pfd + n, MAX_POLL - n, out_full());
     n += np;
     int timeout = files_work() || (in_ready() && !out_full()) ? 0 : 1000;
+    /* parse_in and files_work queue frames after the connection's events were chosen (a read's
+       OK after its last chunk, a listing's last entries): the wait ends when the socket takes
+       them, not after the timeout */
+    if (conn_at >= 0 && out_start < out.len) pfd[conn_at].events |= POLLOUT;
     if (drain_left && timeout > 50) timeout = 50; /* a PTY read to its end without a hang-up (gVisor) */
     if (conn < 0) {
       int64_t wait = next_try - now_ms();
