@@ -20,8 +20,9 @@ import java.util.List;
  * create with a member ready and its first exec, and a burst of 20 creates at once on each
  * server (p50, p90, errors) beside 20 raw create+starts at once.
  * Prints median and 90th percentile in milliseconds, then the figures that have a raw Docker
- * baseline (create+start, {@code bash -l -c 'echo hi'}, {@code cat} of 1 MiB both ways, 50 MB of
- * stdout, 8 commands in parallel) beside that baseline, measured in the same run through the
+ * baseline (create+start, {@code bash -l -c 'echo hi'}, {@code cat} of 1 MiB both ways, a small
+ * file's read, a folder's listing beside {@code ls -la}, 50 MB of stdout, 8 commands in parallel)
+ * beside that baseline, measured in the same run through the
  * Docker Engine API on the same image, with the ratio (the cold create beside a raw create+start
  * made just before each of them, so that a drifting load on a shared machine does not skew the
  * ratio). Not a test: figures vary with the machine; compare the ratios.
@@ -286,6 +287,15 @@ public final class LocalBench {
         double rawEchoMs = Measure.medianMs(rounds, rawEcho);
         double rawWrite = Measure.medianMs(rounds, raw.write(mib));
         double rawRead = Measure.medianMs(rounds, raw.read(mib.length));
+        byte[] small = "a small file\n".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        Measure.check(docker.run(id, "root", List.of("sh", "-c", "cat > /tmp/raw.bin"), new java.io.ByteArrayInputStream(small))
+            .exitCode() == 0, "raw small write");
+        double rawSmallRead = Measure.medianMs(rounds, raw.read(small.length));
+        s.writeBytes("/tmp/small.txt", small);
+        double smallRead = Measure.medianMs(rounds, () -> Measure.check(s.readBytes("/tmp/small.txt").length == small.length, "small read"));
+        double rawList = Measure.medianMs(rounds, () -> Measure.check(docker.run(id, "root", List.of("ls", "-la", "/etc"), null)
+            .exitCode() == 0, "raw ls"));
+        double list = Measure.medianMs(rounds, () -> Measure.check(!s.readDir("/etc").isEmpty(), "list"));
         double rawOut = mbPerSecond(raw.stdout(STDOUT_BYTES));
         double ourOut = mbPerSecond(() -> Measure.check(s.exec(stdoutCommand).stdout().length() == STDOUT_BYTES, "stdout"));
         double rawPar = Measure.perSecond(40, 8, rawEcho);
@@ -306,6 +316,8 @@ public final class LocalBench {
         Measure.row("echo round trip (ms; raw: exec bash -l -c)", rawEchoMs, echo);
         Measure.row("write 1 MiB (ms; raw: exec sh -c 'cat >')", rawWrite, write);
         Measure.row("read 1 MiB (ms; raw: exec cat)", rawRead, read);
+        Measure.row("read a 13-byte file (ms; raw: exec cat)", rawSmallRead, smallRead);
+        Measure.row("list /etc (ms; raw: exec ls -la)", rawList, list);
         Measure.row("50 MB stdout (MB/s)", rawOut, ourOut);
         Measure.row("8 in parallel, echo (execs/s)", rawPar, ourPar);
       } finally {
