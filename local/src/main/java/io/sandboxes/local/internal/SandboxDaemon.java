@@ -64,6 +64,20 @@ public final class SandboxDaemon implements AutoCloseable {
     return env;
   }
 
+  /**
+   * Reads {@link #containerEnv} on a thread of its own, so that the sandbox's first command, which
+   * starts from it, does not wait for the engine's inspect; a read that fails is made again then.
+   */
+  void readEnvironmentSoon(SandboxEngine engine, String instanceId) {
+    Thread.ofVirtual().name("sandboxes-env-" + instanceId.substring(0, Math.min(12, instanceId.length()))).start(() -> {
+      try {
+        containerEnv(engine, instanceId);
+      } catch (RuntimeException e) {
+        // the first command reads it again and reports what fails then
+      }
+    });
+  }
+
   /** Stops listening (the daemon's processes run on; a restarted server takes them back). */
   @Override
   public void close() {
