@@ -194,17 +194,15 @@ final class ProcessRpcs {
     OutputStream out = ex.stream(200, Connect.STREAM_CONTENT_TYPE);
     try {
       writeMessage(out, new EventMessage(new Event(new Started(p.pid()), null, null)));
-      SandboxProcess.Event pending = null;
       while (true) {
-        SandboxProcess.Event e = pending != null ? pending : sub.poll(keepalive.toMillis(), TimeUnit.MILLISECONDS);
-        pending = null;
+        SandboxProcess.Event e = sub.poll(keepalive.toMillis(), TimeUnit.MILLISECONDS);
         if (e == null) {
           writeMessage(out, EventMessage.KEEPALIVE);
           continue;
         }
         switch (e) {
           case SandboxProcess.Data d -> {
-            pending = writeCoalesced(out, d, () -> sub.poll(0, TimeUnit.MILLISECONDS));
+            writeData(out, d.stream(), d.buf(), d.off(), d.len());
             out.flush();
           }
           case SandboxProcess.End end -> {
@@ -234,66 +232,6 @@ final class ProcessRpcs {
       p.unsubscribe(sub);
       ex.abort(e);
     }
-  }
-
-  /**
-   * The most bytes that chunks of one output already queued are joined into, as one message.
-   * When a client reads slower than the command writes, the chunks the daemon read meanwhile
-   * queue up, many of them small, and a client's cost goes by the message: the official JS SDK
-   * took 50 MB at 0.89-0.91x the rate it takes from a fake envd sending 32 KiB messages, and at
-   * 1.15-1.18x with queued chunks joined. Only what is queued already is joined (nothing waits for
-   * more output), and a chunk the daemon read whole (up to 256 KiB) is sent as it is.
-   */
-  static final int COALESCE_BYTES = 32 * 1024;
-  /**
-   * The most chunks joined into one message (the size of a client's queue). Chunks of no bytes
-   * are never joined: with the byte cap alone, a daemon flooding them would be joined without
-   * end, the stream taking them from the queue (giving their credit back) faster than it ever
-   * wrote, so a client that stopped reading would never hold the daemon back and its flood would
-   * never be cut off for overrunning its credit. Under a slow client the daemon's chunks are small
-   * (each read is as large as the credit given back), so a lower cap (64) lost the gain.
-   */
-  static final int COALESCE_CHUNKS = 1024;
-
-  /** The next event already queued, or null at once when there is none. */
-  @FunctionalInterface
-  interface Queued {
-    SandboxProcess.@Nullable Event next() throws InterruptedException;
-  }
-
-  /**
-   * Writes a chunk as one message, joined with the chunks of the same output queued right behind
-   * it while they fit in {@link #COALESCE_BYTES} and {@link #COALESCE_CHUNKS}; a chunk of no bytes
-   * is neither joined nor joined to, so each stays a message of its own, as before.
-   *
-   * @return the event taken from the queue and not joined (a chunk of another output, one that
-   *     would not fit, or the end), to be handled next; null when none was taken
-   */
-  static SandboxProcess.@Nullable Event writeCoalesced(OutputStream out, SandboxProcess.Data first, Queued queued)
-      throws IOException, InterruptedException {
-    if (first.len() == 0 || first.len() >= COALESCE_BYTES) {
-      writeData(out, first.stream(), first.buf(), first.off(), first.len());
-      return null;
-    }
-    java.io.ByteArrayOutputStream joined = null;
-    int chunks = 1;
-    SandboxProcess.Event next = null;
-    while (chunks < COALESCE_CHUNKS && (next = queued.next()) instanceof SandboxProcess.Data d && d.stream() == first.stream()
-        && d.len() > 0 && (joined == null ? first.len() : joined.size()) + d.len() <= COALESCE_BYTES) {
-      if (joined == null) {
-        joined = new java.io.ByteArrayOutputStream(COALESCE_BYTES);
-        joined.write(first.buf(), first.off(), first.len());
-      }
-      joined.write(d.buf(), d.off(), d.len());
-      chunks++;
-      next = null; // joined: nothing taken is left over
-    }
-    if (joined == null) {
-      writeData(out, first.stream(), first.buf(), first.off(), first.len());
-    } else {
-      writeData(out, first.stream(), joined.toByteArray(), 0, joined.size());
-    }
-    return next;
   }
 
   private static final byte[] STDOUT_HEAD = "{\"event\":{\"data\":{\"stdout\":\"".getBytes(StandardCharsets.US_ASCII);
