@@ -52,7 +52,7 @@ public final class WarmBench {
   private record Cycle(double create, double createToEcho, double kill) {}
 
   /** Per-call times of a burst and how many of its calls failed. */
-  private record Burst(List<Double> times, int errors) {}
+  private record Burst(List<Double> times, List<Double> creates, int errors) {}
 
   /** Memory of idle instances: MiB of container memory each, and for sandboxes the server's share. */
   private record Idle(int made, double containerMiB, double serverHeapMiB, double serverRssMiB, double seconds) {}
@@ -116,6 +116,10 @@ public final class WarmBench {
           Measure.percentile(oursBig.times(), 95), "");
       Measure.row("burst of " + bigBurst + ": create -> echo, p95 (ms; raw one create+start)", rawCreateOne,
           Measure.percentile(oursBig.times(), 95), "<= 1.0x raw");
+      // where a burst's time goes: its creates alone, beside the whole create -> echo
+      Measure.oursOnly("burst of " + bigBurst + ": create -> echo, p50 (ms)", Measure.percentile(oursBig.times(), 50), "");
+      Measure.oursOnly("burst of " + bigBurst + ": create alone, p50 (ms)", Measure.percentile(oursBig.creates(), 50), "");
+      Measure.oursOnly("burst of " + bigBurst + ": create alone, p95 (ms)", Measure.percentile(oursBig.creates(), 95), "");
       Measure.row("cycles: whole cycle create -> echo -> kill, mean (ms; raw with forced remove)", wholeMean(raw), wholeMean(ours), "");
       Measure.row("kill, caller's clock, median (ms; raw forced remove)", Measure.median(raw.stream().map(Cycle::kill).toList()),
           Measure.median(ours.stream().map(Cycle::kill).toList()), "<= 20 ms");
@@ -216,7 +220,7 @@ public final class WarmBench {
   private static Burst rawBurst(Leftovers left, DockerRuntime docker, int n) throws Exception {
     List<String> made = Collections.synchronizedList(new ArrayList<>());
     try {
-      return burst(n, () -> {
+      return burst(n, new ArrayList<>(), () -> {
         String id = left.startRaw(docker);
         made.add(id);
         new RawDocker(docker, id).echo().run();
@@ -229,9 +233,12 @@ public final class WarmBench {
   /** {@code n} creates and {@code echo hi}s at once, each timed to its echo, then all killed. */
   private static Burst ourBurst(E2BApi api, int n) throws Exception {
     List<LiveSandbox> made = Collections.synchronizedList(new ArrayList<>());
+    List<Double> creates = Collections.synchronizedList(new ArrayList<>());
     try {
-      return burst(n, () -> {
+      return burst(n, creates, () -> {
+        long t0 = System.nanoTime();
         LiveSandbox s = api.create();
+        creates.add(ms(System.nanoTime() - t0));
         made.add(s);
         String echoed = s.exec("echo hi").stdout();
         Measure.check(echoed.equals("hi\n"), "echo in a burst's sandbox gave " + echoed);
@@ -241,7 +248,7 @@ public final class WarmBench {
     }
   }
 
-  private static Burst burst(int n, Measure.Op op) throws InterruptedException {
+  private static Burst burst(int n, List<Double> creates, Measure.Op op) throws InterruptedException {
     List<Double> times = Collections.synchronizedList(new ArrayList<>());
     List<Callable<Object>> ops = new ArrayList<>();
     java.util.concurrent.CountDownLatch go = new java.util.concurrent.CountDownLatch(1);
@@ -273,7 +280,7 @@ public final class WarmBench {
     if (times.isEmpty()) {
       throw new IllegalStateException("every call of a burst of " + n + " failed");
     }
-    return new Burst(List.copyOf(times), errors);
+    return new Burst(List.copyOf(times), List.copyOf(creates), errors);
   }
 
   /** {@code n} idle raw containers (4 started at a time): their memory each, then removed. */
