@@ -314,6 +314,45 @@ class WarmPoolTest {
   }
 
   @Test
+  @DisplayName("a burst that empties the pool: its refill gives way to the burst's first commands, but for no more than a second")
+  void emptiedPoolGivesWayToTheBurstsCommandsForASecond() throws Exception {
+    String id = "warm-empty-" + UUID.randomUUID().toString().substring(0, 8);
+    try (LocalServer server = LocalServer.builder().serverId(id).warmPool(2).build().start(); E2BSandboxProvider c = client(server);
+         DockerRuntime docker = DockerRuntime.connect()) {
+      E2BApi e2b = c.api();
+      awaitReady(server, 2);
+      // the callers' calls never pause from before the burst on: a call is held across the
+      // client's own gaps, and each command from before the one before it ends (as in
+      // refillWaitsForCommands), for 3 s
+      Runnable held = server.registry().callBegins();
+      java.time.Instant began = java.time.Instant.now();
+      List<String> ids = burst(e2b, 2);
+      assertThat(ids).allSatisfy(s -> assertThat(server.registry().find(s).orElseThrow().pooled()).isTrue());
+      LiveSandbox s = e2b.connect(ids.get(0), Duration.ofMinutes(5));
+      long until = System.nanoTime() + Duration.ofSeconds(3).toNanos();
+      while (System.nanoTime() < until) {
+        assertThat(s.exec("echo hi").stdout()).isEqualTo("hi\n");
+        Runnable next = server.registry().callBegins();
+        held.run();
+        held = next;
+      }
+      held.run();
+      java.time.Instant callsEnded = java.time.Instant.now();
+      List<java.time.Instant> made = membersMadeSince(docker, id, began);
+      // not beside the first commands: a second (WarmPool.EMPTY_CALLS_WAIT) after the last create
+      // began, which was after `began`; nor only once the calls paused, or after the 10 s any
+      // refill waits at most (MAX_YIELD)
+      assertThat(made).as("members made while the calls went on, burst at %s, calls ended %s", began, callsEnded)
+          .isNotEmpty()
+          .allSatisfy(t -> assertThat(t).isAfter(began.plusMillis(900)))
+          .anySatisfy(t -> assertThat(t).isBefore(callsEnded.minusMillis(500)));
+      for (String k : ids) {
+        e2b.kill(k);
+      }
+    }
+  }
+
+  @Test
   @DisplayName("the default pool of two, one short after a claim, refills once the claimed sandbox's commands pause, not beside them")
   void poolOfTwoRefillsAfterTheFirstCommands() throws Exception {
     String id = "warm-two-" + UUID.randomUUID().toString().substring(0, 8);

@@ -53,6 +53,12 @@ final class WarmPool implements AutoCloseable {
   static final Duration MAX_YIELD = Duration.ofSeconds(10);
   /** How long after a create began a refill of an empty pool still waits, for the rest of a burst to arrive. */
   static final Duration QUIET = Duration.ofMillis(150);
+  /**
+   * The longest after a create an empty pool's refill waits for the callers' calls to pause: a
+   * burst's first commands take well under a second; a suite whose calls never pause must not
+   * leave the pool empty for longer.
+   */
+  static final Duration EMPTY_CALLS_WAIT = Duration.ofSeconds(1);
   /** How far back creates count as demand. */
   static final Duration DEMAND_WINDOW = Duration.ofSeconds(10);
   /** How long without a create before a pool falls back to its floor and its surplus members are removed. */
@@ -213,8 +219,21 @@ final class WarmPool implements AutoCloseable {
   }
 
   /**
+   * How long an empty pool's refill still waits: until {@link #QUIET} after the last create
+   * began, for the rest of a burst to arrive, and then, for at most {@link #EMPTY_CALLS_WAIT}
+   * after that create, until the callers' calls pause: a burst that emptied the pool runs its
+   * sandboxes' first commands next, and members started beside them on the same cores slow
+   * them (docs/local-runtime.md has the figures).
+   */
+  private long emptyQuietIn(long now) {
+    long afterCreate = lastCreateBegan + QUIET.toNanos() - now;
+    long callsCap = lastCreateBegan + EMPTY_CALLS_WAIT.toNanos() - now;
+    return Math.max(afterCreate, Math.min(calls.quietInNanos(CallClock.QUIET, now), callsCap));
+  }
+
+  /**
    * Waits while creates are under way or, when the template's pool is empty, one began within
-   * {@link #QUIET}, or, while it is {@linkplain #wellStocked well stocked}, a caller's call is
+   * {@link #QUIET} (and its callers' calls go on, within {@link #EMPTY_CALLS_WAIT}), or, while it is {@linkplain #wellStocked well stocked}, a caller's call is
    * under way or ended within {@link CallClock#QUIET} (a sandbox just claimed runs its first
    * commands then, and a member's start on the same cores would slow them several times over);
    * for at most {@link #MAX_YIELD}.
@@ -226,7 +245,7 @@ final class WarmPool implements AutoCloseable {
       while (!closed) {
         long now = System.nanoTime();
         int ready = tier.ready.size();
-        long quietIn = ready == 0 ? lastCreateBegan + QUIET.toNanos() - now
+        long quietIn = ready == 0 ? emptyQuietIn(now)
             : wellStocked(ready, tier.target()) ? calls.quietInNanos(CallClock.QUIET, now) : 0;
         if ((coldCreates == 0 && quietIn <= 0) || until - now <= 0) {
           return;
