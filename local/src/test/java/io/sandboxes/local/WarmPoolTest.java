@@ -482,6 +482,14 @@ class WarmPoolTest {
         io.sandboxes.local.internal.docker.BaseImage.reference(), name, labels, List.of(), "planted", 1, 64L << 20, 64, Map.of(), null));
   }
 
+  /** The state file of sandbox {@code id} somewhere under the state folder {@code state}. */
+  private static Path stateFileOf(Path state, String id) throws java.io.IOException {
+    try (var files = Files.walk(state)) {
+      return files.filter(p -> p.getFileName().toString().equals(id + ".json")).findFirst()
+          .orElseThrow(() -> new AssertionError("no state file of " + id + " under " + state));
+    }
+  }
+
   @Test
   @DisplayName("restart: a claimed member comes back with its identity from the state file (twice); unclaimed and uncommitted members are removed")
   void restartKeepsClaimedRemovesUnclaimed() throws Exception {
@@ -498,6 +506,18 @@ class WarmPoolTest {
         claimed = s.id();
         assertThat(first.registry().find(claimed).orElseThrow().pooled()).isTrue();
         token = first.registry().find(claimed).orElseThrow().envdToken();
+        // the state file that holds its token is its owner's alone, from its creation on: also
+        // when a write cut short left a temporary file readable by all
+        Path file = stateFileOf(state, claimed);
+        assertThat(Files.readString(file)).contains(token);
+        assertThat(java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(file))).isEqualTo("rw-------");
+        Path leftover = file.resolveSibling(claimed + ".json.tmp");
+        Files.writeString(leftover, "cut short");
+        Files.setPosixFilePermissions(leftover, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
+        c.api().setTimeout(claimed, Duration.ofMinutes(7));
+        assertThat(Files.exists(leftover)).isFalse();
+        assertThat(Files.readString(file)).contains(token);
+        assertThat(java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(file))).isEqualTo("rw-------");
         awaitReady(first, 1);
       }
       // closing removed the unclaimed member even though sandboxes are kept

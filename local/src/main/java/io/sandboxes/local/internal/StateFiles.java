@@ -4,9 +4,17 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sandboxes.e2b.internal.Json;
 import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.channels.Channels;
+import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.FileAttribute;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.Set;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -21,10 +29,15 @@ final class StateFiles {
   /** Logs under the registry's name, which operators filter on. */
   private static final Logger LOG = LoggerFactory.getLogger(Registry.class);
 
+  private static final FileAttribute<Set<PosixFilePermission>> OWNER_ONLY =
+      PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------"));
+
   private final Path stateDir;
+  private final boolean posix;
 
   StateFiles(Path stateDir) {
     this.stateDir = stateDir;
+    this.posix = stateDir.getFileSystem().supportedFileAttributeViews().contains("posix");
   }
 
   /** @return the state folder */
@@ -89,17 +102,40 @@ final class StateFiles {
           .put("autoResume", s.lifecycle().autoResume())
           .put("timeoutSeconds", s.lifecycle().timeoutSeconds()));
     }
-    Files.createDirectories(stateDir);
-    Path tmp = stateDir.resolve(s.id() + ".json.tmp");
-    Files.write(tmp, Json.bytes(state));
-    if (s.pooled()) {
-      try {
-        Files.setPosixFilePermissions(tmp, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
-      } catch (UnsupportedOperationException e) {
-        // not a POSIX file system: the folder's own permissions guard the token
-      }
+    replace(s.id(), Json.bytes(state), s.pooled());
+  }
+
+  /**
+   * Replaces a sandbox's file atomically: written to a temporary file and moved over it. With
+   * {@code secret} (a claimed member's file holds its token) the temporary file is made readable
+   * by this user alone as it is created, where the file system has POSIX permissions (elsewhere
+   * the folder's own permissions guard it). Every claim writes one, so it costs few calls: the
+   * folder is made only when it is missing, and no permission is changed after the fact.
+   */
+  private void replace(String id, byte[] bytes, boolean secret) throws IOException {
+    if (!Files.isDirectory(stateDir)) {
+      Files.createDirectories(stateDir);
     }
-    Files.move(tmp, file(s.id()), StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+    Path tmp = stateDir.resolve(id + ".json.tmp");
+    if (secret && posix) {
+      try {
+        writeNew(tmp, bytes);
+      } catch (FileAlreadyExistsException e) {
+        // left by a write cut short, with whatever permissions it was made with
+        Files.delete(tmp);
+        writeNew(tmp, bytes);
+      }
+    } else {
+      Files.write(tmp, bytes);
+    }
+    Files.move(tmp, file(id), StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+  }
+
+  private static void writeNew(Path tmp, byte[] bytes) throws IOException {
+    try (OutputStream out = Channels.newOutputStream(Files.newByteChannel(tmp,
+        Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE), OWNER_ONLY))) {
+      out.write(bytes);
+    }
   }
 
   /**
@@ -113,10 +149,7 @@ final class StateFiles {
     synchronized (s.stateWrites) {
       s.markKilled();
       try {
-        Files.createDirectories(stateDir);
-        Path tmp = stateDir.resolve(s.id() + ".json.tmp");
-        Files.write(tmp, Json.bytes(Json.object().put(KILLED, true)));
-        Files.move(tmp, file(s.id()), StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+        replace(s.id(), Json.bytes(Json.object().put(KILLED, true)), false);
       } catch (IOException e) {
         LOG.warn("could not mark sandbox {} killed in {} ({}); its state file goes instead", s.id(), stateDir, e.toString());
         forget(s.id());
