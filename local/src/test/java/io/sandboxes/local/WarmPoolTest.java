@@ -339,8 +339,8 @@ class WarmPoolTest {
       held.run();
       java.time.Instant callsEnded = java.time.Instant.now();
       List<java.time.Instant> made = membersMadeSince(docker, id, began);
-      // not beside the first commands: a second (WarmPool.EMPTY_CALLS_WAIT) after the last create
-      // began, which was after `began`; nor only once the calls paused, or after the 10 s any
+      // not beside the first commands: a second (WarmPool.EMPTY_CALLS_WAIT) after the claim that
+      // emptied the pool, which was after `began`; nor only once the calls paused, or after the 10 s any
       // refill waits at most (MAX_YIELD)
       assertThat(made).as("members made while the calls went on, burst at %s, calls ended %s", began, callsEnded)
           .isNotEmpty()

@@ -54,9 +54,9 @@ final class WarmPool implements AutoCloseable {
   /** How long after a create began a refill of an empty pool still waits, for the rest of a burst to arrive. */
   static final Duration QUIET = Duration.ofMillis(150);
   /**
-   * The longest after a create an empty pool's refill waits for the callers' calls to pause: a
-   * burst's first commands take well under a second; a suite whose calls never pause must not
-   * leave the pool empty for longer.
+   * The longest after the claim that emptied it an empty pool's refill waits for the callers'
+   * calls to pause: a burst's first commands take well under a second; a suite whose calls never
+   * pause must not leave the pool empty for longer.
    */
   static final Duration EMPTY_CALLS_WAIT = Duration.ofSeconds(1);
   /** How far back creates count as demand. */
@@ -92,6 +92,8 @@ final class WarmPool implements AutoCloseable {
     int target;
     /** When a create last began; guarded by this. */
     long lastCreate = System.nanoTime();
+    /** When a claim last took its last ready member (nanoTime). */
+    volatile long emptiedAt = System.nanoTime() - Duration.ofDays(1).toNanos();
     /** The wait after a failed start; guarded by this. */
     Duration backoff = Duration.ofMillis(500);
 
@@ -184,7 +186,11 @@ final class WarmPool implements AutoCloseable {
       return null;
     }
     Member m = tier.ready.pollFirst();
-    tier.demand(System.nanoTime());
+    long now = System.nanoTime();
+    if (m != null && tier.ready.isEmpty()) {
+      tier.emptiedAt = now;
+    }
+    tier.demand(now);
     refill(tier);
     return m;
   }
@@ -220,23 +226,25 @@ final class WarmPool implements AutoCloseable {
 
   /**
    * How long an empty pool's refill still waits: until {@link #QUIET} after the last create
-   * began, for the rest of a burst to arrive, and then, for at most {@link #EMPTY_CALLS_WAIT}
-   * after that create, until the callers' calls pause: a burst that emptied the pool runs its
-   * sandboxes' first commands next, and members started beside them on the same cores slow
-   * them (docs/local-runtime.md has the figures).
+   * began, for the rest of a burst to arrive, and, for at most {@link #EMPTY_CALLS_WAIT} after
+   * the claim that emptied it, until the callers' calls pause: a burst that empties the pool runs
+   * its sandboxes' first commands next, and members started beside them on the same cores slow
+   * them (docs/local-runtime.md has the figures). Later creates do not move that second on, so
+   * a suite that keeps creating and calling gets its pool back as before.
    */
-  private long emptyQuietIn(long now) {
+  private long emptyQuietIn(Tier tier, long now) {
     long afterCreate = lastCreateBegan + QUIET.toNanos() - now;
-    long callsCap = lastCreateBegan + EMPTY_CALLS_WAIT.toNanos() - now;
+    long callsCap = tier.emptiedAt + EMPTY_CALLS_WAIT.toNanos() - now;
     return Math.max(afterCreate, Math.min(calls.quietInNanos(CallClock.QUIET, now), callsCap));
   }
 
   /**
    * Waits while creates are under way or, when the template's pool is empty, one began within
-   * {@link #QUIET} (and its callers' calls go on, within {@link #EMPTY_CALLS_WAIT}), or, while it is {@linkplain #wellStocked well stocked}, a caller's call is
-   * under way or ended within {@link CallClock#QUIET} (a sandbox just claimed runs its first
-   * commands then, and a member's start on the same cores would slow them several times over);
-   * for at most {@link #MAX_YIELD}.
+   * {@link #QUIET} or its callers' calls go on (within {@link #EMPTY_CALLS_WAIT} of its
+   * emptying), or, while it is {@linkplain #wellStocked well stocked}, a caller's call is under
+   * way or ended within {@link CallClock#QUIET} (a sandbox just claimed runs its first commands
+   * then, and a member's start on the same cores would slow them several times over); for at
+   * most {@link #MAX_YIELD}.
    */
   private void yieldToCreates(Tier tier) throws InterruptedException {
     long until = System.nanoTime() + MAX_YIELD.toNanos();
@@ -245,7 +253,7 @@ final class WarmPool implements AutoCloseable {
       while (!closed) {
         long now = System.nanoTime();
         int ready = tier.ready.size();
-        long quietIn = ready == 0 ? emptyQuietIn(now)
+        long quietIn = ready == 0 ? emptyQuietIn(tier, now)
             : wellStocked(ready, tier.target()) ? calls.quietInNanos(CallClock.QUIET, now) : 0;
         if ((coldCreates == 0 && quietIn <= 0) || until - now <= 0) {
           return;
