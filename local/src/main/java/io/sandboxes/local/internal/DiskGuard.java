@@ -124,6 +124,11 @@ public final class DiskGuard implements AutoCloseable {
         Thread.currentThread().interrupt();
         return;
       } catch (IOException | RuntimeException e) {
+        if (s.killed()) {
+          // killed while it was measured: its layer goes with its container, no limit is left to hold
+          LOG.debug("the writable layer of sandbox {}, killed meanwhile, was not measured: {}", s.id(), e.toString());
+          continue;
+        }
         // not measured is not within the limit: said every round until it can be measured again
         LOG.warn("the writable layer of sandbox {} could not be measured: {}", s.id(), e.toString());
       }
