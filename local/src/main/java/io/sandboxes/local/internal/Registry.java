@@ -113,7 +113,7 @@ public final class Registry implements AutoCloseable {
     this.diskGuard = DiskGuard.start(engine.diskLimits(), templates.resolve("base"), serverId,
         () -> List.copyOf(sandboxes.values()), (s, reason) -> kill(s.id(), reason));
     this.starts = new SandboxStarts(sandboxes, engine, templates, serverId, states, networking, outside, forkImages,
-        diskGuard.mechanism(), diskSizeMB, calls);
+        diskGuard.mechanism(), diskSizeMB);
     this.pool = new WarmPool(warmPool, warmPoolMax, calls, new WarmPool.Maker() {
       @Override
       public WarmPool.Member start(String templateId) throws Exception {

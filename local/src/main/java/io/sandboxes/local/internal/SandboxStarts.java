@@ -30,8 +30,6 @@ import org.slf4j.LoggerFactory;
 final class SandboxStarts {
   /** Logs under the registry's name, which operators filter on. */
   private static final Logger LOG = LoggerFactory.getLogger(Registry.class);
-  /** The longest a claimed container's rename waits for a pause in the callers' calls. */
-  static final Duration RENAME_WAIT = Duration.ofSeconds(5);
 
   private final Map<String, LocalSandbox> sandboxes;
   private final SandboxEngine engine;
@@ -45,13 +43,11 @@ final class SandboxStarts {
   private final ForkImages forkImages;
   private final DiskLimits.Mechanism diskLimits;
   private final int diskSizeMB;
-  private final CallClock calls;
 
   SandboxStarts(Map<String, LocalSandbox> sandboxes, SandboxEngine engine, Templates templates, String serverId, StateFiles states,
       SandboxNetworking networking, OutsideEvents outside, ForkImages forkImages, DiskLimits.Mechanism diskLimits,
-      int diskSizeMB, CallClock calls) {
+      int diskSizeMB) {
     this.sandboxes = sandboxes;
-    this.calls = calls;
     this.engine = engine;
     this.templates = templates;
     this.serverId = serverId;
@@ -226,15 +222,12 @@ final class SandboxStarts {
     }
     outside.watch(sandbox);
     sandboxes.put(m.id(), sandbox);
-    // the name tells `status` and `docker ps` it is claimed; nothing depends on it, so nobody
-    // waits for it, and it gives way to the callers' calls as a refill does: a burst's fifty
-    // renames beside its first commands are the engine's work on the cores those commands need
+    // the name tells `docker ps` it is claimed; nothing here depends on it, so it is not waited
+    // for, but it goes at once: put off until the callers' calls paused, a claimed sandbox went
+    // on looking like a pool member to whoever lists containers by name
     Thread.ofVirtual().name("sandboxes-rename-" + m.id()).start(() -> {
       try {
-        calls.awaitQuiet(CallClock.QUIET, RENAME_WAIT);
         engine.rename(m.instanceId(), "sandboxes-" + m.id());
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
       } catch (RuntimeException e) {
         LOG.debug("renaming claimed container of {} failed: {}", m.id(), e.toString());
       }
