@@ -329,14 +329,7 @@ class WarmPoolTest {
       List<String> ids = burst(e2b, 2);
       assertThat(ids).allSatisfy(s -> assertThat(server.registry().find(s).orElseThrow().pooled()).isTrue());
       LiveSandbox s = e2b.connect(ids.get(0), Duration.ofMinutes(5));
-      long until = System.nanoTime() + Duration.ofSeconds(3).toNanos();
-      while (System.nanoTime() < until) {
-        assertThat(s.exec("echo hi").stdout()).isEqualTo("hi\n");
-        Runnable next = server.registry().callBegins();
-        held.run();
-        held = next;
-      }
-      held.run();
+      commandsAsUnbrokenCalls(server, s, held, Duration.ofSeconds(3));
       java.time.Instant callsEnded = java.time.Instant.now();
       List<java.time.Instant> made = membersMadeSince(docker, id, began);
       // not beside the first commands: a second (WarmPool.EMPTY_CALLS_WAIT) after the claim that
@@ -367,6 +360,28 @@ class WarmPoolTest {
   }
 
   /**
+   * Runs {@code echo hi} in {@code s} back to back for {@code during}, the server counting a
+   * caller's call under way throughout: {@code held} (begun by the caller) until the first
+   * command has answered, then each command's call from just before the one before it ends, so
+   * that the client's own gaps do not end it; the last call ends on return.
+   *
+   * @return how many commands ran
+   */
+  private static int commandsAsUnbrokenCalls(LocalServer server, LiveSandbox s, Runnable held, Duration during) {
+    long until = System.nanoTime() + during.toNanos();
+    int runs = 0;
+    while (System.nanoTime() < until) {
+      assertThat(s.exec("echo hi").stdout()).isEqualTo("hi\n");
+      Runnable next = server.registry().callBegins();
+      held.run();
+      held = next;
+      runs++;
+    }
+    held.run();
+    return runs;
+  }
+
+  /**
    * Runs 2 s of commands back to back in {@code s}, just claimed from the pool of {@code server}
    * (the server id is its Docker label), as a test does with the sandbox it just made, then checks
    * that no member was made while they ran (a member's start takes about 0.5 s) and that the pool
@@ -378,17 +393,7 @@ class WarmPoolTest {
   private static void refillWaitsForCommands(LocalServer server, DockerRuntime docker, LiveSandbox s, java.time.Instant began,
       int full) {
     String id = server.serverId();
-    long until = System.nanoTime() + Duration.ofSeconds(2).toNanos();
-    int runs = 0;
-    Runnable held = server.registry().callBegins();
-    while (System.nanoTime() < until) {
-      assertThat(s.exec("echo hi").stdout()).isEqualTo("hi\n");
-      Runnable next = server.registry().callBegins();
-      held.run();
-      held = next;
-      runs++;
-    }
-    held.run();
+    int runs = commandsAsUnbrokenCalls(server, s, server.registry().callBegins(), Duration.ofSeconds(2));
     java.time.Instant callsEnded = java.time.Instant.now();
     assertThat(membersMadeSince(docker, id, began)).as("members made during %d commands, %s .. %s", runs, began, callsEnded)
         .allSatisfy(t -> assertThat(t).isAfter(callsEnded.minusMillis(50)));

@@ -127,10 +127,10 @@ public final class DiskGuard implements AutoCloseable {
         if (s.killed()) {
           // killed while it was measured: its layer goes with its container, no limit is left to hold
           LOG.debug("the writable layer of sandbox {}, killed meanwhile, was not measured: {}", s.id(), e.toString());
-          continue;
+        } else {
+          // not measured is not within the limit: said every round until it can be measured again
+          LOG.warn("the writable layer of sandbox {} could not be measured: {}", s.id(), e.toString());
         }
-        // not measured is not within the limit: said every round until it can be measured again
-        LOG.warn("the writable layer of sandbox {} could not be measured: {}", s.id(), e.toString());
       }
     }
   }

@@ -222,9 +222,9 @@ final class SandboxStarts {
     }
     outside.watch(sandbox);
     sandboxes.put(m.id(), sandbox);
-    // the name tells `docker ps` it is claimed; nothing here depends on it, so it is not waited
-    // for, but it goes at once: put off until the callers' calls paused, a claimed sandbox went
-    // on looking like a pool member to whoever lists containers by name
+    // the name tells `status` and `docker ps` it is claimed; nothing else depends on it, so it is
+    // not waited for, but it goes at once: put off until the callers' calls paused, a claimed
+    // sandbox went on looking like a pool member to whoever lists containers by name
     Thread.ofVirtual().name("sandboxes-rename-" + m.id()).start(() -> {
       try {
         engine.rename(m.instanceId(), "sandboxes-" + m.id());
