@@ -13,7 +13,7 @@
 #include <sys/types.h>
 
 /* ---- protocol constants ---- */
-#define PROTO_VERSION 2
+#define PROTO_VERSION 3
 #define HDR_LEN 12
 #define MAX_PAYLOAD (1u << 20)
 #define WINDOW (1u << 20)          /* credit of a stream from the host (FILE_DATA, TCP_SEND) */
@@ -46,6 +46,7 @@
 #define T_WATCH 0x2A
 #define T_TCP_CONNECT 0x2B
 #define T_TCP_SEND 0x2C
+#define T_FILE_STATFS 0x2D
 
 /* daemon -> host */
 #define T_HELLO 0x40
@@ -62,6 +63,7 @@
 #define T_WATCH_EVENT 0x63
 #define T_TCP_CONNECTED 0x64
 #define T_TCP_DATA 0x65
+#define T_FS_INFO 0x66
 
 #define F_FIN 0x01 /* frame flag: last data frame of a stream (of a direction, on a TCP stream) */
 

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -165,6 +166,28 @@ void f_stat(uint32_t s, rd_t *r) {
     fail(s, "stat", path);
   } else {
     send_entry(s, path, path, &st);
+    send_ok(s);
+  }
+  fs_as_root();
+  free(path);
+}
+
+/* the file system holding a path, as df counts it: its size, what is used and what the user may
+ * still fill, in bytes */
+void f_statfs(uint32_t s, rd_t *r) {
+  char *path;
+  user_t u;
+  if (begin(s, r, &path, &u)) return;
+  struct statvfs v;
+  if (statvfs(path, &v) != 0) {
+    fail(s, "statfs", path);
+  } else {
+    int64_t unit = (int64_t)v.f_frsize;
+    size_t m = out_begin(T_FS_INFO, s, 0);
+    put_i64(out_buf(), (int64_t)v.f_blocks * unit);
+    put_i64(out_buf(), (int64_t)(v.f_blocks - v.f_bfree) * unit);
+    put_i64(out_buf(), (int64_t)v.f_bavail * unit);
+    out_end(m);
     send_ok(s);
   }
   fs_as_root();

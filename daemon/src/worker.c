@@ -667,6 +667,7 @@ static int dispatch(uint8_t type, uint8_t flags, uint32_t s, const uint8_t *payl
     case T_PROC_RESIZE: proc_resize(s, &r); break;
     case T_PROC_LIST: proc_list(s); break;
     case T_FILE_STAT: f_stat(s, &r); break;
+    case T_FILE_STATFS: f_statfs(s, &r); break;
     case T_FILE_LIST: f_list(s, &r); break;
     case T_FILE_READ: f_read(s, &r); break;
     case T_FILE_WRITE: f_write(s, &r); break;

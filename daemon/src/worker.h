@@ -19,6 +19,7 @@ int out_full(void);
 
 /* ---- the file system, implemented in files.c ---- */
 void f_stat(uint32_t s, rd_t *r);
+void f_statfs(uint32_t s, rd_t *r);
 void f_mkdir(uint32_t s, rd_t *r);
 void f_remove(uint32_t s, rd_t *r);
 void f_rename(uint32_t s, rd_t *r);

@@ -43,7 +43,7 @@ import org.junit.jupiter.api.parallel.Isolated;
 @ExtendWith(SharedServer.class)
 class HostileDaemonTest {
   /** The worker pid the fake daemon's HELLO names. */
-  private static final long FAKE_PID = 424242;
+  static final long FAKE_PID = 424242;
   /** Commands run as root in the sandbox, as hostile code there may. */
   private static final io.sandboxes.ExecOptions ROOT = io.sandboxes.ExecOptions.defaults().withUser("root");
   /** What the issue allows one sandbox to cost the server's memory. */
@@ -51,13 +51,21 @@ class HostileDaemonTest {
 
   /** Starts the fake daemon in the sandbox and waits until the server's connection is the fake's. */
   private static DaemonConnection takeOver(LocalServer server, LiveSandbox s, String mode) throws Exception {
+    return takeOver(server, s, mode, "");
+  }
+
+  /**
+   * Starts the fake daemon in the sandbox with {@code env} (shell assignments, such as
+   * {@code FAKE_PROTOCOL=2}) and waits until the server's connection is the fake's.
+   */
+  static DaemonConnection takeOver(LocalServer server, LiveSandbox s, String mode, String env) throws Exception {
     byte[] script;
     try (InputStream in = HostileDaemonTest.class.getResourceAsStream("fake_daemon.py")) {
       script = in.readAllBytes();
     }
     s.writeBytes("/tmp/fake_daemon.py", script);
     // as root in the sandbox (here through the API: sudo is refused where no-new-privileges is set, as on gVisor)
-    s.exec("setsid python3 /tmp/fake_daemon.py " + mode + " > /tmp/fake.log 2>&1 < /dev/null &", ROOT);
+    s.exec(env + " setsid python3 /tmp/fake_daemon.py " + mode + " > /tmp/fake.log 2>&1 < /dev/null &", ROOT);
     LocalSandbox local = server.registry().find(s.id()).orElseThrow();
     DaemonConnection[] fake = new DaemonConnection[1];
     await().atMost(Duration.ofSeconds(30)).ignoreExceptions().until(() -> {

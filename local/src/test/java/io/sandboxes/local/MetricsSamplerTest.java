@@ -94,7 +94,7 @@ class MetricsSamplerTest {
   }
 
   @Test
-  @DisplayName("a snapshot's freeze waits for the sandbox's transition lock, which the sampler holds over its df exec")
+  @DisplayName("a snapshot's freeze waits for the sandbox's transition lock, as every other change of its state does")
   void snapshotWaitsForTheSampler(E2BApi e2b, LocalServer server) throws Exception {
     try (LiveSandbox s = e2b.create()) {
       io.sandboxes.local.internal.LocalSandbox local = server.registry().find(s.id()).orElseThrow();
@@ -103,8 +103,8 @@ class MetricsSamplerTest {
       java.util.concurrent.locks.ReentrantLock transitions = (java.util.concurrent.locks.ReentrantLock) f.get(local);
       String name = "sampler-freeze-" + Long.toHexString(System.nanoTime());
       java.util.concurrent.CompletableFuture<io.sandboxes.e2b.SnapshotInfo> snap;
-      // held here as the sampler holds it while df runs in the sandbox: the commit must not freeze
-      // the container under an exec (Docker 20.10 then deadlocks the container)
+      // held here as a kill, pause or resume holds it: the commit must not freeze the container
+      // under one of them (Docker 20.10 deadlocked a container frozen under a docker exec)
       transitions.lock();
       try {
         snap = java.util.concurrent.CompletableFuture.supplyAsync(() -> s.snapshot(name));

@@ -3,8 +3,8 @@
 
 Run as root inside a real sandbox: it stops the real daemon's worker (SIGSTOP, so the supervisor
 does not start another), connects to the mounted socket as any process in the sandbox can, says
-HELLO as protocol 2 with worker pid 424242 (so the host's side can tell it connected), and then
-answers the host's requests the way MODE says:
+HELLO as protocol FAKE_PROTOCOL (default 3, the host's own) with worker pid 424242 (so the host's
+side can tell it connected), and then answers the host's requests the way MODE says:
 
   silent        reads every request and answers none
   deaf          never reads a byte after its HELLO
@@ -17,9 +17,11 @@ answers the host's requests the way MODE says:
   watch-crafted answers FILE_STAT with a folder and WATCH with 250 events whose 4081-byte names
                 are made to make a backtracking pattern slow, then one named "marker"
   spoof         answers every request with an OK on a stream the host never opened
+  bad-disk      answers FILE_STATFS with a file system of 0 bytes
   reconnect     connects, says HELLO and hangs up, 200 times in a row; writes the seconds that took to /tmp/fake.done
 
-Anything a mode does not cover is answered with an ERROR (unsupported). When the host hangs up,
+Anything a mode does not cover is answered with an ERROR (unsupported), except a FILE_STATFS to a
+fake of protocol 2, which hangs up as a real daemon of 2 does on a type it does not know. When the host hangs up,
 or FAKE_LIFETIME seconds (default 120) have passed, it lets the real worker go on (SIGCONT) and
 exits, so the sandbox has its daemon back.
 """
@@ -32,14 +34,15 @@ import threading
 import time
 
 PING, CANCEL, CREDIT = 0x01, 0x02, 0x03
-PROC_START, FILE_STAT, FILE_LIST, WATCH = 0x10, 0x20, 0x21, 0x2A
+PROC_START, FILE_STAT, FILE_LIST, WATCH, FILE_STATFS = 0x10, 0x20, 0x21, 0x2A, 0x2D
 HELLO, OK, ERROR = 0x40, 0x41, 0x42
 PROC_STARTED, PROC_OUTPUT = 0x50, 0x51
-ENTRY, WATCH_EVENT = 0x60, 0x63
+ENTRY, WATCH_EVENT, FS_INFO = 0x60, 0x63, 0x66
 INITIAL_CREDIT, FRAME_COST = 8192, 128
 SOCKET = "/run/sandboxes/envd.sock"
 
 mode = sys.argv[1]
+protocol = int(os.environ.get("FAKE_PROTOCOL", "3"))
 time.sleep(float(os.environ.get("FAKE_DELAY", "1")))  # lets the exec that started us finish first
 os.system("pkill -STOP -x envd-worker")
 atexit.register(lambda: os.system("pkill -CONT -x envd-worker"))
@@ -67,7 +70,7 @@ def frame(stream, typ, payload=b"", flags=0):
 
 
 def hello():
-    return frame(0, HELLO, struct.pack(">H", 2) + u32(424242) + u32(0) + u32(1 << 20) + u32(1 << 20)
+    return frame(0, HELLO, struct.pack(">H", protocol) + u32(424242) + u32(0) + u32(1 << 20) + u32(1 << 20)
                  + u32(INITIAL_CREDIT) + u32(FRAME_COST))
 
 
@@ -177,6 +180,8 @@ while True:
             credit[stream] = credit.get(stream, INITIAL_CREDIT) + struct.unpack(">I", payload)[0]
             credit_changed.notify_all()
         continue
+    if typ == FILE_STATFS and protocol < 3:
+        sys.exit("a FILE_STATFS sent to a daemon of protocol %d" % protocol)
     if typ == CANCEL or mode == "silent":
         continue
     with credit_changed:
@@ -200,5 +205,7 @@ while True:
         threading.Thread(target=watch_flood, args=(stream,), daemon=True).start()
     elif typ == WATCH and mode == "watch-crafted":
         threading.Thread(target=watch_crafted, args=(stream,), daemon=True).start()
+    elif typ == FILE_STATFS and mode == "bad-disk":
+        send(frame(stream, FS_INFO, struct.pack(">qqq", 0, 5, 0)) + frame(stream, OK))
     else:
         send(frame(stream, ERROR, struct.pack(">Hi", 10, 0) + string(b"the fake daemon does not do that")))

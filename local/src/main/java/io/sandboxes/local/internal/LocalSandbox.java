@@ -343,6 +343,11 @@ public final class LocalSandbox {
     return daemon.connection();
   }
 
+  /** The daemon's connection at this moment, without waiting for one; null when none is connected. */
+  io.sandboxes.local.internal.daemon.@Nullable DaemonConnection daemonNow() {
+    return daemon == null ? null : daemon.current();
+  }
+
   /** @return whether the sandbox's daemon is connected at this moment */
   public boolean daemonConnected() {
     return daemon != null && daemon.current() != null;

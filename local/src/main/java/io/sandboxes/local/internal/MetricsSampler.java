@@ -19,7 +19,7 @@ final class MetricsSampler implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(Registry.class);
 
   private final Map<String, LocalSandbox> sandboxes;
-  /** The sampler's source: CPU and memory from outside each sandbox, disk from inside it. */
+  /** The sampler's source of CPU and memory, read from outside each sandbox (disk comes from its daemon). */
   private final SandboxEngine engine;
   private final Thread sampler;
 
@@ -32,9 +32,6 @@ final class MetricsSampler implements AutoCloseable {
 
   /** How often each running sandbox's resource use is sampled (E2B's is every few seconds too). */
   static final Duration SAMPLE_EVERY = Duration.ofSeconds(5);
-  /** How often the sampler reads disk use with {@code df} in the sandbox; between, it keeps the last figures. */
-  static final Duration DISK_EVERY = Duration.ofSeconds(30);
-
   /**
    * A sandbox's metric samples from {@code start} to {@code end} (Unix seconds, both included),
    * oldest first. When the range reaches the present and the newest sample is older than the
@@ -43,7 +40,7 @@ final class MetricsSampler implements AutoCloseable {
    */
   List<Metrics.Sample> metrics(LocalSandbox s, long start, long end) throws RpcError {
     if (!s.paused() && end >= Instant.now().getEpochSecond() - 1) {
-      sampleIfOlderThan(s, SAMPLE_EVERY, false);
+      sampleIfOlderThan(s, SAMPLE_EVERY);
     }
     return s.samples(start, end);
   }
@@ -51,19 +48,19 @@ final class MetricsSampler implements AutoCloseable {
   /**
    * Takes a sample unless the newest is younger than {@code age}; one sampling of a sandbox at a
    * time, so the sampler and a request never add two samples of the same moment.
+   *
+   * <p>Only the look at the sandbox (running, not paused) and the host's cgroup files are read
+   * under its transition lock, so a kill, pause or resume never waits on the sandbox's daemon;
+   * the disk reading asks the daemon after, within {@link Metrics#DISK_ANSWER}.
    */
-  private void sampleIfOlderThan(LocalSandbox s, Duration age, boolean reuseDisk) throws RpcError {
+  private void sampleIfOlderThan(LocalSandbox s, Duration age) throws RpcError {
     s.sampling.lock();
     try {
       Metrics.Sample previous = s.lastSample();
-      Instant now = Instant.now();
-      if (previous != null && previous.at().isAfter(now.minus(age))) {
+      if (previous != null && previous.at().isAfter(Instant.now().minus(age))) {
         return;
       }
-      // never sampled while the sandbox changes state: Docker 20.10 deadlocks a container whose
-      // stats are read while it is stopped or removed (seen here: stats, stop and remove each
-      // waiting on the container's lock, and the whole engine unanswering), so a sandbox being
-      // killed, paused or resumed is skipped this time
+      // a sandbox being killed, paused or resumed is skipped this time rather than waited for long
       boolean quiet;
       try {
         quiet = s.transitions.tryLock(2, java.util.concurrent.TimeUnit.SECONDS);
@@ -74,16 +71,18 @@ final class MetricsSampler implements AutoCloseable {
       if (!quiet) {
         return;
       }
+      SandboxEngine.Usage usage;
+      io.sandboxes.local.internal.daemon.DaemonConnection daemon;
       try {
-        if (s.paused() || !sandboxes.containsKey(s.id())) {
+        if (s.paused() || s.frozenFromOutside() || !sandboxes.containsKey(s.id())) {
           return;
         }
-        Metrics.Sample m = Metrics.read(engine, s,
-            reuseDisk && previous != null && previous.diskAt().isAfter(now.minus(DISK_EVERY)) ? previous : null);
-        s.addSample(m);
+        usage = Metrics.usage(engine, s);
+        daemon = s.daemonNow();
       } finally {
         s.transitions.unlock();
       }
+      s.addSample(Metrics.sample(s, usage, Metrics.disk(s, daemon)));
     } finally {
       s.sampling.unlock();
     }
@@ -98,7 +97,7 @@ final class MetricsSampler implements AutoCloseable {
           continue;
         }
         try {
-          sampleIfOlderThan(s, SAMPLE_EVERY.minusMillis(500), true);
+          sampleIfOlderThan(s, SAMPLE_EVERY.minusMillis(500));
         } catch (RpcError | RuntimeException e) {
           // a sandbox that is going, or pausing, has no sample this round
           LOG.debug("sampling sandbox {} failed: {}", s.id(), e.getMessage());

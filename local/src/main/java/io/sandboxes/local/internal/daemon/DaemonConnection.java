@@ -44,7 +44,17 @@ public final class DaemonConnection implements AutoCloseable {
   static final Duration CHUNK_WAIT = Duration.ofSeconds(60);
 
   /** What the daemon said when it connected. */
-  public record Hello(long workerPid, long generation) {}
+  public record Hello(long workerPid, long generation, int version) {}
+
+  /**
+   * A file system as {@code df} counts it, in bytes, as the daemon read it (code in the sandbox can
+   * make its daemon say anything: these are figures about that sandbox only).
+   *
+   * @param size the whole file system
+   * @param used what is in use ({@code size} less the free blocks)
+   * @param available what an unprivileged user may still fill
+   */
+  public record FileSystemInfo(long size, long used, long available) {}
 
   private final FrameChannel frames;
   private final Hello hello;
@@ -68,8 +78,9 @@ public final class DaemonConnection implements AutoCloseable {
     int version = p.u16();
     long pid = p.u32();
     long generation = p.u32();
-    if (version != Wire.VERSION) {
-      throw new ProtocolException("a daemon of protocol " + version + "; this host speaks " + Wire.VERSION);
+    if (version < Wire.OLDEST_VERSION || version > Wire.VERSION) {
+      throw new ProtocolException("a daemon of protocol " + version + "; this host speaks " + Wire.OLDEST_VERSION + " to "
+          + Wire.VERSION);
     }
     long maxPayload = p.u32();
     long window = p.u32();
@@ -81,12 +92,12 @@ public final class DaemonConnection implements AutoCloseable {
       throw new ProtocolException("a daemon with frames of " + maxPayload + ", window " + window + ", initial credit "
           + initial + " and frame cost " + frameCost + ", which this host does not speak");
     }
-    DaemonConnection c = new DaemonConnection(new FrameChannel(channel, in), new Hello(pid, generation));
+    DaemonConnection c = new DaemonConnection(new FrameChannel(channel, in), new Hello(pid, generation, version));
     c.frames.start();
     return c;
   }
 
-  /** The daemon's worker pid (in the sandbox) and how many workers died before it. */
+  /** The daemon's worker pid (in the sandbox), how many workers died before it, and its protocol version. */
   public Hello hello() {
     return hello;
   }
@@ -230,6 +241,28 @@ public final class DaemonConnection implements AutoCloseable {
   /** The entry at a path (not following a final symlink). */
   public EntryInfo stat(String path, @Nullable String user) throws IOException {
     return entryCall(Wire.FILE_STAT, pathUser(path, user), ANSWER);
+  }
+
+  /**
+   * The file system holding a path, as {@code statvfs(3)} in the sandbox reads it: no process is
+   * started for it, and no call goes through the container engine.
+   *
+   * @throws DaemonException kind {@link DaemonException.Kind#UNSUPPORTED} from a daemon of protocol
+   *     2, which has no such call; {@link DaemonException.Kind#PROTOCOL} for figures no file system
+   *     has (a size of 0 or less, a negative use)
+   */
+  public FileSystemInfo fileSystem(String path, @Nullable String user, Duration timeout) throws IOException {
+    if (hello.version() < 3) {
+      throw new DaemonException(DaemonException.Kind.UNSUPPORTED,
+          "the sandbox's daemon speaks protocol " + hello.version() + ", which cannot read a file system's use (a daemon of 3 or later can)");
+    }
+    FileSystemInfo fs = frames.call(Wire.FILE_STATFS, pathUser(path, user), Wire.FS_INFO,
+        p -> new FileSystemInfo(p.i64(), p.i64(), p.i64()), 1, true, timeout).get(0);
+    if (fs.size() <= 0 || fs.used() < 0 || fs.available() < 0) {
+      throw new DaemonException(DaemonException.Kind.PROTOCOL,
+          "the daemon read a file system of " + fs.size() + " bytes with " + fs.used() + " used and " + fs.available() + " available");
+    }
+    return fs;
   }
 
   /**

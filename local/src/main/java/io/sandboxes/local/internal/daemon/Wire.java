@@ -16,7 +16,13 @@ import java.util.List;
 final class Wire {
   private Wire() {}
 
-  static final int VERSION = 2;
+  /** The protocol this host speaks. */
+  static final int VERSION = 3;
+  /**
+   * The oldest protocol this host still accepts: a daemon of version 2 (started by an earlier
+   * server, and kept running across its restarts) speaks everything but {@link #FILE_STATFS}.
+   */
+  static final int OLDEST_VERSION = 2;
   static final int HEADER = 12;
   static final int MAX_PAYLOAD = 1 << 20;
   /**
@@ -62,6 +68,8 @@ final class Wire {
   static final int WATCH = 0x2A;
   static final int TCP_CONNECT = 0x2B;
   static final int TCP_SEND = 0x2C;
+  /** From version 3. */
+  static final int FILE_STATFS = 0x2D;
 
   // daemon -> host
   static final int HELLO = 0x40;
@@ -78,13 +86,14 @@ final class Wire {
   static final int WATCH_EVENT = 0x63;
   static final int TCP_CONNECTED = 0x64;
   static final int TCP_DATA = 0x65;
+  static final int FS_INFO = 0x66;
 
   static final int FLAG_FIN = 0x01;
 
   static boolean isDaemonType(int type) {
     return switch (type) {
       case HELLO, OK, ERROR, DCREDIT, PROC_STARTED, PROC_OUTPUT, PROC_EXIT, PROC_INFO, ENTRY, FILE_CHUNK, XATTRS,
-          WATCH_EVENT, TCP_CONNECTED, TCP_DATA -> true;
+          WATCH_EVENT, TCP_CONNECTED, TCP_DATA, FS_INFO -> true;
       default -> false;
     };
   }

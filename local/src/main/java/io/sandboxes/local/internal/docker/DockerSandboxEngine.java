@@ -271,25 +271,4 @@ public final class DockerSandboxEngine implements SandboxEngine {
   public void retainUsage(java.util.Set<String> instanceIds) {
     cgroups.retain(instanceIds);
   }
-
-  @Override
-  public DiskUsage diskUsage(String instanceId) throws IOException {
-    DockerRuntime.Completed df = docker.runAsRoot(instanceId, "df", "-B1", "--output=used,size", "/");
-    // code in the sandbox is root and can replace df: anything but a header and one reading of a
-    // disk with a size is a reading that could not be made, never a disk found empty
-    String[] lines = df.stdoutText().strip().split("\n");
-    String[] f = lines.length == 2 ? lines[1].strip().split("\\s+") : new String[0];
-    try {
-      if (f.length == 2) {
-        long used = Long.parseLong(f[0]);
-        long size = Long.parseLong(f[1]);
-        if (size > 0 && used >= 0) {
-          return new DiskUsage(used, size);
-        }
-      }
-    } catch (NumberFormatException e) {
-      // reported below
-    }
-    throw new IOException("df in the sandbox gave no reading of its disk (exit code " + df.exitCode() + ")");
-  }
 }

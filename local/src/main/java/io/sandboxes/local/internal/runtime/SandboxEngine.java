@@ -204,14 +204,6 @@ public interface SandboxEngine {
   record Usage(double cpuUsedPct, long memUsed, long memCache, long memLimit) {}
 
   /**
-   * An instance's root filesystem as the instance sees it.
-   *
-   * @param used bytes in use
-   * @param size bytes in all
-   */
-  record DiskUsage(long used, long size) {}
-
-  /**
    * Reads an instance's CPU and memory use without asking anything inside it. The runtime keeps
    * each instance's last reading for the CPU rate, until {@link #retainUsage} forgets it.
    *
@@ -222,16 +214,6 @@ public interface SandboxEngine {
 
   /** Forgets the last readings of instances not in {@code instanceIds}. */
   void retainUsage(java.util.Set<String> instanceIds);
-
-  /**
-   * Reads an instance's disk use as its root filesystem shows it ({@code df /} inside it, as root).
-   *
-   * @return the reading: a size above 0, never a disk found empty for one that could not be read
-   * @throws IOException when the instance could not be reached, or gave no reading of a disk with
-   *     a size (code inside it can break what reads it)
-   * @throws RuntimeException when the runtime could not run the reading
-   */
-  DiskUsage diskUsage(String instanceId) throws IOException;
 
   /**
    * A volume the runtime keeps: storage that outlives the instances that mount it.

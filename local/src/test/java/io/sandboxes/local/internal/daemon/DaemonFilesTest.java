@@ -17,14 +17,14 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
-/** Files through the daemon in a real container of the base image, with a 1 MiB tmpfs. */
+/** Files through the daemon in a real container of the base image, with a 1 MiB tmpfs (and a 2 MiB one measured alone). */
 class DaemonFilesTest {
   private static DaemonSandbox sandbox;
   private static DaemonConnection c;
 
   @BeforeAll
   static void up() throws Exception {
-    sandbox = DaemonSandbox.start(io.sandboxes.local.internal.docker.BaseImage.reference(), Map.of("/small", "size=1m"));
+    sandbox = DaemonSandbox.start(io.sandboxes.local.internal.docker.BaseImage.reference(), Map.of("/small", "size=1m", "/fs", "size=2m"));
     c = sandbox.conn();
   }
 
@@ -175,6 +175,32 @@ class DaemonFilesTest {
         .isEqualTo(Map.of("stage", "final"));
     c.setXattrs("/home/user/meta.txt", "user", "user.e2b.", Map.of("user.e2b.k", "v".getBytes(StandardCharsets.UTF_8)));
     assertThat(c.stat("/home/user/meta.txt", "user").metadata()).isEqualTo(Map.of("k", "v"));
+  }
+
+  @Test
+  @DisplayName("a file system's use as df counts it: the 2 MiB tmpfs and the root agree with df run beside them; a write shows; a missing path is NOT_FOUND")
+  void fileSystemUse() throws Exception {
+    DaemonConnection.FileSystemInfo tmpfs = c.fileSystem("/fs", "root", Duration.ofSeconds(5));
+    assertThat(tmpfs.size()).isEqualTo(2 * 1024 * 1024);
+    assertThat(tmpfs.used() + tmpfs.available()).isLessThanOrEqualTo(tmpfs.size());
+    for (String path : List.of("/", "/fs")) {
+      DaemonConnection.FileSystemInfo fs = c.fileSystem(path, "user", Duration.ofSeconds(5));
+      String[] df = new String(sandbox.run("df", "-B1", "--output=size,used,avail", path).stdout(), StandardCharsets.UTF_8)
+          .strip().split("\n")[1].strip().split("\\s+");
+      assertThat(fs.size()).as(path).isEqualTo(Long.parseLong(df[0]));
+      // the root may change a little between the two readings
+      assertThat(fs.used()).as(path).isCloseTo(Long.parseLong(df[1]), org.assertj.core.data.Offset.offset(1L << 20));
+      assertThat(fs.available()).as(path).isCloseTo(Long.parseLong(df[2]), org.assertj.core.data.Offset.offset(1L << 20));
+    }
+    long before = c.fileSystem("/fs", "root", Duration.ofSeconds(5)).used();
+    c.writeFile("/fs/statfs.bin", "root", new ByteArrayInputStream(new byte[256 * 1024]), null);
+    try {
+      assertThat(c.fileSystem("/fs/statfs.bin", "root", Duration.ofSeconds(5)).used()).isGreaterThanOrEqualTo(before + 256 * 1024);
+    } finally {
+      c.remove("/fs/statfs.bin", "root");
+    }
+    assertThatThrownBy(() -> c.fileSystem("/nowhere/at/all", "root", Duration.ofSeconds(5)))
+        .isInstanceOfSatisfying(DaemonException.class, ex -> assertThat(ex.kind()).isEqualTo(DaemonException.Kind.NOT_FOUND));
   }
 
   @Test
