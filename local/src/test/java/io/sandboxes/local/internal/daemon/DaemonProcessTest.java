@@ -145,6 +145,38 @@ class DaemonProcessTest {
   }
 
   @Test
+  @DisplayName("a bare name is looked for in the PATH the process is given (not the daemon's), a script without #! runs under /bin/sh, a file that may not run is PERMISSION")
+  void commandSearch() throws Exception {
+    // scripts without #!: the kernel cannot run them (ENOEXEC), so they run under /bin/sh
+    sandbox.run("/bin/sh", "-c", "mkdir -p /opt/own /opt/late && printf '%s\\n' 'echo own tool \"$@\"' > /opt/own/tool"
+        + " && chmod 755 /opt/own/tool && cp /opt/own/tool /opt/own/other && printf '%s\\n' 'echo late one' > /opt/late/other"
+        + " && chmod 644 /opt/late/other");
+    try (DaemonProcess p = sandbox.conn().start(ProcessSpec.of("tool", "a", "b").withEnv(Map.of("PATH", "/nowhere::/opt/own:/bin")))) {
+      DaemonProcess.Result r = p.collect();
+      assertThat(r.stdoutText()).isEqualTo("own tool a b\n");
+      assertThat(r.status().exitCode()).isZero();
+    }
+    // an entry that cannot be run is passed over for a later one that can, as execvp does
+    try (DaemonProcess p = sandbox.conn().start(ProcessSpec.of("other").withEnv(Map.of("PATH", "/opt/late:/opt/own")))) {
+      assertThat(p.collect().stdoutText()).isEqualTo("own tool\n");
+    }
+    try (DaemonProcess p = sandbox.conn().start(ProcessSpec.of("/opt/own/tool", "x"))) {
+      assertThat(p.collect().stdoutText()).isEqualTo("own tool x\n");
+    }
+    // not on the daemon's own PATH, nor on the default one
+    assertThatThrownBy(() -> sandbox.conn().start(ProcessSpec.of("tool")))
+        .isInstanceOfSatisfying(DaemonException.class, e -> assertThat(e.kind()).isEqualTo(DaemonException.Kind.NOT_FOUND));
+    assertThatThrownBy(() -> sandbox.conn().start(ProcessSpec.of("other").withEnv(Map.of("PATH", "/opt/late"))))
+        .isInstanceOfSatisfying(DaemonException.class, e -> assertThat(e.kind()).isEqualTo(DaemonException.Kind.PERMISSION));
+    // many starts later (each child borrows the daemon's memory until its exec) the daemon still answers, and a bare
+    // name still resolves through the default PATH
+    for (int i = 0; i < 200; i++) {
+      assertThat(sandbox.run("true").status().exitCode()).isZero();
+    }
+    assertThat(sandbox.run("/bin/sh", "-c", "echo $PATH").stdoutText()).isEqualTo("/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n");
+  }
+
+  @Test
   @DisplayName("the exit waits for a background child that still holds stdout, and its late output arrives")
   void outputOfBackgroundChild() throws Exception {
     DaemonProcess.Result r = sandbox.run("/bin/sh", "-c", "(sleep 2; echo late) & echo early");
