@@ -127,7 +127,7 @@ class MetricsDiskTest {
   }
 
   @Test
-  @DisplayName("a daemon that never answers: the metrics request is refused within 8 s (the disk read waits 2 s), and a kill meanwhile answers within 1 s")
+  @DisplayName("a daemon that never answers: the metrics request is refused within 8 s (the disk read waits 2 s), and a kill meanwhile answers within 1.5 s")
   void silentDaemon(E2BApi e2b, LocalServer server) throws Exception {
     try (LiveSandbox s = e2b.create(); HttpClient http = HttpClient.newHttpClient()) {
       LocalSandbox local = server.registry().find(s.id()).orElseThrow();
@@ -151,7 +151,8 @@ class MetricsDiskTest {
       await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(5)).until(sampling::isLocked);
       long t0 = System.nanoTime();
       assertThat(e2b.kill(s.id())).isTrue();
-      assertThat(Duration.ofNanos(System.nanoTime() - t0)).as("kill while a disk read waits").isLessThan(Duration.ofSeconds(1));
+      // a kill that waited for the read would take most of its 2 s (2.02 s when the lock was held over it)
+      assertThat(Duration.ofNanos(System.nanoTime() - t0)).as("kill while a disk read waits").isLessThan(Duration.ofMillis(1500));
       // it answers too (the samples it had, or unavailable), rather than waiting on
       assertThat(stalled.get(10, TimeUnit.SECONDS).statusCode()).isIn(200, 503);
     }

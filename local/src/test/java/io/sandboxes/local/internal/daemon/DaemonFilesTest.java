@@ -178,7 +178,7 @@ class DaemonFilesTest {
   }
 
   @Test
-  @DisplayName("a file system's use as df counts it: the 2 MiB tmpfs and the root agree with df run beside them; a write shows; a missing path is NOT_FOUND")
+  @DisplayName("a file system's use as df counts it: the 2 MiB tmpfs agrees with df run beside it, the root's size too; a write shows; a missing path is NOT_FOUND")
   void fileSystemUse() throws Exception {
     DaemonConnection.FileSystemInfo tmpfs = c.fileSystem("/fs", "root", Duration.ofSeconds(5));
     assertThat(tmpfs.size()).isEqualTo(2 * 1024 * 1024);
@@ -188,9 +188,13 @@ class DaemonFilesTest {
       String[] df = new String(sandbox.run("df", "-B1", "--output=size,used,avail", path).stdout(), StandardCharsets.UTF_8)
           .strip().split("\n")[1].strip().split("\\s+");
       assertThat(fs.size()).as(path).isEqualTo(Long.parseLong(df[0]));
-      // the root may change a little between the two readings
-      assertThat(fs.used()).as(path).isCloseTo(Long.parseLong(df[1]), org.assertj.core.data.Offset.offset(1L << 20));
-      assertThat(fs.available()).as(path).isCloseTo(Long.parseLong(df[2]), org.assertj.core.data.Offset.offset(1L << 20));
+      if (path.equals("/fs")) {
+        // nothing else writes there; the root is the host's disk, which whatever runs beside fills as it likes
+        assertThat(fs.used()).as(path).isEqualTo(Long.parseLong(df[1]));
+        assertThat(fs.available()).as(path).isEqualTo(Long.parseLong(df[2]));
+      } else {
+        assertThat(fs.used()).as(path).isPositive().isLessThanOrEqualTo(fs.size());
+      }
     }
     long before = c.fileSystem("/fs", "root", Duration.ofSeconds(5)).used();
     c.writeFile("/fs/statfs.bin", "root", new ByteArrayInputStream(new byte[256 * 1024]), null);
