@@ -164,15 +164,21 @@ class TemplateTagsTest {
       Answer page = call(server, "GET", "/templates/" + id + "?limit=1", null);
       assertThat(page.body().path("builds").findValuesAsText("buildID")).containsExactly(second.buildId());
 
-      // the first build loses its last tags: nothing points at it, so its image goes
+      // the first build loses its last tags while a sandbox of it runs: nothing points at it, so its
+      // image goes once that sandbox is killed (the sweep tries again while a sandbox holds it)
+      LiveSandbox onFirst = e2b.create(SandboxSpec.of(name + ":prod"));
       Answer removed = call(server, "DELETE", "/templates/tags", Json.object().put("name", name).set("tags",
           Json.array().add("stable").add("prod").add("never-there")));
       assertThat(removed.status()).as("%s", removed.body()).isEqualTo(204);
       assertThat(tags(server, id)).isEqualTo(Map.of("default", second.buildId(), "v1", second.buildId()));
       Assertions.assertThatThrownBy(() -> e2b.create(SandboxSpec.of(name + ":stable")))
           .isInstanceOfSatisfying(SandboxApiException.class, e -> assertThat(e.statusCode()).isEqualTo(404));
+      assertThat(onFirst.readFile("/mark.txt").trim()).as("the sandbox of the untagged build runs on").isEqualTo("one-" + mark);
+      assertThat(images("io.sandboxes.template-build", first.buildId())).as("the untagged build's image while a sandbox uses it")
+          .isNotEmpty();
+      onFirst.kill();
       await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> assertThat(images("io.sandboxes.template-build", first.buildId()))
-          .as("the untagged build's image").isEmpty());
+          .as("the untagged build's image, its sandbox killed").isEmpty());
       assertThat(call(server, "GET", "/templates/" + id, null).body().path("builds").findValuesAsText("buildID"))
           .containsExactly(second.buildId());
 

@@ -104,8 +104,9 @@ final class ImageSweeper {
   }
 
   /**
-   * Removes the builds of a template (or of every template, for null) that no tag points at,
-   * unless a sandbox still runs from one (it is swept again later).
+   * Removes the builds of a template (or of every template, for null) that no tag points at. One a
+   * sandbox still runs from is tried again every 5 s, five times (a sandbox just killed
+   * holds it until its container is removed); past that it stays until a later sweep.
    */
   void sweepUntagged(@Nullable String templateId) {
     List<String> gone = new ArrayList<>();
@@ -131,7 +132,19 @@ final class ImageSweeper {
       registration.unlock();
     }
     // an image no tag points at gains none (tags are assigned to tagged builds only), so it is removed outside the lock
-    gone.forEach(this::removeQuietly);
+    List<String> used = gone.stream().filter(i -> !removeUnlessUsed(i)).toList();
+    // a sandbox just killed holds its image until its container is removed, which may wait a few
+    // seconds for the callers' calls to pause: tried again for a while, so it goes once that is done
+    for (int round = 1; round < REMOVAL_ROUNDS && !used.isEmpty(); round++) {
+      try {
+        Thread.sleep(5_000);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      }
+      used = used.stream().filter(i -> !removeUnlessUsed(i)).toList();
+    }
+    used.forEach(i -> LOG.info("the earlier build {} stays while a sandbox uses it", i));
     // and the step images only those builds were made of: the runtime keeps a parent something is built on, so the
     // chain of the build the tags point at stays, as does any step a running build took from the cache
     for (String of : ofTemplates) {
@@ -246,13 +259,25 @@ final class ImageSweeper {
   }
 
   private void removeQuietly(String imageId) {
+    if (!removeUnlessUsed(imageId)) {
+      LOG.info("the earlier build {} stays while a sandbox uses it", imageId);
+    }
+  }
+
+  /**
+   * Removes an earlier build's image unless a sandbox still runs from it (the newer build is what
+   * the name resolves to). @return false when it is in use; true when it went, was gone, or could
+   * not be removed for another reason (logged)
+   */
+  private boolean removeUnlessUsed(String imageId) {
     try {
       runtime.removeImage(imageId); // false: removed already
+      return true;
     } catch (InUse e) {
-      // a sandbox still runs from the earlier build; the newer one is what the name resolves to
-      LOG.info("the earlier build {} stays while a sandbox uses it", imageId);
+      return false;
     } catch (RuntimeException e) {
       LOG.warn("the earlier build {} could not be removed: {}", imageId, e.toString());
+      return true;
     }
   }
 
