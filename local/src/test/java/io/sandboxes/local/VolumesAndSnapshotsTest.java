@@ -66,6 +66,7 @@ class VolumesAndSnapshotsTest {
       assertThat(e2b.listSnapshots(source.id(), null)).extracting(SnapshotInfo::snapshotId).contains(snap.snapshotId());
       assertThat(e2b.listSnapshots(null, name)).extracting(SnapshotInfo::snapshotId).containsExactly(snap.snapshotId());
 
+      String newerId;
       try (LiveSandbox child = e2b.create(SandboxSpec.of(snap.snapshotId()))) {
         assertThat(child.readFile("/home/user/state.txt")).isEqualTo("version 1");
         assertThat(e2b.info(child.id()).templateId()).isEqualTo(snap.snapshotId());
@@ -83,7 +84,9 @@ class VolumesAndSnapshotsTest {
         assertThat(again.snapshotId()).isEqualTo(snap.snapshotId());
         assertThat(e2b.listSnapshots(null, name)).extracting(SnapshotInfo::snapshotId).containsExactly(snap.snapshotId());
         try (LiveSandbox newer = e2b.create(SandboxSpec.of(name))) {
+          newerId = newer.id();
           assertThat(newer.readFile("/home/user/state.txt")).isEqualTo("version 2");
+          assertThat(containersOf(newerId)).as("the newer build's sandbox's container, found by its label").isEqualTo(1);
         }
         child.resume();
         assertThat(child.readFile("/home/user/state.txt")).isEqualTo("version 1");
@@ -92,6 +95,9 @@ class VolumesAndSnapshotsTest {
       // its last sandbox gone, the older build goes too
       org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30)).until(() -> snapshotImages(snap.snapshotId()) == 1);
 
+      // a kill answers before its container is removed (the removal may wait up to 5 s for the
+      // callers' calls to pause): the build the killed sandbox used is free once that is done
+      org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30)).until(() -> containersOf(newerId) == 0);
       source.writeFile("/home/user/state.txt", "version 3");
       SnapshotInfo replaced = e2b.createSnapshot(source.id(), name);
       assertThat(replaced.snapshotId()).isEqualTo(snap.snapshotId());
@@ -136,6 +142,14 @@ class VolumesAndSnapshotsTest {
       } finally {
         e2b.deleteTemplate(snap.snapshotId());
       }
+    }
+  }
+
+  /** @return how many containers, running or not, belong to this sandbox */
+  private static int containersOf(String sandboxId) {
+    try (io.sandboxes.local.internal.docker.DockerRuntime docker = io.sandboxes.local.internal.docker.DockerRuntime.connect()) {
+      return docker.client().listContainersCmd().withShowAll(true)
+          .withLabelFilter(java.util.Map.of("io.sandboxes.sandbox-id", sandboxId)).exec().size();
     }
   }
 
