@@ -306,6 +306,17 @@ static char **env_build(const user_t *u, char **given) {
   return env;
 }
 
+/* runs a file the kernel cannot run (no #!) under /bin/sh, as execvp does; returns only on failure,
+ * with errno ENOEXEC. Safe in a vfork child: its argument list lives on its own stack */
+static void exec_sh(const char *file, char *const argv[], size_t argc, char *const env[]) {
+  char *sh[argc + 2];
+  sh[0] = "/bin/sh";
+  sh[1] = (char *)file;
+  for (size_t i = 1; i <= argc; i++) sh[i + 1] = argv[i];
+  execve("/bin/sh", sh, env);
+  errno = ENOEXEC;
+}
+
 /*
  * execvp(3) with the child's own environment: a name without a slash is looked for in the PATH
  * that env gives (the default when it gives none), and a file the kernel cannot run (ENOEXEC)
@@ -322,14 +333,7 @@ static void exec_search(char *const argv[], char *const env[]) {
   }
   if (strchr(file, '/')) {
     execve(file, argv, env);
-    if (errno == ENOEXEC) {
-      char *sh[argc + 2];
-      sh[0] = "/bin/sh";
-      sh[1] = (char *)file;
-      for (size_t i = 1; i <= argc; i++) sh[i + 1] = argv[i];
-      execve("/bin/sh", sh, env);
-      errno = ENOEXEC;
-    }
+    if (errno == ENOEXEC) exec_sh(file, argv, argc, env);
     return;
   }
   const char *path = "/bin:/usr/bin"; /* the C library's default when no PATH is set */
@@ -357,12 +361,7 @@ static void exec_search(char *const argv[], char *const env[]) {
       memcpy(full + k, file, flen + 1);
       execve(full, argv, env);
       if (errno == ENOEXEC) {
-        char *sh[argc + 2];
-        sh[0] = "/bin/sh";
-        sh[1] = full;
-        for (size_t i = 1; i <= argc; i++) sh[i + 1] = argv[i];
-        execve("/bin/sh", sh, env);
-        errno = ENOEXEC;
+        exec_sh(full, argv, argc, env);
         return;
       }
       if (errno == EACCES) denied = 1;

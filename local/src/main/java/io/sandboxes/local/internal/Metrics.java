@@ -27,9 +27,6 @@ public final class Metrics {
   /** A reading, in E2B's units: percent and bytes. */
   public record Sample(Instant at, double cpuUsedPct, long memUsed, long memTotal, long memCache, long diskUsed, long diskTotal) {}
 
-  /** A disk reading: bytes in use, bytes in all. */
-  record Disk(long used, long size) {}
-
   /**
    * Reads a sandbox's CPU and memory use from outside it ({@link SandboxEngine#usage}).
    *
@@ -51,20 +48,19 @@ public final class Metrics {
    * @throws RpcError unavailable when it could not be read (no daemon, a daemon too old to say, no
    *     answer in time): never a disk found empty
    */
-  static Disk disk(LocalSandbox s, @Nullable DaemonConnection daemon) throws RpcError {
+  static DaemonConnection.FileSystemInfo disk(LocalSandbox s, @Nullable DaemonConnection daemon) throws RpcError {
     if (daemon == null) {
       throw new RpcError("unavailable", "disk use of sandbox " + s.id() + " could not be read: its daemon is not connected");
     }
     try {
-      DaemonConnection.FileSystemInfo fs = daemon.fileSystem("/", null, DISK_ANSWER);
-      return new Disk(fs.used(), fs.size());
+      return daemon.fileSystem("/", null, DISK_ANSWER);
     } catch (IOException e) {
       throw new RpcError("unavailable", "disk use of sandbox " + s.id() + " could not be read: " + e.getMessage());
     }
   }
 
   /** A sample of the readings, in E2B's units; the memory total is the smaller of the sandbox's and the runtime's limit. */
-  static Sample sample(LocalSandbox s, SandboxEngine.Usage usage, Disk disk) {
+  static Sample sample(LocalSandbox s, SandboxEngine.Usage usage, DaemonConnection.FileSystemInfo disk) {
     long memTotal = s.memoryMB() * 1024L * 1024L;
     if (usage.memLimit() > 0) {
       memTotal = Math.min(memTotal, usage.memLimit());

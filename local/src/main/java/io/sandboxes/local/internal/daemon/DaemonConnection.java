@@ -252,9 +252,9 @@ public final class DaemonConnection implements AutoCloseable {
    *     has (a size of 0 or less, a negative use)
    */
   public FileSystemInfo fileSystem(String path, @Nullable String user, Duration timeout) throws IOException {
-    if (hello.version() < 3) {
-      throw new DaemonException(DaemonException.Kind.UNSUPPORTED,
-          "the sandbox's daemon speaks protocol " + hello.version() + ", which cannot read a file system's use (a daemon of 3 or later can)");
+    if (hello.version() < Wire.FILE_STATFS_SINCE) {
+      throw new DaemonException(DaemonException.Kind.UNSUPPORTED, "the sandbox's daemon speaks protocol " + hello.version()
+          + ", which cannot read a file system's use (a daemon of " + Wire.FILE_STATFS_SINCE + " or later can)");
     }
     FileSystemInfo fs = frames.call(Wire.FILE_STATFS, pathUser(path, user), Wire.FS_INFO,
         p -> new FileSystemInfo(p.i64(), p.i64(), p.i64()), 1, true, timeout).get(0);

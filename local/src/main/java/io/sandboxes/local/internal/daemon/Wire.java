@@ -68,8 +68,10 @@ final class Wire {
   static final int WATCH = 0x2A;
   static final int TCP_CONNECT = 0x2B;
   static final int TCP_SEND = 0x2C;
-  /** From version 3. */
+  /** From version {@link #FILE_STATFS_SINCE}. */
   static final int FILE_STATFS = 0x2D;
+  /** The first protocol version with {@link #FILE_STATFS}. */
+  static final int FILE_STATFS_SINCE = 3;
 
   // daemon -> host
   static final int HELLO = 0x40;
