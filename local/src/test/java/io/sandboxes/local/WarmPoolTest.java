@@ -417,7 +417,14 @@ class WarmPoolTest {
   private static List<java.time.Instant> membersMadeSince(DockerRuntime docker, String serverId, java.time.Instant since) {
     return docker.client().listContainersCmd().withShowAll(true)
         .withLabelFilter(Map.of(DockerRuntime.LABEL_SERVER, serverId, "io.sandboxes.pool-member", "true")).exec().stream()
-        .map(k -> java.time.Instant.parse(docker.client().inspectContainerCmd(k.getId()).exec().getCreated()))
+        .map(k -> {
+          try {
+            return java.time.Instant.parse(docker.client().inspectContainerCmd(k.getId()).exec().getCreated());
+          } catch (com.github.dockerjava.api.exception.NotFoundException gone) {
+            // removed between the listing and its inspect (a claimed sandbox killed): the listing's time, in whole seconds
+            return java.time.Instant.ofEpochSecond(k.getCreated());
+          }
+        })
         .filter(t -> t.isAfter(since))
         .toList();
   }
