@@ -155,6 +155,7 @@ final class ServerParts {
     reg.templates().alsoResolve(builds::resolve);
     reg.templates().alsoIdentify(ref -> builds.find(ref).map(b -> b.templateId()).orElse(null));
     reg.templates().alsoReserve(n -> builds.findTemplate(n).isPresent());
+    reg.templates().alsoAfterRemoval(builds::sandboxRemoved);
     reg.reportTemplateIds(); // sandboxes taken back at start: their built template's id, now it can be looked up
     builds.sweepAtStart();
     apiHandler.templateBuilds(builds, server::startedApiUrl);

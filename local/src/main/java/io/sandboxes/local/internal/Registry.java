@@ -104,12 +104,8 @@ public final class Registry implements AutoCloseable {
     this.forkImages = new ForkImages(engine, serverId);
     this.outside = new OutsideEvents(sandboxes, engine, states, networking, forkImages);
     new SandboxRecovery(sandboxes, engine, serverId, states, networking, outside, forkImages, diskSizeMB).recover();
-    this.lifecycle = new SandboxLifecycle(sandboxes, engine, states, networking, forkImages, calls, () -> {
-      // a superseded snapshot build the sandbox kept can go now that its container has
-      if (templates.supersededKept()) {
-        templates.sweepSuperseded();
-      }
-    });
+    // a superseded snapshot build, or an untagged template build, the sandbox kept can go now that its container has
+    this.lifecycle = new SandboxLifecycle(sandboxes, engine, states, networking, forkImages, calls, templates::sandboxRemoved);
     this.diskGuard = DiskGuard.start(engine.diskLimits(), templates.resolve("base"), serverId,
         () -> List.copyOf(sandboxes.values()), (s, reason) -> kill(s.id(), reason));
     this.starts = new SandboxStarts(sandboxes, engine, templates, serverId, states, networking, outside, forkImages,

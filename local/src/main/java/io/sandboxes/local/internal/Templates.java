@@ -81,6 +81,24 @@ public final class Templates implements KnownTemplates {
     return id == null ? reference : id;
   }
 
+  private volatile Runnable builtAfterRemoval = () -> {};
+
+  /** Also runs, after each sandbox's container is removed, the build API's sweep of builds a sandbox held. */
+  public void alsoAfterRemoval(Runnable builtSweep) {
+    this.builtAfterRemoval = builtSweep;
+  }
+
+  /**
+   * A sandbox's container was removed: the superseded snapshot builds and the untagged template
+   * builds it may have been the last user of go now.
+   */
+  public void sandboxRemoved() {
+    if (supersededKept) {
+      sweepSuperseded();
+    }
+    builtAfterRemoval.run();
+  }
+
   /** Also resolves templates built through the build API (after base and snapshots). */
   public void alsoResolve(java.util.function.Function<String, @Nullable String> builtTemplates) {
     this.built = builtTemplates;
@@ -145,11 +163,6 @@ public final class Templates implements KnownTemplates {
    * tried it) is not left behind.
    */
   private volatile boolean supersededKept;
-
-  /** @return whether a superseded build may be waiting for its last sandbox to go */
-  public boolean supersededKept() {
-    return supersededKept;
-  }
 
   /**
    * Removes every superseded build (one a later snapshot under the same name replaced) that

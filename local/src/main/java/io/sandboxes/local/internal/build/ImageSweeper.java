@@ -105,8 +105,8 @@ final class ImageSweeper {
 
   /**
    * Removes the builds of a template (or of every template, for null) that no tag points at. One a
-   * sandbox still runs from is tried again every 5 s, five times (a sandbox just killed
-   * holds it until its container is removed); past that it stays until a later sweep.
+   * sandbox still runs from is held: it is tried again after every sandbox's removal
+   * ({@link #sandboxRemoved}), so it goes with the last sandbox that uses it.
    */
   void sweepUntagged(@Nullable String templateId) {
     List<String> gone = new ArrayList<>();
@@ -121,6 +121,8 @@ final class ImageSweeper {
         // a build just committed gets its tags next, under this lock; the age guards builds of another server on this engine
         boolean settled = templateId != null || made.isBefore(Instant.now().minus(Duration.ofMinutes(1)));
         if (!of.isEmpty() && settled && TemplateCatalogue.isBuild(i) && TemplateCatalogue.registeredTags(i, of).isEmpty()) {
+          // held before the removal is tried: a sandbox removed between that try and its answer then tries it again
+          held.put(i.id(), of);
           gone.add(i.id());
           ofTemplates.add(of);
         }
@@ -132,26 +134,60 @@ final class ImageSweeper {
       registration.unlock();
     }
     // an image no tag points at gains none (tags are assigned to tagged builds only), so it is removed outside the lock
-    List<String> used = gone.stream().filter(i -> !removeUnlessUsed(i)).toList();
-    // a sandbox just killed holds its image until its container is removed, which may wait a few
-    // seconds for the callers' calls to pause: tried again for a while, so it goes once that is done
-    for (int round = 1; round < REMOVAL_ROUNDS && !used.isEmpty(); round++) {
-      try {
-        Thread.sleep(5_000);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        return;
+    for (String id : gone) {
+      if (removeUnlessUsed(id)) {
+        held.remove(id);
+      } else {
+        LOG.info("the earlier build {} stays while a sandbox uses it; it goes after that sandbox", id);
       }
-      used = used.stream().filter(i -> !removeUnlessUsed(i)).toList();
     }
-    used.forEach(i -> LOG.info("the earlier build {} stays while a sandbox uses it", i));
-    // and the step images only those builds were made of: the runtime keeps a parent something is built on, so the
-    // chain of the build the tags point at stays, as does any step a running build took from the cache
-    for (String of : ofTemplates) {
+    ofTemplates.forEach(this::removeStepsOf);
+  }
+
+  /**
+   * The step images only a template's removed builds were made of: the runtime keeps a parent
+   * something is built on, so the chain of the build the tags point at stays, as does a held
+   * build's and any step a running build took from the cache.
+   */
+  private void removeStepsOf(String templateId) {
+    try {
+      removeUnused(stepsOf(templateId), null);
+    } catch (RuntimeException e) {
+      LOG.warn("could not look for the step images of template {}: {}", templateId, e.toString());
+    }
+  }
+
+  /** Builds no tag points at that a sandbox used when they were to go: image id to its template's id. */
+  private final Map<String, String> held = new ConcurrentHashMap<>();
+  private final ReentrantLock retrying = new ReentrantLock();
+  /** Set by each sandbox removal; the thread holding {@link #retrying} tries the held builds again while it is set. */
+  private final java.util.concurrent.atomic.AtomicBoolean removedSince = new java.util.concurrent.atomic.AtomicBoolean();
+
+  /**
+   * A sandbox's container was removed: the held builds it may have been the last user of go now
+   * (with the step images only they were made of). Removals that come while this runs are not
+   * queued one by one: they make the running pass go round once more, so a burst of kills costs one
+   * or two passes, and none is missed.
+   */
+  void sandboxRemoved() {
+    if (held.isEmpty()) {
+      return;
+    }
+    removedSince.set(true);
+    while (removedSince.get() && retrying.tryLock()) {
       try {
-        removeUnused(stepsOf(of), null);
-      } catch (RuntimeException e) {
-        LOG.warn("could not look for the step images of template {}: {}", of, e.toString());
+        removedSince.set(false);
+        Set<String> ofTemplates = new HashSet<>();
+        for (Map.Entry<String, String> h : Map.copyOf(held).entrySet()) {
+          if (removeUnlessUsed(h.getKey())) {
+            held.remove(h.getKey());
+            ofTemplates.add(h.getValue());
+            LOG.info("the earlier build {} went after the last sandbox that used it", h.getKey());
+          }
+        }
+        ofTemplates.forEach(this::removeStepsOf);
+      } finally {
+        retrying.unlock();
       }
     }
   }

@@ -130,6 +130,14 @@ public class TemplateService implements AutoCloseable {
     runner.execute(sweeper::previousRun);
   }
 
+  /**
+   * A sandbox's container was removed: builds no tag points at that a sandbox used when they were
+   * to go are tried again (called on the removing thread, after each removal).
+   */
+  public void sandboxRemoved() {
+    sweeper.sandboxRemoved();
+  }
+
   // ---- requests and uploads ----
 
   /**
