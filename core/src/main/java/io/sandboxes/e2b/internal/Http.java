@@ -21,7 +21,9 @@ import org.jspecify.annotations.Nullable;
  * executor, both closed by {@link #close()}; with a {@link Transport} the caller's SSL context,
  * proxy selector or executor go into that client, and a caller's whole {@link HttpClient} is used
  * as it is and never closed here (nor is a caller's executor). Plain {@code http://} URLs are
- * spoken as HTTP/1.1 (what a local server offers); {@code https://} negotiates HTTP/2 through ALPN.
+ * spoken as HTTP/1.1 (what a local server offers), by {@link Http1} on the caller's own thread
+ * when the client is this one's and no proxy is in the way; {@code https://} negotiates HTTP/2
+ * through ALPN.
  * Every request carries this client's {@code User-Agent}.
  */
 public final class Http implements AutoCloseable {
@@ -36,6 +38,8 @@ public final class Http implements AutoCloseable {
 
   private final @Nullable ExecutorService ownedExecutor;
   private final HttpClient client;
+  /** Plain-http requests with small bodies, on the caller's thread; null when the caller brought the client or a proxy. */
+  private final @Nullable Http1 direct;
   private final boolean ownsClient;
   private final Duration requestTimeout;
   private final String userAgent;
@@ -56,6 +60,7 @@ public final class Http implements AutoCloseable {
       this.client = transport.client();
       this.ownsClient = false;
       this.ownedExecutor = null;
+      this.direct = null;
       return;
     }
     Executor executor = transport.executor();
@@ -65,9 +70,10 @@ public final class Http implements AutoCloseable {
     } else {
       this.ownedExecutor = null;
     }
+    Duration connectTimeout = requestTimeout.isZero() ? Duration.ofSeconds(30) : requestTimeout;
     HttpClient.Builder b = HttpClient.newBuilder()
         .executor(executor)
-        .connectTimeout(requestTimeout.isZero() ? Duration.ofSeconds(30) : requestTimeout)
+        .connectTimeout(connectTimeout)
         .followRedirects(HttpClient.Redirect.NEVER);
     if (transport.sslContext() != null) {
       b.sslContext(transport.sslContext());
@@ -77,10 +83,12 @@ public final class Http implements AutoCloseable {
     }
     this.client = b.build();
     this.ownsClient = true;
+    this.direct = transport.proxy() == null ? new Http1(connectTimeout) : null;
   }
 
   private Http(Http shared, Duration requestTimeout) {
     this.client = shared.client;
+    this.direct = shared.direct;
     this.ownsClient = false;
     this.ownedExecutor = null;
     this.requestTimeout = requestTimeout;
@@ -111,17 +119,26 @@ public final class Http implements AutoCloseable {
     return b;
   }
 
+  /** Sends a request and reads its answer whole. */
+  @SuppressWarnings("unchecked")
   public HttpResponse<byte[]> send(HttpRequest request, String context) {
-    return send(request, HttpResponse.BodyHandlers.ofByteArray(), context);
+    return (HttpResponse<byte[]>) send(request, false, context);
   }
 
+  /** Sends a request; the answer's body is read as it comes, and must be closed. */
+  @SuppressWarnings("unchecked")
   public HttpResponse<InputStream> stream(HttpRequest request, String context) {
-    return send(request, HttpResponse.BodyHandlers.ofInputStream(), context);
+    return (HttpResponse<InputStream>) send(request, true, context);
   }
 
-  private <T> HttpResponse<T> send(HttpRequest request, HttpResponse.BodyHandler<T> handler, String context) {
+  private HttpResponse<?> send(HttpRequest request, boolean stream, String context) {
     try {
-      return client.send(request, handler);
+      byte[] body = direct == null ? null : Http1.sendable(request);
+      if (body != null) {
+        return direct.send(request, body, stream);
+      }
+      return stream ? client.send(request, HttpResponse.BodyHandlers.ofInputStream())
+          : client.send(request, HttpResponse.BodyHandlers.ofByteArray());
     } catch (HttpTimeoutException e) {
       throw new SandboxException(context + ": no answer from " + request.uri().getHost() + " within "
           + request.timeout().orElse(requestTimeout), e);
@@ -135,6 +152,9 @@ public final class Http implements AutoCloseable {
 
   @Override
   public void close() {
+    if (ownsClient && direct != null) {
+      direct.close();
+    }
     if (ownsClient) {
       client.shutdownNow();
       client.close();

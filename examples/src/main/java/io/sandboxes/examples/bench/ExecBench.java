@@ -25,11 +25,13 @@ import java.util.List;
  * request sent by {@link BareEnvd}, prebuilt bytes on a kept-alive loopback socket, its answer read
  * to the end unparsed. Its round trip is the server's time plus the loopback; the Java client's
  * time minus it (per round, the calls interleaved in an order that turns each round, so load drift
- * and whatever one call leaves behind hit all alike) is what the client adds: request building, {@code java.net.http}, Connect and JSON parsing, its threads. The
- * same request sent with a bare {@code java.net.http} client (body read whole, no parsing) shows
- * how much of that is the HTTP client alone; sent again with the body as a stream whose Connect
- * envelopes are parsed on the caller's thread, how much streaming and parsing add to it (the rest
- * is the client's threads, timers and result building). The raw {@code docker exec}s run apart,
+ * and whatever one call leaves behind hit all alike) is what the client adds: request building, its
+ * HTTP/1.1 transport (for a plain {@code http://} server, spoken on the caller's thread), Connect and
+ * JSON parsing, its threads. The same request sent with a bare {@code java.net.http} client (body
+ * read whole, no parsing), and again with the body as a stream whose Connect envelopes are parsed on
+ * the caller's thread, shows what the JDK's own HTTP client would cost on its own: the client spoke
+ * through it until its cost here (1.3-2.1 ms a call, in hand-offs between threads) was found larger
+ * than the rest of the client's. The raw {@code docker exec}s run apart,
  * half before and half after: the engine stays busy a while after one returns, and the call that
  * followed it in a round was charged for that.
  *

@@ -317,8 +317,10 @@ class ExecCasesTest extends OneSandboxCases {
         flag.set(Thread.currentThread().isInterrupted());
       }
     });
-    await().atMost(Duration.ofSeconds(10)).until(() -> t.getState() == Thread.State.WAITING || t.getState() == Thread.State.TIMED_WAITING
-        || !t.isAlive());
+    // under way: in the HTTP client (a socket read there shows as RUNNABLE), or parked waiting for the answer
+    await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(5)).until(() -> t.getState() == Thread.State.WAITING
+        || t.getState() == Thread.State.TIMED_WAITING || !t.isAlive()
+        || java.util.Arrays.stream(t.getStackTrace()).anyMatch(f -> f.getClassName().startsWith("io.sandboxes.e2b.internal.Http")));
     t.interrupt();
     t.join(Duration.ofSeconds(5));
     assertThat(t.isAlive()).isFalse();
