@@ -173,7 +173,9 @@ public final class DaemonListener implements AutoCloseable {
 
   private void handshake(SocketChannel ch) {
     CompletableFuture<Void> done = new CompletableFuture<>();
-    CompletableFuture.delayedExecutor(HANDSHAKE_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS).execute(() -> {
+    // run on the delay's own timer thread (a close is quick), not handed to the common pool, which anything in this
+    // JVM may keep busy
+    CompletableFuture.delayedExecutor(HANDSHAKE_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS, Runnable::run).execute(() -> {
       if (!done.isDone()) {
         close(ch);
       }

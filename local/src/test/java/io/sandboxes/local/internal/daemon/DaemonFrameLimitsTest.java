@@ -188,6 +188,27 @@ class DaemonFrameLimitsTest {
     try (Fake silent = new Fake()) {
       await().atMost(DaemonListener.HANDSHAKE_TIMEOUT.plusSeconds(3)).until(silent::closedByHost);
     }
+    // the same with every worker of the JVM's common pool busy (anything in the JVM may keep it so):
+    // the timeout does not wait for one of them
+    java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+    int workers = java.util.concurrent.ForkJoinPool.getCommonPoolParallelism();
+    java.util.List<CompletableFuture<Void>> busy = new java.util.ArrayList<>();
+    try {
+      for (int i = 0; i < workers; i++) {
+        busy.add(CompletableFuture.runAsync(() -> {
+          // a wait the pool is not told of, so it starts no other worker in its place
+          while (release.getCount() > 0) {
+            java.util.concurrent.locks.LockSupport.parkNanos(1_000_000);
+          }
+        }));
+      }
+      try (Fake silent = new Fake()) {
+        await().atMost(DaemonListener.HANDSHAKE_TIMEOUT.plusSeconds(3)).until(silent::closedByHost);
+      }
+    } finally {
+      release.countDown();
+    }
+    CompletableFuture.allOf(busy.toArray(CompletableFuture[]::new)).get();
     try (Fake good = new Fake()) {
       good.hello();
       DaemonConnection c = listener.awaitConnection(Duration.ofSeconds(5));
