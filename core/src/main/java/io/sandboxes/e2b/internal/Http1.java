@@ -407,12 +407,57 @@ final class Http1 implements AutoCloseable {
       socket.setSoTimeout(wait);
       pos = 0;
       lim = 0;
-      int n = in.read(buf);
+      int n = readBlocking();
       if (n <= 0) {
         return false;
       }
       lim = n;
       return true;
+    }
+
+    /**
+     * Reads from the socket, waiting as long as it takes. A worker of a {@link
+     * java.util.concurrent.ForkJoinPool} (the common pool runs {@code supplyAsync} and parallel
+     * streams) tells its pool it blocks, so the pool can go on with its other tasks on another
+     * thread, as it does for the JDK's own blocking waits: with a pool of one worker on a two-core
+     * machine, two calls made from it would otherwise run one after the other.
+     */
+    private int readBlocking() throws IOException {
+      if (!(Thread.currentThread() instanceof java.util.concurrent.ForkJoinWorkerThread)) {
+        return in.read(buf);
+      }
+      final class Read implements java.util.concurrent.ForkJoinPool.ManagedBlocker {
+        boolean done;
+        int n;
+        @Nullable IOException failed;
+
+        @Override
+        public boolean block() {
+          try {
+            n = in.read(buf);
+          } catch (IOException e) {
+            failed = e;
+          }
+          done = true;
+          return true;
+        }
+
+        @Override
+        public boolean isReleasable() {
+          return done;
+        }
+      }
+      Read r = new Read();
+      try {
+        java.util.concurrent.ForkJoinPool.managedBlock(r);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new java.io.InterruptedIOException("interrupted while waiting for the answer");
+      }
+      if (r.failed != null) {
+        throw r.failed;
+      }
+      return r.n;
     }
 
     /**

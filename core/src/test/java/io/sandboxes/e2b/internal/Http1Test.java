@@ -330,6 +330,27 @@ class Http1Test {
   }
 
   @Test
+  void callsFromAForkJoinPoolOfOneWorkerDoNotWaitForEachOther() throws Exception {
+    peer = new Peer((r, k, out) -> {
+      Thread.sleep(1_000); // the server takes a second over each answer
+      return echo(r, k, out);
+    });
+    java.util.concurrent.ForkJoinPool pool = new java.util.concurrent.ForkJoinPool(1);
+    try {
+      long t0 = System.nanoTime();
+      List<java.util.concurrent.Future<HttpResponse<byte[]>>> calls = List.of(
+          pool.submit(() -> http.send(post("/a", "a"), "a")), pool.submit(() -> http.send(post("/b", "b"), "b")));
+      for (java.util.concurrent.Future<HttpResponse<byte[]>> c : calls) {
+        assertThat(c.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+      }
+      // one after the other, as a worker blocked in a read without telling its pool makes them, takes 2 s
+      assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(Duration.ofMillis(1_800));
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  @Test
   void bodiesEndedByLengthByChunksAndByTheConnection() throws Exception {
     peer = new Peer((r, k, out) -> {
       switch (r.line().split(" ")[1]) {
