@@ -15,10 +15,6 @@ import io.sandboxes.e2b.internal.Utf8Accumulator;
 import io.sandboxes.e2b.internal.Watchdog;
 import java.time.Duration;
 import java.util.Objects;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -68,12 +64,11 @@ final class Processes {
     String context = "exec in sandbox " + id;
     Utf8Accumulator stdout = new Utf8Accumulator();
     Utf8Accumulator stderr = new Utf8Accumulator();
-    CompletableFuture<JsonNode> end = new CompletableFuture<>();
     java.util.concurrent.atomic.AtomicLong lastEvent = new java.util.concurrent.atomic.AtomicLong(System.nanoTime());
     java.util.concurrent.atomic.AtomicInteger pid = new java.util.concurrent.atomic.AtomicInteger(-1);
     ConnectStream stream = sandbox.envd().stream("process.Process/Start", startBody(command, options), options.user(), options.timeout(),
         context, null);
-    Thread reader = null;
+    SettleProbe probe = null;
     try (stream; Watchdog ignored = options.timeout().isZero() ? null
         : Watchdog.arm(id, options.timeout().plus(DEADLINE_GRACE), stream::close)) {
       JsonNode first = stream.next();
@@ -82,23 +77,20 @@ final class Processes {
       }
       // a pid that is not a positive int is no process: never probed nor signalled
       pid.set(pidOf(first, -1));
-      reader = io.sandboxes.e2b.internal.Tasks.start(id, "sandboxes-exec-" + id,
-          () -> readEvents(stream, stdout, stderr, options, end, context, lastEvent));
-      JsonNode report = await(end, SETTLE_PROBE);
-      if (report == null) {
-        if (processGone(sandbox, pid.get(), options.user())) {
-          // the grace window counts from the last thing the stream delivered: a stream still
-          // draining output is not held, only one that has gone quiet is
-          while ((report = await(end, EXIT_REPORT_GRACE)) == null) {
-            if (System.nanoTime() - lastEvent.get() >= EXIT_REPORT_GRACE.toNanos()) {
-              return unknownOutcome("the started process (pid " + pid.get() + ") is gone but its output stream is still held, "
-                  + "so its real outcome cannot be observed", stdout, stderr, started);
-            }
-          }
-        } else {
-          report = await(end, null);
+      // the events are read here, on the caller's thread; a command still running after the settle
+      // window has its process probed beside it, which gives the stream up if the process is gone
+      probe = new SettleProbe(sandbox, pid.get(), options.user(), lastEvent, stream);
+      JsonNode report;
+      try (Watchdog settle = Watchdog.arm(id, SETTLE_PROBE, probe::start)) {
+        report = readEvents(stream, stdout, stderr, options, context, lastEvent);
+      } catch (SandboxException e) {
+        String why = probe.stop();
+        if (why != null) {
+          return unknownOutcome(why, stdout, stderr, started);
         }
+        throw e;
       }
+      probe.stop();
       return result(report, stdout, stderr, started);
     } catch (SandboxException e) {
       if (timedOut(e, options, started)) {
@@ -116,10 +108,94 @@ final class Processes {
       killQuietly(sandbox, pid.get());
       throw e.getCause();
     } finally {
-      if (reader != null) {
-        reader.interrupt();
-        joinQuietly(reader);
+      if (probe != null) {
+        probe.stop();
       }
+    }
+  }
+
+  /**
+   * What runs beside an exec still going after {@link #SETTLE_PROBE}: it asks whether the started
+   * process is gone and, when it is, gives the stream up (closes it) once nothing but keepalives
+   * came on it for {@link #EXIT_REPORT_GRACE}: a background child holding the output open would
+   * otherwise keep the caller waiting for an exit report that never comes. A process still there is
+   * left to its deadline. Started by the settle timer on a thread of its own (the probe is a call to
+   * the sandbox); {@link #stop} ends that thread before the exec returns.
+   */
+  private static final class SettleProbe {
+    private final LiveSandbox sandbox;
+    private final int pid;
+    private final @Nullable String user;
+    private final java.util.concurrent.atomic.AtomicLong lastEvent;
+    private final ConnectStream stream;
+    private @Nullable Thread thread;
+    private boolean stopped;
+    private volatile @Nullable String gaveUp;
+
+    SettleProbe(LiveSandbox sandbox, int pid, @Nullable String user, java.util.concurrent.atomic.AtomicLong lastEvent,
+        ConnectStream stream) {
+      this.sandbox = sandbox;
+      this.pid = pid;
+      this.user = user;
+      this.lastEvent = lastEvent;
+      this.stream = stream;
+    }
+
+    /** On the settle timer: starts the probe, unless the exec is over. */
+    synchronized void start() {
+      if (!stopped) {
+        thread = io.sandboxes.e2b.internal.Tasks.start(sandbox.id(), "sandboxes-exec-" + sandbox.id(), this::run);
+      }
+    }
+
+    private void run() {
+      if (!processGone(sandbox, pid, user)) {
+        return;
+      }
+      // the report gets a window of its own once the process is found gone, and the stream is held
+      // only once it has also gone quiet for as long: a stream still draining output is not given up
+      while (true) {
+        try {
+          Thread.sleep(EXIT_REPORT_GRACE);
+        } catch (InterruptedException e) {
+          return;
+        }
+        if (System.nanoTime() - lastEvent.get() >= EXIT_REPORT_GRACE.toNanos()) {
+          gaveUp = "the started process (pid " + pid + ") is gone but its output stream is still held, "
+              + "so its real outcome cannot be observed";
+          stream.close();
+          return;
+        }
+      }
+    }
+
+    /**
+     * Ends the probe (waiting for its thread, also when the caller is interrupted: its flag is kept).
+     *
+     * @return why the probe gave the stream up, or null when it did not
+     */
+    @Nullable String stop() {
+      Thread t;
+      synchronized (this) {
+        stopped = true;
+        t = thread;
+      }
+      if (t != null) {
+        t.interrupt();
+        boolean interrupted = false;
+        while (true) {
+          try {
+            t.join();
+            break;
+          } catch (InterruptedException e) {
+            interrupted = true;
+          }
+        }
+        if (interrupted) {
+          Thread.currentThread().interrupt();
+        }
+      }
+      return gaveUp;
     }
   }
 
@@ -191,43 +267,38 @@ final class Processes {
     }
   }
 
-  private static void readEvents(ConnectStream stream, Utf8Accumulator stdout, Utf8Accumulator stderr, ExecOptions options,
-      CompletableFuture<JsonNode> end, String context, java.util.concurrent.atomic.AtomicLong lastEvent) {
-    try {
-      io.sandboxes.e2b.internal.ProcessMessage message;
-      JsonNode report = null;
-      boolean listenOut = options.onStdout() != null;
-      boolean listenErr = options.onStderr() != null;
-      while ((message = io.sandboxes.e2b.internal.ProcessMessage.next(stream)) != null) {
-        JsonNode event = message.event();
-        if (event == null || !event.has("keepalive")) {
-          lastEvent.set(System.nanoTime());
-        }
-        if (message.isOutput()) {
-          boolean toErr = message.channel() == io.sandboxes.e2b.internal.ProcessMessage.Channel.STDERR;
-          String text = null;
-          synchronized (stdout) {
-            // without a listener the bytes are only kept, and decoded once at the end
-            if (toErr) {
-              text = add(stderr, message.output(), listenErr);
-            } else {
-              text = add(stdout, message.output(), listenOut);
-            }
+  /** Reads the process's events to its exit report, keeping and passing on its output. @return the report */
+  private static JsonNode readEvents(ConnectStream stream, Utf8Accumulator stdout, Utf8Accumulator stderr, ExecOptions options,
+      String context, java.util.concurrent.atomic.AtomicLong lastEvent) {
+    io.sandboxes.e2b.internal.ProcessMessage message;
+    JsonNode report = null;
+    boolean listenOut = options.onStdout() != null;
+    boolean listenErr = options.onStderr() != null;
+    while ((message = io.sandboxes.e2b.internal.ProcessMessage.next(stream)) != null) {
+      JsonNode event = message.event();
+      if (event == null || !event.has("keepalive")) {
+        lastEvent.set(System.nanoTime());
+      }
+      if (message.isOutput()) {
+        boolean toErr = message.channel() == io.sandboxes.e2b.internal.ProcessMessage.Channel.STDERR;
+        String text = null;
+        synchronized (stdout) {
+          // without a listener the bytes are only kept, and decoded once at the end
+          if (toErr) {
+            text = add(stderr, message.output(), listenErr);
+          } else {
+            text = add(stdout, message.output(), listenOut);
           }
-          // outside the lock: a slow listener holds up only this reader
-          deliver(toErr ? options.onStderr() : options.onStdout(), text);
-        } else if (event.has("end")) {
-          report = event.get("end");
         }
+        deliver(toErr ? options.onStderr() : options.onStdout(), text);
+      } else if (event.has("end")) {
+        report = event.get("end");
       }
-      if (report == null) {
-        end.completeExceptionally(new SandboxException(context + ": the process stream ended without an exit report"));
-      } else {
-        end.complete(report);
-      }
-    } catch (RuntimeException e) {
-      end.completeExceptionally(e);
     }
+    if (report == null) {
+      throw new SandboxException(context + ": the process stream ended without an exit report");
+    }
+    return report;
   }
 
   private static @Nullable String add(Utf8Accumulator acc, byte[] chunk, boolean decode) {
@@ -246,23 +317,6 @@ final class Processes {
       listener.accept(text);
     } catch (RuntimeException e) {
       throw new CallbackFailure(e);
-    }
-  }
-
-  /** @return the report, or null when {@code window} passed first; a null window waits without limit */
-  private static @Nullable JsonNode await(CompletableFuture<JsonNode> end, @Nullable Duration window) {
-    try {
-      return window == null ? end.get() : end.get(window.toNanos(), TimeUnit.NANOSECONDS);
-    } catch (TimeoutException e) {
-      return null;
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new SandboxException("interrupted while waiting for a command", e);
-    } catch (ExecutionException e) {
-      if (e.getCause() instanceof RuntimeException re) {
-        throw re;
-      }
-      throw new SandboxException(e.getCause().getMessage(), e.getCause());
     }
   }
 
@@ -318,14 +372,6 @@ final class Processes {
       return out.text().contains("MOL_GONE");
     } catch (RuntimeException e) {
       return false;
-    }
-  }
-
-  private static void joinQuietly(Thread t) {
-    try {
-      t.join();
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
     }
   }
 

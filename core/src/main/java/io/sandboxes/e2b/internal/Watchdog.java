@@ -1,50 +1,106 @@
 package io.sandboxes.e2b.internal;
 
 import java.time.Duration;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * Runs an action once a deadline passes, unless closed first. One virtual thread that is
- * interrupted on close, so nothing outlives the guarded call on any path.
+ * Runs an action once a deadline passes, unless closed first. Every watchdog of the JVM waits on
+ * one shared timer thread, so arming one and closing it cost the guarded call no thread of its own
+ * (a thread per watchdog measured about 0.15 ms on every exec); that thread ends once no watchdog
+ * has been armed for a few seconds. Actions run on it and must be short (they close a stream).
+ * {@link #close()} returns only once the action cannot run any more, or has finished running, so
+ * nothing outlives the guarded call on any path.
  */
 public final class Watchdog implements AutoCloseable {
-  private final Thread thread;
+  private static final ScheduledThreadPoolExecutor TIMER = timer();
+  private static final ConcurrentMap<String, AtomicInteger> ARMED = new ConcurrentHashMap<>();
 
-  private Watchdog(Thread thread) {
-    this.thread = thread;
+  private static final int ARMED_STATE = 0;
+  private static final int RUNNING = 1;
+  private static final int CLOSED = 2;
+
+  private final AtomicInteger count;
+  /** Armed, running its action (it stays so once the action is over), or closed before it ran. */
+  private final AtomicInteger state = new AtomicInteger(ARMED_STATE);
+  private final java.util.concurrent.CountDownLatch ran = new java.util.concurrent.CountDownLatch(1);
+  private final AtomicBoolean closed = new AtomicBoolean();
+  private final ScheduledFuture<?> firing;
+
+  private static ScheduledThreadPoolExecutor timer() {
+    ScheduledThreadPoolExecutor t = new ScheduledThreadPoolExecutor(1,
+        Thread.ofPlatform().name("sandboxes-timer").daemon(true).factory());
+    t.setRemoveOnCancelPolicy(true); // a closed watchdog leaves nothing queued, so the thread can end
+    t.setKeepAliveTime(5, TimeUnit.SECONDS);
+    t.allowCoreThreadTimeOut(true);
+    return t;
   }
 
-  public static Watchdog arm(String owner, Duration after, Runnable action) {
-    Thread t = Tasks.start(owner, "sandboxes-watchdog-" + owner, () -> {
-      try {
-        Thread.sleep(after);
-      } catch (InterruptedException e) {
-        return;
+  private Watchdog(AtomicInteger count, Duration after, Runnable action) {
+    this.count = count;
+    this.firing = TIMER.schedule(() -> {
+      if (state.compareAndSet(ARMED_STATE, RUNNING)) {
+        try {
+          action.run();
+        } finally {
+          ran.countDown();
+        }
       }
-      action.run();
-    });
-    return new Watchdog(t);
+    }, Math.max(0, after.toNanos()), TimeUnit.NANOSECONDS);
   }
 
   /**
-   * Disarms the watchdog and waits for its thread to end (it ends at once when interrupted), also
-   * when the caller is itself interrupted: its flag is kept, and the timer is still gone on return.
+   * @param owner what the watchdog guards a call of (a sandbox id), for {@link #armed}
+   * @param after how long until the action runs
+   * @param action what runs then, on the timer's thread: something short, such as closing a stream
+   */
+  public static Watchdog arm(String owner, Duration after, Runnable action) {
+    AtomicInteger count = ARMED.computeIfAbsent(owner, k -> new AtomicInteger());
+    count.incrementAndGet();
+    try {
+      return new Watchdog(count, after, action);
+    } catch (RuntimeException e) {
+      count.decrementAndGet();
+      throw e;
+    }
+  }
+
+  /** @return how many watchdogs armed for {@code owner} are not closed yet */
+  public static int armed(String owner) {
+    AtomicInteger c = ARMED.get(owner);
+    return c == null ? 0 : c.get();
+  }
+
+  /**
+   * Disarms the watchdog; when its action is running, waits for it to finish (also when the
+   * caller is interrupted: its flag is kept).
    */
   @Override
   public void close() {
-    thread.interrupt();
-    joinUninterruptibly(thread);
+    if (!closed.compareAndSet(false, true)) {
+      return;
+    }
+    try {
+      if (state.compareAndSet(ARMED_STATE, CLOSED)) {
+        firing.cancel(false); // never to run: out of the timer's queue
+      } else {
+        awaitUninterruptibly(); // running, or ran
+      }
+    } finally {
+      count.decrementAndGet();
+    }
   }
 
-  /**
-   * Waits for a thread that was told to end, even when the caller is interrupted (a plain join
-   * would then return at once, leaving the thread running); the caller's flag is set again after.
-   * Only for threads that end at once when interrupted, as the watchdog's does: it runs no caller code.
-   */
-  private static void joinUninterruptibly(Thread t) {
-    boolean interrupted = Thread.interrupted();
+  private void awaitUninterruptibly() {
+    boolean interrupted = false;
     while (true) {
       try {
-        t.join();
+        ran.await();
         break;
       } catch (InterruptedException e) {
         interrupted = true;
