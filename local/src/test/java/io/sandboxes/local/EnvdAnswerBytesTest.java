@@ -184,6 +184,62 @@ class EnvdAnswerBytesTest {
   }
 
   @Test
+  @DisplayName("a process's answer goes out a message to a write (an HTTP chunk each), its end event, the stream's end and the body's end in one")
+  void processAnswerWrites() throws Exception {
+    byte[] body = Connect.envelope(0, "{\"process\":{\"cmd\":\"/bin/sh\",\"args\":[\"-c\",\"printf hi\"]}}"
+        .getBytes(StandardCharsets.UTF_8));
+    java.net.URI url = server.sandboxUrl();
+    try (java.net.Socket socket = new java.net.Socket(url.getHost(), url.getPort())) {
+      socket.setSoTimeout(20_000);
+      String head = "POST /process.Process/Start HTTP/1.1\r\nHost: " + url.getHost() + ":" + url.getPort() + "\r\n"
+          + "Content-Type: application/connect+json\r\nConnect-Protocol-Version: 1\r\nE2b-Sandbox-Id: " + sandbox.id()
+          + "\r\nX-Access-Token: " + token + "\r\nContent-Length: " + body.length + "\r\n\r\n";
+      java.io.OutputStream out = socket.getOutputStream();
+      out.write(head.getBytes(StandardCharsets.ISO_8859_1));
+      out.write(body);
+      out.flush();
+      java.io.DataInputStream in = new java.io.DataInputStream(new java.io.BufferedInputStream(socket.getInputStream()));
+      assertThat(line(in)).isEqualTo("HTTP/1.1 200 OK");
+      boolean chunked = false;
+      for (String h = line(in); !h.isEmpty(); h = line(in)) {
+        chunked |= h.equalsIgnoreCase("Transfer-Encoding: chunked");
+      }
+      assertThat(chunked).isTrue();
+      // each chunk is one write of the server's: what its messages were split or joined into
+      List<List<String>> chunks = new java.util.ArrayList<>();
+      for (int size = Integer.parseInt(line(in), 16); size > 0; size = Integer.parseInt(line(in), 16)) {
+        byte[] chunk = new byte[size];
+        in.readFully(chunk);
+        assertThat(line(in)).isEmpty();
+        List<String> messages = new java.util.ArrayList<>();
+        java.io.InputStream c = new java.io.ByteArrayInputStream(chunk);
+        for (Connect.Envelope env = Connect.read(c); env != null; env = Connect.read(c)) {
+          messages.add((env.endStream() ? "END " : "") + new String(env.payload(), StandardCharsets.UTF_8));
+        }
+        chunks.add(messages);
+      }
+      assertThat(line(in)).as("no trailers after the last chunk").isEmpty();
+      assertThat(chunks).hasSize(3);
+      assertThat(chunks.get(0)).singleElement().asString().matches("\\{\"event\":\\{\"start\":\\{\"pid\":[1-9][0-9]*}}}");
+      assertThat(chunks.get(1)).containsExactly("{\"event\":{\"data\":{\"stdout\":\"aGk=\"}}}");
+      assertThat(chunks.get(2)).containsExactly("{\"event\":{\"end\":{\"exited\":true,\"status\":\"exit status 0\"}}}", "END {}");
+    }
+  }
+
+  private static String line(java.io.DataInputStream in) throws java.io.IOException {
+    StringBuilder b = new StringBuilder();
+    for (int c = in.read(); c != '\n'; c = in.read()) {
+      if (c < 0) {
+        throw new java.io.EOFException("the answer ended inside a line: " + b);
+      }
+      if (c != '\r') {
+        b.append((char) c);
+      }
+    }
+    return b.toString();
+  }
+
+  @Test
   @DisplayName("a process's events: its start, keepalives, its end with the exit code only when not 0, then {}; a start refused")
   void processEvents() throws Exception {
     SoftAssertions soft = new SoftAssertions();

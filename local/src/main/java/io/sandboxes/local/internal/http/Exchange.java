@@ -230,6 +230,15 @@ final class Exchange {
     return Content.Sink.asOutputStream(response);
   }
 
+  /**
+   * Ends a streamed answer with its last bytes: they, the chunk that ends the body and nothing else
+   * go in one write, so a client reads the end of the stream and of the answer together. {@code out}
+   * is not written to again.
+   */
+  void finishWith(OutputStream out, byte[] last) {
+    response.write(true, java.nio.ByteBuffer.wrap(last), callback);
+  }
+
   void finish(OutputStream out) {
     try {
       out.close();

@@ -7,7 +7,6 @@ import static io.sandboxes.local.internal.http.EnvdCalls.streamRequest;
 import static io.sandboxes.local.internal.http.EnvdCalls.timeoutHeader;
 import static io.sandboxes.local.internal.http.EnvdCalls.unaryRequest;
 import static io.sandboxes.local.internal.http.EnvdCalls.user;
-import static io.sandboxes.local.internal.http.EnvdCalls.writeEnd;
 import static io.sandboxes.local.internal.http.EnvdCalls.writeMessage;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
@@ -206,9 +205,11 @@ final class ProcessRpcs {
             out.flush();
           }
           case SandboxProcess.End end -> {
-            writeMessage(out, new EventMessage(new Event(null, null, new Ended(end.exitCode(), end.exited(), end.status(), end.error()))));
-            writeEnd(out, EnvdCalls.Nothing.NOTHING);
-            ex.finish(out);
+            // the end event, the end of the stream and of the answer in one write: one read for the client
+            ex.finishWith(out, concat(
+                Connect.envelope(0, EnvdCalls.bytes(new EventMessage(new Event(null, null,
+                    new Ended(end.exitCode(), end.exited(), end.status(), end.error()))))),
+                Connect.envelope(Connect.FLAG_END_STREAM, EnvdCalls.bytes(EnvdCalls.Nothing.NOTHING))));
             return;
           }
           case SandboxProcess.Severed s -> {
@@ -217,8 +218,7 @@ final class ProcessRpcs {
             return;
           }
           case SandboxProcess.Failure f -> {
-            writeEnd(out, new EnvdCalls.ErrorEnd(f.code(), f.message()));
-            ex.finish(out);
+            ex.finishWith(out, Connect.envelope(Connect.FLAG_END_STREAM, EnvdCalls.bytes(new EnvdCalls.ErrorEnd(f.code(), f.message()))));
             return;
           }
         }
@@ -240,24 +240,30 @@ final class ProcessRpcs {
   private static final byte[] DATA_TAIL = "\"}}}".getBytes(StandardCharsets.US_ASCII);
 
   /**
-   * One output chunk as a whole Connect envelope: the JSON is fixed text around the base64 (which
-   * needs no escaping), so no JSON tree is built per chunk, and the encoded bytes are written as
-   * they are, not copied into a message first.
+   * One output chunk as a whole Connect envelope, written at once: the JSON is fixed text around
+   * the base64 (which needs no escaping), so no JSON tree is built per chunk. One write is one HTTP
+   * chunk and one send: written in three parts, as it was, a client could be woken for each.
    */
   static void writeData(OutputStream out, SandboxProcess.Stream stream, byte[] buf, int off, int len) throws IOException {
     byte[] head = stream == SandboxProcess.Stream.STDERR ? STDERR_HEAD : stream == SandboxProcess.Stream.PTY ? PTY_HEAD : STDOUT_HEAD;
     ByteBuffer encoded = Base64.getEncoder().encode(ByteBuffer.wrap(buf, off, len));
     int b64 = encoded.remaining();
     int msgLen = head.length + b64 + DATA_TAIL.length;
-    byte[] start = new byte[5 + head.length];
-    start[1] = (byte) (msgLen >>> 24);
-    start[2] = (byte) (msgLen >>> 16);
-    start[3] = (byte) (msgLen >>> 8);
-    start[4] = (byte) msgLen;
-    System.arraycopy(head, 0, start, 5, head.length);
-    out.write(start);
-    out.write(encoded.array(), encoded.arrayOffset() + encoded.position(), b64);
-    out.write(DATA_TAIL);
+    byte[] message = new byte[5 + msgLen];
+    message[1] = (byte) (msgLen >>> 24);
+    message[2] = (byte) (msgLen >>> 16);
+    message[3] = (byte) (msgLen >>> 8);
+    message[4] = (byte) msgLen;
+    System.arraycopy(head, 0, message, 5, head.length);
+    encoded.get(message, 5 + head.length, b64);
+    System.arraycopy(DATA_TAIL, 0, message, 5 + head.length + b64, DATA_TAIL.length);
+    out.write(message);
+  }
+
+  private static byte[] concat(byte[] a, byte[] b) {
+    byte[] both = java.util.Arrays.copyOf(a, a.length + b.length);
+    System.arraycopy(b, 0, both, a.length, b.length);
+    return both;
   }
 
   private static void list(Exchange ex, LocalSandbox sandbox) throws RpcError, IOException {
