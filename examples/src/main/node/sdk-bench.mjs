@@ -5,6 +5,7 @@
 // that streams it from memory in 32 KiB messages: the stdout figure is then the SDK's own ceiling.
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
+import net from 'node:net'
 import { Sandbox } from 'e2b'
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
@@ -23,16 +24,98 @@ if (replay) {
   process.env.E2B_SANDBOX_URL = `http://127.0.0.1:${String(first).trim()}`
 }
 
+// The same process.Process/Start request as the SDK's commands.run('echo hi') makes, as Connect
+// JSON: the command in a login shell, the body one enveloped message.
+function startRequest() {
+  const json = Buffer.from(JSON.stringify({ process: { cmd: '/bin/bash', args: ['-l', '-c', 'echo hi'], envs: {} }, stdin: false }))
+  const envelope = Buffer.alloc(5 + json.length)
+  envelope.writeUInt8(0, 0)
+  envelope.writeUInt32BE(json.length, 1)
+  json.copy(envelope, 5)
+  const headers = {
+    'Content-Type': 'application/connect+json', 'Connect-Protocol-Version': '1', 'Connect-Timeout-Ms': '60000',
+    'E2b-Sandbox-Id': sbx.sandboxId, 'E2b-Sandbox-Port': '49983', 'X-Access-Token': sbx.envdAccessToken,
+  }
+  return { url: new URL('/process.Process/Start', sbx.envdApiUrl), envelope, headers }
+}
+
+// "aGkK" is base64 of "hi\n"; the end event closes the process's stream
+const echoed = (text) => text.includes('"aGkK"') && text.includes('"end"')
+
+// Node's own fetch (undici) with that request, the body read whole and not parsed: what any
+// client in Node pays before the SDK's layers
+async function fetchEcho(req) {
+  const r = await fetch(req.url, { method: 'POST', headers: req.headers, body: req.envelope })
+  const text = Buffer.from(await r.arrayBuffer()).toString('latin1')
+  if (r.status !== 200 || !echoed(text)) throw new Error(`fetch echo gave ${r.status} ${text}`)
+}
+
+// A chunked answer's body (one message may come in several chunks)
+function dechunked(answer) {
+  let at = answer.indexOf('\r\n\r\n') + 4
+  let body = ''
+  for (;;) {
+    const eol = answer.indexOf('\r\n', at)
+    const size = parseInt(answer.slice(at, eol), 16)
+    if (!(size > 0)) return body
+    body += answer.slice(eol + 2, eol + 2 + size)
+    at = eol + 2 + size + 2
+  }
+}
+
+// The request as prebuilt bytes on a kept-alive socket, the answer read to its last chunk: the
+// server's time as Node sees it, with no HTTP client at all
+function socketClient(req) {
+  const head = `POST ${req.url.pathname} HTTP/1.1\r\nHost: ${req.url.host}\r\n`
+    + Object.entries(req.headers).map(([k, v]) => `${k}: ${v}\r\n`).join('')
+    + `Content-Length: ${req.envelope.length}\r\n\r\n`
+  const bytes = Buffer.concat([Buffer.from(head, 'latin1'), req.envelope])
+  const socket = net.connect(Number(req.url.port), req.url.hostname)
+  socket.setNoDelay(true)
+  let pending = null
+  let got = ''
+  socket.on('data', (d) => {
+    got += d.toString('latin1')
+    if (pending && got.endsWith('\r\n0\r\n\r\n')) {
+      const done = pending
+      pending = null
+      const text = got
+      got = ''
+      if (!text.startsWith('HTTP/1.1 200') || !echoed(dechunked(text))) done.reject(new Error(`socket echo gave ${text}`))
+      else done.resolve()
+    }
+  })
+  return {
+    call: () => new Promise((resolve, reject) => { pending = { resolve, reject }; socket.write(bytes) }),
+    close: () => socket.destroy(),
+  }
+}
+
 const sbx = await Sandbox.create('base', { timeoutMs: 300_000 })
 try {
-  for (let i = 0; i < 5; i++) await sbx.commands.run('echo warm')
-  const echo = []
+  const req = startRequest()
+  // through the replay proxy only the SDK's own figures are taken
+  const raw = replay ? null : socketClient(req)
+  const ops = [
+    async () => {
+      const r = await sbx.commands.run('echo hi')
+      if (r.stdout !== 'hi\n') throw new Error(`echo gave ${JSON.stringify(r.stdout)}`)
+    },
+    ...(replay ? [] : [() => fetchEcho(req), () => raw.call()]),
+  ]
+  const times = ops.map(() => [])
+  // warmed up first (the JIT, the connections), then the three interleaved, the order turned each round
+  for (let i = 0; i < 20; i++) for (const op of ops) await op()
   for (let i = 0; i < echoes; i++) {
-    const t = performance.now()
-    const r = await sbx.commands.run('echo hi')
-    echo.push(performance.now() - t)
-    if (r.stdout !== 'hi\n') throw new Error(`echo gave ${JSON.stringify(r.stdout)}`)
+    for (let j = 0; j < ops.length; j++) {
+      const k = (i + j) % ops.length
+      const t = performance.now()
+      await ops[k]()
+      times[k].push(performance.now() - t)
+    }
   }
+  if (raw) raw.close()
+  const [echo, fetchMs = [], socketMs = []] = times
   const stdout = []
   await sbx.commands.run(`head -c ${bytes} /dev/zero | wc -c`)
   const cpuBefore = process.cpuUsage()
@@ -46,7 +129,9 @@ try {
   const cpu = process.cpuUsage(cpuBefore)
   // what the SDK's own process spends on the output: MB per second of its CPU time
   const stdoutCpuMBps = (bytes * rounds) / 1e6 / ((cpu.user + cpu.system) / 1e6)
-  console.log(JSON.stringify({ echoMs: median(echo), stdoutMBps: median(stdout), stdoutCpuMBps }))
+  console.log(JSON.stringify({ echoMs: median(echo), fetchEchoMs: fetchMs.length ? median(fetchMs) : null,
+    socketEchoMs: socketMs.length ? median(socketMs) : null,
+    stdoutMBps: median(stdout), stdoutCpuMBps }))
 } finally {
   await sbx.kill()
   if (proxy) proxy.kill()

@@ -23,7 +23,10 @@ import java.util.concurrent.TimeUnit;
  * <p>It runs the script twice: once straight at the server, once through {@code replay-proxy.mjs},
  * a fake envd that streams the 50 MB command's output from memory in 32 KiB messages, so the
  * second figure is the SDK's own ceiling whatever the server does (issue 26 holds ours to 0.9x
- * of it). Each pass also reports MB per CPU-second of the
+ * of it). Beside the SDK's echo, the same {@code process.Process/Start} request is sent from Node
+ * without the SDK, interleaved with it: through Node's own {@code fetch}, and as prebuilt bytes on a
+ * kept-alive socket, which splits the SDK's round trip into its own layers, Node's HTTP client and
+ * the server. Each pass also reports MB per CPU-second of the
  * SDK's process, which a busy machine disturbs less than wall time.
  *
  * <p>Arguments: the folder holding the pinned {@code package.json} and {@code package-lock.json}
@@ -64,6 +67,10 @@ public final class OfficialSdkBench {
         double ceilingOut = ceiling.path("stdoutMBps").asDouble();
         Measure.targetHeader("official SDK");
         Measure.row("exec echo round trip (ms; raw exec bash -l -c)", rawEcho, sdk.path("echoMs").asDouble(), "<= 0.12x raw");
+        // the same request from Node without the SDK: by its own fetch, and as bytes on a socket (the server's time as
+        // Node sees it); the SDK's echo less the fetch is its own layers, the fetch less the socket Node's HTTP client
+        Measure.row("  same request, Node's fetch, body read whole (ms; raw)", rawEcho, sdk.path("fetchEchoMs").asDouble(), "");
+        Measure.row("  same request, bytes on a Node socket = server (ms; raw)", rawEcho, sdk.path("socketEchoMs").asDouble(), "");
         Measure.row("50 MB stdout (MB/s; raw docker exec)", rawOut, ourOut, "");
         Measure.row("50 MB stdout (MB/s; baseline: the SDK's ceiling)", ceilingOut, ourOut, ">= 0.9x the ceiling");
         Measure.row("the SDK's ceiling: fake envd, 32 KiB messages (MB/s; raw)", rawOut, ceilingOut, "");
