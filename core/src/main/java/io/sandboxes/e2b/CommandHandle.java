@@ -360,18 +360,7 @@ public final class CommandHandle implements AutoCloseable {
     disconnected = true;
     stream.close();
     if (Thread.currentThread() != reader) {
-      boolean interrupted = Thread.interrupted();
-      while (true) {
-        try {
-          reader.join();
-          break;
-        } catch (InterruptedException e) {
-          interrupted = true;
-        }
-      }
-      if (interrupted) {
-        Thread.currentThread().interrupt();
-      }
+      io.sandboxes.e2b.internal.Tasks.joinUninterruptibly(reader);
     }
   }
 

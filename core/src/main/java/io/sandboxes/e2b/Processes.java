@@ -182,18 +182,7 @@ final class Processes {
       }
       if (t != null) {
         t.interrupt();
-        boolean interrupted = false;
-        while (true) {
-          try {
-            t.join();
-            break;
-          } catch (InterruptedException e) {
-            interrupted = true;
-          }
-        }
-        if (interrupted) {
-          Thread.currentThread().interrupt();
-        }
+        io.sandboxes.e2b.internal.Tasks.joinUninterruptibly(t);
       }
       return gaveUp;
     }

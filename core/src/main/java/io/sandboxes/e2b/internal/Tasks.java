@@ -25,6 +25,26 @@ public final class Tasks {
     });
   }
 
+  /**
+   * Waits for a thread that was told to end, also when the caller is interrupted (a plain join
+   * would then return at once, leaving the thread running); the caller's flag is set again after.
+   * Only for threads that end promptly once told to.
+   */
+  public static void joinUninterruptibly(Thread t) {
+    boolean interrupted = Thread.interrupted();
+    while (true) {
+      try {
+        t.join();
+        break;
+      } catch (InterruptedException e) {
+        interrupted = true;
+      }
+    }
+    if (interrupted) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
   /** @return how many threads started for {@code owner} through {@link #start} are still running */
   public static int live(String owner) {
     AtomicInteger c = LIVE.get(owner);
