@@ -1,14 +1,11 @@
 package io.sandboxes.e2b.internal;
 
 import java.io.ByteArrayOutputStream;
-import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.Proxy;
 import java.net.ProxySelector;
-import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -33,7 +30,6 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Flow;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicBoolean;
 import javax.net.ssl.SSLSession;
 import org.jspecify.annotations.Nullable;
 
@@ -61,12 +57,11 @@ final class Http1 implements AutoCloseable {
   static final Duration MAX_IDLE = Duration.ofSeconds(20);
   private static final int MAX_IDLE_PER_SERVER = 16;
   private static final int MAX_HEAD = 64 * 1024;
-  private static final int MAX_LINE = 16 * 1024;
   private static final byte[] NO_BYTES = new byte[0];
   private static final java.util.Set<String> IDEMPOTENT = java.util.Set.of("GET", "HEAD", "PUT", "DELETE", "OPTIONS");
 
   private final Duration connectTimeout;
-  private final ConcurrentHashMap<String, ConcurrentLinkedDeque<Conn>> idle = new ConcurrentHashMap<>();
+  private final ConcurrentHashMap<String, ConcurrentLinkedDeque<Http1Connection>> idle = new ConcurrentHashMap<>();
   private volatile boolean closed;
 
   Http1(Duration connectTimeout) {
@@ -150,7 +145,7 @@ final class Http1 implements AutoCloseable {
     byte[] head = head(request, body);
     String key = request.uri().getHost().toLowerCase(Locale.ROOT) + ":" + port(request.uri());
     for (int attempt = 0; ; attempt++) {
-      Conn c = attempt == 0 ? pooled(key) : null;
+      Http1Connection c = attempt == 0 ? pooled(key) : null;
       boolean reused = c != null;
       if (c == null) {
         c = open(request.uri(), key, deadline);
@@ -160,7 +155,7 @@ final class Http1 implements AutoCloseable {
         c.out.write(body);
         c.out.flush();
         return answer(request, c, deadline, stream);
-      } catch (Stale e) {
+      } catch (Http1Connection.Stale e) {
         c.discard();
         if (!reused || !IDEMPOTENT.contains(request.method())) {
           throw new IOException("the server closed the connection without answering", e.getCause());
@@ -219,9 +214,8 @@ final class Http1 implements AutoCloseable {
     return h.toString().getBytes(StandardCharsets.ISO_8859_1);
   }
 
-  private HttpResponse<?> answer(HttpRequest request, Conn c, long deadline, boolean stream) throws IOException {
+  private HttpResponse<?> answer(HttpRequest request, Http1Connection c, long deadline, boolean stream) throws IOException {
     int status;
-    String reason;
     boolean http10;
     Map<String, List<String>> headers;
     for (boolean first = true; ; first = false) {
@@ -236,7 +230,6 @@ final class Http1 implements AutoCloseable {
       } catch (NumberFormatException e) {
         throw new IOException("not an HTTP status: " + Json.abbreviate(line));
       }
-      reason = line.substring(Math.min(13, line.length()));
       headers = new TreeMap<>(String.CASE_INSENSITIVE_ORDER);
       int size = line.length();
       for (String h = c.line(false); !h.isEmpty(); h = c.line(false)) {
@@ -261,24 +254,25 @@ final class Http1 implements AutoCloseable {
     HttpHeaders hh = HttpHeaders.of(headers, (a, b) -> true);
     String connection = hh.firstValue("connection").orElse("").toLowerCase(Locale.ROOT);
     boolean keep = http10 ? connection.contains("keep-alive") : !connection.contains("close");
-    Body body;
+    Http1Connection.Body body;
     if (request.method().equals("HEAD") || status == 204 || status == 304) {
-      body = new Body(c, 0, false, keep);
+      body = new Http1Connection.Body(c, 0, false, keep);
     } else if (hh.firstValue("transfer-encoding").map(v -> v.toLowerCase(Locale.ROOT).contains("chunked")).orElse(false)) {
-      body = new Body(c, -1, true, keep);
+      body = new Http1Connection.Body(c, -1, true, keep);
     } else if (hh.firstValue("content-length").isPresent()) {
+      String given = hh.firstValue("content-length").get();
       long length;
       try {
-        length = Long.parseLong(hh.firstValue("content-length").get());
+        length = Long.parseLong(given);
       } catch (NumberFormatException e) {
-        throw new IOException("a malformed Content-Length: " + hh.firstValue("content-length").get());
+        throw new IOException("a malformed Content-Length: " + given);
       }
       if (length < 0) {
         throw new IOException("a negative Content-Length");
       }
-      body = new Body(c, length, false, keep);
+      body = new Http1Connection.Body(c, length, false, keep);
     } else {
-      body = new Body(c, -1, false, false); // to the end of the connection
+      body = new Http1Connection.Body(c, -1, false, false); // to the end of the connection
     }
     if (stream) {
       c.timeout(0); // a stream's body waits as long as it needs: its reader sets its own deadline
@@ -290,13 +284,13 @@ final class Http1 implements AutoCloseable {
   }
 
   /** A pooled connection the server has not closed, or null. */
-  private @Nullable Conn pooled(String key) {
-    ConcurrentLinkedDeque<Conn> q = idle.get(key);
+  private @Nullable Http1Connection pooled(String key) {
+    ConcurrentLinkedDeque<Http1Connection> q = idle.get(key);
     if (q == null) {
       return null;
     }
     long now = System.nanoTime();
-    for (Conn c = q.pollFirst(); c != null; c = q.pollFirst()) {
+    for (Http1Connection c = q.pollFirst(); c != null; c = q.pollFirst()) {
       if (now - c.idleSince < MAX_IDLE.toNanos() && c.alive()) {
         return c;
       }
@@ -305,7 +299,7 @@ final class Http1 implements AutoCloseable {
     return null;
   }
 
-  private Conn open(URI uri, String key, long deadline) throws IOException, InterruptedException {
+  private Http1Connection open(URI uri, String key, long deadline) throws IOException, InterruptedException {
     SocketChannel ch = SocketChannel.open();
     try {
       long wait = connectTimeout.toMillis();
@@ -314,7 +308,7 @@ final class Http1 implements AutoCloseable {
       }
       ch.socket().connect(new InetSocketAddress(uri.getHost(), port(uri)), (int) Math.min(Integer.MAX_VALUE, wait));
       ch.socket().setTcpNoDelay(true);
-      return new Conn(this, key, ch);
+      return new Http1Connection(key, ch, this::release);
     } catch (IOException | RuntimeException e) {
       try {
         ch.close();
@@ -328,19 +322,16 @@ final class Http1 implements AutoCloseable {
     }
   }
 
-  private void release(Conn c) {
-    if (closed) {
-      c.discard();
-      return;
-    }
+  /** Takes a connection whose answer was read whole back into the pool (closed instead once this client is). */
+  private void release(Http1Connection c) {
     c.idleSince = System.nanoTime();
-    ConcurrentLinkedDeque<Conn> q = idle.computeIfAbsent(c.key, k -> new ConcurrentLinkedDeque<>());
+    ConcurrentLinkedDeque<Http1Connection> q = idle.computeIfAbsent(c.key, k -> new ConcurrentLinkedDeque<>());
     q.addFirst(c);
     if (closed) {
-      close();
+      close(); // a close that came meanwhile did not see it
     }
     while (q.size() > MAX_IDLE_PER_SERVER) {
-      Conn old = q.pollLast();
+      Http1Connection old = q.pollLast();
       if (old != null) {
         old.discard();
       }
@@ -351,366 +342,10 @@ final class Http1 implements AutoCloseable {
   public void close() {
     closed = true;
     idle.values().forEach(q -> {
-      for (Conn c = q.poll(); c != null; c = q.poll()) {
+      for (Http1Connection c = q.poll(); c != null; c = q.poll()) {
         c.discard();
       }
     });
-  }
-
-  /** The server closed a connection taken from the pool before anything of the answer came. */
-  private static final class Stale extends IOException {
-    private static final long serialVersionUID = 1L;
-
-    Stale(IOException cause) {
-      super(cause);
-    }
-  }
-
-  /** One connection: its socket, and the bytes read from it not yet taken. */
-  private static final class Conn {
-    final Http1 owner;
-    final String key;
-    final SocketChannel channel;
-    final Socket socket;
-    final InputStream in;
-    final OutputStream out;
-    final byte[] buf = new byte[16 * 1024];
-    int pos;
-    int lim;
-    long idleSince;
-    long deadline;
-
-    Conn(Http1 owner, String key, SocketChannel channel) throws IOException {
-      this.owner = owner;
-      this.key = key;
-      this.channel = channel;
-      this.socket = channel.socket();
-      this.in = socket.getInputStream();
-      this.out = new java.io.BufferedOutputStream(socket.getOutputStream(), 8 * 1024);
-    }
-
-    /** Until when reads wait (0: for ever). */
-    void timeout(long deadline) {
-      this.deadline = deadline;
-    }
-
-    /** Reads more into the buffer. @return false at the end of the connection */
-    boolean fill() throws IOException {
-      int wait = 0;
-      if (deadline != 0) {
-        long left = deadline - System.nanoTime();
-        if (left <= 0) {
-          throw new SocketTimeoutException("no answer in time");
-        }
-        wait = (int) Math.max(1, Math.min(Integer.MAX_VALUE, TimeUnit.NANOSECONDS.toMillis(left)));
-      }
-      socket.setSoTimeout(wait);
-      pos = 0;
-      lim = 0;
-      int n = readBlocking();
-      if (n <= 0) {
-        return false;
-      }
-      lim = n;
-      return true;
-    }
-
-    /**
-     * Reads from the socket, waiting as long as it takes. A worker of a {@link
-     * java.util.concurrent.ForkJoinPool} (the common pool runs {@code supplyAsync} and parallel
-     * streams) tells its pool it blocks, so the pool can go on with its other tasks on another
-     * thread, as it does for the JDK's own blocking waits: with a pool of one worker on a two-core
-     * machine, two calls made from it would otherwise run one after the other.
-     */
-    private int readBlocking() throws IOException {
-      if (!(Thread.currentThread() instanceof java.util.concurrent.ForkJoinWorkerThread)) {
-        return in.read(buf);
-      }
-      final class Read implements java.util.concurrent.ForkJoinPool.ManagedBlocker {
-        boolean done;
-        int n;
-        @Nullable IOException failed;
-
-        @Override
-        public boolean block() {
-          try {
-            n = in.read(buf);
-          } catch (IOException e) {
-            failed = e;
-          }
-          done = true;
-          return true;
-        }
-
-        @Override
-        public boolean isReleasable() {
-          return done;
-        }
-      }
-      Read r = new Read();
-      try {
-        java.util.concurrent.ForkJoinPool.managedBlock(r);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new java.io.InterruptedIOException("interrupted while waiting for the answer");
-      }
-      if (r.failed != null) {
-        throw r.failed;
-      }
-      return r.n;
-    }
-
-    /**
-     * A line without its CRLF.
-     *
-     * @param first whether it is the answer's first: an end or a reset before any of it is {@link Stale}
-     */
-    String line(boolean first) throws IOException {
-      StringBuilder s = new StringBuilder(64);
-      while (true) {
-        if (pos == lim) {
-          boolean more;
-          try {
-            more = fill();
-          } catch (java.net.SocketException e) {
-            if (first && s.isEmpty() && !Thread.currentThread().isInterrupted()) {
-              throw new Stale(e);
-            }
-            throw e;
-          }
-          if (!more) {
-            EOFException end = new EOFException("the server closed the connection");
-            if (first && s.isEmpty()) {
-              throw new Stale(end);
-            }
-            throw end;
-          }
-        }
-        byte b = buf[pos++];
-        if (b == '\n') {
-          int len = s.length();
-          if (len > 0 && s.charAt(len - 1) == '\r') {
-            s.setLength(len - 1);
-          }
-          return s.toString();
-        }
-        if (s.length() >= MAX_LINE) {
-          throw new IOException("a line of the answer's head is longer than " + MAX_LINE + " bytes");
-        }
-        s.append((char) (b & 0xff));
-      }
-    }
-
-    /** Whether the server has not closed it (nor sent anything unasked) while it was idle. */
-    boolean alive() {
-      if (pos != lim) {
-        return false;
-      }
-      try {
-        channel.configureBlocking(false);
-        int n;
-        try {
-          n = channel.read(ByteBuffer.allocate(1));
-        } finally {
-          channel.configureBlocking(true);
-        }
-        return n == 0;
-      } catch (IOException e) {
-        return false;
-      }
-    }
-
-    void discard() {
-      try {
-        channel.close();
-      } catch (IOException ignored) {
-        // gone either way
-      }
-    }
-  }
-
-  /**
-   * An answer's body: a fixed length, chunks, or the rest of the connection. Read to its end, its
-   * connection goes back to the pool; closed before, the connection is closed (from any thread:
-   * a read blocked on it then fails).
-   */
-  private static final class Body extends InputStream {
-    private final Conn c;
-    private final boolean chunked;
-    private final boolean keep;
-    /** Bytes left of the body (fixed) or of the current chunk; -1 for a chunked body before its first chunk. */
-    private long left;
-    private boolean ended;
-    private final AtomicBoolean settled = new AtomicBoolean();
-    /** Held while this body is read: a close from another thread meanwhile closes the connection, reading nothing. */
-    private final java.util.concurrent.locks.ReentrantLock reading = new java.util.concurrent.locks.ReentrantLock();
-
-    Body(Conn c, long length, boolean chunked, boolean keep) throws IOException {
-      this.c = c;
-      this.chunked = chunked;
-      this.keep = keep;
-      this.left = chunked ? 0 : length;
-      if (!chunked && length == 0) {
-        end();
-      }
-    }
-
-    @Override
-    public int read() throws IOException {
-      byte[] one = new byte[1];
-      int n = read(one, 0, 1);
-      return n < 0 ? -1 : one[0] & 0xff;
-    }
-
-    @Override
-    public int read(byte[] b, int off, int len) throws IOException {
-      java.util.Objects.checkFromIndexSize(off, len, b.length);
-      reading.lock();
-      try {
-        return readLocked(b, off, len);
-      } finally {
-        reading.unlock();
-      }
-    }
-
-    private int readLocked(byte[] b, int off, int len) throws IOException {
-      if (ended) {
-        return -1;
-      }
-      if (settled.get()) {
-        throw new IOException("closed");
-      }
-      if (len == 0) {
-        return 0;
-      }
-      if (chunked && left == 0 && !nextChunk()) {
-        return -1;
-      }
-      if (c.pos == c.lim && !c.fill()) {
-        if (!chunked && left < 0) {
-          end();
-          return -1;
-        }
-        throw new EOFException("the server closed the connection in the middle of the answer's body");
-      }
-      int n = c.lim - c.pos;
-      n = Math.min(n, len);
-      if (left >= 0) {
-        n = (int) Math.min(n, left);
-      }
-      System.arraycopy(c.buf, c.pos, b, off, n);
-      c.pos += n;
-      if (left > 0) {
-        left -= n;
-        if (left == 0 && !chunked) {
-          end();
-        }
-      }
-      return n;
-    }
-
-    /** Reads the next chunk's size. @return false at the last chunk (trailers read, the body ended) */
-    private boolean nextChunk() throws IOException {
-      if (left == 0 && startedChunks) {
-        String crlf = c.line(false);
-        if (!crlf.isEmpty()) {
-          throw new IOException("a chunk not followed by CRLF");
-        }
-      }
-      startedChunks = true;
-      String size = c.line(false);
-      int semi = size.indexOf(';');
-      long n;
-      try {
-        n = Long.parseLong((semi < 0 ? size : size.substring(0, semi)).strip(), 16);
-      } catch (NumberFormatException e) {
-        throw new IOException("a malformed chunk size: " + Json.abbreviate(size));
-      }
-      if (n < 0) {
-        throw new IOException("a negative chunk size");
-      }
-      if (n == 0) {
-        for (String trailer = c.line(false); !trailer.isEmpty(); trailer = c.line(false)) {
-          // trailers carry nothing this client reads
-        }
-        end();
-        return false;
-      }
-      left = n;
-      return true;
-    }
-
-    private boolean startedChunks;
-
-    @Override
-    public int available() {
-      return ended || settled.get() ? 0 : (int) Math.min(c.lim - c.pos, left < 0 ? Integer.MAX_VALUE : left);
-    }
-
-    private void end() {
-      ended = true;
-      if (settled.compareAndSet(false, true)) {
-        if (keep && c.pos == c.lim) {
-          c.owner.release(c);
-        } else {
-          c.discard();
-        }
-      }
-    }
-
-    /** The end of a chunked body as servers send it: the last chunk's CRLF, a chunk of size 0, no trailers. */
-    private static final byte[] LAST_CHUNK = "\r\n0\r\n\r\n".getBytes(StandardCharsets.ISO_8859_1);
-
-    /**
-     * Closes the body. A reader that stops at a chunk's end (a Connect stream stops after its end
-     * message) has left only the body's last chunk unread: when that has arrived, it is taken and
-     * the connection goes back to the pool; otherwise, and while another thread reads, the
-     * connection is closed.
-     */
-    @Override
-    public void close() {
-      if (settled.get()) {
-        return;
-      }
-      if (chunked && left == 0 && startedChunks && reading.tryLock()) {
-        try {
-          if (!settled.get() && lastChunkArrived()) {
-            c.pos += LAST_CHUNK.length;
-            end();
-            return;
-          }
-        } finally {
-          reading.unlock();
-        }
-      }
-      if (settled.compareAndSet(false, true)) {
-        c.discard();
-      }
-    }
-
-    /** Whether the buffer holds, or the connection has waiting, exactly the body's last chunk. */
-    private boolean lastChunkArrived() {
-      try {
-        if (c.lim - c.pos < LAST_CHUNK.length) {
-          System.arraycopy(c.buf, c.pos, c.buf, 0, c.lim - c.pos);
-          c.lim -= c.pos;
-          c.pos = 0;
-          c.channel.configureBlocking(false);
-          try {
-            int n = c.channel.read(ByteBuffer.wrap(c.buf, c.lim, c.buf.length - c.lim));
-            if (n > 0) {
-              c.lim += n;
-            }
-          } finally {
-            c.channel.configureBlocking(true);
-          }
-        }
-        return c.lim - c.pos == LAST_CHUNK.length
-            && java.util.Arrays.equals(c.buf, c.pos, c.lim, LAST_CHUNK, 0, LAST_CHUNK.length);
-      } catch (IOException | RuntimeException e) {
-        return false;
-      }
-    }
   }
 
   /** An answer, as {@code java.net.http} gives one. */
