@@ -65,7 +65,7 @@ final class Processes {
     Utf8Accumulator stdout = new Utf8Accumulator();
     Utf8Accumulator stderr = new Utf8Accumulator();
     java.util.concurrent.atomic.AtomicLong lastEvent = new java.util.concurrent.atomic.AtomicLong(System.nanoTime());
-    java.util.concurrent.atomic.AtomicInteger pid = new java.util.concurrent.atomic.AtomicInteger(-1);
+    int pid = -1;
     ConnectStream stream = sandbox.envd().stream("process.Process/Start", startBody(command, options), options.user(), options.timeout(),
         context, null);
     SettleProbe probe = null;
@@ -76,10 +76,10 @@ final class Processes {
         throw new SandboxException(context + ": the daemon did not report the process as started");
       }
       // a pid that is not a positive int is no process: never probed nor signalled
-      pid.set(pidOf(first, -1));
+      pid = pidOf(first, -1);
       // the events are read here, on the caller's thread; a command still running after the settle
       // window has its process probed beside it, which gives the stream up if the process is gone
-      probe = new SettleProbe(sandbox, pid.get(), options.user(), lastEvent, stream);
+      probe = new SettleProbe(sandbox, pid, options.user(), lastEvent, stream);
       JsonNode report;
       try (Watchdog settle = Watchdog.arm(id, SETTLE_PROBE, probe::start)) {
         report = readEvents(stream, stdout, stderr, options, context, lastEvent);
@@ -90,22 +90,19 @@ final class Processes {
         }
         throw e;
       }
-      probe.stop();
       return result(report, stdout, stderr, started);
     } catch (SandboxException e) {
       if (timedOut(e, options, started)) {
-        synchronized (stdout) {
-          stdout.finish();
-          stderr.finish();
-          throw new CommandTimeoutException(command, options.timeout(), stdout.text(), stderr.text(), e);
-        }
+        stdout.finish();
+        stderr.finish();
+        throw new CommandTimeoutException(command, options.timeout(), stdout.text(), stderr.text(), e);
       }
       if (e instanceof io.sandboxes.e2b.internal.StreamCutException cut && !Thread.currentThread().isInterrupted()) {
         throw explainCut(sandbox, cut, "the command");
       }
       throw e;
     } catch (CallbackFailure e) {
-      killQuietly(sandbox, pid.get());
+      killQuietly(sandbox, pid);
       throw e.getCause();
     } finally {
       if (probe != null) {
@@ -270,15 +267,8 @@ final class Processes {
       }
       if (message.isOutput()) {
         boolean toErr = message.channel() == io.sandboxes.e2b.internal.ProcessMessage.Channel.STDERR;
-        String text = null;
-        synchronized (stdout) {
-          // without a listener the bytes are only kept, and decoded once at the end
-          if (toErr) {
-            text = add(stderr, message.output(), listenErr);
-          } else {
-            text = add(stdout, message.output(), listenOut);
-          }
-        }
+        // without a listener the bytes are only kept, and decoded once at the end
+        String text = toErr ? add(stderr, message.output(), listenErr) : add(stdout, message.output(), listenOut);
         deliver(toErr ? options.onStderr() : options.onStdout(), text);
       } else if (event.has("end")) {
         report = event.get("end");
@@ -310,29 +300,21 @@ final class Processes {
   }
 
   private static ExecResult result(JsonNode report, Utf8Accumulator stdout, Utf8Accumulator stderr, long started) {
+    stdout.finish();
+    stderr.finish();
     if (readExitCode(report) == null) {
-      synchronized (stdout) {
-        stdout.finish();
-        stderr.finish();
-      }
       return unknownOutcome("the daemon's exit report carries exitCode " + Json.abbreviate(report.get("exitCode"))
           + ", which is not an exit code", stdout, stderr, started);
     }
-    synchronized (stdout) {
-      stdout.finish();
-      stderr.finish();
-      return new ExecResult(exitCode(report), stdout.text(), stderr.text(), Duration.ofNanos(System.nanoTime() - started),
-          Json.text(report, "error"));
-    }
+    return new ExecResult(exitCode(report), stdout.text(), stderr.text(), Duration.ofNanos(System.nanoTime() - started),
+        Json.text(report, "error"));
   }
 
   private static ExecResult unknownOutcome(String why, Utf8Accumulator stdout, Utf8Accumulator stderr, long started) {
     String note = "e2b: exit code unknown — " + why + "; reporting failure";
-    synchronized (stdout) {
-      String err = stderr.text();
-      return new ExecResult(LiveSandbox.EXIT_CODE_UNKNOWN, stdout.text(), err.isEmpty() ? note : err + "\n" + note,
-          Duration.ofNanos(System.nanoTime() - started));
-    }
+    String err = stderr.text();
+    return new ExecResult(LiveSandbox.EXIT_CODE_UNKNOWN, stdout.text(), err.isEmpty() ? note : err + "\n" + note,
+        Duration.ofNanos(System.nanoTime() - started));
   }
 
   /**
