@@ -189,8 +189,16 @@ final class EnvdCalls {
     out.flush();
   }
 
-  /** Writes a stream's end message, a record. */
-  static void writeEnd(OutputStream out, Object message) throws IOException {
-    out.write(Connect.envelope(Connect.FLAG_END_STREAM, bytes(message)));
+  /**
+   * Ends a stream begun with {@link Exchange#stream}: its last messages and its end message (records)
+   * go out with the end of the answer's body in one write, so a client reads them together.
+   */
+  static void endStream(Exchange ex, Object end, Object... lastMessages) {
+    java.io.ByteArrayOutputStream last = new java.io.ByteArrayOutputStream();
+    for (Object m : lastMessages) {
+      last.writeBytes(Connect.envelope(0, bytes(m)));
+    }
+    last.writeBytes(Connect.envelope(Connect.FLAG_END_STREAM, bytes(end)));
+    ex.finishWith(last.toByteArray());
   }
 }

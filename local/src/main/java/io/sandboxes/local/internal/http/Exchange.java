@@ -231,11 +231,10 @@ final class Exchange {
   }
 
   /**
-   * Ends a streamed answer with its last bytes: they, the chunk that ends the body and nothing else
-   * go in one write, so a client reads the end of the stream and of the answer together. {@code out}
-   * is not written to again.
+   * Ends a streamed answer with its last bytes: they and the chunk that ends the body go in one
+   * write. The stream {@link #stream} gave is not written to again.
    */
-  void finishWith(OutputStream out, byte[] last) {
+  void finishWith(byte[] last) {
     response.write(true, java.nio.ByteBuffer.wrap(last), callback);
   }
 

@@ -8,7 +8,6 @@ import static io.sandboxes.local.internal.http.EnvdCalls.streamRequest;
 import static io.sandboxes.local.internal.http.EnvdCalls.timeoutHeader;
 import static io.sandboxes.local.internal.http.EnvdCalls.unaryRequest;
 import static io.sandboxes.local.internal.http.EnvdCalls.user;
-import static io.sandboxes.local.internal.http.EnvdCalls.writeEnd;
 import static io.sandboxes.local.internal.http.EnvdCalls.writeMessage;
 
 import static io.sandboxes.local.internal.http.RequestBody.bind;
@@ -158,8 +157,7 @@ final class FilesystemRpcs {
       while (true) {
         long now = System.nanoTime();
         if (now >= deadline) {
-          writeEnd(out, new EnvdCalls.ErrorEnd("deadline_exceeded", "the watch reached its deadline"));
-          ex.finish(out);
+          EnvdCalls.endStream(ex, new EnvdCalls.ErrorEnd("deadline_exceeded", "the watch reached its deadline"));
           return;
         }
         if (watch.sandboxEnded()) {
@@ -167,8 +165,7 @@ final class FilesystemRpcs {
           return;
         }
         if (watch.ended()) {
-          writeEnd(out, new EnvdCalls.ErrorEnd("not_found", "the watched folder " + watch.root() + " went away"));
-          ex.finish(out);
+          EnvdCalls.endStream(ex, new EnvdCalls.ErrorEnd("not_found", "the watched folder " + watch.root() + " went away"));
           return;
         }
         long wait = Math.min(Math.min(deadline - now, keepalive.toNanos()), Duration.ofMillis(500).toNanos());

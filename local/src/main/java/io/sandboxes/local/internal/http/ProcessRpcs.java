@@ -205,11 +205,8 @@ final class ProcessRpcs {
             out.flush();
           }
           case SandboxProcess.End end -> {
-            // the end event, the end of the stream and of the answer in one write: one read for the client
-            ex.finishWith(out, concat(
-                Connect.envelope(0, EnvdCalls.bytes(new EventMessage(new Event(null, null,
-                    new Ended(end.exitCode(), end.exited(), end.status(), end.error()))))),
-                Connect.envelope(Connect.FLAG_END_STREAM, EnvdCalls.bytes(EnvdCalls.Nothing.NOTHING))));
+            EnvdCalls.endStream(ex, EnvdCalls.Nothing.NOTHING,
+                new EventMessage(new Event(null, null, new Ended(end.exitCode(), end.exited(), end.status(), end.error()))));
             return;
           }
           case SandboxProcess.Severed s -> {
@@ -218,7 +215,7 @@ final class ProcessRpcs {
             return;
           }
           case SandboxProcess.Failure f -> {
-            ex.finishWith(out, Connect.envelope(Connect.FLAG_END_STREAM, EnvdCalls.bytes(new EnvdCalls.ErrorEnd(f.code(), f.message()))));
+            EnvdCalls.endStream(ex, new EnvdCalls.ErrorEnd(f.code(), f.message()));
             return;
           }
         }
@@ -258,12 +255,6 @@ final class ProcessRpcs {
     encoded.get(message, 5 + head.length, b64);
     System.arraycopy(DATA_TAIL, 0, message, 5 + head.length + b64, DATA_TAIL.length);
     out.write(message);
-  }
-
-  private static byte[] concat(byte[] a, byte[] b) {
-    byte[] both = java.util.Arrays.copyOf(a, a.length + b.length);
-    System.arraycopy(b, 0, both, a.length, b.length);
-    return both;
   }
 
   private static void list(Exchange ex, LocalSandbox sandbox) throws RpcError, IOException {
