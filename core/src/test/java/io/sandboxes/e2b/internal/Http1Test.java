@@ -53,6 +53,8 @@ class Http1Test {
     final List<Seen> seen = new CopyOnWriteArrayList<>();
     final List<Socket> open = new CopyOnWriteArrayList<>();
     final CountDownLatch closedOne = new CountDownLatch(1);
+    /** Released when the test is over: a script that stays silent waits for it. */
+    private final CountDownLatch over = new CountDownLatch(1);
     private final Script script;
 
     Peer(Script script) throws IOException {
@@ -130,8 +132,14 @@ class Http1Test {
       return b.toString(StandardCharsets.ISO_8859_1);
     }
 
+    /** Keeps a connection's script silent until the test is over. */
+    void silent() throws InterruptedException {
+      over.await();
+    }
+
     @Override
     public void close() throws IOException {
+      over.countDown();
       socket.close();
       for (Socket s : open) {
         s.close();
@@ -227,7 +235,7 @@ class Http1Test {
       write(out, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n");
       out.flush();
       answered.countDown();
-      Thread.sleep(Duration.ofMinutes(1)); // silent: the reader waits until the stream is closed
+      peer.silent(); // the reader waits until the stream is closed
       return false;
     });
     HttpResponse<InputStream> r = http.stream(post("/quiet", ""), "quiet");
@@ -288,7 +296,7 @@ class Http1Test {
   @Test
   void aServerThatDoesNotAnswerTimesOut() throws Exception {
     peer = new Peer((r, k, out) -> {
-      Thread.sleep(Duration.ofMinutes(1));
+      peer.silent();
       return false;
     });
     HttpRequest slow = http.request(peer.uri("/slow")).timeout(Duration.ofMillis(300)).POST(HttpRequest.BodyPublishers.ofString("x"))
@@ -304,7 +312,7 @@ class Http1Test {
     CountDownLatch arrived = new CountDownLatch(1);
     peer = new Peer((r, k, out) -> {
       arrived.countDown();
-      Thread.sleep(Duration.ofMinutes(1));
+      peer.silent();
       return false;
     });
     try (Http untimed = new Http(Duration.ZERO)) {
