@@ -20,7 +20,7 @@ import org.jspecify.annotations.Nullable;
  *   <tr><td>{@link #warmPool(int)}, {@link #warmPool(String, int)}</td>
  *       <td>{@code sandboxes.local.warm-pool}, e.g. {@code 0} or {@code base=1,my-template=2}</td>
  *       <td>2 of {@code base}</td></tr>
- *   <tr><td>{@link #warmPoolMax(int)}</td><td>{@code sandboxes.local.warm-pool-max}</td><td>16</td></tr>
+ *   <tr><td>{@link #warmPoolMax(int)}</td><td>{@code sandboxes.local.warm-pool-max}</td><td>16 to 64, from the engine's memory</td></tr>
  *   <tr><td>{@link #runtime(String)}</td><td>{@code sandboxes.local.runtime}</td><td>Docker's default (runc)</td></tr>
  *   <tr><td>{@link #reuse(boolean)}</td><td>{@code sandboxes.local.reuse}</td><td>true</td></tr>
  *   <tr><td>{@link #background(boolean)}</td><td>{@code sandboxes.local.background}</td><td>false</td></tr>
@@ -89,10 +89,12 @@ public final class LocalOptions {
    * size set by {@link #warmPool(String, int)} is the floor; with creates coming (those of the
    * last ten seconds) the pool grows toward this, refilling several members at once, and falls
    * back to the floor a minute after the last create. A burst of N creates is warm when this is
-   * at least N (each member about 0.7 MiB of memory while idle). A server found running keeps
-   * its own.
+   * at least N, and so is a suite's next run of N back-to-back creates (each member about 8 MiB
+   * of the machine's memory while idle, the engine's shim for it included). A server found
+   * running keeps its own.
    *
-   * @param max 0 to 64; 0 keeps every pool at its floor; 16 by default
+   * @param max 0 to 64; 0 keeps every pool at its floor; by default as many as fit in a 64th of
+   *     the engine's memory at 8 MiB each, 16 to 64
    * @return this
    * @throws IllegalArgumentException for a maximum out of range
    */

@@ -54,8 +54,11 @@ public final class LocalServer implements AutoCloseable {
   /** How many pre-started {@code base} sandboxes a server keeps ready unless told otherwise. */
   public static final int DEFAULT_WARM_POOL = 2;
   /**
-   * The most a template's warm pool grows to with demand unless told otherwise (see {@link Builder#warmPoolMax}): a burst of
-   * ten or an 8-way parallel suite with room to spare, for about 25 MiB (an idle member: 0.65 MiB in Docker, under 1 MB here).
+   * The least a template's warm pool may grow to with demand unless told otherwise (see {@link Builder#warmPoolMax}), and
+   * what it grows to when the engine's memory is unknown: a burst of ten or an 8-way parallel suite with room to spare. Unless
+   * told otherwise, the maximum is as many members as fit in a 64th of the engine's memory at 8 MiB each (an idle member:
+   * about 0.65 MiB in its container, 6.5 MiB in the engine's shim for it, under 1 MB here), from this to 64: 16 on 8 GiB,
+   * 32 on 16 GiB, 64 on 32 GiB or more.
    */
   public static final int DEFAULT_WARM_POOL_MAX = 16;
   private final Builder config;
@@ -288,7 +291,7 @@ public final class LocalServer implements AutoCloseable {
     @Nullable String runtime;
     int templateBuildBudgetMB;
     final java.util.Map<String, Integer> warmPool = new java.util.LinkedHashMap<>(java.util.Map.of(Templates.BASE, DEFAULT_WARM_POOL));
-    int warmPoolMax = DEFAULT_WARM_POOL_MAX;
+    @Nullable Integer warmPoolMax; // null: from the engine's memory
 
     private Builder() {}
 
@@ -325,9 +328,13 @@ public final class LocalServer implements AutoCloseable {
      * Sets the most pre-started sandboxes a template's warm pool grows to. The size given to
      * {@link #warmPool(String, int)} is the floor; the pool grows with demand (the creates of the
      * last ten seconds), refilling several members at once, and falls back to the floor once no
-     * create has come for a minute, its surplus removed. A floor above the maximum wins.
+     * create has come for a minute, its surplus removed. A floor above the maximum wins. Back-to-back
+     * creates beyond the maximum start cold (a cold start takes far longer than a warm cycle, so no
+     * refill keeps up with them), so a suite of N tests that each create a sandbox runs its next
+     * run warm when the maximum is at least N.
      *
-     * @param max 0 to 64 ({@code 0}: each pool keeps its floor); {@link #DEFAULT_WARM_POOL_MAX} by default
+     * @param max 0 to 64 ({@code 0}: each pool keeps its floor); by default as many as fit in a 64th of the
+     *     engine's memory at 8 MiB each, {@link #DEFAULT_WARM_POOL_MAX} to 64 ({@code GET /local/server} reports it)
      * @return this
      */
     public Builder warmPoolMax(int max) {

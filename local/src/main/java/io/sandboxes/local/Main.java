@@ -77,7 +77,8 @@ public final class Main {
               allow_internet_access (open, less denyOut) instead of this runtime's (nothing);
               --warm-pool keeps N pre-started sandboxes of base (default 2, 0 off) or of
               TEMPLATE ready, so a create without volume mounts takes one in milliseconds;
-              --warm-pool-max lets each pool grow to N with demand (default 16, 0 fixed size),
+              --warm-pool-max lets each pool grow to N with demand (0 fixed size; default: what
+              a 64th of the engine's memory holds at 8 MiB each, 16 to 64),
               back to its --warm-pool size after a minute without creates;
               --runtime runsc runs sandboxes under gVisor, a user-space kernel between them and
               the host's (register it with Docker first: scripts/docker-up.sh --runsc);

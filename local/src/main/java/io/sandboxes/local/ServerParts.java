@@ -265,7 +265,7 @@ final class ServerParts {
         .put("keepSandboxesOnClose", config.keepSandboxesOnClose);
     com.fasterxml.jackson.databind.node.ObjectNode pool = out.putObject("warmPool");
     config.warmPool.forEach(pool::put);
-    out.put("warmPoolMax", config.warmPoolMax);
+    out.put("warmPoolMax", registry.warmPoolMax());
     com.fasterxml.jackson.databind.node.ObjectNode now = out.putObject("warmPoolNow"); // per template: ready now, target now
     registry.poolStatus().forEach((t, n) -> now.putObject(t).put("ready", n[0]).put("target", n[1]));
     return out;

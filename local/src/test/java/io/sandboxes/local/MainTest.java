@@ -82,12 +82,11 @@ class MainTest {
   }
 
   @Test
-  @DisplayName("serve --warm-pool-max N caps how far the warm pools grow; without it, the default; out of range, refused")
+  @DisplayName("serve --warm-pool-max N caps how far the warm pools grow; without it, none is set (the server takes its default from the engine's memory); out of range, refused")
   void warmPoolMaxFlag() {
     PrintStream sink = new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8);
     assertThat(Main.serveOptions(new java.util.ArrayDeque<>(List.of("--warm-pool-max", "5")), sink).warmPoolMax).isEqualTo(5);
-    assertThat(Main.serveOptions(new java.util.ArrayDeque<>(List.of("--port", "0")), sink).warmPoolMax)
-        .isEqualTo(LocalServer.DEFAULT_WARM_POOL_MAX);
+    assertThat(Main.serveOptions(new java.util.ArrayDeque<>(List.of("--port", "0")), sink).warmPoolMax).isNull();
     org.assertj.core.api.Assertions.assertThatThrownBy(() -> LocalServer.builder().warmPoolMax(65))
         .isInstanceOf(IllegalArgumentException.class);
     assertThat(run("--help")).isZero();

@@ -245,6 +245,33 @@ class WarmPoolTest {
   }
 
   @Test
+  @DisplayName("without a maximum given, a pool may grow to what a 64th of the engine's memory holds at 8 MiB a member (16 to 64);"
+      + " one given wins; GET /local/server reports it")
+  void defaultMaximumFollowsTheEnginesMemory() throws Exception {
+    long memTotal;
+    try (DockerRuntime docker = DockerRuntime.connect()) {
+      memTotal = io.sandboxes.e2b.internal.Json.parse(docker.getJson("/info", 4 << 20)).path("MemTotal").asLong();
+    }
+    assertThat(memTotal).as("the engine reports its memory").isPositive();
+    int expected = (int) Math.clamp(memTotal / 64 / (8L << 20), 16, 64);
+    try (LocalServer byMemory = TestRuntime.builder().warmPool(0).build().start();
+         LocalServer given = TestRuntime.builder().warmPool(0).warmPoolMax(5).build().start()) {
+      assertThat(reportedMax(byMemory)).as("the default on an engine of %d MiB", memTotal >> 20).isEqualTo(expected);
+      assertThat(byMemory.registry().warmPoolMax()).isEqualTo(expected);
+      assertThat(reportedMax(given)).isEqualTo(5);
+    }
+  }
+
+  private static int reportedMax(LocalServer server) throws Exception {
+    try (java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient()) {
+      var answer = http.send(java.net.http.HttpRequest.newBuilder(server.apiUrl().resolve("/local/server"))
+          .header("X-API-KEY", server.apiKey()).build(), java.net.http.HttpResponse.BodyHandlers.ofByteArray());
+      assertThat(answer.statusCode()).isEqualTo(200);
+      return io.sandboxes.e2b.internal.Json.parse(answer.body()).path("warmPoolMax").asInt(-1);
+    }
+  }
+
+  @Test
   @DisplayName("once creates stop for the quiet period, the target falls back to the floor and the surplus members are removed")
   void surplusRemovedWhenDemandStops() throws Exception {
     String id = "warm-shrink-" + UUID.randomUUID().toString().substring(0, 8);

@@ -39,8 +39,9 @@ import java.util.concurrent.Future;
  * run before and after ours, and a raw burst just before each of ours. Not a test: figures vary
  * with the machine's load; compare the ratios.
  *
- * <p>{@code scripts/run-examples.sh bench.WarmBench [cycles=30] [burst=10] [bigBurst=50] [idle=20] [learn=0] [poolMax=16] [floor=2]};
- * {@code poolMax} is the server's {@code warmPoolMax} (a burst larger than it starts the rest cold),
+ * <p>{@code scripts/run-examples.sh bench.WarmBench [cycles=30] [burst=10] [bigBurst=50] [idle=20] [learn=0] [poolMax=-1] [floor=2]};
+ * {@code poolMax} is the server's {@code warmPoolMax} (a burst larger than it starts the rest cold; -1, the default:
+ * the server's own default, from the engine's memory),
  * {@code floor} its {@code warmPool} (what a program that knows it fans out asks for);
  * {@code bench.WarmBench 5 3 5 3} finishes in well under a minute. Count 200 idle for the issue's
  * target (about 2 MiB of memory each, and a few minutes to start them on two cores).
@@ -63,11 +64,16 @@ public final class WarmBench {
     int bigBurst = arg(args, 2, 50);
     int idle = arg(args, 3, 20);
     boolean learn = arg(args, 4, 0) == 1;
-    int poolMax = arg(args, 5, LocalServer.DEFAULT_WARM_POOL_MAX);
+    int poolMax = arg(args, 5, -1); // -1: the server's default, from the engine's memory
     int floor = arg(args, 6, LocalServer.DEFAULT_WARM_POOL);
     try (Leftovers left = new Leftovers()) {
       DockerRuntime docker = left.keep(DockerRuntime.connect());
-      LocalServer server = left.keep(LocalServer.builder().warmPool(floor).warmPoolMax(Math.max(floor, poolMax)).build().start());
+      LocalServer.Builder builder = LocalServer.builder().warmPool(floor);
+      if (poolMax >= 0) {
+        builder.warmPoolMax(Math.max(floor, poolMax));
+      }
+      LocalServer server = left.keep(builder.build().start());
+      int effectiveMax = info(server).path("warmPoolMax").asInt(-1);
       SandboxClient client = left.keep(Sandboxes.at(server.apiUrl(), server.sandboxUrl(), server.apiKey()));
       E2BApi api = client.provider().api();
       // warm-up of both sides: the first container start, JIT, connection pools
@@ -101,7 +107,8 @@ public final class WarmBench {
       System.out.printf("%nmachine: %d cores, load average %.2f; %d cycles%s, bursts of %d and %d, %d idle%n",
           Runtime.getRuntime().availableProcessors(), ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage(),
           cycles, learn ? " (after an unmeasured run of as many)" : "", burst, bigBurst, idle);
-      System.out.printf("warm pool: floor %d, maximum %d; before the burst of %d: %s%n", floor, Math.max(floor, poolMax),
+      System.out.printf("warm pool: floor %d, maximum %d%s; before the burst of %d: %s%n", floor, effectiveMax,
+          poolMax < 0 ? " (the server's default)" : "",
           bigBurst, poolBeforeBig);
       System.out.printf("warm pool before the measured cycles: %s; cycles whose create took over 150 ms (a cold start's"
           + " time): %d of %d%n", poolBefore, ours.stream().filter(k -> k.create() > 150).count(), ours.size());

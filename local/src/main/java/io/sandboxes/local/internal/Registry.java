@@ -79,6 +79,7 @@ public final class Registry implements AutoCloseable {
   private final ForkImages forkImages;
   private final SandboxStarts starts;
   private final WarmPool pool;
+  private final int warmPoolMax;
   /** The callers' calls under way: refills and removals give way to them. */
   private final CallClock calls = new CallClock();
   private final Forks forks;
@@ -90,11 +91,12 @@ public final class Registry implements AutoCloseable {
    * @param stateDir where the changing state of each sandbox is kept
    * @param diskSizeMB each sandbox's disk limit
    * @param warmPool template id to how many pre-started members it keeps ready at least (0: none)
-   * @param warmPoolMax the most members a template's pool grows to with demand
+   * @param warmPoolMax the most members a template's pool grows to with demand; null: as many as a
+   *     share of the engine's memory holds (16 to 64, see {@code WarmPool.defaultMax})
    */
   public Registry(SandboxEngine engine, Templates templates, String serverId, Path stateDir,
       java.util.Optional<io.sandboxes.local.internal.egress.SandboxNetwork> network, int diskSizeMB, Map<String, Integer> warmPool,
-      int warmPoolMax) {
+      @Nullable Integer warmPoolMax) {
     this.diskSizeMB = diskSizeMB;
     this.templates = templates;
     this.stateDir = stateDir;
@@ -110,7 +112,8 @@ public final class Registry implements AutoCloseable {
         () -> List.copyOf(sandboxes.values()), (s, reason) -> kill(s.id(), reason));
     this.starts = new SandboxStarts(sandboxes, engine, templates, serverId, states, networking, outside, forkImages,
         diskGuard.mechanism(), diskSizeMB);
-    this.pool = new WarmPool(warmPool, warmPoolMax, calls, new WarmPool.Maker() {
+    this.warmPoolMax = warmPoolMax != null ? warmPoolMax : WarmPool.defaultMax(engine.memoryBytes());
+    this.pool = new WarmPool(warmPool, this.warmPoolMax, calls, new WarmPool.Maker() {
       @Override
       public WarmPool.Member start(String templateId) throws Exception {
         return starts.startMember(templateId);
@@ -220,6 +223,11 @@ public final class Registry implements AutoCloseable {
   /** For tests: @return how many callers' calls are under way now, as background work sees them */
   public int callsUnderWayForTesting() {
     return calls.underWay();
+  }
+
+  /** @return the most members a template's pool grows to with demand: the one given, or the default the engine's memory allows */
+  public int warmPoolMax() {
+    return warmPoolMax;
   }
 
   /** @return per template with a pool: how many members are ready now, and how many it aims to keep (its target) */

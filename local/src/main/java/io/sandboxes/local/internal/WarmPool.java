@@ -63,6 +63,18 @@ final class WarmPool implements AutoCloseable {
   static final Duration DEMAND_WINDOW = Duration.ofSeconds(10);
   /** How long without a create before a pool falls back to its floor and its surplus members are removed. */
   static final Duration SURPLUS_AFTER = Duration.ofSeconds(60);
+  /**
+   * What an idle member is counted as costing the machine, in bytes: its container (its {@code sleep}
+   * and idle daemon, about 0.65 MiB), the engine's {@code containerd-shim} for it (about 6.5 MiB)
+   * and the server's share (under 1 MB).
+   */
+  static final long MEMBER_COST = 8L << 20;
+  /** The share of the engine's memory idle members may hold at most, by default: one part in this many. */
+  static final int MEMORY_SHARE = 64;
+  /** The default maximum never goes below this (where the engine's memory is small or unknown) nor above {@link #MOST}. */
+  static final int LEAST_DEFAULT_MAX = 16;
+  /** The most members a template's pool may hold. */
+  static final int MOST = 64;
   /** How many members are started at once, across templates: half the cores, at least 2 and at most 4. */
   static final int PARALLEL_STARTS = Math.clamp(Runtime.getRuntime().availableProcessors() / 2, 2, 4);
 
@@ -166,6 +178,22 @@ final class WarmPool implements AutoCloseable {
     this.tiers = Map.copyOf(t);
     this.keeper = Thread.ofVirtual().name("sandboxes-pool-keeper").start(this::keep);
     tiers.values().forEach(this::refill);
+  }
+
+  /**
+   * How far a pool grows with demand unless told otherwise: as many members as fit in one
+   * {@link #MEMORY_SHARE}th of the engine's memory at {@link #MEMBER_COST} each, within
+   * {@link #LEAST_DEFAULT_MAX} and {@link #MOST} (8 GiB: 16; 16 GiB: 32; 32 GiB or more: 64). A
+   * run of back-to-back creates longer than the pool starts the rest cold, since a cold start
+   * takes far longer than a warm cycle; the memory is held only while demand lasts.
+   *
+   * @param engineMemory the engine's memory in bytes; empty when it could not be read ({@link #LEAST_DEFAULT_MAX})
+   */
+  static int defaultMax(java.util.OptionalLong engineMemory) {
+    if (engineMemory.isEmpty()) {
+      return LEAST_DEFAULT_MAX;
+    }
+    return (int) Math.clamp(engineMemory.getAsLong() / MEMORY_SHARE / MEMBER_COST, LEAST_DEFAULT_MAX, MOST);
   }
 
   /** For tests: shorter periods of demand and of quiet before the surplus goes. */

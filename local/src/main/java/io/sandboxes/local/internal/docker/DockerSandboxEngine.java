@@ -4,6 +4,7 @@ import com.github.dockerjava.api.command.InspectContainerResponse;
 import com.github.dockerjava.api.command.InspectVolumeResponse;
 import com.github.dockerjava.api.exception.ConflictException;
 import com.github.dockerjava.api.exception.NotFoundException;
+import io.sandboxes.e2b.internal.Json;
 import io.sandboxes.local.internal.daemon.DaemonBinary;
 import io.sandboxes.local.internal.runtime.CapturedImage;
 import io.sandboxes.local.internal.runtime.DaemonLink;
@@ -22,6 +23,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The sandbox engine on Docker: a sandbox's instance is a container, its daemon link a unix
@@ -29,6 +32,7 @@ import org.jspecify.annotations.Nullable;
  * a volume a Docker volume, a captured image a committed one.
  */
 public final class DockerSandboxEngine implements SandboxEngine {
+  private static final Logger LOG = LoggerFactory.getLogger(DockerSandboxEngine.class);
   /** The prefix of a volume's Docker name; the rest is its id. */
   static final String VOLUME_PREFIX = "sandboxes-vol-";
 
@@ -259,6 +263,19 @@ public final class DockerSandboxEngine implements SandboxEngine {
   @Override
   public DiskLimits diskLimits() {
     return diskLimits;
+  }
+
+  /** The engine's {@code MemTotal} ({@code GET /info}): the machine, or the virtual machine, its containers run on. */
+  @Override
+  public java.util.OptionalLong memoryBytes() {
+    try {
+      byte[] info = docker.getJson("/info", 4 << 20);
+      long total = info == null ? 0 : Json.parse(info).path("MemTotal").asLong(0);
+      return total > 0 ? java.util.OptionalLong.of(total) : java.util.OptionalLong.empty();
+    } catch (IOException | RuntimeException e) {
+      LOG.warn("could not read the engine's memory from its info: {}", e.toString());
+      return java.util.OptionalLong.empty();
+    }
   }
 
   @Override

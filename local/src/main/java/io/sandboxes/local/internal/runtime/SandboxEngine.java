@@ -193,6 +193,12 @@ public interface SandboxEngine {
   DiskLimits diskLimits();
 
   /**
+   * @return the memory of the machine the instances run on, in bytes, as the runtime reports it;
+   *     empty when it could not be read
+   */
+  java.util.OptionalLong memoryBytes();
+
+  /**
    * An instance's CPU and memory use now.
    *
    * @param cpuUsedPct CPU in percent of the cores it may use, over the time since the last reading
