@@ -16,6 +16,8 @@ public final class ConnectStream implements AutoCloseable {
   private final String context;
   private final ErrorMapper errors;
   private boolean finished;
+  /** Whether the end-of-stream envelope was read: the server has nothing more to send on it. */
+  private boolean endRead;
 
   /** Turns a Connect error (code, message) into the exception the caller should see. */
   @FunctionalInterface
@@ -66,6 +68,7 @@ public final class ConnectStream implements AutoCloseable {
       throw new StreamCutException(context + ": stream ended without its end-of-stream message");
     }
     if (env.endStream()) {
+      endRead = true;
       JsonNode json = parse(env.payload());
       finished = true;
       JsonNode error = json.get("error");
@@ -101,7 +104,11 @@ public final class ConnectStream implements AutoCloseable {
   public void close() {
     finished = true;
     try {
-      body.close();
+      if (endRead && body instanceof Http1Connection.Body read) {
+        read.closeAtContentEnd(); // its connection can be reused even before the body's last chunk arrives
+      } else {
+        body.close();
+      }
     } catch (IOException ignored) {
       // closing aborts the exchange; there is nothing more to learn from it
     }

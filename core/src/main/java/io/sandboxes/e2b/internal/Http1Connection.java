@@ -21,6 +21,10 @@ import org.jspecify.annotations.Nullable;
  */
 final class Http1Connection {
   private static final int MAX_LINE = 16 * 1024;
+  /** The end of a chunked body as servers send it: the last chunk's CRLF, a chunk of size 0, no trailers. */
+  static final byte[] LAST_CHUNK = "\r\n0\r\n\r\n".getBytes(StandardCharsets.ISO_8859_1);
+  /** The longest the next call waits for the end of a body whose content was read before it came (a server's second write). */
+  static final long OWED_WAIT_MILLIS = 200;
 
   /** The server this connection is to ({@code host:port}): its pool's key. */
   final String key;
@@ -35,6 +39,12 @@ final class Http1Connection {
   int lim;
   long idleSince;
   long deadline;
+  /**
+   * Whether the last answer's body still owes its last chunk: its content was read to its end
+   * (a Connect stream's end message) before the server's write of the chunk that ends the body
+   * arrived. Whoever takes the connection next reads that chunk first ({@link #alive}).
+   */
+  boolean owesLastChunk;
 
   Http1Connection(String key, SocketChannel channel, Consumer<Http1Connection> pool) throws IOException {
     this.key = key;
@@ -157,15 +167,69 @@ final class Http1Connection {
     }
   }
 
-  /** Whether the server has not closed it (nor sent anything unasked) while it was idle. */
+  /**
+   * Whether the server has not closed it (nor sent anything unasked) while it was idle; the last
+   * chunk an earlier answer {@linkplain #owesLastChunk owed} is read first, waiting for it at most
+   * {@link #OWED_WAIT_MILLIS}.
+   */
   boolean alive() {
-    if (pos != lim) {
-      return false;
-    }
     try {
-      return arrived(ByteBuffer.allocate(1)) == 0;
+      if (owesLastChunk && !takeOwedLastChunk()) {
+        return false;
+      }
+      return pos == lim && arrived(ByteBuffer.allocate(1)) == 0;
     } catch (IOException e) {
       return false;
+    }
+  }
+
+  /** @return whether the buffer now holds, or the connection has waiting, the start of {@link #LAST_CHUNK} and nothing else */
+  boolean lastChunkPrefixBuffered() throws IOException {
+    compact();
+    if (lim - pos < LAST_CHUNK.length) {
+      int n = arrived(ByteBuffer.wrap(buf, lim, buf.length - lim));
+      if (n < 0) {
+        return false;
+      }
+      lim += n;
+    }
+    int have = lim - pos;
+    return have <= LAST_CHUNK.length && java.util.Arrays.equals(buf, pos, lim, LAST_CHUNK, 0, have);
+  }
+
+  private boolean takeOwedLastChunk() throws IOException {
+    long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(OWED_WAIT_MILLIS);
+    while (lastChunkPrefixBuffered()) {
+      if (lim - pos == LAST_CHUNK.length) {
+        pos = lim;
+        owesLastChunk = false;
+        return true;
+      }
+      long left = until - System.nanoTime();
+      if (left <= 0) {
+        return false;
+      }
+      socket.setSoTimeout((int) Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
+      int n;
+      try {
+        n = in.read(buf, lim, buf.length - lim);
+      } catch (SocketTimeoutException e) {
+        return false;
+      }
+      if (n < 0) {
+        return false;
+      }
+      lim += n;
+    }
+    return false;
+  }
+
+  /** Moves the bytes not yet taken to the buffer's start. */
+  private void compact() {
+    if (pos > 0) {
+      System.arraycopy(buf, pos, buf, 0, lim - pos);
+      lim -= pos;
+      pos = 0;
     }
   }
 
@@ -325,9 +389,6 @@ final class Http1Connection {
       }
     }
 
-    /** The end of a chunked body as servers send it: the last chunk's CRLF, a chunk of size 0, no trailers. */
-    private static final byte[] LAST_CHUNK = "\r\n0\r\n\r\n".getBytes(StandardCharsets.ISO_8859_1);
-
     /**
      * Closes the body. A reader that stops at a chunk's end (a Connect stream stops after its end
      * message) has left only the body's last chunk unread: when that has arrived, it is taken and
@@ -336,41 +397,48 @@ final class Http1Connection {
      */
     @Override
     public void close() {
+      close(false);
+    }
+
+    /**
+     * Closes a body whose reader read its content to the end (a Connect stream's end message): as
+     * {@link #close()}, but when the chunk that ends the body has not arrived yet (servers write it
+     * after the content), the connection still goes back to the pool, {@linkplain
+     * Http1Connection#owesLastChunk owing} that chunk to whoever takes it next.
+     */
+    void closeAtContentEnd() {
+      close(true);
+    }
+
+    private void close(boolean contentEnded) {
       if (settled.get()) {
         return;
       }
       if (chunked && left == 0 && startedChunks && reading.tryLock()) {
         try {
-          if (!settled.get() && lastChunkArrived()) {
-            c.pos += LAST_CHUNK.length;
-            end();
-            return;
+          if (!settled.get() && c.lastChunkPrefixBuffered()) {
+            if (c.lim - c.pos == LAST_CHUNK.length) {
+              c.pos = c.lim;
+              end();
+              return;
+            }
+            if (contentEnded && keep) {
+              c.owesLastChunk = true;
+              ended = true;
+              if (settled.compareAndSet(false, true)) {
+                c.pool.accept(c);
+              }
+              return;
+            }
           }
+        } catch (IOException | RuntimeException e) {
+          // the connection is closed below
         } finally {
           reading.unlock();
         }
       }
       if (settled.compareAndSet(false, true)) {
         c.discard();
-      }
-    }
-
-    /** Whether the buffer holds, or the connection has waiting, exactly the body's last chunk. */
-    private boolean lastChunkArrived() {
-      try {
-        if (c.lim - c.pos < LAST_CHUNK.length) {
-          System.arraycopy(c.buf, c.pos, c.buf, 0, c.lim - c.pos);
-          c.lim -= c.pos;
-          c.pos = 0;
-          int n = c.arrived(ByteBuffer.wrap(c.buf, c.lim, c.buf.length - c.lim));
-          if (n > 0) {
-            c.lim += n;
-          }
-        }
-        return c.lim - c.pos == LAST_CHUNK.length
-            && java.util.Arrays.equals(c.buf, c.pos, c.lim, LAST_CHUNK, 0, LAST_CHUNK.length);
-      } catch (IOException | RuntimeException e) {
-        return false;
       }
     }
   }

@@ -228,6 +228,72 @@ class Http1Test {
     assertThat(peer.accepted.get()).as("a stream closed in the middle of its body takes its connection with it").isEqualTo(2);
   }
 
+  /** A Connect stream's body as one chunk: a message and the end-of-stream envelope, without the chunk that ends the body. */
+  private static void connectContent(OutputStream out) throws IOException {
+    ByteArrayOutputStream content = new ByteArrayOutputStream();
+    content.write(Connect.envelope(0, "{\"n\":1}".getBytes(StandardCharsets.UTF_8)));
+    content.write(Connect.envelope(Connect.FLAG_END_STREAM, "{}".getBytes(StandardCharsets.UTF_8)));
+    write(out, "HTTP/1.1 200 OK\r\nContent-Type: application/connect+json\r\nTransfer-Encoding: chunked\r\n\r\n");
+    write(out, Integer.toHexString(content.size()) + "\r\n");
+    content.writeTo(out);
+    out.flush();
+  }
+
+  private ConnectStream connect(String path) {
+    HttpResponse<InputStream> r = http.stream(post(path, ""), "connect");
+    return new ConnectStream(r.body(), "connect", (code, message) -> new SandboxException(code + ": " + message));
+  }
+
+  @Test
+  void aConnectStreamReadToItsEndKeepsItsConnectionWhileTheBodysLastChunkIsStillToCome() throws Exception {
+    CountDownLatch streamClosed = new CountDownLatch(1);
+    peer = new Peer((r, k, out) -> {
+      if (r.line().startsWith("POST /late")) {
+        connectContent(out);
+        // the chunk that ends the body comes in a write of its own, after the client closed the stream
+        assertThat(streamClosed.await(10, TimeUnit.SECONDS)).isTrue();
+        write(out, "\r\n0\r\n\r\n");
+        return true;
+      }
+      if (r.line().startsWith("POST /never")) {
+        connectContent(out);
+        peer.silent(); // the body's end never comes
+        return false;
+      }
+      if (r.line().startsWith("POST /other")) {
+        connectContent(out);
+        write(out, "\r\n0\r\n\r\nHTTP/1.1 200 OK\r\n"); // more than the body's end: not a connection to reuse
+        return true;
+      }
+      return echo(r, k, out);
+    });
+    try (ConnectStream stream = connect("/late")) {
+      assertThat(stream.next()).isNotNull();
+      assertThat(stream.next()).as("the end-of-stream envelope").isNull();
+    }
+    streamClosed.countDown();
+    assertThat(new String(http.send(post("/after", "x"), "after").body(), StandardCharsets.UTF_8)).isEqualTo("x");
+    assertThat(peer.accepted.get()).as("the next call reads the body's end the stream owed, and reuses its connection").isEqualTo(1);
+    assertThat(peer.seen).extracting(Seen::connection).containsExactly(1, 1);
+
+    try (ConnectStream stream = connect("/never")) {
+      assertThat(stream.next()).isNotNull();
+      assertThat(stream.next()).isNull();
+    }
+    long before = System.nanoTime();
+    assertThat(new String(http.send(post("/after", "y"), "after").body(), StandardCharsets.UTF_8)).isEqualTo("y");
+    assertThat(Duration.ofNanos(System.nanoTime() - before)).as("the wait for a body's end that never comes is bounded")
+        .isLessThan(Duration.ofSeconds(2));
+    assertThat(peer.accepted.get()).as("a connection whose body never ended is not reused").isEqualTo(2);
+
+    try (ConnectStream stream = connect("/other")) {
+      assertThat(stream.next()).isNotNull();
+      assertThat(stream.next()).isNull();
+    }
+    assertThat(new String(http.send(post("/after", "z"), "after").body(), StandardCharsets.UTF_8)).isEqualTo("z");
+    assertThat(peer.accepted.get()).as("a connection that carried more than the body's end is not reused").isEqualTo(3);
+  }
+
   @Test
   void aStreamClosedFromAnotherThreadWakesItsReader() throws Exception {
     CountDownLatch answered = new CountDownLatch(1);
