@@ -31,10 +31,25 @@ public final class Tasks {
    * Only for threads that end promptly once told to.
    */
   public static void joinUninterruptibly(Thread t) {
+    uninterruptibly(t::join);
+  }
+
+  /** Waits for a latch as {@link #joinUninterruptibly} waits for a thread: only for one that opens promptly. */
+  public static void awaitUninterruptibly(java.util.concurrent.CountDownLatch latch) {
+    uninterruptibly(latch::await);
+  }
+
+  /** A wait that an interrupt cuts short. */
+  @FunctionalInterface
+  private interface Wait {
+    void await() throws InterruptedException;
+  }
+
+  private static void uninterruptibly(Wait wait) {
     boolean interrupted = Thread.interrupted();
     while (true) {
       try {
-        t.join();
+        wait.await();
         break;
       } catch (InterruptedException e) {
         interrupted = true;

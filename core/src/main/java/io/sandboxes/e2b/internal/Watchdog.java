@@ -89,25 +89,10 @@ public final class Watchdog implements AutoCloseable {
       if (state.compareAndSet(ARMED_STATE, CLOSED)) {
         firing.cancel(false); // never to run: out of the timer's queue
       } else {
-        awaitUninterruptibly(); // running, or ran
+        Tasks.awaitUninterruptibly(ran); // running, or ran
       }
     } finally {
       count.decrementAndGet();
-    }
-  }
-
-  private void awaitUninterruptibly() {
-    boolean interrupted = false;
-    while (true) {
-      try {
-        ran.await();
-        break;
-      } catch (InterruptedException e) {
-        interrupted = true;
-      }
-    }
-    if (interrupted) {
-      Thread.currentThread().interrupt();
     }
   }
 }

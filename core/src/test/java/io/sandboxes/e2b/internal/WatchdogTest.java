@@ -43,6 +43,28 @@ class WatchdogTest {
   }
 
   @Test
+  @DisplayName("one due sooner than the timer sleeps for fires on time; one due after a closed one's deadline fires too")
+  void sleepingTimerStillFiresOnTime() throws Exception {
+    try (Watchdog far = Watchdog.arm("watchdog-far", Duration.ofSeconds(30), () -> {})) {
+      CountDownLatch soon = new CountDownLatch(1);
+      long t0 = System.nanoTime();
+      try (Watchdog near = Watchdog.arm("watchdog-near", Duration.ofMillis(100), soon::countDown)) {
+        assertThat(soon.await(5, TimeUnit.SECONDS)).isTrue();
+        assertThat(Duration.ofNanos(System.nanoTime() - t0)).as("fired long before the far one's deadline")
+            .isBetween(Duration.ofMillis(100), Duration.ofSeconds(2));
+      }
+    }
+    // the timer sleeps until a deadline that is closed before it comes; one armed meanwhile, due later, still fires
+    Watchdog.arm("watchdog-stale", Duration.ofMillis(150), () -> {}).close();
+    CountDownLatch later = new CountDownLatch(1);
+    long t0 = System.nanoTime();
+    try (Watchdog w = Watchdog.arm("watchdog-later", Duration.ofMillis(400), later::countDown)) {
+      assertThat(later.await(5, TimeUnit.SECONDS)).isTrue();
+      assertThat(Duration.ofNanos(System.nanoTime() - t0)).isBetween(Duration.ofMillis(400), Duration.ofSeconds(2));
+    }
+  }
+
+  @Test
   @DisplayName("close waits for an action that is running, so nothing of the call outlives it")
   void closeWaitsForARunningAction() throws Exception {
     CountDownLatch started = new CountDownLatch(1);
