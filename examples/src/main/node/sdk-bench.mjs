@@ -1,8 +1,9 @@
 // The official e2b SDK against a local server: medians of an echo round trip and of 50 MB of
 // stdout, printed as one JSON line for bench.OfficialSdkBench, which measures raw Docker in the
 // same run. E2B_API_URL, E2B_SANDBOX_URL and E2B_API_KEY point the SDK at the server.
-// With REPLAY=1 the SDK talks to envd through replay-proxy.mjs, a fake envd for the 50 MB command
-// that streams it from memory in 32 KiB messages: the stdout figure is then the SDK's own ceiling.
+// The SDK's own ceiling is taken in the same process, its rounds interleaved with ours: a second
+// handle on the same sandbox talks to envd through replay-proxy.mjs, a fake envd for the 50 MB
+// command that streams it from memory in 32 KiB messages.
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import net from 'node:net'
@@ -10,19 +11,15 @@ import { Sandbox } from 'e2b'
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 const echoes = Number(process.env.ECHOES || 40)
-const rounds = Number(process.env.ROUNDS || 5)
+const rounds = Number(process.env.ROUNDS || 7)
 const bytes = Number(process.env.STDOUT_BYTES || 50_000_000)
 
-const replay = process.env.REPLAY === '1'
-let proxy = null
-if (replay) {
-  proxy = spawn(process.execPath, [new URL('replay-proxy.mjs', import.meta.url).pathname], {
-    env: { ...process.env, REPLAY_TARGET: process.env.E2B_SANDBOX_URL, REPLAY_MARKER: '/dev/zero"', REPLAY_BYTES: String(bytes) },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  })
-  const [first] = await once(proxy.stdout, 'data')
-  process.env.E2B_SANDBOX_URL = `http://127.0.0.1:${String(first).trim()}`
-}
+const proxy = spawn(process.execPath, [new URL('replay-proxy.mjs', import.meta.url).pathname], {
+  env: { ...process.env, REPLAY_TARGET: process.env.E2B_SANDBOX_URL, REPLAY_MARKER: '/dev/zero"', REPLAY_BYTES: String(bytes) },
+  stdio: ['ignore', 'pipe', 'inherit'],
+})
+const [first] = await once(proxy.stdout, 'data')
+const replayUrl = `http://127.0.0.1:${String(first).trim()}`
 
 // The same process.Process/Start request as the SDK's commands.run('echo hi') makes, as Connect
 // JSON: the command in a login shell, the body one enveloped message.
@@ -94,14 +91,14 @@ function socketClient(req) {
 const sbx = await Sandbox.create('base', { timeoutMs: 300_000 })
 try {
   const req = startRequest()
-  // through the replay proxy only the SDK's own figures are taken
-  const raw = replay ? null : socketClient(req)
+  const raw = socketClient(req)
   const ops = [
     async () => {
       const r = await sbx.commands.run('echo hi')
       if (r.stdout !== 'hi\n') throw new Error(`echo gave ${JSON.stringify(r.stdout)}`)
     },
-    ...(replay ? [] : [() => fetchEcho(req), () => raw.call()]),
+    () => fetchEcho(req),
+    () => raw.call(),
   ]
   const times = ops.map(() => [])
   // warmed up first (the JIT, the connections), then the three interleaved, the order turned each round
@@ -114,25 +111,36 @@ try {
       times[k].push(performance.now() - t)
     }
   }
-  if (raw) raw.close()
-  const [echo, fetchMs = [], socketMs = []] = times
-  const stdout = []
-  await sbx.commands.run(`head -c ${bytes} /dev/zero | wc -c`)
-  const cpuBefore = process.cpuUsage()
-  for (let i = 0; i < rounds; i++) {
+  raw.close()
+  const [echo, fetchMs, socketMs] = times
+  // the same sandbox through the fake envd: the SDK's ceiling, its rounds interleaved with ours
+  const replayed = await Sandbox.connect(sbx.sandboxId, { sandboxUrl: replayUrl })
+  const sides = [sbx, replayed].map((handle) => ({ handle, mbps: [], cpuMicros: 0 }))
+  const stdoutOnce = async (side) => {
+    const cpuBefore = process.cpuUsage()
     const t = performance.now()
-    const r = await sbx.commands.run(`head -c ${bytes} /dev/zero`, { timeoutMs: 120_000 })
+    const r = await side.handle.commands.run(`head -c ${bytes} /dev/zero`, { timeoutMs: 120_000 })
     const ms = performance.now() - t
+    const cpu = process.cpuUsage(cpuBefore)
     if (r.stdout.length !== bytes) throw new Error(`stdout gave ${r.stdout.length} bytes`)
-    stdout.push(bytes / 1e6 / (ms / 1e3))
+    side.mbps.push(bytes / 1e6 / (ms / 1e3))
+    side.cpuMicros += cpu.user + cpu.system
   }
-  const cpu = process.cpuUsage(cpuBefore)
+  for (const side of sides) {
+    await stdoutOnce(side) // warm-up of each path, not counted
+    side.mbps.length = 0
+    side.cpuMicros = 0
+  }
+  for (let i = 0; i < rounds; i++) {
+    for (let j = 0; j < sides.length; j++) await stdoutOnce(sides[(i + j) % sides.length])
+  }
   // what the SDK's own process spends on the output: MB per second of its CPU time
-  const stdoutCpuMBps = (bytes * rounds) / 1e6 / ((cpu.user + cpu.system) / 1e6)
-  console.log(JSON.stringify({ echoMs: median(echo), fetchEchoMs: fetchMs.length ? median(fetchMs) : null,
-    socketEchoMs: socketMs.length ? median(socketMs) : null,
-    stdoutMBps: median(stdout), stdoutCpuMBps }))
+  const cpuMBps = (side) => (bytes * rounds) / 1e6 / (side.cpuMicros / 1e6)
+  const [ours, ceiling] = sides
+  console.log(JSON.stringify({ echoMs: median(echo), fetchEchoMs: median(fetchMs), socketEchoMs: median(socketMs),
+    stdoutMBps: median(ours.mbps), stdoutCpuMBps: cpuMBps(ours),
+    ceilingMBps: median(ceiling.mbps), ceilingCpuMBps: cpuMBps(ceiling) }))
 } finally {
   await sbx.kill()
-  if (proxy) proxy.kill()
+  proxy.kill()
 }
