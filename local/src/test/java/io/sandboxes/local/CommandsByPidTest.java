@@ -38,9 +38,13 @@ class CommandsByPidTest {
   private LiveSandbox sandbox;
   private E2BSandboxProvider other;
   private LiveSandbox seenByOther;
+  private E2BApi e2b;
+  private LocalServer server;
 
   @BeforeAll
   void start(E2BApi e2b, LocalServer server) {
+    this.e2b = e2b;
+    this.server = server;
     sandbox = e2b.create();
     other = E2BSandboxProvider.builder().apiUrl(server.apiUrl()).sandboxUrl(server.sandboxUrl()).apiKey(server.apiKey()).build();
     seenByOther = other.api().connect(sandbox.id());
@@ -150,6 +154,44 @@ class CommandsByPidTest {
       assertThat(e.timeout()).isEqualTo(Duration.ofSeconds(1));
     });
     assertThat(Duration.ofNanos(System.nanoTime() - t0)).as("the deadline's report").isLessThan(Duration.ofSeconds(8));
+  }
+
+  /** Whether a connect by pid still finds the process (then waits for its end); false when the server says not_found. */
+  private static boolean connectable(LiveSandbox s, int pid) {
+    try (CommandHandle h = s.commands().connect(pid)) {
+      h.waitFor();
+      return true;
+    } catch (SandboxRpcException e) {
+      if ("not_found".equals(e.code())) {
+        return false;
+      }
+      throw e;
+    }
+  }
+
+  @Test
+  @DisplayName("a finished command's end is kept for a late connect by pid, and let go once the retention has passed, while later ones are kept")
+  void finishedEndsKeptThenLetGo() {
+    LiveSandbox s = e2b.create();
+    try {
+      server.registry().find(s.id()).orElseThrow().processEndRetentionForTesting(Duration.ofSeconds(2));
+      CommandHandle first = s.commands().start("exit 3");
+      assertThat(first.waitFor().exitCode()).isEqualTo(3);
+      for (int i = 0; i < 40; i++) {
+        s.exec("true"); // more ends behind it
+      }
+      try (CommandHandle late = s.commands().connect(first.pid())) {
+        assertThat(late.waitFor().exitCode()).as("a late connect within the retention").isEqualTo(3);
+      }
+      await().atMost(Duration.ofSeconds(15)).pollInterval(Duration.ofMillis(200)).until(() -> !connectable(s, first.pid()));
+      CommandHandle last = s.commands().start("exit 4");
+      assertThat(last.waitFor().exitCode()).isEqualTo(4);
+      try (CommandHandle late = s.commands().connect(last.pid())) {
+        assertThat(late.waitFor().exitCode()).as("an end newer than the retention is still kept").isEqualTo(4);
+      }
+    } finally {
+      s.kill();
+    }
   }
 
   @Test

@@ -93,6 +93,11 @@ public final class LocalSandbox {
     return id;
   }
 
+  /** For tests: keeps a finished process's end (for a late connect by pid) this long instead of {@link #END_RETENTION}. */
+  public void processEndRetentionForTesting(Duration retention) {
+    processes.retentionForTesting(retention);
+  }
+
   /** @return whether this sandbox was a warm pool member (its identity is in its state file, not its container's labels) */
   public boolean pooled() {
     return pooled;

@@ -124,9 +124,17 @@ public final class SandboxProcess {
   private volatile @Nullable Event terminal;
   private final java.util.concurrent.CountDownLatch ended = new java.util.concurrent.CountDownLatch(1);
 
-  /** A process the in-sandbox daemon runs, seen through one attachment that this object fans out. */
+  /** Told once, when the end is recorded (finished or abandoned). */
+  private final java.util.function.Consumer<SandboxProcess> onEnd;
+
+  /**
+   * A process the in-sandbox daemon runs, seen through one attachment that this object fans out.
+   *
+   * @param onEnd told once its end is recorded
+   */
   SandboxProcess(int pid, @Nullable String tag, String cmd, List<String> args, Map<String, String> envs,
-      @Nullable String cwd, boolean pty, DaemonProcess daemon) {
+      @Nullable String cwd, boolean pty, DaemonProcess daemon, java.util.function.Consumer<SandboxProcess> onEnd) {
+    this.onEnd = onEnd;
     this.pid = pid;
     this.tag = tag;
     this.cmd = cmd;
@@ -284,6 +292,7 @@ public final class SandboxProcess {
     end = new End(-1, false, "unknown", failure.message());
     subscribers.clear();
     ended.countDown();
+    onEnd.accept(this);
   }
 
   static End toEnd(io.sandboxes.local.internal.daemon.ExitStatus status) {
@@ -307,6 +316,7 @@ public final class SandboxProcess {
     }
     subscribers.clear();
     ended.countDown();
+    onEnd.accept(this);
   }
 
   public void writeInput(byte[] data) throws IOException {

@@ -26,6 +26,10 @@ final class SandboxProcesses {
   private final String id;
   private final OutsideFreeze freeze;
   private final ConcurrentMap<Integer, SandboxProcess> processes = new ConcurrentHashMap<>();
+  /** How long a finished process's end is kept: {@link LocalSandbox#END_RETENTION}, shorter in some tests. */
+  private volatile long retentionNanos = LocalSandbox.END_RETENTION.toNanos();
+  /** The processes whose end is recorded, in the order they ended: {@link #pruneFinished} takes them from the front. */
+  private final java.util.concurrent.ConcurrentLinkedQueue<SandboxProcess> ended = new java.util.concurrent.ConcurrentLinkedQueue<>();
 
   SandboxProcesses(LocalSandbox sandbox, OutsideFreeze freeze) {
     this.sandbox = sandbox;
@@ -97,7 +101,7 @@ final class SandboxProcesses {
       throw unavailable(e);
     }
     int pid = (int) dp.pid();
-    SandboxProcess process = new SandboxProcess(pid, spec.tag(), spec.cmd(), spec.args(), spec.envs(), spec.cwd(), spec.pty(), dp);
+    SandboxProcess process = new SandboxProcess(pid, spec.tag(), spec.cmd(), spec.args(), spec.envs(), spec.cwd(), spec.pty(), dp, ended::add);
     subscriberOut[0] = process.subscribe();
     processes.put(pid, process);
     Thread.ofVirtual().name("sandboxes-proc-" + id + "-" + pid).start(() -> process.pumpDaemon(lost));
@@ -241,7 +245,7 @@ final class SandboxProcesses {
             continue; // it ended meanwhile
           }
           SandboxProcess p = new SandboxProcess(pid, info.tag(), info.argv().get(0), info.argv().subList(1, info.argv().size()),
-              envs, info.cwd(), info.pty(), dp);
+              envs, info.cwd(), info.pty(), dp, ended::add);
           processes.put(pid, p);
           Thread.ofVirtual().name("sandboxes-proc-" + id + "-" + pid).start(() -> p.pumpDaemon(lost));
         }
@@ -275,8 +279,25 @@ final class SandboxProcesses {
     }
   }
 
+  /** For tests: keeps a finished process's end this long instead. */
+  void retentionForTesting(Duration retention) {
+    this.retentionNanos = retention.toNanos();
+  }
+
+  /**
+   * Lets go of the processes that ended more than {@link LocalSandbox#END_RETENTION} ago, oldest
+   * first, looking at no other: a sandbox that ran thousands of commands in the last half minute
+   * does not make every start walk them all.
+   */
   private void pruneFinished() {
     long now = System.nanoTime();
-    processes.values().removeIf(p -> p.end() != null && now - p.finishedAtNanos() > LocalSandbox.END_RETENTION.toNanos());
+    for (SandboxProcess p = ended.peek(); p != null; p = ended.peek()) {
+      if (now - p.finishedAtNanos() <= retentionNanos) {
+        return;
+      }
+      if (ended.remove(p)) { // false: another caller pruning took it meanwhile
+        processes.remove(p.pid(), p);
+      }
+    }
   }
 }
