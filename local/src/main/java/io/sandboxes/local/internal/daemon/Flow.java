@@ -28,7 +28,10 @@ final class Flow<T> {
   private boolean released;
   int stream;
 
-  private record Failure(DaemonException e) {}
+  /** The stream failed with {@code e}; null: it was closed on this side (the exception is made only if someone reads on). */
+  private record Failure(@Nullable DaemonException e) {}
+
+  private static final Failure CLOSED = new Failure(null);
 
   private record End() {}
 
@@ -113,7 +116,7 @@ final class Flow<T> {
     ended = true;
     releaseNow();
     queue.clear();
-    queue.add(new Failure(new DaemonException(DaemonException.Kind.DISCONNECTED, "closed")));
+    queue.add(CLOSED);
     notifyAll();
   }
 
@@ -156,8 +159,12 @@ final class Flow<T> {
       }
       if (o instanceof Failure f) {
         releaseNow();
-        DaemonException mine = new DaemonException(f.e().kind(), f.e().errno(), f.e().getMessage());
-        mine.initCause(f.e());
+        DaemonException e = f.e();
+        if (e == null) {
+          throw new DaemonException(DaemonException.Kind.DISCONNECTED, "closed");
+        }
+        DaemonException mine = new DaemonException(e.kind(), e.errno(), e.getMessage());
+        mine.initCause(e);
         throw mine;
       }
       queue.poll();

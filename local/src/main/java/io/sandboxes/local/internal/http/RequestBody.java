@@ -37,6 +37,7 @@ import java.lang.reflect.RecordComponent;
 import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.math.RoundingMode;
+import java.util.List;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;
 
@@ -118,13 +119,12 @@ final class RequestBody {
 
   /** Binds a JSON object to {@code type}, refusing the first component (in declared order) that does not fit. */
   static <R extends Record> R bind(JsonNode body, Class<R> type) throws RpcError {
-    RecordComponent[] components = type.getRecordComponents();
     // Jackson binds in the body's order and stops at the first misfit: put the fields in the record's order
     ObjectNode ordered = Json.object();
-    for (RecordComponent c : components) {
-      JsonNode v = body.get(jsonName(c));
+    for (String name : JSON_NAMES.get(type)) {
+      JsonNode v = body.get(name);
       if (v != null) {
-        ordered.set(jsonName(c), v);
+        ordered.set(name, v);
       }
     }
     for (Map.Entry<String, JsonNode> e : body.properties()) {
@@ -246,6 +246,14 @@ final class RequestBody {
     }
     return new RpcError("invalid_argument", "request body does not fit: " + e.getOriginalMessage());
   }
+
+  /** A record's JSON field names in its components' order, read once per record (reflection on every request cost more than the binding). */
+  private static final ClassValue<List<String>> JSON_NAMES = new ClassValue<>() {
+    @Override
+    protected List<String> computeValue(Class<?> type) {
+      return java.util.Arrays.stream(type.getRecordComponents()).map(RequestBody::jsonName).toList();
+    }
+  };
 
   private static String jsonName(RecordComponent c) {
     JsonProperty p = c.getAccessor().getAnnotation(JsonProperty.class);
