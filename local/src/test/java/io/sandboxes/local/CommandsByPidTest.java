@@ -174,14 +174,14 @@ class CommandsByPidTest {
   void finishedEndsKeptThenLetGo() {
     LiveSandbox s = e2b.create();
     try {
-      server.registry().find(s.id()).orElseThrow().processEndRetentionForTesting(Duration.ofSeconds(2));
+      server.registry().find(s.id()).orElseThrow().processEndRetentionForTesting(Duration.ofSeconds(3));
       CommandHandle first = s.commands().start("exit 3");
       assertThat(first.waitFor().exitCode()).isEqualTo(3);
-      for (int i = 0; i < 40; i++) {
-        s.exec("true"); // more ends behind it
-      }
       try (CommandHandle late = s.commands().connect(first.pid())) {
         assertThat(late.waitFor().exitCode()).as("a late connect within the retention").isEqualTo(3);
+      }
+      for (int i = 0; i < 20; i++) {
+        s.exec("true"); // more ends behind it
       }
       await().atMost(Duration.ofSeconds(15)).pollInterval(Duration.ofMillis(200)).until(() -> !connectable(s, first.pid()));
       CommandHandle last = s.commands().start("exit 4");
