@@ -95,6 +95,43 @@ class PortForwardTest {
   }
 
   @Test
+  @DisplayName("closing a sandbox's forwarded ports (as its kill does) returns only once they refuse connections, also while no"
+      + " virtual thread can run to release them")
+  void closedPortsRefuseOnceClosed(E2BApi e2b, LocalServer server) throws Exception {
+    LiveSandbox s = e2b.create();
+    URI url = server.forward(s.id(), 9002);
+    try (Socket probe = new Socket(url.getHost(), url.getPort())) {
+      assertThat(probe.isConnected()).isTrue();
+    }
+    // every carrier of the virtual-thread scheduler busy for a moment: the listener's accept loop, a
+    // virtual thread, cannot run then, and the JDK releases a listener's socket only when that loop
+    // has left its accept
+    java.util.concurrent.CountDownLatch spinning = new java.util.concurrent.CountDownLatch(1);
+    java.util.List<Thread> spinners = new java.util.ArrayList<>();
+    long until = System.nanoTime() + Duration.ofMillis(300).toNanos();
+    for (int i = 0; i < 2 * Runtime.getRuntime().availableProcessors(); i++) {
+      spinners.add(Thread.ofVirtual().start(() -> {
+        spinning.countDown();
+        while (System.nanoTime() < until) {
+          Thread.onSpinWait();
+        }
+      }));
+    }
+    try {
+      assertThat(spinning.await(5, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+      // on this (platform) thread, while the carriers spin: what a kill does first
+      server.registry().find(s.id()).orElseThrow().ports().close();
+      assertThatThrownBy(() -> new Socket(url.getHost(), url.getPort()).close()).as("a connection the moment the close returned")
+          .isInstanceOf(java.net.ConnectException.class);
+    } finally {
+      for (Thread t : spinners) {
+        t.join();
+      }
+      s.kill();
+    }
+  }
+
+  @Test
   @DisplayName("the listener ends with its sandbox; an unknown sandbox is not found; a port out of range is refused by name")
   void endsWithSandbox(E2BApi e2b, LocalServer server) throws Exception {
     URI url;

@@ -58,6 +58,8 @@ public final class PortForwards implements AutoCloseable {
     final ServerSocket listener;
     final AtomicInteger active = new AtomicInteger();
     volatile long lastUsed = System.nanoTime();
+    /** Opens when its accept loop has left: only then is a closed listener's socket really gone. */
+    final java.util.concurrent.CountDownLatch acceptEnded = new java.util.concurrent.CountDownLatch(1);
 
     Forward(ServerSocket listener) {
       this.listener = listener;
@@ -163,6 +165,14 @@ public final class PortForwards implements AutoCloseable {
   }
 
   private void accept(Forward f, int port, Duration idle) {
+    try {
+      acceptUntilClosed(f, port, idle);
+    } finally {
+      f.acceptEnded.countDown();
+    }
+  }
+
+  private void acceptUntilClosed(Forward f, int port, Duration idle) {
     ServerSocket listener = f.listener;
     while (!listener.isClosed()) {
       Socket client;
@@ -244,18 +254,49 @@ public final class PortForwards implements AutoCloseable {
     }
   }
 
-  /** Stops listening on every port; connections already relayed end with their sandbox. */
+  /**
+   * Stops listening on every port, and returns once nothing listens there any more; connections
+   * already relayed end with their sandbox. A listener that a virtual thread waits on in
+   * {@code accept} keeps its socket until that thread has left the call (the JDK closes it then),
+   * taking connections meanwhile, so the wait is for the accept loops to end (at most
+   * {@link #CLOSE_WAIT}; they end as soon as they are scheduled).
+   */
   @Override
-  public synchronized void close() {
-    closed = true;
-    for (Forward f : List.copyOf(listeners.values())) {
-      try {
-        f.listener.close();
-      } catch (IOException ignored) {
-        // closing anyway
+  public void close() {
+    List<Forward> closing;
+    synchronized (this) {
+      closed = true;
+      closing = List.copyOf(listeners.values());
+      for (Forward f : closing) {
+        try {
+          f.listener.close();
+        } catch (IOException ignored) {
+          // closing anyway
+        }
+        SERVER_WIDE.decrementAndGet();
       }
-      SERVER_WIDE.decrementAndGet();
+      listeners.clear();
     }
-    listeners.clear();
+    // outside the lock: a loop that just timed out takes it to see whether its port expired
+    long until = System.nanoTime() + CLOSE_WAIT.toNanos();
+    boolean interrupted = false;
+    for (Forward f : closing) {
+      while (true) {
+        try {
+          if (!f.acceptEnded.await(Math.max(0, until - System.nanoTime()), java.util.concurrent.TimeUnit.NANOSECONDS)) {
+            LOG.warn("a forwarded port of sandbox {} still listened {} ms after it was closed", sandbox.id(), CLOSE_WAIT.toMillis());
+          }
+          break;
+        } catch (InterruptedException e) {
+          interrupted = true; // the wait is short and bounded: finished, the flag kept
+        }
+      }
+    }
+    if (interrupted) {
+      Thread.currentThread().interrupt();
+    }
   }
+
+  /** The longest {@link #close} waits for its listeners' accept loops to leave. */
+  static final Duration CLOSE_WAIT = Duration.ofSeconds(5);
 }
