@@ -27,7 +27,8 @@ import java.util.List;
  * time minus it (per round, the calls interleaved in an order that turns each round, so load drift
  * and whatever one call leaves behind hit all alike) is what the client adds: request building, its
  * HTTP/1.1 transport (for a plain {@code http://} server, spoken on the caller's thread), Connect and
- * JSON parsing, its threads. The same request sent with a bare {@code java.net.http} client (body
+ * JSON parsing, its threads; its CPU and allocation on the caller's thread are printed beside it
+ * (steadier than the difference of wall times on a loaded machine). The same request sent with a bare {@code java.net.http} client (body
  * read whole, no parsing), and again with the body as a stream whose Connect envelopes are parsed on
  * the caller's thread, shows what the JDK's own HTTP client would cost on its own: the client spoke
  * through it until its cost here (1.3-2.1 ms a call, in hand-offs between threads) was found larger
@@ -40,6 +41,9 @@ import java.util.List;
  */
 public final class ExecBench {
   private ExecBench() {}
+
+  /** Calls of each client before the measured rounds. */
+  private static final int WARM_UP = 300;
 
   public static void main(String[] args) throws Exception {
     int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 200;
@@ -87,6 +91,10 @@ public final class ExecBench {
       };
       for (int i = 0; i < 10; i++) {
         raw.run();
+      }
+      // the clients warmed up as a long-running program finds them: their paths compiled by the JIT
+      // (after ten calls the Java client's CPU per exec was still about four times its later figure)
+      for (int i = 0; i < WARM_UP; i++) {
         ours.run();
         bare.run();
         jdk.run();
@@ -105,16 +113,32 @@ public final class ExecBench {
       List<Double> ownMs = new ArrayList<>();
       List<Double> jdkMs = new ArrayList<>();
       List<Double> jdkStreamMs = new ArrayList<>();
+      // the Java client's own work on the caller's thread (its exec reads the answer there): CPU and
+      // allocation per call, which a loaded machine disturbs far less than the wall-clock difference
+      java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
+      com.sun.management.ThreadMXBean hotspot = threads instanceof com.sun.management.ThreadMXBean h ? h : null;
+      List<Double> callerCpuMs = new ArrayList<>();
+      List<Double> callerKb = new ArrayList<>();
       for (int i = -1; i < rounds; i++) {
         double[] t = new double[ops.size()];
+        long cpu = 0;
+        long bytes = 0;
         for (int k = 0; k < ops.size(); k++) {
           // each round in another order: no call always follows the same one
           int op = (k + Math.max(i, 0)) % ops.size();
+          long cpu0 = op == 0 ? threads.getCurrentThreadCpuTime() : 0;
+          long bytes0 = op == 0 && hotspot != null ? hotspot.getCurrentThreadAllocatedBytes() : 0;
           t[op] = time(ops.get(op));
+          if (op == 0) {
+            cpu = threads.getCurrentThreadCpuTime() - cpu0;
+            bytes = hotspot != null ? hotspot.getCurrentThreadAllocatedBytes() - bytes0 : 0;
+          }
         }
         if (i < 0) {
           continue; // the round right after the raw ones is theirs
         }
+        callerCpuMs.add(cpu / 1e6);
+        callerKb.add(bytes / 1024.0);
         for (int k = 0; k < ops.size(); k++) {
           ms.get(k).add(t[k]);
         }
@@ -135,6 +159,10 @@ public final class ExecBench {
       Measure.row("exec echo, Java client, p95 (ms; raw p95)", Measure.percentile(rawMs, 95), Measure.percentile(javaMs, 95), "");
       Measure.row("exec echo, bare wire = server's time, median (ms; raw)", rawMedian, Measure.median(bareMs), "");
       Measure.oursOnly("Java client's own cost per exec, median (ms)", Measure.median(ownMs), "<= 0.5 ms");
+      Measure.oursOnly("  the Java client's CPU on the caller's thread per exec, median (ms)", Measure.median(callerCpuMs), "");
+      if (hotspot != null) {
+        Measure.oursOnly("  allocated on the caller's thread per exec, median (KB)", Measure.median(callerKb), "");
+      }
       Measure.oursOnly("  java.net.http alone, same request, over the bare wire, median (ms)", Measure.median(jdkMs), "");
       Measure.oursOnly("  java.net.http, body streamed and parsed inline, over it, median (ms)", Measure.median(jdkStreamMs), "");
     }
