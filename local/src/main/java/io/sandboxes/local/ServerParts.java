@@ -116,8 +116,11 @@ final class ServerParts {
               + " root comes from a command's user; coreutils' stat and ls -l, Ctrl-C in a PTY and file metadata do not work with"
               + " runsc 2022-12-19 (README, \"Choosing gVisor\")");
     }
-    String baseImage = BaseImage.ensure(docker, config.progress);
     Path stateDir = config.stateDir != null ? config.stateDir : defaultStateRoot().resolve(config.serverId);
+    // puts the daemon binary in the state folder, where containers mount it from; made first, so
+    // what it reads of the engine comes in beside the rest of the start-up
+    SandboxEngine engine = new DockerSandboxEngine(docker, stateDir);
+    String baseImage = BaseImage.ensure(docker, config.progress);
     io.sandboxes.local.internal.secrets.SecretStore secrets = openSecrets(stateDir.resolve("secrets"));
     Optional<SandboxNetwork> network = SandboxNetwork.start(new DockerNetworkAttachments(docker), new DockerEgressEnforcement(),
         config.openEgress, config.allowedWitness, config.upstreamProxy);
@@ -127,8 +130,6 @@ final class ServerParts {
           io.sandboxes.local.internal.egress.GatewayCa.create("Sandboxes egress gateway CA (" + config.serverId + ")"),
           extraCas(config.extraCaCerts), secrets::valueOf));
     });
-    // puts the daemon binary in the state folder, where containers mount it from
-    SandboxEngine engine = new DockerSandboxEngine(docker, stateDir);
     Registry reg = new Registry(engine, new Templates(engine, baseImage), config.serverId, stateDir, network, config.diskSizeMB,
         config.warmPool, config.warmPoolMax);
     Volumes volumes = new Volumes(engine);

@@ -38,6 +38,8 @@ public final class DockerSandboxEngine implements SandboxEngine {
 
   private final DockerRuntime docker;
   private final Path stateDir;
+  /** {@link #memoryBytes}, read once when the engine is made. */
+  private final java.util.concurrent.CompletableFuture<java.util.OptionalLong> memory = new java.util.concurrent.CompletableFuture<>();
   private final Path daemonBinary;
   /** CPU and memory use: the instances' cgroup files, not Docker's stats. */
   private final CgroupReader cgroups = new CgroupReader();
@@ -53,6 +55,8 @@ public final class DockerSandboxEngine implements SandboxEngine {
   public DockerSandboxEngine(DockerRuntime docker, Path stateDir) {
     this.docker = docker;
     this.stateDir = stateDir;
+    // read beside the server's other start-up work (the engine's info takes 10-40 ms to answer)
+    Thread.ofVirtual().name("sandboxes-engine-info").start(() -> memory.complete(readMemory()));
     this.diskLimits = new DockerDiskLimits(docker);
     try {
       this.daemonBinary = DaemonBinary.install(stateDir.resolve("envd-bin"));
@@ -268,6 +272,10 @@ public final class DockerSandboxEngine implements SandboxEngine {
   /** The engine's {@code MemTotal} ({@code GET /info}): the machine, or the virtual machine, its containers run on. */
   @Override
   public java.util.OptionalLong memoryBytes() {
+    return memory.join();
+  }
+
+  private java.util.OptionalLong readMemory() {
     try {
       byte[] info = docker.getJson("/info", 4 << 20);
       long total = info == null ? 0 : Json.parse(info).path("MemTotal").asLong(0);
