@@ -39,6 +39,18 @@ public final class Tasks {
     uninterruptibly(latch::await);
   }
 
+  /**
+   * Waits for a latch as {@link #awaitUninterruptibly(java.util.concurrent.CountDownLatch)} does, for at most {@code atMost}.
+   *
+   * @return whether it opened in time
+   */
+  public static boolean awaitUninterruptibly(java.util.concurrent.CountDownLatch latch, java.time.Duration atMost) {
+    long until = System.nanoTime() + atMost.toNanos();
+    boolean[] opened = new boolean[1];
+    uninterruptibly(() -> opened[0] = latch.await(Math.max(0, until - System.nanoTime()), java.util.concurrent.TimeUnit.NANOSECONDS));
+    return opened[0];
+  }
+
   /** A wait that an interrupt cuts short. */
   @FunctionalInterface
   private interface Wait {

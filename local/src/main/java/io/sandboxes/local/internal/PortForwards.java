@@ -279,21 +279,11 @@ public final class PortForwards implements AutoCloseable {
     }
     // outside the lock: a loop that just timed out takes it to see whether its port expired
     long until = System.nanoTime() + CLOSE_WAIT.toNanos();
-    boolean interrupted = false;
     for (Forward f : closing) {
-      while (true) {
-        try {
-          if (!f.acceptEnded.await(Math.max(0, until - System.nanoTime()), java.util.concurrent.TimeUnit.NANOSECONDS)) {
-            LOG.warn("a forwarded port of sandbox {} still listened {} ms after it was closed", sandbox.id(), CLOSE_WAIT.toMillis());
-          }
-          break;
-        } catch (InterruptedException e) {
-          interrupted = true; // the wait is short and bounded: finished, the flag kept
-        }
+      // short and bounded: finished also when the caller is interrupted, its flag kept
+      if (!io.sandboxes.e2b.internal.Tasks.awaitUninterruptibly(f.acceptEnded, Duration.ofNanos(Math.max(0, until - System.nanoTime())))) {
+        LOG.warn("a forwarded port of sandbox {} still listened {} ms after it was closed", sandbox.id(), CLOSE_WAIT.toMillis());
       }
-    }
-    if (interrupted) {
-      Thread.currentThread().interrupt();
     }
   }
 
