@@ -54,11 +54,8 @@ public final class LocalServer implements AutoCloseable {
   /** How many pre-started {@code base} sandboxes a server keeps ready unless told otherwise. */
   public static final int DEFAULT_WARM_POOL = 2;
   /**
-   * The least a template's warm pool may grow to with demand unless told otherwise (see {@link Builder#warmPoolMax}), and
-   * what it grows to when the engine's memory is unknown: a burst of ten or an 8-way parallel suite with room to spare. Unless
-   * told otherwise, the maximum is as many members as fit in a 64th of the engine's memory at 8 MiB each (an idle member:
-   * about 0.65 MiB in its container, 6.5 MiB in the engine's shim for it, under 1 MB here), from this to 64: 16 on 8 GiB,
-   * 32 on 16 GiB, 64 on 32 GiB or more.
+   * The least a template's warm pool may grow to with demand by default, and what it grows to when the engine's memory is
+   * unknown: a burst of ten or an 8-way parallel suite with room to spare (the default from memory: {@link Builder#warmPoolMax}).
    */
   public static final int DEFAULT_WARM_POOL_MAX = 16;
   private final Builder config;
