@@ -513,6 +513,59 @@ class WarmPoolTest {
     }
   }
 
+  /** The name Docker lists a container under, without its leading slash. */
+  private static String dockerName(DockerRuntime docker, String sandboxId) {
+    return docker.listOurs().stream().filter(k -> k.getNames()[0].endsWith("-" + sandboxId)).map(k -> k.getNames()[0].substring(1))
+        .findFirst().orElse("(none)");
+  }
+
+  @Test
+  @DisplayName("names: a claim alone is renamed at once; a burst's claims once the calls pause, within a second; a close that keeps them names them first")
+  void claimedMembersTakeTheirSandboxesNames() throws Exception {
+    String id = "warm-names-" + UUID.randomUUID().toString().substring(0, 8);
+    Path state = Files.createTempDirectory("sandboxes-state-");
+    LocalServer server = LocalServer.builder().serverId(id).stateDir(state).keepSandboxesOnClose(true).warmPool(7).warmPoolMax(7)
+        .build().start();
+    try (DockerRuntime docker = DockerRuntime.connect()) {
+      try (E2BSandboxProvider c = client(server)) {
+        awaitReady(server, 7);
+        LiveSandbox alone = c.api().create();
+        assertThat(server.registry().renamesWaitingForTesting()).as("a claim alone does not wait").isZero();
+        await().atMost(Duration.ofSeconds(10)).until(() -> dockerName(docker, alone.id()).equals("sandboxes-" + alone.id()));
+        // a command held under way (3 s) while three creates claim at once: the renames wait for a
+        // pause that does not come, so for their bound, and are made well before the command ends
+        Thread held = Thread.ofVirtual().start(() -> alone.exec("sleep 3"));
+        await().atMost(Duration.ofSeconds(10)).until(() -> server.registry().callsUnderWayForTesting() >= 1);
+        List<String> first = burst(c.api(), 3);
+        await().atMost(Duration.ofMillis(2_500)).pollInterval(Duration.ofMillis(50))
+            .until(() -> first.stream().allMatch(s -> dockerName(docker, s).equals("sandboxes-" + s)));
+        held.join();
+        // again with the renames held back longer than the test lasts: the close makes them
+        server.registry().renameWaitForTesting(Duration.ofMinutes(5));
+        Thread heldAgain = Thread.ofVirtual().start(() -> {
+          try {
+            alone.exec("sleep 4");
+          } catch (RuntimeException severedByTheClose) {
+            // the server closes under it
+          }
+        });
+        await().atMost(Duration.ofSeconds(10)).until(() -> server.registry().callsUnderWayForTesting() >= 1);
+        List<String> second = burst(c.api(), 3);
+        assertThat(server.registry().renamesWaitingForTesting()).isEqualTo(3);
+        assertThat(second).allMatch(s -> dockerName(docker, s).equals("sandboxes-pool-" + s));
+        server.close();
+        assertThat(second).allMatch(s -> dockerName(docker, s).equals("sandboxes-" + s));
+        heldAgain.join();
+      }
+    } finally {
+      server.close();
+      try (DockerRuntime docker = DockerRuntime.connect()) {
+        docker.listOurs().stream().filter(k -> id.equals(k.getLabels().get(DockerRuntime.LABEL_SERVER)))
+            .forEach(k -> docker.remove(k.getId()));
+      }
+    }
+  }
+
   /** A container as a server that died mid-refill (or mid-claim, before the commit) leaves it. */
   private static String plantMember(DockerRuntime docker, String serverId, String name) {
     var labels = Map.of(DockerRuntime.LABEL_OURS, "true", DockerRuntime.LABEL_SERVER, serverId,
@@ -562,6 +615,10 @@ class WarmPoolTest {
       // closing removed the unclaimed member even though sandboxes are kept
       assertThat(docker.listOurs()).noneMatch(k -> id.equals(k.getLabels().get(DockerRuntime.LABEL_SERVER))
           && k.getNames()[0].startsWith("/sandboxes-pool-"));
+      // a server ended between a claim's commit and its rename leaves the pool's name: the next one renames it
+      String claimedContainer = docker.listOurs().stream().filter(k -> k.getNames()[0].equals("/sandboxes-" + claimed)).findFirst()
+          .orElseThrow().getId();
+      docker.client().renameContainerCmd(claimedContainer).withName("sandboxes-pool-" + claimed).exec();
       // what a kill -9 leaves: a member mid-refill, and a member claimed but never committed (renamed, no state file)
       String midRefill = plantMember(docker, id, "sandboxes-pool-" + io.sandboxes.local.internal.Registry.newSandboxId());
       String midClaim = plantMember(docker, id, "sandboxes-" + io.sandboxes.local.internal.Registry.newSandboxId());
@@ -570,6 +627,7 @@ class WarmPoolTest {
           assertThat(docker.client().listContainersCmd().withShowAll(true).withIdFilter(List.of(midRefill, midClaim)).exec())
               .as("members nobody claimed are removed").isEmpty();
           LocalSandbox back = again.registry().find(claimed).orElseThrow();
+          assertThat(dockerName(docker, claimed)).isEqualTo("sandboxes-" + claimed);
           assertThat(back.pooled()).isTrue();
           assertThat(back.envdToken()).isEqualTo(token);
           assertThat(c.api().info(claimed).metadata()).containsEntry("k", "v");

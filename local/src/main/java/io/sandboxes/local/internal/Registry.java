@@ -82,6 +82,8 @@ public final class Registry implements AutoCloseable {
   private final int warmPoolMax;
   /** The callers' calls under way: refills and removals give way to them. */
   private final CallClock calls = new CallClock();
+  /** Claimed pool members' containers on their way to their sandboxes' names. */
+  private final ClaimedNames names;
   private final Forks forks;
 
   /**
@@ -98,6 +100,7 @@ public final class Registry implements AutoCloseable {
       java.util.Optional<io.sandboxes.local.internal.egress.SandboxNetwork> network, int diskSizeMB, Map<String, Integer> warmPool,
       @Nullable Integer warmPoolMax) {
     this.diskSizeMB = diskSizeMB;
+    this.names = new ClaimedNames(engine, calls);
     this.templates = templates;
     this.stateDir = stateDir;
     this.engine = engine;
@@ -111,7 +114,7 @@ public final class Registry implements AutoCloseable {
     this.diskGuard = DiskGuard.start(engine.diskLimits(), templates.resolve("base"), serverId,
         () -> List.copyOf(sandboxes.values()), (s, reason) -> kill(s.id(), reason));
     this.starts = new SandboxStarts(sandboxes, engine, templates, serverId, states, networking, outside, forkImages,
-        diskGuard.mechanism(), diskSizeMB);
+        diskGuard.mechanism(), diskSizeMB, names);
     this.warmPoolMax = warmPoolMax != null ? warmPoolMax : WarmPool.defaultMax(engine.memoryBytes());
     this.pool = new WarmPool(warmPool, this.warmPoolMax, calls, new WarmPool.Maker() {
       @Override
@@ -218,6 +221,16 @@ public final class Registry implements AutoCloseable {
    */
   public Runnable callBegins() {
     return calls.begin();
+  }
+
+  /** For tests: @return how many claimed containers' renames wait for the callers' calls to pause */
+  public int renamesWaitingForTesting() {
+    return names.waiting();
+  }
+
+  /** For tests: the longest later claims' renames wait for a pause in the callers' calls (1 s unless set). */
+  public void renameWaitForTesting(Duration longest) {
+    names.waitForTesting(longest);
   }
 
   /** For tests: @return how many callers' calls are under way now, as background work sees them */
@@ -456,6 +469,7 @@ public final class Registry implements AutoCloseable {
         }
       }
     }
+    names.flush(); // kept sandboxes leave with their names; a killed one's is no longer wanted
     // killed sandboxes' removals finish before the engine's client closes; one that does not in
     // time is handed on: its state file says killed, and a restart with this id removes it
     Duration wait = removalsAtClose;

@@ -228,6 +228,14 @@ final class SandboxRecovery {
     s.proxyVars(networking.proxyVars());
     if (pooled) {
       s.markPooled();
+      if (c.names().stream().anyMatch(n -> n.startsWith(WarmPool.NAME_PREFIX))) {
+        // claimed, and its server ended before the rename (ClaimedNames): the name follows now
+        try {
+          engine.rename(c.id(), "sandboxes-" + id);
+        } catch (RuntimeException e) {
+          LOG.debug("renaming claimed container {} failed: {}", c.id(), e.toString());
+        }
+      }
     }
     boolean memoryLost = pausedNow && recordedMemory && phase == InstanceState.Phase.STOPPED;
     if (pausedNow) {

@@ -43,11 +43,13 @@ final class SandboxStarts {
   private final ForkImages forkImages;
   private final DiskLimits.Mechanism diskLimits;
   private final int diskSizeMB;
+  private final ClaimedNames names;
 
   SandboxStarts(Map<String, LocalSandbox> sandboxes, SandboxEngine engine, Templates templates, String serverId, StateFiles states,
       SandboxNetworking networking, OutsideEvents outside, ForkImages forkImages, DiskLimits.Mechanism diskLimits,
-      int diskSizeMB) {
+      int diskSizeMB, ClaimedNames names) {
     this.sandboxes = sandboxes;
+    this.names = names;
     this.engine = engine;
     this.templates = templates;
     this.serverId = serverId;
@@ -222,16 +224,8 @@ final class SandboxStarts {
     }
     outside.watch(sandbox);
     sandboxes.put(m.id(), sandbox);
-    // the name tells `status` and `docker ps` it is claimed; nothing else depends on it, so it is
-    // not waited for, but it goes at once: put off until the callers' calls paused, a claimed
-    // sandbox went on looking like a pool member to whoever lists containers by name
-    Thread.ofVirtual().name("sandboxes-rename-" + m.id()).start(() -> {
-      try {
-        engine.rename(m.instanceId(), "sandboxes-" + m.id());
-      } catch (RuntimeException e) {
-        LOG.debug("renaming claimed container of {} failed: {}", m.id(), e.toString());
-      }
-    });
+    // the name tells `status` and `docker ps` it is claimed; nothing else depends on it
+    names.claimed(m.instanceId(), m.id(), () -> sandboxes.get(m.id()) == sandbox);
     sandbox.log("info", "sandbox created from template " + templateId + " (warm pool), ends at " + sandbox.endAt());
     StructuredLog.atInfo(LOG).addKeyValue("event", "sandbox.created").addKeyValue("sandbox", m.id()).addKeyValue("template", templateId)
         .addKeyValue("container", m.instanceId().substring(0, 12)).addKeyValue("endAt", sandbox.endAt())
