@@ -21,8 +21,9 @@ import java.util.concurrent.Future;
  * One agent fan-out, again and again: rounds of {@code n} concurrent creates, each followed by one
  * {@code echo}, against a warm pool of {@code n} refilled between rounds; per round, where the
  * time went (the creates alone, the first commands) and where the machine's CPU went during the
- * burst (this JVM, which holds both the client and the server; the sandboxes' containers; the
- * rest: the engine, the kernel). Raw Docker in the same run: one create+start, timed between the
+ * burst (this JVM, which holds both the client and the server, and of it the JIT's compiler
+ * threads and the garbage collector's; the sandboxes' containers; the engine's daemons,
+ * {@code dockerd} and {@code containerd} with its shims; the rest is mostly the kernel's). Raw Docker in the same run: one create+start, timed between the
  * rounds, the yardstick of issue 26's "burst of 50 p95 &lt;= 1.0x a raw create+start of one".
  * The first rounds carry the JIT's compiling (most of this JVM's CPU in round 0); read the later
  * ones, and {@link WarmBench} for the burst after a suite's worth of other calls.
@@ -35,10 +36,14 @@ public final class BurstBench {
   /** One round: per call, the create's and the echo's time, and the CPU the machine spent meanwhile. */
   private record Round(List<Double> creates, List<Double> wholes, Cpu cpu, int errors) {}
 
-  /** CPU milliseconds, cumulative: the machine busy, this JVM, Docker's containers (-1 when unreadable). */
-  private record Cpu(double machine, double jvm, double containers) {
+  /**
+   * CPU milliseconds, cumulative: the machine busy, this JVM, Docker's containers (-1 when
+   * unreadable), this JVM's compiler and GC threads, the engine's daemons.
+   */
+  private record Cpu(double machine, double jvm, double containers, double jit, double gc, double engine) {
     Cpu minus(Cpu o) {
-      return new Cpu(machine - o.machine, jvm - o.jvm, containers < 0 || o.containers < 0 ? -1 : containers - o.containers);
+      return new Cpu(machine - o.machine, jvm - o.jvm, containers < 0 || o.containers < 0 ? -1 : containers - o.containers,
+          jit - o.jit, gc - o.gc, engine - o.engine);
     }
   }
 
@@ -51,8 +56,8 @@ public final class BurstBench {
       SandboxClient client = left.keep(Sandboxes.at(server.apiUrl(), server.sandboxUrl(), server.apiKey()));
       E2BApi api = client.provider().api();
       List<Double> raw = new ArrayList<>();
-      System.out.printf("%-6s %9s %9s %9s %9s %9s %9s %9s %7s%n", "round", "create50", "create95", "whole50", "whole95",
-          "cpu:all", "jvm", "contnrs", "errors");
+      System.out.printf("%-6s %9s %9s %9s %9s %9s %9s %9s %9s %9s %9s %7s%n", "round", "create50", "create95", "whole50", "whole95",
+          "cpu:all", "jvm", "jvm:jit", "jvm:gc", "contnrs", "engine", "errors");
       List<Double> laterP95 = new ArrayList<>();
       for (int r = 0; r < rounds; r++) {
         awaitReady(server, n);
@@ -66,9 +71,10 @@ public final class BurstBench {
         if (r >= rounds / 2) {
           laterP95.add(p95);
         }
-        System.out.printf("%-6d %9.1f %9.1f %9.1f %9.1f %9.0f %9.0f %9.0f %7d%n", r, Measure.percentile(round.creates(), 50),
-            Measure.percentile(round.creates(), 95), Measure.percentile(round.wholes(), 50), p95, round.cpu().machine(),
-            round.cpu().jvm(), round.cpu().containers(), round.errors());
+        System.out.printf("%-6d %9.1f %9.1f %9.1f %9.1f %9.0f %9.0f %9.0f %9.0f %9.0f %9.0f %7d%n", r,
+            Measure.percentile(round.creates(), 50), Measure.percentile(round.creates(), 95),
+            Measure.percentile(round.wholes(), 50), p95, round.cpu().machine(), round.cpu().jvm(), round.cpu().jit(),
+            round.cpu().gc(), round.cpu().containers(), round.cpu().engine(), round.errors());
       }
       double rawOne = Measure.median(raw);
       System.out.printf("%nburst of %d on a pool of %d, %d rounds; times in ms, cpu in ms of CPU during the burst%n", n, n, rounds);
@@ -138,7 +144,9 @@ public final class BurstBench {
 
   /**
    * The CPU spent so far, in ms: the machine's busy time from {@code /proc/stat}, this process's
-   * from {@code /proc/self/stat} (both in clock ticks of 10 ms), and Docker's containers from
+   * from {@code /proc/self/stat}, its threads' from {@code /proc/self/task} (a thread that ended
+   * meanwhile takes its share out of the JIT's or the GC's figure), the engine's daemons' from
+   * their {@code /proc/<pid>/stat} (all in clock ticks of 10 ms), and Docker's containers from
    * the cgroup v1 {@code cpuacct} of the {@code docker} parent (-1 where that is not so).
    */
   private static Cpu cpu() throws IOException {
@@ -154,6 +162,45 @@ public final class BurstBench {
     double jvm = Double.parseDouble(f[11]) + Double.parseDouble(f[12]);
     Path cgroup = Path.of("/sys/fs/cgroup/cpuacct/docker/cpuacct.usage");
     double containers = Files.isReadable(cgroup) ? Double.parseDouble(Files.readString(cgroup).trim()) / 1e6 : -1;
-    return new Cpu(busy * 10, jvm * 10, containers);
+    double jit = 0;
+    double gc = 0;
+    try (var tasks = Files.list(Path.of("/proc/self/task"))) {
+      for (Path t : (Iterable<Path>) tasks::iterator) {
+        String st;
+        try {
+          st = Files.readString(t.resolve("stat"));
+        } catch (IOException gone) {
+          continue; // the thread ended meanwhile
+        }
+        String name = st.substring(st.indexOf('(') + 1, st.lastIndexOf(')'));
+        String[] tf = st.substring(st.lastIndexOf(')') + 2).split(" ");
+        double ticks = Double.parseDouble(tf[11]) + Double.parseDouble(tf[12]);
+        if (name.contains("CompilerThre")) {
+          jit += ticks;
+        } else if (name.startsWith("GC ") || name.startsWith("G1 ")) {
+          gc += ticks;
+        }
+      }
+    }
+    double engine = 0;
+    try (var procs = Files.list(Path.of("/proc"))) {
+      for (Path pr : (Iterable<Path>) procs::iterator) {
+        if (!pr.getFileName().toString().chars().allMatch(Character::isDigit)) {
+          continue;
+        }
+        String st;
+        try {
+          st = Files.readString(pr.resolve("stat"));
+        } catch (IOException gone) {
+          continue; // the process ended meanwhile
+        }
+        String name = st.substring(st.indexOf('(') + 1, st.lastIndexOf(')'));
+        if (name.equals("dockerd") || name.startsWith("containerd")) {
+          String[] pf = st.substring(st.lastIndexOf(')') + 2).split(" ");
+          engine += Double.parseDouble(pf[11]) + Double.parseDouble(pf[12]);
+        }
+      }
+    }
+    return new Cpu(busy * 10, jvm * 10, containers, jit * 10, gc * 10, engine * 10);
   }
 }
