@@ -11,6 +11,10 @@ import { Sandbox } from 'e2b'
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 const echoes = Number(process.env.ECHOES || 40)
+// rounds of the three echo paths before any is counted: the SDK's and Node's JIT, the connections,
+// and the server's own JIT, which compiles its exec path over the first few hundred calls, as a
+// server that has run for a while has (bench.ExecBench warms the Java client up the same way)
+const warmups = Number(process.env.WARMUPS || 150)
 const rounds = Number(process.env.ROUNDS || 7)
 const bytes = Number(process.env.STDOUT_BYTES || 50_000_000)
 
@@ -101,8 +105,8 @@ try {
     () => raw.call(),
   ]
   const times = ops.map(() => [])
-  // warmed up first (the JIT, the connections), then the three interleaved, the order turned each round
-  for (let i = 0; i < 20; i++) for (const op of ops) await op()
+  // warmed up first, then the three interleaved, the order turned each round
+  for (let i = 0; i < warmups; i++) for (const op of ops) await op()
   for (let i = 0; i < echoes; i++) {
     for (let j = 0; j < ops.length; j++) {
       const k = (i + j) % ops.length
