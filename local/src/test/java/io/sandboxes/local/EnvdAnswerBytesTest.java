@@ -186,7 +186,48 @@ class EnvdAnswerBytesTest {
   @Test
   @DisplayName("a process's answer goes out a message to a write (an HTTP chunk each), its end event, the stream's end and the body's end in one")
   void processAnswerWrites() throws Exception {
-    byte[] body = Connect.envelope(0, "{\"process\":{\"cmd\":\"/bin/sh\",\"args\":[\"-c\",\"printf hi\"]}}"
+    List<List<String>> chunks = answerChunks("printf hi");
+    assertThat(chunks).hasSize(3);
+    assertThat(chunks.get(0)).singleElement().asString().matches("\\{\"event\":\\{\"start\":\\{\"pid\":[1-9][0-9]*}}}");
+    assertThat(chunks.get(1)).containsExactly("{\"event\":{\"data\":{\"stdout\":\"aGk=\"}}}");
+    assertThat(chunks.get(2)).containsExactly("{\"event\":{\"end\":{\"exited\":true,\"status\":\"exit status 0\"}}}", "END {}");
+  }
+
+  @Test
+  @DisplayName("a large output goes in data messages of at most 32 KiB of it each, several to a write, whole and in order")
+  void largeOutputMessages() throws Exception {
+    int size = 3_000_000;
+    List<List<String>> chunks = answerChunks("yes 0123456789abcdef | head -c " + size);
+    Pattern data = Pattern.compile("\\{\"event\":\\{\"data\":\\{\"stdout\":\"([A-Za-z0-9+/=]*)\"}}}");
+    java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+    int largest = 0;
+    int mostInOneWrite = 0;
+    for (List<String> chunk : chunks) {
+      int inThisWrite = 0;
+      for (String message : chunk) {
+        Matcher m = data.matcher(message);
+        if (m.matches()) {
+          byte[] bytes = java.util.Base64.getDecoder().decode(m.group(1));
+          largest = Math.max(largest, bytes.length);
+          out.writeBytes(bytes);
+          inThisWrite++;
+        }
+      }
+      mostInOneWrite = Math.max(mostInOneWrite, inThisWrite);
+    }
+    assertThat(out.size()).isEqualTo(size);
+    assertThat(out.toString(StandardCharsets.US_ASCII)).isEqualTo("0123456789abcdef\n".repeat(size / 17 + 1).substring(0, size));
+    assertThat(largest).as("the most output one message carries").isLessThanOrEqualTo(32 * 1024);
+    assertThat(mostInOneWrite).as("a chunk of the daemon's larger than a message goes in one write").isGreaterThan(1);
+  }
+
+  /**
+   * Runs {@code command} by {@code process.Process/Start} over a socket of its own and reads the
+   * answer as the server wrote it: its HTTP chunks (one to a write of the server's), each as the
+   * Connect messages in it ({@code END } before the stream's end message).
+   */
+  private List<List<String>> answerChunks(String command) throws Exception {
+    byte[] body = Connect.envelope(0, ("{\"process\":{\"cmd\":\"/bin/sh\",\"args\":[\"-c\",\"" + command + "\"]}}")
         .getBytes(StandardCharsets.UTF_8));
     java.net.URI url = server.sandboxUrl();
     try (java.net.Socket socket = new java.net.Socket(url.getHost(), url.getPort())) {
@@ -219,10 +260,7 @@ class EnvdAnswerBytesTest {
         chunks.add(messages);
       }
       assertThat(line(in)).as("no trailers after the last chunk").isEmpty();
-      assertThat(chunks).hasSize(3);
-      assertThat(chunks.get(0)).singleElement().asString().matches("\\{\"event\":\\{\"start\":\\{\"pid\":[1-9][0-9]*}}}");
-      assertThat(chunks.get(1)).containsExactly("{\"event\":{\"data\":{\"stdout\":\"aGk=\"}}}");
-      assertThat(chunks.get(2)).containsExactly("{\"event\":{\"end\":{\"exited\":true,\"status\":\"exit status 0\"}}}", "END {}");
+      return chunks;
     }
   }
 
