@@ -142,6 +142,35 @@ public final class BurstBench {
     }
   }
 
+  /** A {@code /proc} stat file's command name and its user and system clock ticks. */
+  private record Stat(String name, double ticks) {
+    /** @return the file's figures, or null when its process or thread has ended */
+    static @org.jspecify.annotations.Nullable Stat of(Path file) {
+      String st;
+      try {
+        st = Files.readString(file);
+      } catch (IOException gone) {
+        return null;
+      }
+      String[] f = st.substring(st.lastIndexOf(')') + 2).split(" ");
+      return new Stat(st.substring(st.indexOf('(') + 1, st.lastIndexOf(')')), Double.parseDouble(f[11]) + Double.parseDouble(f[12]));
+    }
+  }
+
+  /** The clock ticks of the processes (or threads) numbered in {@code dir} whose command name passes {@code which}. */
+  private static double ticks(Path dir, java.util.function.Predicate<String> which) throws IOException {
+    double sum = 0;
+    try (var entries = Files.list(dir)) {
+      for (Path e : (Iterable<Path>) entries::iterator) {
+        if (e.getFileName().toString().chars().allMatch(Character::isDigit)) {
+          Stat s = Stat.of(e.resolve("stat"));
+          sum += s != null && which.test(s.name()) ? s.ticks() : 0;
+        }
+      }
+    }
+    return sum;
+  }
+
   /**
    * The CPU spent so far, in ms: the machine's busy time from {@code /proc/stat}, this process's
    * from {@code /proc/self/stat}, its threads' from {@code /proc/self/task} (a thread that ended
@@ -157,50 +186,12 @@ public final class BurstBench {
         busy += Double.parseDouble(all[i]);
       }
     }
-    String self = Files.readString(Path.of("/proc/self/stat"));
-    String[] f = self.substring(self.lastIndexOf(')') + 2).split(" ");
-    double jvm = Double.parseDouble(f[11]) + Double.parseDouble(f[12]);
+    double jvm = java.util.Objects.requireNonNull(Stat.of(Path.of("/proc/self/stat"))).ticks();
     Path cgroup = Path.of("/sys/fs/cgroup/cpuacct/docker/cpuacct.usage");
     double containers = Files.isReadable(cgroup) ? Double.parseDouble(Files.readString(cgroup).trim()) / 1e6 : -1;
-    double jit = 0;
-    double gc = 0;
-    try (var tasks = Files.list(Path.of("/proc/self/task"))) {
-      for (Path t : (Iterable<Path>) tasks::iterator) {
-        String st;
-        try {
-          st = Files.readString(t.resolve("stat"));
-        } catch (IOException gone) {
-          continue; // the thread ended meanwhile
-        }
-        String name = st.substring(st.indexOf('(') + 1, st.lastIndexOf(')'));
-        String[] tf = st.substring(st.lastIndexOf(')') + 2).split(" ");
-        double ticks = Double.parseDouble(tf[11]) + Double.parseDouble(tf[12]);
-        if (name.contains("CompilerThre")) {
-          jit += ticks;
-        } else if (name.startsWith("GC ") || name.startsWith("G1 ")) {
-          gc += ticks;
-        }
-      }
-    }
-    double engine = 0;
-    try (var procs = Files.list(Path.of("/proc"))) {
-      for (Path pr : (Iterable<Path>) procs::iterator) {
-        if (!pr.getFileName().toString().chars().allMatch(Character::isDigit)) {
-          continue;
-        }
-        String st;
-        try {
-          st = Files.readString(pr.resolve("stat"));
-        } catch (IOException gone) {
-          continue; // the process ended meanwhile
-        }
-        String name = st.substring(st.indexOf('(') + 1, st.lastIndexOf(')'));
-        if (name.equals("dockerd") || name.startsWith("containerd")) {
-          String[] pf = st.substring(st.lastIndexOf(')') + 2).split(" ");
-          engine += Double.parseDouble(pf[11]) + Double.parseDouble(pf[12]);
-        }
-      }
-    }
+    double jit = ticks(Path.of("/proc/self/task"), name -> name.contains("CompilerThre"));
+    double gc = ticks(Path.of("/proc/self/task"), name -> name.startsWith("GC ") || name.startsWith("G1 "));
+    double engine = ticks(Path.of("/proc"), name -> name.equals("dockerd") || name.startsWith("containerd"));
     return new Cpu(busy * 10, jvm * 10, containers, jit * 10, gc * 10, engine * 10);
   }
 }
