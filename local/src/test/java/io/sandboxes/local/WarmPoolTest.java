@@ -373,6 +373,33 @@ class WarmPoolTest {
   }
 
   @Test
+  @DisplayName("a burst that leaves the pool low: its refill gives way to the burst's first commands too, for no more than a second")
+  void lowPoolAfterABurstGivesWayToItsCommandsForASecond() throws Exception {
+    String id = "warm-low-" + UUID.randomUUID().toString().substring(0, 8);
+    try (LocalServer server = LocalServer.builder().serverId(id).warmPool(10).warmPoolMax(10).build().start();
+         E2BSandboxProvider c = client(server); DockerRuntime docker = DockerRuntime.connect()) {
+      E2BApi e2b = c.api();
+      awaitReady(server, 10);
+      Runnable held = server.registry().callBegins();
+      java.time.Instant began = java.time.Instant.now();
+      // eight at once (a burst) leave two of ten: not empty, not well stocked
+      List<String> ids = burst(e2b, 8);
+      assertThat(ready(server)).isEqualTo(2);
+      LiveSandbox s = e2b.connect(ids.get(0), Duration.ofMinutes(5));
+      commandsAsUnbrokenCalls(server, s, held, Duration.ofSeconds(3));
+      java.time.Instant callsEnded = java.time.Instant.now();
+      List<java.time.Instant> made = membersMadeSince(docker, id, began);
+      assertThat(made).as("members made while the calls went on, burst at %s, calls ended %s", began, callsEnded)
+          .isNotEmpty()
+          .allSatisfy(t -> assertThat(t).isAfter(began.plusMillis(900)))
+          .anySatisfy(t -> assertThat(t).isBefore(callsEnded.minusMillis(500)));
+      for (String k : ids) {
+        e2b.kill(k);
+      }
+    }
+  }
+
+  @Test
   @DisplayName("the default pool of two, one short after a claim, refills once the claimed sandbox's commands pause, not beside them")
   void poolOfTwoRefillsAfterTheFirstCommands() throws Exception {
     String id = "warm-two-" + UUID.randomUUID().toString().substring(0, 8);

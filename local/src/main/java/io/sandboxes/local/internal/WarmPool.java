@@ -40,7 +40,9 @@ import org.slf4j.LoggerFactory;
  * one's beginning (a burst that emptied the pool is not slowed by refills competing with its cold
  * starts for Docker; the rest of a burst may still be on its way when its first create claims a
  * member), unless creates have kept it waiting for {@link #MAX_YIELD}, so that steady traffic
- * cannot starve the pool. Between back-to-back creates that find members ready, refills go on.
+ * cannot starve the pool. Between back-to-back creates that find members ready, refills go on;
+ * a refill that has seen a burst of {@link #BURST_CREATES} creates gives way to its first
+ * commands for up to {@link #EMPTY_CALLS_WAIT}, whatever the pool still holds.
  */
 final class WarmPool implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(WarmPool.class);
@@ -59,6 +61,12 @@ final class WarmPool implements AutoCloseable {
    * pause must not leave the pool empty for longer.
    */
   static final Duration EMPTY_CALLS_WAIT = Duration.ofSeconds(1);
+  /**
+   * How many creates beginning within {@link #QUIET} of one another make a burst (a fan-out, a
+   * parallel suite's start): a refill that finds one gives way to its first commands even while
+   * the pool still holds a few members, as it does once the pool is empty.
+   */
+  static final int BURST_CREATES = 8;
   /** How far back creates count as demand. */
   static final Duration DEMAND_WINDOW = Duration.ofSeconds(10);
   /** How long without a create before a pool falls back to its floor and its surplus members are removed. */
@@ -158,6 +166,9 @@ final class WarmPool implements AutoCloseable {
   private final Condition noCold = coldLock.newCondition();
   private int coldCreates;
   private long lastCreateBegan = System.nanoTime() - QUIET.toNanos();
+  /** When the last {@link #BURST_CREATES} creates began (nanoTime), a ring; the oldest at {@link #nextCreate}. */
+  private final long[] recentCreates = longAgo(BURST_CREATES);
+  private int nextCreate;
   /** The callers' calls under way: refills of a well-stocked pool give way to them. */
   private final CallClock calls;
 
@@ -223,6 +234,12 @@ final class WarmPool implements AutoCloseable {
     return m;
   }
 
+  private static long[] longAgo(int n) {
+    long[] times = new long[n];
+    java.util.Arrays.fill(times, System.nanoTime() - Duration.ofDays(1).toNanos());
+    return times;
+  }
+
   /**
    * A create begins (it may claim a member or start cold): refills wait until it, and every other
    * one, has ended.
@@ -234,6 +251,8 @@ final class WarmPool implements AutoCloseable {
     try {
       coldCreates++;
       lastCreateBegan = System.nanoTime();
+      recentCreates[nextCreate] = lastCreateBegan;
+      nextCreate = (nextCreate + 1) % BURST_CREATES;
     } finally {
       coldLock.unlock();
     }
@@ -271,18 +290,25 @@ final class WarmPool implements AutoCloseable {
    * {@link #QUIET} or its callers' calls go on (within {@link #EMPTY_CALLS_WAIT} of its
    * emptying), or, while it is {@linkplain #wellStocked well stocked}, a caller's call is under
    * way or ended within {@link CallClock#QUIET} (a sandbox just claimed runs its first commands
-   * then, and a member's start on the same cores would slow them several times over); for at
-   * most {@link #MAX_YIELD}.
+   * then, and a member's start on the same cores would slow them several times over), or, once
+   * it has seen a burst of creates ({@link #BURST_CREATES}), its callers' calls go on (for at
+   * most {@link #EMPTY_CALLS_WAIT} of this wait); for at most {@link #MAX_YIELD}.
    */
   private void yieldToCreates(Tier tier) throws InterruptedException {
-    long until = System.nanoTime() + MAX_YIELD.toNanos();
+    long began = System.nanoTime();
+    long until = began + MAX_YIELD.toNanos();
+    boolean burst = false;
     coldLock.lock();
     try {
       while (!closed) {
         long now = System.nanoTime();
         int ready = tier.ready.size();
+        // the oldest of the last BURST_CREATES creates began within QUIET: a burst, whose first
+        // commands this refill waits for (as an empty pool's does) once it has seen it
+        burst |= now - recentCreates[nextCreate] < QUIET.toNanos();
         long quietIn = ready == 0 ? emptyQuietIn(tier, now)
-            : wellStocked(ready, tier.target()) ? calls.quietInNanos(CallClock.QUIET, now) : 0;
+            : wellStocked(ready, tier.target()) ? calls.quietInNanos(CallClock.QUIET, now)
+            : burst ? Math.min(calls.quietInNanos(CallClock.QUIET, now), began + EMPTY_CALLS_WAIT.toNanos() - now) : 0;
         if ((coldCreates == 0 && quietIn <= 0) || until - now <= 0) {
           return;
         }
