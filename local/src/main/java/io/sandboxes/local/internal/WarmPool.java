@@ -41,8 +41,8 @@ import org.slf4j.LoggerFactory;
  * starts for Docker; the rest of a burst may still be on its way when its first create claims a
  * member), unless creates have kept it waiting for {@link #MAX_YIELD}, so that steady traffic
  * cannot starve the pool. Between back-to-back creates that find members ready, refills go on;
- * a refill that has seen a burst of {@link #BURST_CREATES} creates gives way to its first
- * commands for up to {@link #EMPTY_CALLS_WAIT}, whatever the pool still holds.
+ * a refill that has seen a burst ({@link #BURST_CREATES} creates begun together) gives way to its
+ * first commands for up to {@link #EMPTY_CALLS_WAIT}, whatever the pool still holds.
  */
 final class WarmPool implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(WarmPool.class);
@@ -62,9 +62,11 @@ final class WarmPool implements AutoCloseable {
    */
   static final Duration EMPTY_CALLS_WAIT = Duration.ofSeconds(1);
   /**
-   * How many creates beginning within {@link #QUIET} of one another make a burst (a fan-out, a
-   * parallel suite's start): a refill that finds one gives way to its first commands even while
-   * the pool still holds a few members, as it does once the pool is empty.
+   * How many creates beginning within {@link #QUIET}, while some other call of the callers' is
+   * under way, make a burst (a fan-out, a parallel suite's start; not one caller's back-to-back
+   * creates, however fast, whose calls go one at a time): a refill that has seen one gives way
+   * to its first commands even while the pool still holds a few members, as it does once the
+   * pool is empty.
    */
   static final int BURST_CREATES = 8;
   /** How far back creates count as demand. */
@@ -167,8 +169,10 @@ final class WarmPool implements AutoCloseable {
   private int coldCreates;
   private long lastCreateBegan = System.nanoTime() - QUIET.toNanos();
   /** When the last {@link #BURST_CREATES} creates began (nanoTime), a ring; the oldest at {@link #nextCreate}. */
-  private final long[] recentCreates = longAgo(BURST_CREATES);
+  private final long[] recentCreates = new long[BURST_CREATES];
   private int nextCreate;
+  /** When a create last began as part of a burst (nanoTime). */
+  private long lastBurst;
   /** The callers' calls under way: refills of a well-stocked pool give way to them. */
   private final CallClock calls;
 
@@ -180,6 +184,9 @@ final class WarmPool implements AutoCloseable {
     this.max = max;
     this.calls = calls;
     this.maker = maker;
+    long longAgo = System.nanoTime() - Duration.ofDays(1).toNanos();
+    java.util.Arrays.fill(recentCreates, longAgo);
+    this.lastBurst = longAgo;
     Map<String, Tier> t = new LinkedHashMap<>();
     sizes.forEach((id, n) -> {
       if (n > 0) {
@@ -234,12 +241,6 @@ final class WarmPool implements AutoCloseable {
     return m;
   }
 
-  private static long[] longAgo(int n) {
-    long[] times = new long[n];
-    java.util.Arrays.fill(times, System.nanoTime() - Duration.ofDays(1).toNanos());
-    return times;
-  }
-
   /**
    * A create begins (it may claim a member or start cold): refills wait until it, and every other
    * one, has ended.
@@ -250,9 +251,15 @@ final class WarmPool implements AutoCloseable {
     coldLock.lock();
     try {
       coldCreates++;
-      lastCreateBegan = System.nanoTime();
-      recentCreates[nextCreate] = lastCreateBegan;
+      long now = System.nanoTime();
+      lastCreateBegan = now;
+      recentCreates[nextCreate] = now;
       nextCreate = (nextCreate + 1) % BURST_CREATES;
+      // this create and the BURST_CREATES - 1 before it (the oldest now at nextCreate) began
+      // within QUIET, and another call is under way beside them (this create's own is not yet)
+      if (now - recentCreates[nextCreate] < QUIET.toNanos() && calls.underWay() > 0) {
+        lastBurst = now;
+      }
     } finally {
       coldLock.unlock();
     }
@@ -303,9 +310,9 @@ final class WarmPool implements AutoCloseable {
       while (!closed) {
         long now = System.nanoTime();
         int ready = tier.ready.size();
-        // the oldest of the last BURST_CREATES creates began within QUIET: a burst, whose first
-        // commands this refill waits for (as an empty pool's does) once it has seen it
-        burst |= now - recentCreates[nextCreate] < QUIET.toNanos();
+        // a burst's creates were under way within QUIET: its first commands come next, and this
+        // refill waits for them (as an empty pool's does) once it has seen it
+        burst |= now - lastBurst < QUIET.toNanos();
         long quietIn = ready == 0 ? emptyQuietIn(tier, now)
             : wellStocked(ready, tier.target()) ? calls.quietInNanos(CallClock.QUIET, now)
             : burst ? Math.min(calls.quietInNanos(CallClock.QUIET, now), began + EMPTY_CALLS_WAIT.toNanos() - now) : 0;
