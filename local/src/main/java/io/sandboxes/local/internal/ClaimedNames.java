@@ -5,7 +5,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -21,8 +20,8 @@ import org.slf4j.LoggerFactory;
  * after it finds the name. The sandbox's id, hostname and identity do not wait on any of this.
  *
  * <p>Renames still waiting when the server closes keeping its sandboxes are made then ({@link
- * #flush}); one cut short by the server's end is made by the next server's recovery, which
- * finds a claimed member by its state file whatever its name.
+ * #flush}); one cut short by the server's end is made by the next server's recovery ({@link
+ * #renameNow}), which finds a claimed member by its state file whatever its name.
  */
 final class ClaimedNames {
   private static final Logger LOG = LoggerFactory.getLogger(Registry.class);
@@ -34,8 +33,8 @@ final class ClaimedNames {
   private final Set<Rename> waiting = ConcurrentHashMap.newKeySet();
   private volatile Duration wait = WAIT;
 
-  /** One container's rename; whoever begins it first (its own thread, or a flush) makes it. */
-  private record Rename(String instanceId, String name, BooleanSupplier wanted, AtomicBoolean begun) {}
+  /** One container's rename; a waiting one is made by whoever takes it out of the waiting set first (its thread, or a flush). */
+  private record Rename(String instanceId, String sandboxId, BooleanSupplier wanted) {}
 
   ClaimedNames(SandboxEngine engine, CallClock calls) {
     this.engine = engine;
@@ -48,7 +47,7 @@ final class ClaimedNames {
    * @param wanted whether the rename is still wanted when it comes (false once the sandbox is killed)
    */
   void claimed(String instanceId, String sandboxId, BooleanSupplier wanted) {
-    Rename r = new Rename(instanceId, "sandboxes-" + sandboxId, wanted, new AtomicBoolean());
+    Rename r = new Rename(instanceId, sandboxId, wanted);
     boolean alone = calls.underWay() <= 1;
     if (!alone) {
       waiting.add(r);
@@ -61,7 +60,9 @@ final class ClaimedNames {
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
       } finally {
-        make(r);
+        if (alone || waiting.remove(r)) {
+          make(r);
+        }
       }
     });
   }
@@ -69,8 +70,15 @@ final class ClaimedNames {
   /** The renames still waiting are made now: the server closes, and its sandboxes may outlive it. */
   void flush() {
     for (Rename r : List.copyOf(waiting)) {
-      make(r);
+      if (waiting.remove(r)) {
+        make(r);
+      }
     }
+  }
+
+  /** A claimed member's container found under its pool name (its server ended before the rename) takes its name now. */
+  void renameNow(String instanceId, String sandboxId) {
+    make(new Rename(instanceId, sandboxId, () -> true));
   }
 
   /** @return how many renames wait for the callers' calls to pause (for tests) */
@@ -84,14 +92,14 @@ final class ClaimedNames {
   }
 
   private void make(Rename r) {
-    waiting.remove(r);
-    if (!r.begun().compareAndSet(false, true) || !r.wanted().getAsBoolean()) {
+    if (!r.wanted().getAsBoolean()) {
       return;
     }
+    String name = "sandboxes-" + r.sandboxId();
     try {
-      engine.rename(r.instanceId(), r.name());
+      engine.rename(r.instanceId(), name);
     } catch (RuntimeException e) {
-      LOG.debug("renaming claimed container {} to {} failed: {}", r.instanceId(), r.name(), e.toString());
+      LOG.debug("renaming claimed container {} to {} failed: {}", r.instanceId(), name, e.toString());
     }
   }
 }

@@ -108,7 +108,7 @@ public final class Registry implements AutoCloseable {
     this.networking = new SandboxNetworking(network, states);
     this.forkImages = new ForkImages(engine, serverId);
     this.outside = new OutsideEvents(sandboxes, engine, states, networking, forkImages);
-    new SandboxRecovery(sandboxes, engine, serverId, states, networking, outside, forkImages, diskSizeMB).recover();
+    new SandboxRecovery(sandboxes, engine, serverId, states, networking, outside, forkImages, diskSizeMB, names).recover();
     // a superseded snapshot build, or an untagged template build, the sandbox kept can go now that its container has
     this.lifecycle = new SandboxLifecycle(sandboxes, engine, states, networking, forkImages, calls, templates::sandboxRemoved);
     this.diskGuard = DiskGuard.start(engine.diskLimits(), templates.resolve("base"), serverId,

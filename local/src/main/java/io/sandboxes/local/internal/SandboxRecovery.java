@@ -43,10 +43,12 @@ final class SandboxRecovery {
   private final OutsideEvents outside;
   private final ForkImages forkImages;
   private final int diskSizeMB;
+  private final ClaimedNames names;
 
   SandboxRecovery(Map<String, LocalSandbox> sandboxes, SandboxEngine engine, String serverId, StateFiles states,
-      SandboxNetworking networking, OutsideEvents outside, ForkImages forkImages, int diskSizeMB) {
+      SandboxNetworking networking, OutsideEvents outside, ForkImages forkImages, int diskSizeMB, ClaimedNames names) {
     this.sandboxes = sandboxes;
+    this.names = names;
     this.engine = engine;
     this.serverId = serverId;
     this.states = states;
@@ -229,12 +231,7 @@ final class SandboxRecovery {
     if (pooled) {
       s.markPooled();
       if (c.names().stream().anyMatch(n -> n.startsWith(WarmPool.NAME_PREFIX))) {
-        // claimed, and its server ended before the rename (ClaimedNames): the name follows now
-        try {
-          engine.rename(c.id(), "sandboxes-" + id);
-        } catch (RuntimeException e) {
-          LOG.debug("renaming claimed container {} failed: {}", c.id(), e.toString());
-        }
+        names.renameNow(c.id(), id); // claimed, and its server ended before the rename
       }
     }
     boolean memoryLost = pausedNow && recordedMemory && phase == InstanceState.Phase.STOPPED;
