@@ -353,27 +353,34 @@ class WarmPoolTest {
          DockerRuntime docker = DockerRuntime.connect()) {
       E2BApi e2b = c.api();
       awaitReady(server, 2);
-      // the callers' calls never pause from before the burst on: a call is held across the
-      // client's own gaps, and each command from before the one before it ends (as in
-      // refillWaitsForCommands), for 3 s
-      Runnable held = server.registry().callBegins();
-      java.time.Instant began = java.time.Instant.now();
-      List<String> ids = burst(e2b, 2);
-      assertThat(ids).allSatisfy(s -> assertThat(server.registry().find(s).orElseThrow().pooled()).isTrue());
-      LiveSandbox s = e2b.connect(ids.get(0), Duration.ofMinutes(5));
-      commandsAsUnbrokenCalls(server, s, held, Duration.ofSeconds(3));
-      java.time.Instant callsEnded = java.time.Instant.now();
-      List<java.time.Instant> made = membersMadeSince(docker, id, began);
-      // not beside the first commands: a second (WarmPool.EMPTY_CALLS_WAIT) after the claim that
-      // emptied the pool, which was after `began`; nor only once the calls paused, or after the 10 s any
-      // refill waits at most (MAX_YIELD)
-      assertThat(made).as("members made while the calls went on, burst at %s, calls ended %s", began, callsEnded)
-          .isNotEmpty()
-          .allSatisfy(t -> assertThat(t).isAfter(began.plusMillis(900)))
-          .anySatisfy(t -> assertThat(t).isBefore(callsEnded.minusMillis(500)));
-      for (String k : ids) {
-        e2b.kill(k);
-      }
+      burstBesideUnbrokenCalls(server, e2b, docker, id, 2, ids -> assertThat(ids)
+          .allSatisfy(s -> assertThat(server.registry().find(s).orElseThrow().pooled()).isTrue()));
+    }
+  }
+
+  /**
+   * A burst of {@code n} creates while the callers' calls never pause from before it on (a call
+   * is held across the client's own gaps, then each command from before the one before it ends,
+   * as in refillWaitsForCommands, for 3 s): the members its refill makes come not beside its
+   * first commands, but a second (WarmPool.EMPTY_CALLS_WAIT) after it began; nor only once the
+   * calls paused, or after the 10 s any refill waits at most (MAX_YIELD).
+   */
+  private static void burstBesideUnbrokenCalls(LocalServer server, E2BApi e2b, DockerRuntime docker, String serverId, int n,
+      java.util.function.Consumer<List<String>> claimed) throws Exception {
+    Runnable held = server.registry().callBegins();
+    java.time.Instant began = java.time.Instant.now();
+    List<String> ids = burst(e2b, n);
+    claimed.accept(ids);
+    LiveSandbox s = e2b.connect(ids.get(0), Duration.ofMinutes(5));
+    commandsAsUnbrokenCalls(server, s, held, Duration.ofSeconds(3));
+    java.time.Instant callsEnded = java.time.Instant.now();
+    List<java.time.Instant> made = membersMadeSince(docker, serverId, began);
+    assertThat(made).as("members made while the calls went on, burst at %s, calls ended %s", began, callsEnded)
+        .isNotEmpty()
+        .allSatisfy(t -> assertThat(t).isAfter(began.plusMillis(900)))
+        .anySatisfy(t -> assertThat(t).isBefore(callsEnded.minusMillis(500)));
+    for (String k : ids) {
+      e2b.kill(k);
     }
   }
 
@@ -385,23 +392,9 @@ class WarmPoolTest {
          E2BSandboxProvider c = client(server); DockerRuntime docker = DockerRuntime.connect()) {
       E2BApi e2b = c.api();
       awaitReady(server, 10);
-      Runnable held = server.registry().callBegins();
-      java.time.Instant began = java.time.Instant.now();
-      // eight at once (a burst: more than WarmPool.BURST_CREATES under way together) leave two of
-      // ten: not empty, not well stocked
-      List<String> ids = burst(e2b, 8);
-      assertThat(ready(server)).isEqualTo(2);
-      LiveSandbox s = e2b.connect(ids.get(0), Duration.ofMinutes(5));
-      commandsAsUnbrokenCalls(server, s, held, Duration.ofSeconds(3));
-      java.time.Instant callsEnded = java.time.Instant.now();
-      List<java.time.Instant> made = membersMadeSince(docker, id, began);
-      assertThat(made).as("members made while the calls went on, burst at %s, calls ended %s", began, callsEnded)
-          .isNotEmpty()
-          .allSatisfy(t -> assertThat(t).isAfter(began.plusMillis(900)))
-          .anySatisfy(t -> assertThat(t).isBefore(callsEnded.minusMillis(500)));
-      for (String k : ids) {
-        e2b.kill(k);
-      }
+      // eight at once beside a call under way (a burst, WarmPool.BURST_CREATES) leave two of ten:
+      // not empty, not well stocked
+      burstBesideUnbrokenCalls(server, e2b, docker, id, 8, ids -> assertThat(ready(server)).isEqualTo(2));
     }
   }
 
